@@ -1,0 +1,264 @@
+r"""Tight privacy profile of the Gaussian mechanism.
+
+Theorem (Balle & Wang 2018, Thm. 8; DP-Helmet Def. 3.13 "Δ-Gauss"; Sommer,
+Meiser & Mohammadi 2019, Thm. 5). Let :math:`M(D) = f(D) + N(0, \sigma^2 I)`
+where :math:`\|f(D) - f(D')\|_2 \le \Delta` for every pair of neighbouring
+datasets. Then M is (ε, δ)-DP exactly for
+
+.. math::
+    \delta(\varepsilon) = \Phi\!\left(\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\right)
+      - e^{\varepsilon}\,\Phi\!\left(-\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\right),
+
+and no smaller δ holds. The neighbouring relation is whichever one Δ was
+computed under (replace-one or add/remove-one); the formula is the same.
+
+k releases with the same σ and sensitivity Δ compose *exactly* to one release
+with sensitivity :math:`\Delta\sqrt{k}`: the privacy loss of each is
+:math:`N(\mu^2/2, \mu^2)` with :math:`\mu = \Delta/\sigma`, and sums of
+independent Gaussians are Gaussian (Dong, Roth & Su 2019, μ-GDP composition).
+Everything below therefore works with the single parameter
+:math:`\mu = \Delta\sqrt{k}/\sigma`.
+
+Numerics. With :math:`a = \mu/2 - \varepsilon/\mu` and :math:`b = a - \mu`
+the identity :math:`\varepsilon - b^2/2 = -a^2/2` gives the cancellation-free form
+
+.. math::
+    \delta = \tfrac12 e^{-a^2/2}\left[\operatorname{erfcx}(x_a) - \operatorname{erfcx}(x_a + h)\right],
+    \qquad x_a = -a/\sqrt2,\; h = \mu/\sqrt2 .
+
+The bracket is evaluated in one of three ways so that no step loses more than
+a few hundred ulps:
+
+* ``h <= 0.1``: as :math:`\int_{x_a}^{x_a+h} (2/\sqrt\pi - 2x\,\mathrm{erfcx}(x))\,dx`,
+  a positive integrand, by 16-point Gauss–Legendre (the integrand is entire);
+* ``h > 0.1`` and :math:`x_a \ge -20`: the plain difference, which cancels by
+  a factor of at most about :math:`\max(20, x_b/h)`, under 300 wherever δ >= 1e-300;
+* :math:`x_a < -20` (δ within 1e-170 of Φ(a) ≈ 1): ``log_ndtr`` and a stable
+  :math:`\log(1 - e^x)`.
+
+δ is returned in log space by :func:`gaussian_log_delta`, so values far below
+the smallest double (1e-308) keep an accurate logarithm.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.polynomial.legendre import leggauss
+from scipy import special
+
+from . import _newton
+from . import _validation as check
+
+_SQRT2 = math.sqrt(2.0)
+_LOG_HALF = math.log(0.5)
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_SHORT_INTERVAL = 0.1
+_TAIL_FROM = -20.0
+_ASYMPTOTIC_FROM = 25.0
+_NODES, _WEIGHTS = leggauss(16)
+_UNIT_NODES = 0.5 * (1.0 + _NODES)
+# (2n-1)!!/2^n for n = 1..8: the asymptotic series of 2/√π − 2x·erfcx(x).
+_ASYMPTOTIC_COEFFICIENTS = (0.5, 0.75, 1.875, 6.5625, 29.53125, 162.421875, 1055.7421875, 7918.06640625)
+
+
+def _erfcx_slope(x: np.ndarray) -> np.ndarray:
+    """−d/dx erfcx(x) = 2/√π − 2x·erfcx(x), which is positive for every real x."""
+    x = np.asarray(x, dtype=float)
+    out = np.empty_like(x)
+    far = x > _ASYMPTOTIC_FROM
+    near_x = x[~far]
+    out[~far] = _TWO_OVER_SQRT_PI - 2.0 * near_x * special.erfcx(near_x)
+    # The direct form cancels by a factor 2x²; past x = 25 the series converges
+    # to below 1e-18 relative with eight terms.
+    u = 1.0 / np.square(x[far])
+    series = np.zeros_like(u)
+    for coefficient in reversed(_ASYMPTOTIC_COEFFICIENTS):
+        series = coefficient - u * series
+    out[far] = _TWO_OVER_SQRT_PI * u * series
+    return out
+
+
+def _log_bracket_short(x_a, h):
+    """log[erfcx(x_a) − erfcx(x_a + h)] for h <= 0.1, by quadrature of a positive integrand."""
+    x_a = np.asarray(x_a, dtype=float)
+    h = np.asarray(h, dtype=float)
+    nodes = x_a[..., None] + h[..., None] * _UNIT_NODES
+    integral = 0.5 * h * (_erfcx_slope(nodes) @ _WEIGHTS)
+    return np.log(integral)
+
+
+def _log_bracket_difference(x_a, h):
+    """log[erfcx(x_a) − erfcx(x_a + h)] for h > 0.1 and x_a >= −20."""
+    return np.log(special.erfcx(x_a) - special.erfcx(x_a + h))
+
+
+def _log1mexp(x):
+    """log(1 − e^x) for x < 0, accurate on both sides of −ln 2 (Mächler 2012)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(x > -math.log(2.0), np.log(-np.expm1(np.minimum(x, -1e-300))), np.log1p(-np.exp(x)))
+
+
+def _log_delta_tail(epsilon, mu, a):
+    """log δ where Φ(a) ≈ 1 (a > 28): e^ε Φ(b) is at most 1e-170 of Φ(a)."""
+    log_phi_a = special.log_ndtr(a)
+    return log_phi_a + _log1mexp(epsilon + special.log_ndtr(a - mu) - log_phi_a)
+
+
+def _log_delta_mu(epsilon, mu):
+    """log δ(ε) of a Gaussian with μ = Δ√k/σ; broadcasts; inputs already validated.
+
+    Two Python floats take a scalar path a few microseconds long.
+    """
+    if isinstance(epsilon, float) and isinstance(mu, float):
+        a = 0.5 * mu - epsilon / mu
+        x_a, h = -a / _SQRT2, mu / _SQRT2
+        if h <= _SHORT_INTERVAL:
+            return _LOG_HALF - 0.5 * a * a + float(_log_bracket_short(x_a, h))
+        if x_a >= _TAIL_FROM:
+            return _LOG_HALF - 0.5 * a * a + math.log(special.erfcx(x_a) - special.erfcx(x_a + h))
+        return float(_log_delta_tail(epsilon, mu, a))
+    epsilon, mu = np.broadcast_arrays(np.asarray(epsilon, dtype=float), np.asarray(mu, dtype=float))
+    shape = epsilon.shape
+    epsilon, mu = epsilon.ravel(), mu.ravel()
+    a = 0.5 * mu - epsilon / mu
+    x_a, h = -a / _SQRT2, mu / _SQRT2
+    short = h <= _SHORT_INTERVAL
+    if not np.any(short) and np.all(x_a >= _TAIL_FROM):
+        return (_LOG_HALF - 0.5 * np.square(a) + _log_bracket_difference(x_a, h)).reshape(shape)
+    out = np.empty_like(a)
+    tail = ~short & (x_a < _TAIL_FROM)
+    middle = ~short & ~tail
+    out[short] = _log_bracket_short(x_a[short], h[short])
+    out[middle] = _log_bracket_difference(x_a[middle], h[middle])
+    not_tail = ~tail
+    out[not_tail] += _LOG_HALF - 0.5 * np.square(a[not_tail])
+    out[tail] = _log_delta_tail(epsilon[tail], mu[tail], a[tail])
+    return out.reshape(shape)
+
+
+def _validated_mu(sigma, sensitivity, compositions):
+    sigma = check.positive("sigma", sigma)
+    sensitivity = check.positive("sensitivity", sensitivity)
+    compositions = check.integer_at_least("compositions", compositions, 1)
+    if isinstance(sigma, float) and isinstance(sensitivity, float) and isinstance(compositions, int):
+        return sensitivity * math.sqrt(compositions) / sigma
+    return sensitivity * np.sqrt(compositions) / sigma
+
+
+def gaussian_log_delta(epsilon, sigma, sensitivity=1.0, compositions=1):
+    """Natural log of the tight δ(ε) of the Gaussian mechanism (see the module docstring).
+
+    Parameters broadcast against each other.
+
+    Args:
+        epsilon: ε >= 0. At ε = 0 the result is the total-variation distance.
+        sigma: noise standard deviation σ > 0.
+        sensitivity: L2 sensitivity Δ > 0 under the caller's neighbouring relation.
+        compositions: number k >= 1 of releases with this σ and Δ, composed exactly.
+
+    Returns:
+        log δ as a float, or an array of the broadcast shape. It stays finite
+        and accurate (relative error about 1e-13) far below log(1e-308).
+    """
+    epsilon = check.non_negative("epsilon", epsilon)
+    mu = _validated_mu(sigma, sensitivity, compositions)
+    if isinstance(epsilon, float) and isinstance(mu, float):
+        return _log_delta_mu(epsilon, mu)
+    return check.scalar_or_array(_log_delta_mu(epsilon, mu))
+
+
+def _delta_mu(epsilon, mu):
+    """δ(ε) for validated inputs; skips the logarithm when every entry is in the middle regime."""
+    if isinstance(epsilon, float) and isinstance(mu, float):
+        return math.exp(_log_delta_mu(epsilon, mu))
+    a = 0.5 * mu - epsilon / mu
+    x_a, h = -a / _SQRT2, mu / _SQRT2
+    if np.all(h > _SHORT_INTERVAL) and np.all(x_a >= _TAIL_FROM):
+        # The same expression as the log form, exponentiated term by term:
+        # exp(−a²/2) only underflows where δ itself is below 1e-308.
+        return 0.5 * np.exp(-0.5 * np.square(a)) * (special.erfcx(x_a) - special.erfcx(x_a + h))
+    return np.exp(_log_delta_mu(epsilon, mu))
+
+
+def gaussian_delta(epsilon, sigma, sensitivity=1.0, compositions=1):
+    """Tight δ(ε) of the Gaussian mechanism, ``exp(gaussian_log_delta(...))``.
+
+    δ(ε) = Φ(Δ'/(2σ) − εσ/Δ') − e^ε Φ(−Δ'/(2σ) − εσ/Δ') with Δ' = Δ√k
+    (Balle & Wang 2018). Relative error at most about 1e-13 against 50-digit
+    arithmetic wherever δ >= 1e-300; below that, use :func:`gaussian_log_delta`.
+    Arguments are as in :func:`gaussian_log_delta` and broadcast.
+    """
+    epsilon = check.non_negative("epsilon", epsilon)
+    mu = _validated_mu(sigma, sensitivity, compositions)
+    return check.scalar_or_array(_delta_mu(epsilon, mu))
+
+
+def _log_delta_slope_in_epsilon(epsilon, mu, log_delta):
+    """d log δ / dε = −e^ε Φ(b) / δ, with e^ε Φ(b) = ½ e^{−a²/2} erfcx(x_b) (x_b > 0 always)."""
+    a = 0.5 * mu - epsilon / mu
+    x_b = (0.5 * mu + epsilon / mu) / _SQRT2
+    return -np.exp(_LOG_HALF - 0.5 * a * a + np.log(special.erfcx(x_b)) - log_delta)
+
+
+def _epsilon_step(epsilon, excess, slope):
+    return np.maximum(epsilon - excess / slope, 0.0)
+
+
+def _epsilon_for_mu(log_target, mu):
+    """Smallest ε >= 0 with δ(ε; μ) <= e^log_target, for flattened arrays or scalars.
+
+    log δ(ε) is convex and decreasing; Newton's method starts at the ε where
+    Φ(a) equals the target, to the right of the root, and :mod:`dpmech._newton`
+    finishes on the right of it.
+    """
+    if isinstance(mu, float):
+        if _log_delta_mu(0.0, mu) <= log_target - _newton.LOG_DELTA_MARGIN:
+            return 0.0
+        z = -float(special.ndtri(math.exp(log_target)))
+        start = max(mu * (z + 0.5 * mu), 0.0)
+
+        def evaluate(epsilon, _):
+            log_delta = _log_delta_mu(epsilon, mu)
+            a = 0.5 * mu - epsilon / mu
+            x_b = (0.5 * mu + epsilon / mu) / _SQRT2
+            return log_delta, -math.exp(_LOG_HALF - 0.5 * a * a - log_delta) * special.erfcx(x_b)
+
+        return _newton.solve(start, evaluate, lambda e, x, g: max(e - x / g, 0.0), log_target)
+    epsilon = np.zeros_like(mu)
+    open_ = _log_delta_mu(0.0, mu) > log_target - _newton.LOG_DELTA_MARGIN
+    if np.any(open_):
+        target, m = log_target[open_], mu[open_]
+        z = -special.ndtri(np.exp(target))
+
+        def evaluate(values, index):
+            log_delta = _log_delta_mu(values, m[index])
+            return log_delta, _log_delta_slope_in_epsilon(values, m[index], log_delta)
+
+        epsilon[open_] = _newton.solve(np.maximum(m * (z + 0.5 * m), 0.0), evaluate, _epsilon_step, target)
+    return epsilon
+
+
+def gaussian_epsilon(delta, sigma, sensitivity=1.0, compositions=1):
+    """Smallest ε >= 0 with δ(ε) <= delta for the Gaussian mechanism.
+
+    Inverts the tight profile of :func:`gaussian_delta` (Balle & Wang 2018)
+    by Newton's method, then moves each answer up until δ(ε) is below the
+    target by a relative 1e-11, so the ε returned never understates the
+    exact one. Returns 0 when the mechanism is already (0, delta)-DP.
+
+    Args:
+        delta: target δ in (0, 1).
+        sigma, sensitivity, compositions: as in :func:`gaussian_delta`.
+    """
+    delta = check.open_unit_interval("delta", delta)
+    mu = _validated_mu(sigma, sensitivity, compositions)
+    if isinstance(delta, float) and isinstance(mu, float):
+        return _epsilon_for_mu(math.log(delta), mu)
+    log_target, mu = np.broadcast_arrays(np.log(delta), mu)
+    if log_target.ndim == 0:
+        return _epsilon_for_mu(float(log_target), float(mu))
+    result = _epsilon_for_mu(log_target.ravel().copy(), mu.ravel().astype(float))
+    return result.reshape(log_target.shape)
