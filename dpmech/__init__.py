@@ -15,6 +15,8 @@ from .events import (
     SelfComposedEvent,
 )
 from .gaussian import gaussian_delta, gaussian_epsilon, gaussian_log_delta
+from .group_privacy import group_privacy
+from .ledger import PrivacyGuarantee, PrivacyLedger
 
 __version__ = "0.1.0"
 
@@ -24,10 +26,13 @@ __all__ = [
     "ApproximateDpEvent",
     "GaussianEvent",
     "NoGuaranteeEvent",
+    "PrivacyGuarantee",
+    "PrivacyLedger",
     "PureEpsilonEvent",
     "SelfComposedEvent",
     "calibrate_gaussian",
     "gaussian_delta",
     "gaussian_epsilon",
     "gaussian_log_delta",
+    "group_privacy",
 ]

@@ -3,8 +3,8 @@
 Both Gaussian inversions (σ for a target δ, ε for a target δ) solve
 ``log δ(x) = log_target`` for a monotone log δ. Newton's method first brings
 ``|log δ(x) − log_target|`` below 1e-12; the finishing loop then takes Newton
-steps toward ``log_target − LOG_DELTA_MARGIN`` and stops only once the
-evaluated log δ lies below it. Because the margin (relative 1e-11 on δ) is a
+steps aimed at ``log_target − 2·LOG_DELTA_MARGIN`` and stops only once the
+evaluated log δ lies below ``log_target − LOG_DELTA_MARGIN``. Because the margin (relative 1e-11 on δ) is a
 hundred times the worst error of the δ evaluation, the answer keeps the
 guarantee in exact arithmetic, and the finishing step is checked rather than
 assumed.
@@ -40,6 +40,20 @@ def solve(x, evaluate, step, log_target):
     return _solve_array(x, evaluate, step, log_target)
 
 
+def _finishing_step(x, excess, slope, step):
+    """A Newton step aimed a full margin past the target, and never shorter than one ulp.
+
+    Where log δ is steep in x, a step of size margin/slope can round to no
+    move at all; the direction of a unit step then decides the ulp to take.
+    """
+    moved = step(x, excess + LOG_DELTA_MARGIN, slope)
+    if np.ndim(x) == 0:
+        return moved if moved != x else float(np.nextafter(x, step(x, 1.0, slope)))
+    stuck = moved == x
+    moved[stuck] = np.nextafter(x[stuck], step(x[stuck], np.ones(np.count_nonzero(stuck)), slope[stuck]))
+    return moved
+
+
 def _solve_scalar(x, evaluate, step, log_target):
     for _ in range(_MAX_STEPS):
         log_delta, slope = evaluate(x, None)
@@ -52,7 +66,7 @@ def _solve_scalar(x, evaluate, step, log_target):
         excess = log_delta - (log_target - LOG_DELTA_MARGIN)
         if excess <= 0.0:
             return x
-        x = step(x, 1.01 * excess + 1e-15 * abs(log_target), slope)
+        x = _finishing_step(x, excess, slope, step)
     raise ArithmeticError("Newton iteration on log delta did not reach the private side")
 
 
@@ -74,5 +88,5 @@ def _solve_array(x, evaluate, step, log_target):
         if not np.any(pending):
             return x
         active, excess, slope = active[pending], excess[pending], slope[pending]
-        x[active] = step(x[active], 1.01 * excess + 1e-15 * np.abs(log_target[active]), slope)
+        x[active] = _finishing_step(x[active], excess, slope, step)
     raise ArithmeticError("Newton iteration on log delta did not reach the private side")

@@ -25,9 +25,9 @@ def _as_float_array(name: str, value) -> np.ndarray:
     return array
 
 
-def _describe(array: np.ndarray, mask: np.ndarray):
-    bad = array[mask] if array.ndim else array
-    return bad.flat[0] if np.ndim(bad) else bad
+def _describe(array: np.ndarray, mask: np.ndarray) -> float:
+    """The first offending value, as a plain float for the message."""
+    return float(array[mask].flat[0]) if array.ndim else float(array)
 
 
 def real_at_least(name: str, value, minimum: float, *, inclusive: bool = True):

@@ -1,0 +1,39 @@
+"""Entry point of the ``dpmech`` command. Bad input exits with status 2 and one line on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib.metadata import entry_points
+
+from . import accounting
+
+PLUGIN_GROUP = "dpmech.commands"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="dpmech", description="Differential privacy: calibrate, account, verify, audit.")
+    subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    accounting.register(subparsers)
+    for entry_point in sorted(entry_points(group=PLUGIN_GROUP), key=lambda point: point.name):
+        entry_point.load()(subparsers)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.handler(args)
+    except ValueError as error:
+        print(f"dpmech {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
