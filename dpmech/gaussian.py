@@ -31,10 +31,13 @@ a few hundred ulps:
 
 * ``h <= 0.1``: as :math:`\int_{x_a}^{x_a+h} (2/\sqrt\pi - 2x\,\mathrm{erfcx}(x))\,dx`,
   a positive integrand, by 16-point Gauss–Legendre (the integrand is entire);
-* ``h > 0.1`` and :math:`x_a \ge -20`: the plain difference, which cancels by
+* ``h > 0.1`` and :math:`a \le 0`: the plain difference, which cancels by
   a factor of at most about :math:`\max(20, x_b/h)`, under 300 wherever δ >= 1e-300;
-* :math:`x_a < -20` (δ within 1e-170 of Φ(a) ≈ 1): ``log_ndtr`` and a stable
-  :math:`\log(1 - e^x)`.
+* ``h > 0.1`` and :math:`a > 0` (Φ(a) > 1/2): :math:`\log\Phi(a) + \log(1 - r)`
+  with ``log_ndtr`` and a stable :math:`\log(1 - e^x)`; the ratio
+  :math:`r = e^{\varepsilon}\Phi(b)/\Phi(a) \le 2e^{\mu^2/2}\Phi(-\mu) < 0.9` there.
+  (The erfcx form would multiply :math:`e^{-a^2/2}` by :math:`\approx 2e^{a^2/2}`,
+  whose rounding breaks monotonicity of δ near 1.)
 
 δ is returned in log space by :func:`gaussian_log_delta`, so values far below
 the smallest double (1e-308) keep an accurate logarithm.
@@ -56,7 +59,7 @@ _LOG_HALF = math.log(0.5)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SHORT_INTERVAL = 0.1
-_TAIL_FROM = -20.0
+_UPPER_HALF_FROM = 0.0
 _ASYMPTOTIC_FROM = 25.0
 _NODES, _WEIGHTS = leggauss(16)
 _UNIT_NODES = 0.5 * (1.0 + _NODES)
@@ -91,7 +94,7 @@ def _log_bracket_short(x_a, h):
 
 
 def _log_bracket_difference(x_a, h):
-    """log[erfcx(x_a) − erfcx(x_a + h)] for h > 0.1 and x_a >= −20."""
+    """log[erfcx(x_a) − erfcx(x_a + h)] for h > 0.1 and x_a >= 0."""
     return np.log(special.erfcx(x_a) - special.erfcx(x_a + h))
 
 
@@ -101,8 +104,8 @@ def _log1mexp(x):
         return np.where(x > -math.log(2.0), np.log(-np.expm1(np.minimum(x, -1e-300))), np.log1p(-np.exp(x)))
 
 
-def _log_delta_tail(epsilon, mu, a):
-    """log δ where Φ(a) ≈ 1 (a > 28): e^ε Φ(b) is at most 1e-170 of Φ(a)."""
+def _log_delta_upper_half(epsilon, mu, a):
+    """log δ for a > 0 and μ > 0.14, where e^ε Φ(b) < 0.9·Φ(a)."""
     log_phi_a = special.log_ndtr(a)
     return log_phi_a + _log1mexp(epsilon + special.log_ndtr(a - mu) - log_phi_a)
 
@@ -117,25 +120,30 @@ def _log_delta_mu(epsilon, mu):
         x_a, h = -a / _SQRT2, mu / _SQRT2
         if h <= _SHORT_INTERVAL:
             return _LOG_HALF - 0.5 * a * a + float(_log_bracket_short(x_a, h))
-        if x_a >= _TAIL_FROM:
+        if x_a >= _UPPER_HALF_FROM:
             return _LOG_HALF - 0.5 * a * a + math.log(special.erfcx(x_a) - special.erfcx(x_a + h))
-        return float(_log_delta_tail(epsilon, mu, a))
+        return float(_log_delta_upper_half(epsilon, mu, a))
     epsilon, mu = np.broadcast_arrays(np.asarray(epsilon, dtype=float), np.asarray(mu, dtype=float))
     shape = epsilon.shape
     epsilon, mu = epsilon.ravel(), mu.ravel()
     a = 0.5 * mu - epsilon / mu
     x_a, h = -a / _SQRT2, mu / _SQRT2
     short = h <= _SHORT_INTERVAL
-    if not np.any(short) and np.all(x_a >= _TAIL_FROM):
-        return (_LOG_HALF - 0.5 * np.square(a) + _log_bracket_difference(x_a, h)).reshape(shape)
-    out = np.empty_like(a)
-    tail = ~short & (x_a < _TAIL_FROM)
-    middle = ~short & ~tail
-    out[short] = _log_bracket_short(x_a[short], h[short])
-    out[middle] = _log_bracket_difference(x_a[middle], h[middle])
-    not_tail = ~tail
-    out[not_tail] += _LOG_HALF - 0.5 * np.square(a[not_tail])
-    out[tail] = _log_delta_tail(epsilon[tail], mu[tail], a[tail])
+    upper_half = ~short & (x_a < _UPPER_HALF_FROM)
+    if not np.any(short):
+        # One pass of the common formula over everything, then the a > 0 entries
+        # replaced; erfcx overflows there harmlessly before being overwritten.
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = _LOG_HALF - 0.5 * np.square(a) + _log_bracket_difference(x_a, h)
+    else:
+        out = np.empty_like(a)
+        middle = ~short & ~upper_half
+        out[short] = _log_bracket_short(x_a[short], h[short])
+        out[middle] = _log_bracket_difference(x_a[middle], h[middle])
+        lower_half = ~upper_half
+        out[lower_half] += _LOG_HALF - 0.5 * np.square(a[lower_half])
+    if np.any(upper_half):
+        out[upper_half] = _log_delta_upper_half(epsilon[upper_half], mu[upper_half], a[upper_half])
     return out.reshape(shape)
 
 
@@ -174,13 +182,19 @@ def _delta_mu(epsilon, mu):
     """δ(ε) for validated inputs; skips the logarithm when every entry is in the middle regime."""
     if isinstance(epsilon, float) and isinstance(mu, float):
         return math.exp(_log_delta_mu(epsilon, mu))
+    epsilon, mu = np.broadcast_arrays(np.asarray(epsilon, dtype=float), np.asarray(mu, dtype=float))
     a = 0.5 * mu - epsilon / mu
     x_a, h = -a / _SQRT2, mu / _SQRT2
-    if np.all(h > _SHORT_INTERVAL) and np.all(x_a >= _TAIL_FROM):
-        # The same expression as the log form, exponentiated term by term:
-        # exp(−a²/2) only underflows where δ itself is below 1e-308.
-        return 0.5 * np.exp(-0.5 * np.square(a)) * (special.erfcx(x_a) - special.erfcx(x_a + h))
-    return np.exp(_log_delta_mu(epsilon, mu))
+    if np.any(h <= _SHORT_INTERVAL):
+        return np.exp(_log_delta_mu(epsilon, mu))
+    # The log form's lower-half expression exponentiated term by term (exp(−a²/2)
+    # underflows only where δ itself is below 1e-308), then the a > 0 entries replaced.
+    with np.errstate(over="ignore", invalid="ignore"):
+        delta = 0.5 * np.exp(-0.5 * np.square(a)) * (special.erfcx(x_a) - special.erfcx(x_a + h))
+    upper_half = x_a < _UPPER_HALF_FROM
+    if np.any(upper_half):
+        delta[upper_half] = np.exp(_log_delta_upper_half(epsilon[upper_half], mu[upper_half], a[upper_half]))
+    return delta
 
 
 def gaussian_delta(epsilon, sigma, sensitivity=1.0, compositions=1):

@@ -18,14 +18,12 @@ replace-one cannot enter an add/remove ledger, and that raises.
 from __future__ import annotations
 
 import math
+import importlib
 from dataclasses import asdict, dataclass
 from typing import Optional
 
-from dp_accounting import dp_event
-from dp_accounting.privacy_accountant import NeighboringRelation
-
 from . import _validation as check
-from .accountants import Interval, basic, exact, pld, prv
+from .accountants import Interval, exact
 from .events import (
     ADD_REMOVE_ONE,
     EVENT_TYPES,
@@ -41,7 +39,11 @@ from .events import (
 from .group_privacy import group_privacy
 
 METHODS = ("auto", "exact", "pld", "prv", "basic")
-_ACCOUNTANTS = {"exact": exact, "pld": pld, "prv": prv, "basic": basic}
+
+
+def _accountant(method: str):
+    # dp_accounting and prv_accountant take about a second to import; load them only when asked.
+    return importlib.import_module(f".accountants.{method}", __package__)
 
 
 @dataclass(frozen=True)
@@ -152,7 +154,7 @@ class PrivacyLedger:
         if reason:
             return PrivacyGuarantee(math.inf, delta, method, self.neighbouring, "epsilon",
                                     (math.inf, math.inf, math.inf), True, reason)
-        interval = _ACCOUNTANTS[method].epsilon(pairs, delta, **options)
+        interval = _accountant(method).epsilon(pairs, delta, **options)
         return self._guarantee(interval, "epsilon", delta, method)
 
     def delta(self, epsilon: float, method: str = "auto", **options) -> PrivacyGuarantee:
@@ -163,7 +165,7 @@ class PrivacyLedger:
         reason = self._no_guarantee(pairs)
         if reason:
             return PrivacyGuarantee(epsilon, 1.0, method, self.neighbouring, "delta", (1.0, 1.0, 1.0), True, reason)
-        interval = _ACCOUNTANTS[method].delta(pairs, epsilon, **options)
+        interval = _accountant(method).delta(pairs, epsilon, **options)
         return self._guarantee(interval, "delta", epsilon, method)
 
     def _guarantee(self, interval: Interval, solved_for, given, method):
@@ -180,11 +182,13 @@ class PrivacyLedger:
         return ledger
 
     @property
-    def dp_accounting_relation(self) -> NeighboringRelation:
-        """The dp_accounting relation under which :meth:`to_dp_event` must be accounted."""
+    def dp_accounting_relation(self):
+        """The dp_accounting ``NeighboringRelation`` under which :meth:`to_dp_event` must be accounted."""
+        from dp_accounting.privacy_accountant import NeighboringRelation
+
         return NeighboringRelation.REPLACE_ONE if self.neighbouring == REPLACE_ONE else NeighboringRelation.ADD_OR_REMOVE_ONE
 
-    def to_dp_event(self) -> dp_event.DpEvent:
+    def to_dp_event(self):
         """The ledger as a dp_accounting ``ComposedDpEvent``, for :attr:`dp_accounting_relation`.
 
         dp_accounting's ``GaussianDpEvent(noise_multiplier)`` has sensitivity 1
@@ -198,6 +202,8 @@ class PrivacyLedger:
         self-composed ``RandomizedResponseDpEvent`` (ten-fold RR at ε = 0.5,
         K = 10 comes out as ε = 0.50 instead of 3.44 at δ = 1e-5).
         """
+        from dp_accounting import dp_event
+
         scale = 2.0 if self.neighbouring == REPLACE_ONE else 1.0
 
         def convert(event):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import _validation as check
 from ..calibration import METHODS, calibrate_gaussian
 from ..gaussian import gaussian_delta, gaussian_epsilon
 from ..ledger import PrivacyLedger
@@ -65,6 +66,7 @@ def _epsilon(args) -> None:
 
 def _delta(args) -> None:
     # Through the ledger, so the printed δ carries the evaluation's error margin upward.
+    check.integer_scalar("compositions", args.compositions, 1)
     ledger = PrivacyLedger().record(GaussianEvent(args.sigma, args.sensitivity), count=args.compositions)
     guarantee = ledger.delta(args.epsilon, method="exact")
     record = {

@@ -1,0 +1,59 @@
+"""Every public entry point of the Gaussian core refuses bad input with a ValueError naming the parameter."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpmech import (
+    ApproximateDpEvent,
+    GaussianEvent,
+    PureEpsilonEvent,
+    calibrate_gaussian,
+    gaussian_delta,
+    gaussian_epsilon,
+    gaussian_log_delta,
+)
+
+INVALID = [
+    (lambda: calibrate_gaussian(0.0, 1e-5), "epsilon", "> 0"),
+    (lambda: calibrate_gaussian(-1.0, 1e-5), "epsilon", "> 0"),
+    (lambda: calibrate_gaussian(math.nan, 1e-5), "epsilon", "finite"),
+    (lambda: calibrate_gaussian(math.inf, 1e-5), "epsilon", "finite"),
+    (lambda: calibrate_gaussian(1.0, 0.0), "delta", r"\(0, 1\)"),
+    (lambda: calibrate_gaussian(1.0, 1.0), "delta", r"\(0, 1\)"),
+    (lambda: calibrate_gaussian(1.0, -1e-5), "delta", r"\(0, 1\)"),
+    (lambda: calibrate_gaussian(1.0, math.nan), "delta", r"\(0, 1\)"),
+    (lambda: calibrate_gaussian(1.0, 1e-5, sensitivity=0.0), "sensitivity", "> 0"),
+    (lambda: calibrate_gaussian(1.0, 1e-5, sensitivity=-2.0), "sensitivity", "> 0"),
+    (lambda: calibrate_gaussian(1.0, 1e-5, compositions=0), "compositions", ">= 1"),
+    (lambda: calibrate_gaussian(1.0, 1e-5, compositions=2.5), "compositions", "integer"),
+    (lambda: calibrate_gaussian(1.0, 1e-5, method="approximate"), "method", "analytic"),
+    (lambda: calibrate_gaussian(np.array([1.0, -1.0]), 1e-5), "epsilon", "> 0"),
+    (lambda: gaussian_delta(-0.1, 1.0), "epsilon", ">= 0"),
+    (lambda: gaussian_delta(math.inf, 1.0), "epsilon", "finite"),
+    (lambda: gaussian_delta(1.0, 0.0), "sigma", "> 0"),
+    (lambda: gaussian_delta(1.0, -1.0), "sigma", "> 0"),
+    (lambda: gaussian_delta(1.0, 1.0, compositions=True), "compositions", "integer"),
+    (lambda: gaussian_log_delta(1.0, 1.0, sensitivity=math.nan), "sensitivity", "finite"),
+    (lambda: gaussian_epsilon(0.0, 1.0), "delta", r"\(0, 1\)"),
+    (lambda: gaussian_epsilon(1e-5, math.nan), "sigma", "finite"),
+    (lambda: gaussian_epsilon(1e-5, 1.0, compositions=-3), "compositions", ">= 1"),
+    (lambda: gaussian_epsilon("small", 1.0), "delta", "real"),
+    (lambda: GaussianEvent(0.0), "sigma", "> 0"),
+    (lambda: GaussianEvent(1.0, neighbouring="swap"), "neighbouring", "replace-one"),
+    (lambda: PureEpsilonEvent(0.0), "epsilon", "> 0"),
+    (lambda: PureEpsilonEvent(1.0, num_outcomes=1), "num_outcomes", ">= 2"),
+    (lambda: ApproximateDpEvent(1.0, 1.0), "delta", r"\[0, 1\)"),
+]
+
+
+@pytest.mark.parametrize("call,parameter,valid_range", INVALID)
+def test_invalid_input_raises_naming_parameter_and_range(call, parameter, valid_range):
+    with pytest.raises(ValueError, match=parameter) as raised:
+        call()
+    assert raised.match(valid_range)
+
+
+def test_integral_float_compositions_are_accepted_not_rounded():
+    assert gaussian_delta(1.0, 2.0, compositions=3.0) == gaussian_delta(1.0, 2.0, compositions=3)
