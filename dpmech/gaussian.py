@@ -30,7 +30,7 @@ The bracket is evaluated in one of three ways so that no step loses more than
 a few hundred ulps:
 
 * ``h <= 0.1``: as :math:`\int_{x_a}^{x_a+h} (2/\sqrt\pi - 2x\,\mathrm{erfcx}(x))\,dx`,
-  a positive integrand, by 16-point Gauss–Legendre (the integrand is entire);
+  a positive integrand, by 8-point Gauss–Legendre (the integrand is entire; 6 to 16 nodes give the same 3e-13 worst error);
 * ``h > 0.1`` and :math:`a \le 0`: the plain difference, which cancels by
   a factor of at most about :math:`\max(20, x_b/h)`, under 300 wherever δ >= 1e-300;
 * ``h > 0.1`` and :math:`a > 0` (Φ(a) > 1/2): :math:`\log\Phi(a) + \log(1 - r)`
@@ -61,7 +61,7 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SHORT_INTERVAL = 0.1
 _UPPER_HALF_FROM = 0.0
 _ASYMPTOTIC_FROM = 25.0
-_NODES, _WEIGHTS = leggauss(16)
+_NODES, _WEIGHTS = leggauss(8)
 _UNIT_NODES = 0.5 * (1.0 + _NODES)
 # (2n-1)!!/2^n for n = 1..8: the asymptotic series of 2/√π − 2x·erfcx(x).
 _ASYMPTOTIC_COEFFICIENTS = (0.5, 0.75, 1.875, 6.5625, 29.53125, 162.421875, 1055.7421875, 7918.06640625)
@@ -70,6 +70,8 @@ _ASYMPTOTIC_COEFFICIENTS = (0.5, 0.75, 1.875, 6.5625, 29.53125, 162.421875, 1055
 def _erfcx_slope(x: np.ndarray) -> np.ndarray:
     """−d/dx erfcx(x) = 2/√π − 2x·erfcx(x), which is positive for every real x."""
     x = np.asarray(x, dtype=float)
+    if x.max(initial=-np.inf) <= _ASYMPTOTIC_FROM:
+        return _TWO_OVER_SQRT_PI - 2.0 * x * special.erfcx(x)
     out = np.empty_like(x)
     far = x > _ASYMPTOTIC_FROM
     near_x = x[~far]

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpmech import calibrate_gaussian, gaussian_delta
-from tests.dpmech import mpmath_gaussian as reference
+from dpmech import high_precision as reference
 
 epsilons = st.floats(1e-6, 1e3)
 log10_deltas = st.floats(-300.0, math.log10(0.4999))
@@ -20,7 +20,7 @@ def test_calibrated_sigma_never_under_noises_in_50_digits(epsilon, log10_delta):
     delta = 10.0**log10_delta
     sigma = calibrate_gaussian(epsilon, delta)
     assert reference.delta(epsilon, 1.0 / sigma) <= delta
-    exact = reference.exact_sigma(epsilon, delta, sigma)
+    exact = reference.sigma(epsilon, delta, sigma)
     assert 0.0 <= sigma / exact - 1 <= 1e-9
 
 

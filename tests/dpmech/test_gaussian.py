@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpmech import calibrate_gaussian, gaussian_delta, gaussian_epsilon, gaussian_log_delta
-from tests.dpmech import mpmath_gaussian as reference
+from dpmech import high_precision as reference
 
 epsilons = st.floats(0.0, 1000.0)
 mus = st.floats(1e-4, 1e3)
