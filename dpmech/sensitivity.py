@@ -160,7 +160,10 @@ def psgd_bolt_on_sensitivity(lipschitz, strong_convexity, n) -> float:
         strong_convexity: Λ > 0.
         n: number of records, n >= 1.
     """
-    return regularized_erm_sensitivity(lipschitz, strong_convexity, n)
+    lipschitz = _scalar_positive("lipschitz", lipschitz)
+    strong_convexity = _scalar_positive("strong_convexity", strong_convexity)
+    n = check.integer_scalar("n", n, 1)
+    return 2.0 * lipschitz / (n * strong_convexity)
 
 
 def softmax_slp_lipschitz(feature_bound, radius, regularization, *, regularized_intercept=True) -> float:
