@@ -10,8 +10,7 @@ Gaussian noise) and the local models of DP-Helmet.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
@@ -36,6 +35,9 @@ class GaussianOutputMechanism:
         method: ``"analytic"`` or ``"classic"``.
         neighbouring: the relation Δ was derived under (``"replace-one"``,
             ``"add-remove-one"``), or None for the ledger's.
+
+    Attributes:
+        sigma: the noise standard deviation σ per coordinate, computed once here.
     """
 
     sensitivity: float
@@ -43,6 +45,7 @@ class GaussianOutputMechanism:
     delta: float
     method: str = "analytic"
     neighbouring: Optional[str] = None
+    sigma: float = field(init=False)
 
     def __post_init__(self):
         check.choice("method", self.method, METHODS)
@@ -56,11 +59,7 @@ class GaussianOutputMechanism:
             raise ValueError("delta must be a single number in (0, 1) (got an array)")
         object.__setattr__(self, "delta", float(delta))
         _check_relation(self.neighbouring)
-
-    @cached_property
-    def sigma(self) -> float:
-        """Noise standard deviation σ per coordinate."""
-        return calibrate_gaussian(self.epsilon, self.delta, self.sensitivity, method=self.method)
+        object.__setattr__(self, "sigma", calibrate_gaussian(self.epsilon, self.delta, self.sensitivity, method=self.method))
 
     @property
     def event(self) -> GaussianEvent:
