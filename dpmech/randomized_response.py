@@ -16,6 +16,11 @@ depend on the example's own label (for example a model trained on other
 examples, or on an earlier stage's disjoint data). Passing a prior computed
 from the true label voids the guarantee.
 
+Scope. Label DP protects only the labels passed through these mechanisms;
+features are public by assumption. Anything computed from the true labels
+before randomisation (for example FedGM's synthetic images, distilled by
+gradient matching on private (x, y) pairs) is not covered by the ε here.
+
 Ties. Y_k, the k labels of highest prior, is read off a stable sort by
 descending prior: among equal priors the lower label index comes first.
 k* is the smallest k that attains the maximum weight. Both rules depend only
@@ -63,7 +68,7 @@ def _validated_priors(priors, num_examples: int) -> np.ndarray:
     array = np.asarray(priors, dtype=float) if not isinstance(priors, np.ndarray) else priors.astype(float)
     if array.ndim != 2 or array.shape[0] != num_examples or array.shape[1] < 2:
         raise ValueError(
-            f"priors must be an (n, K) array with one row per label (n = {num_examples}) and K >= 2 "
+            f"priors must be an (n, K) array with one row per example (n = {num_examples}) and K >= 2 "
             f"columns (got shape {array.shape})"
         )
     check.non_negative("priors", array)
@@ -129,7 +134,7 @@ def _top_k_distribution(labels, priors, k, epsilon) -> np.ndarray:
 
 
 def _sample_top_k(labels, priors, k, epsilon, rng) -> np.ndarray:
-    """Draw RRTop-k outputs with one k per row, without building the (n, K) probability matrix twice."""
+    """Draw RRTop-k outputs with one k per row, from two uniform draws per row (no probability matrix)."""
     rows = np.arange(labels.shape[0])
     order = _prior_order(priors)
     label_rank = _ranks(order)[rows, labels]
