@@ -4,7 +4,9 @@ The core is pure numpy and scipy (with dp-accounting and prv-accountant behind
 two accountants). It never imports torch, ``trainers`` or ``audits``.
 """
 
+from .blind_averaging import average_sensitivity, blind_average, blind_averaging_event, calibrate_user_noise
 from .calibration import calibrate_gaussian
+from .clipping import clip_features
 from .events import (
     ADD_REMOVE_ONE,
     REPLACE_ONE,
@@ -17,6 +19,20 @@ from .events import (
 from .gaussian import gaussian_delta, gaussian_epsilon, gaussian_log_delta
 from .group_privacy import group_privacy
 from .ledger import PrivacyGuarantee, PrivacyLedger
+from .nfdp import NfdpGuarantee, nfdp_guarantee, nfdp_subsample
+from .output_perturbation import GaussianOutputMechanism
+from .randomized_response import (
+    randomized_response,
+    randomized_response_distribution,
+    randomized_response_event,
+    rr_top_k,
+    rr_top_k_distribution,
+    rr_top_k_event,
+    rr_with_prior,
+    rr_with_prior_distribution,
+    rr_with_prior_event,
+    rr_with_prior_optimal_k,
+)
 
 __version__ = "0.1.0"
 
@@ -25,14 +41,33 @@ __all__ = [
     "REPLACE_ONE",
     "ApproximateDpEvent",
     "GaussianEvent",
+    "GaussianOutputMechanism",
+    "NfdpGuarantee",
     "NoGuaranteeEvent",
     "PrivacyGuarantee",
     "PrivacyLedger",
     "PureEpsilonEvent",
     "SelfComposedEvent",
+    "average_sensitivity",
+    "blind_average",
+    "blind_averaging_event",
     "calibrate_gaussian",
+    "calibrate_user_noise",
+    "clip_features",
     "gaussian_delta",
     "gaussian_epsilon",
     "gaussian_log_delta",
     "group_privacy",
+    "nfdp_guarantee",
+    "nfdp_subsample",
+    "randomized_response",
+    "randomized_response_distribution",
+    "randomized_response_event",
+    "rr_top_k",
+    "rr_top_k_distribution",
+    "rr_top_k_event",
+    "rr_with_prior",
+    "rr_with_prior_distribution",
+    "rr_with_prior_event",
+    "rr_with_prior_optimal_k",
 ]

@@ -118,3 +118,19 @@ def choice(name: str, value, options) -> str:
 def scalar_or_array(array: np.ndarray):
     """Return a Python float for 0-d results and the array otherwise."""
     return float(array) if np.ndim(array) == 0 else array
+
+
+def generator(name: str, value) -> np.random.Generator:
+    """A ``numpy.random.Generator``, or an int seed >= 0 turned into one; never global state."""
+    if isinstance(value, np.random.Generator):
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) and value >= 0:
+        return np.random.default_rng(int(value))
+    raise ValueError(f"{name} must be a numpy.random.Generator or an integer seed >= 0 (got {value!r})")
+
+
+def boolean(name: str, value) -> bool:
+    """True or False exactly; 0, 1 and strings are refused rather than guessed."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False (got {value!r})")

@@ -1,0 +1,135 @@
+r"""Blind averaging with distributed Gaussian noise (Distributed DP-Helmet, seed 002, Alg. 3, Lemmas 5.1–5.2).
+
+Setting. |U| users each train a model f_u on their own data; a record sits
+at exactly one user. Each user adds Gaussian noise to its model, the users
+compute the sum of the noisy models by secure summation, and the sum is
+divided by |U|.
+
+Scales, derived here because the seed's formulas were lost in extraction:
+
+* Lemma 5.1. If each f_u has L2 sensitivity s (under the caller's relation),
+  the sum Σ_u f_u has sensitivity s (one record changes one f_u) and the
+  average has s/|U| (:func:`average_sensitivity`).
+* Lemma 5.2. At least a fraction t of the users is honest: h >= t·|U|
+  users add their noise and keep it secret; the others may skip it or
+  reveal it. Each user adds N(0, σ_u² I) with σ_u² = σ²/(t·|U|). The honest
+  noise alone then sums to N(0, h σ_u² I) with h σ_u² >= σ², so the secure
+  sum is at least as private as the central Gaussian mechanism
+  Σ_u f_u + N(0, σ² I), and dishonest noise is post-processing. Here σ
+  lives on the **sum** scale and is calibrated to sensitivity s:
+  σ = calibrate_gaussian(ε, δ, s). On the **average** scale the honest noise
+  has standard deviation σ/|U| against sensitivity s/|U|: the same ratio
+  s/σ, hence the same (ε, δ). (Reading σ as the average-scale std while
+  adding σ²/(t|U|) per user would under-noise |U|-fold.)
+* Thm 5.3. The average is (ε, δ)-DP with δ = δ(ε; σ, s) of the Gaussian
+  mechanism (Balle & Wang 2018; DP-Helmet's Δ-Gauss).
+
+Secure summation is simulated by a plain sum: this module computes what the
+protocol would output and does not protect the individual noisy models in
+transit. Every user noises its model before anything leaves it.
+
+Never project or clip a model after it is noised. DP-Helmet's public code
+re-projects each user's noisy model onto the R-ball before averaging; that
+is a per-user non-linear map of individually weakly noised models, not
+post-processing of the secure sum, and Thm 5.3 does not cover it.
+Post-processing the final average (including projecting it) is fine.
+
+Which s to use: a record-level bound from :mod:`dpmech.sensitivity` for the
+unscaled local model (e.g. 2L/(NΛ)), or :func:`dpmech.sensitivity.user_level_sensitivity`
+(2R) to protect a user's whole dataset. DP-Helmet's newest code multiplies
+each model by its local size N_u; then s = 2L/Λ record level and 2·N_max·R
+user level.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _validation as check
+from .calibration import calibrate_gaussian
+from .events import GaussianEvent
+
+
+def _validated_setting(local_sensitivity, num_users, honest_fraction):
+    local_sensitivity = check.positive("local_sensitivity", local_sensitivity)
+    if np.ndim(local_sensitivity):
+        raise ValueError("local_sensitivity must be a single finite number > 0 (got an array)")
+    num_users = check.integer_scalar("num_users", num_users, 1)
+    honest_fraction = check.in_interval("honest_fraction", honest_fraction, 0.0, 1.0, low_open=True, high_open=False)
+    if np.ndim(honest_fraction):
+        raise ValueError("honest_fraction must be a single number in (0, 1] (got an array)")
+    return float(local_sensitivity), num_users, float(honest_fraction)
+
+
+def average_sensitivity(local_sensitivity, num_users) -> float:
+    """s/|U|: sensitivity of the average of |U| local models each of sensitivity s (DP-Helmet Lemma 5.1).
+
+    Assumes the differing record (or, with a user-level s, the differing
+    user's data) sits at one user only.
+    """
+    local_sensitivity, num_users, _ = _validated_setting(local_sensitivity, num_users, 1.0)
+    return local_sensitivity / num_users
+
+
+def calibrate_user_noise(epsilon, delta, local_sensitivity, num_users, honest_fraction, method="analytic") -> float:
+    """Per-user noise std σ_u = σ/√(t·|U|) with σ = calibrate_gaussian(ε, δ, s) (DP-Helmet Lemma 5.2).
+
+    With at least t·|U| honest users, the honest noise on the sum has std at
+    least σ, the central σ for sensitivity s of the sum; the average is then
+    (ε, δ)-DP (see the module docstring for the scales).
+
+    Args:
+        epsilon: target ε > 0.
+        delta: target δ in (0, 1).
+        local_sensitivity: s > 0, the L2 sensitivity of one user's model.
+        num_users: |U| >= 1.
+        honest_fraction: t in (0, 1], the guaranteed fraction of honest users.
+        method: ``"analytic"`` (tight) or ``"classic"`` (ε < 1 only).
+    """
+    local_sensitivity, num_users, honest_fraction = _validated_setting(local_sensitivity, num_users, honest_fraction)
+    sum_sigma = calibrate_gaussian(epsilon, delta, local_sensitivity, method=method)
+    return sum_sigma / math.sqrt(honest_fraction * num_users)
+
+
+def blind_averaging_event(user_noise_std, local_sensitivity, num_users, honest_fraction, neighbouring=None):
+    """Ledger event of one blind average: GaussianEvent(σ_u√(t|U|)/|U|, s/|U|), on the average's scale.
+
+    The σ of the event is the honest noise guaranteed on the average, so the
+    event is valid whatever the dishonest users do (Lemma 5.2).
+    """
+    noise = check.positive("user_noise_std", user_noise_std)
+    if np.ndim(noise):
+        raise ValueError("user_noise_std must be a single finite number > 0 (got an array)")
+    local_sensitivity, num_users, honest_fraction = _validated_setting(local_sensitivity, num_users, honest_fraction)
+    honest_sum_sigma = float(noise) * math.sqrt(honest_fraction * num_users)
+    return GaussianEvent(honest_sum_sigma / num_users, local_sensitivity / num_users, neighbouring=neighbouring)
+
+
+def blind_average(local_models, user_noise_std, rng) -> np.ndarray:
+    """Each user adds N(0, σ_u² I) to its model; the noisy models are summed and divided by |U|.
+
+    Secure summation is simulated by a plain sum. No projection or clipping
+    follows the noise (see the module docstring).
+
+    Args:
+        local_models: finite array of shape (|U|, ...), one model per user
+            (already trained, projected and scaled as the sensitivity assumes).
+        user_noise_std: σ_u > 0 from :func:`calibrate_user_noise`.
+        rng: ``numpy.random.Generator`` or an integer seed.
+
+    Returns:
+        The noisy average, of shape ``local_models.shape[1:]``.
+    """
+    models = np.asarray(local_models, dtype=float)
+    if models.ndim < 1 or models.shape[0] < 1:
+        raise ValueError(f"local_models must have shape (|U|, ...) with |U| >= 1 (got shape {models.shape})")
+    if not np.all(np.isfinite(models)):
+        raise ValueError("local_models must be finite (got NaN or infinity)")
+    noise = check.positive("user_noise_std", user_noise_std)
+    if np.ndim(noise):
+        raise ValueError("user_noise_std must be a single finite number > 0 (got an array)")
+    rng = check.generator("rng", rng)
+    noisy_models = models + rng.normal(0.0, float(noise), size=models.shape)
+    return noisy_models.sum(axis=0) / models.shape[0]

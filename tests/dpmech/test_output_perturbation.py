@@ -1,0 +1,81 @@
+"""Gaussian output perturbation and feature clipping."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats
+
+import dpmech
+
+
+@given(st.floats(0.05, 20.0), st.floats(1e-12, 0.5), st.floats(1e-3, 1e3), st.sampled_from(["analytic", "classic"]))
+def test_sigma_is_calibrate_gaussian_and_the_event_carries_it(epsilon, delta, sensitivity, method):
+    if method == "classic" and epsilon >= 1.0:
+        with pytest.raises(ValueError, match="epsilon"):
+            dpmech.GaussianOutputMechanism(sensitivity, epsilon, delta, method)
+        return
+    mechanism = dpmech.GaussianOutputMechanism(sensitivity, epsilon, delta, method)
+    assert mechanism.sigma == dpmech.calibrate_gaussian(epsilon, delta, sensitivity, method=method)
+    assert mechanism.event == dpmech.GaussianEvent(mechanism.sigma, sensitivity)
+    assert dpmech.gaussian_delta(epsilon, mechanism.sigma, sensitivity) <= delta
+
+
+def test_release_adds_noise_of_the_calibrated_variance_to_any_shape():
+    # N = 3 * 40 * 50 = 6,000 noise coordinates; variance against σ² by the chi-square
+    # interval at α = 1e-4, mean by a z-test at α = 1e-4; fixed seed.
+    mechanism = dpmech.GaussianOutputMechanism(0.02, 1.0, 1e-5, neighbouring=dpmech.REPLACE_ONE)
+    params = np.arange(6000.0).reshape(3, 40, 50)
+    released = mechanism.release(params, rng=20260102)
+    assert released.shape == params.shape
+    noise = (released - params).ravel()
+    statistic = np.sum(noise**2) / mechanism.sigma**2
+    assert stats.chi2.ppf(5e-5, noise.size) < statistic < stats.chi2.ppf(1 - 5e-5, noise.size)
+    assert abs(noise.mean()) / (mechanism.sigma / math.sqrt(noise.size)) < stats.norm.ppf(1 - 5e-5)
+    assert np.ndim(mechanism.release(3.0, 0)) == 0
+    np.testing.assert_array_equal(mechanism.release(params, 4), mechanism.release(params, np.random.default_rng(4)))
+    assert mechanism.event.neighbouring == dpmech.REPLACE_ONE
+
+
+@given(st.integers(1, 20), st.integers(1, 5), st.floats(1e-3, 1e3), st.integers(0, 2**32 - 1))
+def test_clip_features_bounds_every_row_and_keeps_rows_inside(n, dimension, bound, seed):
+    rng = np.random.default_rng(seed)
+    features = rng.normal(scale=bound * rng.uniform(0.1, 3.0), size=(n, dimension))
+    clipped = dpmech.clip_features(features, bound)
+    norms = np.linalg.norm(features, axis=1)
+    assert np.all(np.linalg.norm(clipped, axis=1) <= bound * (1 + 1e-15))
+    np.testing.assert_array_equal(clipped[norms <= bound], features[norms <= bound])
+    outside = norms > bound
+    np.testing.assert_allclose(clipped[outside] * (norms[outside] / bound)[:, None], features[outside], rtol=1e-13)
+
+
+def test_clipping_each_record_keeps_neighbours_neighbours_unlike_max_norm_normalisation():
+    features = np.array([[0.5, 0.0], [0.0, 0.8], [3.0, 4.0]])
+    neighbour = features.copy()
+    neighbour[2] = [0.3, 0.4]
+    changed = lambda a, b: int(np.sum(np.any(a != b, axis=1)))  # noqa: E731
+    assert changed(dpmech.clip_features(features, 1.0), dpmech.clip_features(neighbour, 1.0)) == 1
+    normalise = lambda x: x / np.linalg.norm(x, axis=1).max()  # FedAUXfdp eq. 4  # noqa: E731
+    assert changed(normalise(features), normalise(neighbour)) == 3
+
+
+BAD_INPUTS = [
+    ("sensitivity", lambda: dpmech.GaussianOutputMechanism(0.0, 1.0, 1e-5)),
+    ("epsilon", lambda: dpmech.GaussianOutputMechanism(1.0, -1.0, 1e-5)),
+    ("delta", lambda: dpmech.GaussianOutputMechanism(1.0, 1.0, 1.0)),
+    ("method", lambda: dpmech.GaussianOutputMechanism(1.0, 1.0, 1e-5, method="exact")),
+    ("neighbouring", lambda: dpmech.GaussianOutputMechanism(1.0, 1.0, 1e-5, neighbouring="swap")),
+    ("params", lambda: dpmech.GaussianOutputMechanism(1.0, 1.0, 1e-5).release([1.0, np.nan], 0)),
+    ("rng", lambda: dpmech.GaussianOutputMechanism(1.0, 1.0, 1e-5).release([1.0], None)),
+    ("bound", lambda: dpmech.clip_features(np.ones((2, 2)), 0.0)),
+    ("features", lambda: dpmech.clip_features(np.ones(3), 1.0)),
+    ("features", lambda: dpmech.clip_features([[np.inf, 0.0]], 1.0)),
+]
+
+
+@pytest.mark.parametrize("parameter, call", BAD_INPUTS, ids=[f"{name}-{i}" for i, (name, _) in enumerate(BAD_INPUTS)])
+def test_bad_input_raises_value_error_naming_the_parameter(parameter, call):
+    with pytest.raises(ValueError, match=parameter):
+        call()
