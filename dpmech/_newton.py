@@ -55,38 +55,44 @@ def _finishing_step(x, excess, slope, step):
 
 
 def _solve_scalar(x, evaluate, step, log_target):
+    log_delta, slope = evaluate(x, None)
     for _ in range(_MAX_STEPS):
-        log_delta, slope = evaluate(x, None)
         excess = log_delta - log_target
         if abs(excess) <= _TOLERANCE:
             break
         x = step(x, excess, slope)
-    for _ in range(_MAX_STEPS):
         log_delta, slope = evaluate(x, None)
+    for _ in range(_MAX_STEPS):
         excess = log_delta - (log_target - LOG_DELTA_MARGIN)
         if excess <= 0.0:
             return x
         x = _finishing_step(x, excess, slope, step)
+        log_delta, slope = evaluate(x, None)
     raise ArithmeticError("Newton iteration on log delta did not reach the private side")
 
 
 def _solve_array(x, evaluate, step, log_target):
     active = np.arange(x.size)
+    log_delta, slope = evaluate(x, active)
     for _ in range(_MAX_STEPS):
-        log_delta, slope = evaluate(x[active], active)
         excess = log_delta - log_target[active]
         moving = np.abs(excess) > _TOLERANCE
         if not np.any(moving):
             break
         active, excess, slope = active[moving], excess[moving], slope[moving]
         x[active] = step(x[active], excess, slope)
-    active = np.arange(x.size)
-    for _ in range(_MAX_STEPS):
         log_delta, slope = evaluate(x[active], active)
+    # Entries that stopped earlier still hold their last evaluation in this
+    # pass only if re-evaluated; one vectorised evaluation of all is cheaper
+    # than tracking them.
+    active = np.arange(x.size)
+    log_delta, slope = evaluate(x, active)
+    for _ in range(_MAX_STEPS):
         excess = log_delta - (log_target[active] - LOG_DELTA_MARGIN)
         pending = excess > 0.0
         if not np.any(pending):
             return x
         active, excess, slope = active[pending], excess[pending], slope[pending]
         x[active] = _finishing_step(x[active], excess, slope, step)
+        log_delta, slope = evaluate(x[active], active)
     raise ArithmeticError("Newton iteration on log delta did not reach the private side")

@@ -88,6 +88,13 @@ def _erfcx_slope(x: np.ndarray) -> np.ndarray:
 
 def _log_bracket_short(x_a, h):
     """log[erfcx(x_a) − erfcx(x_a + h)] for h <= 0.1, by quadrature of a positive integrand."""
+    if isinstance(x_a, float):
+        nodes = x_a + h * _UNIT_NODES
+        if x_a + h <= _ASYMPTOTIC_FROM:
+            slopes = _TWO_OVER_SQRT_PI - 2.0 * nodes * special.erfcx(nodes)
+        else:
+            slopes = _erfcx_slope(nodes)
+        return math.log(0.5 * h * float(slopes @ _WEIGHTS))
     x_a = np.asarray(x_a, dtype=float)
     h = np.asarray(h, dtype=float)
     nodes = x_a[..., None] + h[..., None] * _UNIT_NODES
@@ -121,7 +128,7 @@ def _log_delta_mu(epsilon, mu):
         a = 0.5 * mu - epsilon / mu
         x_a, h = -a / _SQRT2, mu / _SQRT2
         if h <= _SHORT_INTERVAL:
-            return _LOG_HALF - 0.5 * a * a + float(_log_bracket_short(x_a, h))
+            return _LOG_HALF - 0.5 * a * a + _log_bracket_short(x_a, h)
         if x_a >= _UPPER_HALF_FROM:
             return _LOG_HALF - 0.5 * a * a + math.log(special.erfcx(x_a) - special.erfcx(x_a + h))
         return float(_log_delta_upper_half(epsilon, mu, a))
