@@ -8,6 +8,8 @@ from scipy import special, stats
 
 from audits import AuditScores, epsilon_one_run, one_run_p_value
 
+from .simulations import label_rr_scores
+
 
 def _authors_p_value(epsilon, delta, r, v, m):
     """The authors' snippet, term by term with binomial CDFs (a loop, as in the reference code)."""
@@ -43,27 +45,11 @@ def test_p_value_is_nondecreasing_in_epsilon(r, v, m, delta):
     assert np.all(np.diff(values) >= -1e-15)
 
 
-def _label_rr_scores(rng, num_canaries, epsilon, num_classes):
-    """Label RR one-run game, simulated directly. Each canary is IN w.p. ½: IN holds its label y, OUT the
-    alternative label y' ≠ y (replace-one). The mechanism releases k-ary RR of the held label (keep w.p.
-    e^ε/(e^ε + k − 1), else a uniform other label). Score +1 if the release is y, −1 if it is y', else 0.
-    Given a guess (score ≠ 0), P[correct] = e^ε/(e^ε + 1) exactly: the null of the one-run test."""
-    is_in = rng.random(num_canaries) < 0.5
-    label = rng.integers(num_classes, size=num_canaries)
-    alternative = (label + 1 + rng.integers(num_classes - 1, size=num_canaries)) % num_classes
-    held = np.where(is_in, label, alternative)
-    keep = rng.random(num_canaries) < math.exp(epsilon) / (math.exp(epsilon) + num_classes - 1)
-    other = (held + 1 + rng.integers(num_classes - 1, size=num_canaries)) % num_classes
-    released = np.where(keep, held, other)
-    score = (released == label).astype(float) - (released == alternative).astype(float)
-    return AuditScores(score[is_in], score[~is_in])
-
-
 @pytest.mark.parametrize("epsilon", [1.0, 2.0, 4.0])
 @pytest.mark.parametrize("delta", [0.0, 1e-5])
 def test_binary_randomized_response_is_audited_tightly(epsilon, delta):
     # m = 10^5 canaries, α = 0.05, one explicit guess rule (cuts fixed in advance): ε_lb >= 0.97 ε.
-    scores = _label_rr_scores(np.random.default_rng(int(10 * epsilon)), 100_000, epsilon, 2)
+    scores = label_rr_scores(np.random.default_rng(int(10 * epsilon)), 100_000, epsilon, 2)
     result = epsilon_one_run(scores, alpha=0.05, delta=delta, threshold_strategy="explicit",
                              guess_thresholds=[(-0.5, 0.5)])
     assert result.counts["guesses"] == 100_000
@@ -75,7 +61,7 @@ def test_binary_randomized_response_is_audited_tightly(epsilon, delta):
 
 def test_k_ary_randomized_response_with_abstention():
     # k = 10 classes, ε = 2, m = 10^5, α = 0.05, δ = 0: the auditor abstains when the release is neither candidate.
-    scores = _label_rr_scores(np.random.default_rng(3), 100_000, 2.0, 10)
+    scores = label_rr_scores(np.random.default_rng(3), 100_000, 2.0, 10)
     result = epsilon_one_run(scores, alpha=0.05, threshold_strategy="explicit", guess_thresholds=[(-0.5, 0.5)])
     assert result.counts["guesses"] < 60_000 and result.counts["canaries"] == 100_000
     assert result.eps_lb >= 0.95 * 2.0
