@@ -42,6 +42,7 @@ import numpy as np
 from scipy import special
 
 import dpmech
+from dpmech import _validation as check
 
 from . import _arguments as arg
 from .result import AuditResult
@@ -84,7 +85,7 @@ def epsilon_from_gdp(
     """
     scores = arg.audit_scores(scores)
     alpha = arg.significance(alpha)
-    delta = float(dpmech._validation.open_unit_interval("delta", delta))
+    delta = float(check.open_unit_interval("delta", delta))
     interval = arg.interval(interval)
     strategy = arg.strategy(threshold_strategy)
     selection = select_and_bound(

@@ -53,7 +53,7 @@ class AuditResult:
 
     def as_dict(self) -> dict:
         """Plain-Python copy of every field, for JSON reports."""
-        out = dataclasses.asdict(dataclasses.replace(self))
+        out = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
         out["counts"] = dict(self.counts)
         out["thresholds"] = list(self.thresholds)
         return out

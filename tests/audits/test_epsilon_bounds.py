@@ -135,3 +135,20 @@ def test_bad_arguments_name_the_parameter(kwargs, name):
 def test_scores_must_be_audit_scores():
     with pytest.raises(ValueError, match="scores"):
         epsilon_lower_bound(([1.0], [0.0]))
+
+
+def test_result_record_is_frozen_and_serialisable():
+    import json
+
+    from audits import AuditResult
+
+    result = epsilon_lower_bound(HAND, threshold_strategy="explicit", thresholds=[14.5])
+    record = result.as_dict()
+    assert set(record) >= {"eps_lb", "delta", "alpha", "method", "thresholds", "counts", "assumption", "valid_as"}
+    assert json.loads(json.dumps(record))["counts"] == {"TP": 15, "FP": 5, "TN": 15, "FN": 5}
+    with pytest.raises(AttributeError):
+        result.eps_lb = 3.0
+    with pytest.raises(TypeError):
+        result.counts["TP"] = 0
+    with pytest.raises(ValueError, match="valid_as"):
+        AuditResult(0.0, 0.0, 0.05, "x", (), {}, "", "maybe", "explicit", "", 1)
