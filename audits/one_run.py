@@ -4,8 +4,8 @@ Setup. m canaries, each included independently with probability ½ (S_i = ±1),
 one run of the mechanism. From the output alone the auditor guesses IN for
 high scores, OUT for low scores and abstains on the rest: r guesses, v of them
 correct. If the mechanism is (ε, δ)-DP in each canary, then (Steinke et al.,
-Thm. 3.1 for δ = 0 and its (ε, δ) extension, Prop. 5.7 / Alg. 2), with
-q = e^ε / (1 + e^ε):
+Thm. 3.1 for δ = 0 and its (ε, δ) extension; the formula is the authors' code
+as reproduced in ml_privacy_meter ``audit.py``), with q = e^ε / (1 + e^ε):
 
 .. math::
     p(\varepsilon, \delta) = \min\Big(1,\; P[\mathrm{Bin}(r, q) \ge v]
@@ -13,9 +13,10 @@ q = e^ε / (1 + e^ε):
 
 is a valid p-value for the claim (ε, δ), and
 ε_lb = sup{ε : p(ε, δ) < α'} is a lower bound with confidence 1 − α'. The
-theorem holds conditionally on the guess vector, so any guess rule that is a
+theorem is stated conditionally on the guess vector T = t (my reading of the
+paper, not re-checked against its text here), so any guess rule that is a
 function of the scores alone may be used and r is the realised number of
-guesses. Note that m counts every randomised canary, guessed or not.
+guesses; with the count grids below and continuous scores r = k₊ + k₋ is fixed anyway. Note that m counts every randomised canary, guessed or not.
 
 Corrections to public code: the ubc-systopia copy of the authors' snippet
 comments out the δ term (``p = beta  #+ alpha * delta * 2 * m``), which is

@@ -6,8 +6,8 @@ turns upper confidence bounds FPR_ub, FNR_ub into a bound on ε or μ.
 
 Why the candidate set is indexed by OUT ranks. Choosing thresholds *at the
 observed scores* and dividing α by their number (as jax_privacy's Bonferroni
-does over its data-dependent Pareto frontier) is not covered by the union
-bound, because the set of hypotheses is itself random. Here the candidates are
+does over its data-dependent Pareto frontier) is not justified by the plain
+union bound, because the set of hypotheses is itself random. Here the candidates are
 fixed in advance as ranks: level k in a set K that depends only on n_out uses
 :math:`c_k = X_{(k+1)}`, the (k+1)-th largest OUT score (the most permissive
 rule with at most k false positives). Then, for each k:

@@ -5,7 +5,7 @@ import pytest
 from scipy import special, stats
 
 import dpmech
-from audits import AuditScores, clopper_pearson_upper, epsilon_from_gdp, epsilon_lower_bound, rank_levels
+from audits import AuditScores, clopper_pearson_upper, epsilon_from_gdp, rank_levels
 
 HAND = AuditScores(np.arange(15.0, 35.0), np.arange(20.0))
 
