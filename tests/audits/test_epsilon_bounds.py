@@ -152,3 +152,22 @@ def test_result_record_is_frozen_and_serialisable():
         result.counts["TP"] = 0
     with pytest.raises(ValueError, match="valid_as"):
         AuditResult(0.0, 0.0, 0.05, "x", (), {}, "", "maybe", "explicit", "", 1)
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_small_scores = st.lists(st.integers(-5, 5).map(float), min_size=1, max_size=30)
+
+
+@given(in_scores=_small_scores, out_scores=_small_scores, threshold=st.integers(-6, 5).map(lambda t: t + 0.5),
+       delta=st.sampled_from([0.0, 1e-3]))
+def test_explicit_bound_property_against_the_formula(in_scores, out_scores, threshold, delta):
+    # Integer scores with ties, any threshold, α = 0.1: counts and ε_lb follow the formula exactly.
+    result = epsilon_lower_bound(AuditScores(in_scores, out_scores), alpha=0.1, delta=delta,
+                                 threshold_strategy="explicit", thresholds=[threshold])
+    fp = sum(s > threshold for s in out_scores)
+    fn = sum(s <= threshold for s in in_scores)
+    assert (result.counts["FP"], result.counts["FN"]) == (fp, fn)
+    assert result.eps_lb == pytest.approx(_expected(fp, fn, len(in_scores), len(out_scores), 0.05, delta, _cp),
+                                          rel=1e-12, abs=1e-15)

@@ -126,3 +126,20 @@ def test_bad_arguments_name_the_parameter(kwargs, name):
 def test_bad_p_value_arguments(args, name):
     with pytest.raises(ValueError, match=name):
         one_run_p_value(*args)
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@given(
+    epsilon=st.floats(0.0, 5.0),
+    delta=st.sampled_from([0.0, 1e-6, 1e-3, 0.05]),
+    r=st.integers(1, 60),
+    data=st.data(),
+)
+def test_p_value_property_against_the_authors_loop(epsilon, delta, r, data):
+    v = data.draw(st.integers(0, r))
+    m = data.draw(st.integers(r, 500))
+    assert one_run_p_value(epsilon, delta, r, v, m) == pytest.approx(_authors_p_value(epsilon, delta, r, v, m),
+                                                                      rel=1e-9, abs=1e-300)
