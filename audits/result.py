@@ -1,0 +1,59 @@
+"""The record every ε estimator in :mod:`audits` returns."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from collections.abc import Mapping
+
+CERTIFIED = "certified"
+ESTIMATE = "estimate"
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditResult:
+    """An empirical ε lower bound and everything needed to interpret it.
+
+    Attributes:
+        eps_lb: the lower bound on ε (>= 0) at the given δ.
+        delta: the δ at which ε is bounded.
+        alpha: significance: if ``valid_as == "certified"`` and the assumption
+            holds, P[eps_lb > true ε] <= alpha.
+        method: the estimator ("clopper-pearson", "jeffreys", "gdp", "one-run").
+        thresholds: the decision threshold(s) that produced ``eps_lb``, in the
+            caller's score units (see ``decision_rule``).
+        counts: the counts behind ``eps_lb`` (TP/FP/TN/FN, or guesses/correct/canaries).
+        assumption: what must hold for ``eps_lb`` to be valid as labelled.
+        valid_as: "certified" (a high-confidence lower bound under
+            ``assumption``) or "estimate" (no coverage guarantee).
+        threshold_strategy: "bonferroni", "split", "explicit" or "uncorrected".
+        decision_rule: the attack's rule in words, e.g. "IN if score > t".
+        num_hypotheses: the number of events α was divided over.
+        mu_lb: the GDP μ lower bound (GDP estimator only, else None).
+    """
+
+    eps_lb: float
+    delta: float
+    alpha: float
+    method: str
+    thresholds: tuple
+    counts: Mapping[str, int]
+    assumption: str
+    valid_as: str
+    threshold_strategy: str
+    decision_rule: str
+    num_hypotheses: int
+    mu_lb: float | None = None
+
+    def __post_init__(self):
+        if self.valid_as not in (CERTIFIED, ESTIMATE):
+            raise ValueError(f"valid_as must be 'certified' or 'estimate' (got {self.valid_as!r})")
+        object.__setattr__(self, "counts", types.MappingProxyType(dict(self.counts)))
+        object.__setattr__(self, "thresholds", tuple(float(t) for t in self.thresholds))
+
+    def as_dict(self) -> dict:
+        """Plain-Python copy of every field, for JSON reports."""
+        out = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+        out["counts"] = dict(self.counts)
+        out["thresholds"] = list(self.thresholds)
+        return out

@@ -1,0 +1,128 @@
+"""Run time and ε_lb of the audits estimators on the known-answer settings.
+
+Settings (α = 0.05, fixed seeds):
+* white-box Gaussian: IN ~ N(μ, 1), OUT ~ N(0, 1), N = 10^4 per side, μ in {1, 2, 3}, δ = 1e-5;
+  true ε = dpmech.gaussian_epsilon(δ, σ = 1, sensitivity = μ);
+* halved σ: claimed (ε, δ = 1e-5) calibrated by dpmech, scores drawn with σ/2;
+* one-run label randomized response (binary), m = 10^5 canaries, all guessed, δ in {0, 1e-5}.
+
+Each cell is the median over ``--repetitions`` data sets; "calls/s" is estimator calls per second
+and "scores/s" the scores processed per second.
+
+    PYTHONPATH=. python benchmarks/audit_statistics.py [--repetitions 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+import dpmech
+from audits import AuditScores, epsilon_from_gdp, epsilon_lower_bound, epsilon_one_run, mia_metrics
+
+ALPHA = 0.05
+DELTA = 1e-5
+
+
+def _timed(function, datasets):
+    values, seconds = [], 0.0
+    for data in datasets:
+        start = time.perf_counter()
+        values.append(function(data))
+        seconds += time.perf_counter() - start
+    return values, seconds / len(datasets)
+
+
+def _gaussian_rows(repetitions, rng):
+    estimators = {
+        ("clopper-pearson", "bonferroni"): lambda s: epsilon_lower_bound(s, alpha=ALPHA, delta=DELTA),
+        ("clopper-pearson", "bonferroni, two-sided"): lambda s: epsilon_lower_bound(s, alpha=ALPHA, delta=DELTA,
+                                                                                     two_sided=True),
+        ("clopper-pearson", "split"): lambda s: epsilon_lower_bound(s, alpha=ALPHA, delta=DELTA,
+                                                                     threshold_strategy="split", rng=0),
+        ("jeffreys", "bonferroni"): lambda s: epsilon_lower_bound(s, alpha=ALPHA, delta=DELTA, interval="jeffreys"),
+        ("gdp", "bonferroni"): lambda s: epsilon_from_gdp(s, alpha=ALPHA, delta=DELTA),
+        ("gdp", "split"): lambda s: epsilon_from_gdp(s, alpha=ALPHA, delta=DELTA, threshold_strategy="split", rng=0),
+        ("gdp", "uncorrected"): lambda s: epsilon_from_gdp(s, alpha=ALPHA, delta=DELTA,
+                                                           threshold_strategy="uncorrected"),
+    }
+    rows = []
+    for mu in (1.0, 2.0, 3.0):
+        datasets = [AuditScores(rng.normal(mu, 1, 10_000), rng.normal(0, 1, 10_000)) for _ in range(repetitions)]
+        true_epsilon = dpmech.gaussian_epsilon(DELTA, sigma=1.0, sensitivity=mu)
+        for (method, strategy), estimator in estimators.items():
+            results, seconds = _timed(estimator, datasets)
+            eps = float(np.median([r.eps_lb for r in results]))
+            mu_ratio = f"{np.median([r.mu_lb for r in results]) / mu:.3f}" if method == "gdp" else "-"
+            rows.append((f"Gaussian μ={mu:g}, N=1e4/side", method, strategy, results[0].valid_as, eps, true_epsilon,
+                         mu_ratio, seconds, 20_000 / seconds))
+        _, seconds = _timed(mia_metrics, datasets)
+        auc = float(np.median([mia_metrics(d).auc for d in datasets]))
+        rows.append((f"Gaussian μ={mu:g}, N=1e4/side", "MIA metrics", f"AUC={auc:.3f}", "-", float("nan"),
+                     true_epsilon, "-", seconds, 20_000 / seconds))
+    return rows
+
+
+def _halved_sigma_rows(repetitions, rng):
+    rows = []
+    for epsilon in (1.0, 2.0, 4.0):
+        sigma = dpmech.calibrate_gaussian(epsilon, DELTA)
+        datasets = [AuditScores(rng.normal(1.0, sigma / 2, 10_000), rng.normal(0.0, sigma / 2, 10_000))
+                    for _ in range(repetitions)]
+        for method, estimator in (("clopper-pearson", lambda s: epsilon_lower_bound(s, alpha=ALPHA, delta=DELTA)),
+                                  ("gdp", lambda s: epsilon_from_gdp(s, alpha=ALPHA, delta=DELTA))):
+            results, seconds = _timed(estimator, datasets)
+            eps = float(np.median([r.eps_lb for r in results]))
+            detected = sum(r.eps_lb > epsilon for r in results)
+            rows.append((f"σ/2, claimed ε={epsilon:g}", method, f"detected {detected}/{repetitions}",
+                         results[0].valid_as, eps, epsilon, "-", seconds, 20_000 / seconds))
+    return rows
+
+
+def _label_rr(rng, num_canaries, epsilon):
+    is_in = rng.random(num_canaries) < 0.5
+    keep = rng.random(num_canaries) < math.exp(epsilon) / (math.exp(epsilon) + 1)
+    score = np.where(keep == is_in, 1.0, -1.0)  # +1: the release equals the IN label
+    return AuditScores(score[is_in], score[~is_in])
+
+
+def _randomized_response_rows(repetitions, rng):
+    rows = []
+    for epsilon in (0.25, 0.5, 1.0, 2.0, 3.0, 4.0):
+        datasets = [_label_rr(rng, 100_000, epsilon) for _ in range(repetitions)]
+        for delta in (0.0, DELTA):
+            results, seconds = _timed(
+                lambda s: epsilon_one_run(s, alpha=ALPHA, delta=delta, threshold_strategy="explicit",
+                                          guess_thresholds=[(-0.5, 0.5)]), datasets)
+            eps = float(np.median([r.eps_lb for r in results]))
+            rows.append((f"label RR ε={epsilon:g}, m=1e5, δ={delta:g}", "one-run", "explicit cuts ±0.5",
+                         results[0].valid_as, eps, epsilon, "-", seconds, 100_000 / seconds))
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repetitions", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    rng = np.random.default_rng(args.seed)
+    table = Table(title=f"audits estimators (α={ALPHA}, median of {args.repetitions} data sets, seed {args.seed})")
+    for column in ("setting", "estimator", "strategy", "valid_as", "ε_lb", "true/claimed ε", "ε_lb/ε", "μ_lb/μ",
+                   "ms/call", "calls/s", "scores/s"):
+        table.add_column(column, justify="right" if column not in ("setting", "estimator", "strategy") else "left")
+    for row in _gaussian_rows(args.repetitions, rng) + _halved_sigma_rows(args.repetitions, rng) + \
+            _randomized_response_rows(args.repetitions, rng):
+        setting, method, strategy, valid_as, eps, truth, mu_ratio, seconds, per_second = row
+        table.add_row(setting, method, strategy, valid_as, "-" if math.isnan(eps) else f"{eps:.3f}", f"{truth:.3f}",
+                      "-" if math.isnan(eps) else f"{eps / truth:.3f}", mu_ratio, f"{1e3 * seconds:.2f}",
+                      f"{1 / seconds:.0f}", f"{per_second:.3g}")
+    Console(width=200).print(table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""AuditScores validation and the one-sided binomial bounds against closed forms, scipy and exact enumeration."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from audits import AuditScores, clopper_pearson_lower, clopper_pearson_upper, jeffreys_upper, rank_levels
+
+
+def test_scores_are_read_only_copies():
+    source = np.array([1.0, 2.0])
+    scores = AuditScores(source, [0.0], higher_is_in=False)
+    source[0] = 99.0
+    assert scores.in_scores[0] == 1.0
+    with pytest.raises(ValueError):
+        scores.in_scores[0] = 5.0
+    with pytest.raises(AttributeError):
+        scores.higher_is_in = True
+    in_oriented, out_oriented = scores.oriented()
+    np.testing.assert_array_equal(in_oriented, [-1.0, -2.0])
+    np.testing.assert_array_equal(out_oriented, [-0.0])
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"in_scores": [], "out_scores": [1.0]}, "in_scores"),
+        ({"in_scores": [1.0], "out_scores": [np.nan]}, "out_scores"),
+        ({"in_scores": [[1.0, 2.0]], "out_scores": [1.0]}, "in_scores"),
+        ({"in_scores": ["a"], "out_scores": [1.0]}, "in_scores"),
+        ({"in_scores": [1.0], "out_scores": [np.inf]}, "out_scores"),
+        ({"in_scores": [1.0], "out_scores": [1.0], "higher_is_in": 1}, "higher_is_in"),
+    ],
+)
+def test_bad_scores_name_the_parameter(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        AuditScores(**kwargs)
+
+
+def test_split_is_reproducible_and_partitions():
+    scores = AuditScores(np.arange(11.0), -np.arange(7.0))
+    first, second = scores.split(5)
+    again, _ = scores.split(np.random.default_rng(5))
+    np.testing.assert_array_equal(first.in_scores, again.in_scores)
+    assert (first.num_in, second.num_in, first.num_out, second.num_out) == (5, 6, 3, 4)
+    np.testing.assert_array_equal(np.sort(np.r_[first.in_scores, second.in_scores]), np.arange(11.0))
+    with pytest.raises(ValueError, match="rng"):
+        scores.split(None)
+
+
+@pytest.mark.parametrize("n", [1, 5, 40])
+@pytest.mark.parametrize("a", [0.05, 1e-4])
+def test_clopper_pearson_closed_forms(n, a):
+    # Beta(1, n) and Beta(n, 1) have closed-form quantiles.
+    assert clopper_pearson_upper(0, n, a) == pytest.approx(1.0 - a ** (1.0 / n), rel=1e-12)
+    assert clopper_pearson_lower(n, n, a) == pytest.approx(a ** (1.0 / n), rel=1e-12)
+    assert clopper_pearson_upper(n, n, a) == 1.0
+    assert clopper_pearson_lower(0, n, a) == 0.0
+    if n > 1:
+        assert clopper_pearson_upper(n - 1, n, a) == pytest.approx((1.0 - a) ** (1.0 / n), rel=1e-12)
+
+
+def test_bounds_match_scipy_beta_quantiles():
+    k, n, a = np.array([0, 3, 7, 19]), 20, 0.025
+    np.testing.assert_allclose(clopper_pearson_upper(k, n, a), stats.beta.ppf(1 - a, k + 1, n - k), rtol=1e-14)
+    np.testing.assert_allclose(clopper_pearson_lower(k[1:], n, a), stats.beta.ppf(a, k[1:], n - k[1:] + 1), rtol=1e-12)
+    np.testing.assert_allclose(jeffreys_upper(k, n, a), stats.beta.ppf(1 - a, k + 0.5, n - k + 0.5), rtol=1e-14)
+
+
+def test_clopper_pearson_covers_exactly_and_jeffreys_does_not():
+    # Exact non-coverage P_p[p > bound(K)] by enumerating K ~ Binomial(n, p), n = 30, a = 0.05.
+    n, a = 30, 0.05
+    k = np.arange(n + 1)
+    p = np.linspace(0.001, 0.999, 999)[:, None]
+    pmf = stats.binom.pmf(k, n, p)
+    cp_miss = (pmf * (p > clopper_pearson_upper(k, n, a))).sum(axis=1)
+    jeffreys_miss = (pmf * (p > jeffreys_upper(k, n, a))).sum(axis=1)
+    assert cp_miss.max() <= a
+    assert jeffreys_miss.max() > a  # hence Jeffreys-based results are labelled "estimate"
+
+
+@pytest.mark.parametrize("bad, name", [((-1, 5, 0.1), "successes"), ((6, 5, 0.1), "successes"),
+                                       ((1, 0, 0.1), "trials"), ((1, 5, 0.0), "alpha"), ((1, 5, 1.5), "alpha")])
+def test_bad_bound_arguments(bad, name):
+    with pytest.raises(ValueError, match=name):
+        clopper_pearson_upper(*bad)
+
+
+@pytest.mark.parametrize("n", [1, 7, 50, 51, 10_000])
+def test_rank_levels_depend_only_on_n(n):
+    levels = rank_levels(n, 50)
+    assert levels.size == n if n <= 50 else 30 <= levels.size <= 50
+    assert levels[0] == 0 and levels[-1] == n - 1
+    assert np.all(np.diff(levels) > 0)
