@@ -1,20 +1,42 @@
-"""The layering the design fixes: dpmech never imports torch, trainers or audits."""
+"""The layering the design fixes.
+
+* ``dpmech`` never imports torch, ``trainers`` or ``audits``.
+* The audit statistics (every module of ``audits`` outside ``audits/attacks``)
+  are pure functions of scores: never torch or ``trainers``. Attacks, which
+  train shadow models, may use ``trainers``.
+"""
 
 import pathlib
 import re
 import subprocess
 import sys
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
+LAYERS = [
+    ("dpmech", ("torch", "trainers", "audits"), lambda path: True),
+    ("audits", ("torch", "trainers"), lambda path: "attacks" not in path.relative_to(ROOT / "audits").parts),
+]
 
-def test_importing_dpmech_loads_no_torch_trainers_or_audits():
-    code = "import sys, dpmech, dpmech.cli.main; print(sorted(m for m in ('torch', 'trainers', 'audits') if m in sys.modules))"
+
+@pytest.mark.parametrize("package,forbidden,_", LAYERS)
+def test_importing_the_package_loads_none_of_the_forbidden(package, forbidden, _):
+    code = f"import sys, {package}; print(sorted(m for m in {forbidden!r} if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
 
 
-def test_dpmech_source_never_imports_torch_trainers_or_audits():
-    pattern = re.compile(r"^\s*(import|from)\s+(torch|trainers|audits)\b", re.MULTILINE)
-    offenders = [str(path) for path in (ROOT / "dpmech").rglob("*.py") if pattern.search(path.read_text())]
-    assert offenders == []
+@pytest.mark.parametrize("package,forbidden,covered", LAYERS)
+def test_source_never_imports_the_forbidden(package, forbidden, covered):
+    pattern = re.compile(rf"^\s*(import|from)\s+({'|'.join(forbidden)})\b", re.MULTILINE)
+    files = [path for path in (ROOT / package).rglob("*.py") if covered(path)]
+    assert files
+    assert [str(path) for path in files if pattern.search(path.read_text())] == []
+
+
+def test_the_cli_core_loads_without_trainers_or_audits():
+    code = "import sys, dpmech.cli.main; print(sorted(m for m in ('torch', 'trainers', 'audits') if m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
