@@ -30,7 +30,7 @@ def require_norms_within(name: str, features: np.ndarray, bound: float) -> None:
     """
     norms = np.linalg.norm(features, axis=1)
     worst = float(norms.max())
-    # One ulp of slack per norm so that rows clipped to exactly ``bound`` pass.
+    # A few ulps of slack so that rows clipped to exactly ``bound`` pass.
     if worst > bound * (1.0 + 4 * np.finfo(np.float64).eps):
         raise ValueError(
             f"{name} has a row of norm {worst:.6g} above feature_bound={bound:g}; "
