@@ -97,7 +97,8 @@ def main(argv=None):
     console.print(f"command: {shlex.join([sys.executable] + sys.argv)}")
     console.print(
         f"machine: {platform.node()} {platform.platform()}, {os.cpu_count()} CPUs, torch {torch.__version__} "
-        f"({arguments.threads} threads), device {arguments.device} ({device}), B = {arguments.heads} heads per batched fit"
+        f"({arguments.threads} threads), device {arguments.device} ({device}), B = {arguments.heads} heads per batched fit, "
+        f"load average {os.getloadavg()[0]:.2f} at the end (other processes share the CPUs when it exceeds the thread count)"
     )
 
 

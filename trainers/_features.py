@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 import dpmech
+from dpmech import _validation as check
 
 
 def as_feature_matrix(name: str, features) -> np.ndarray:
@@ -48,7 +49,7 @@ def clip_rows(features, bound: float) -> np.ndarray:
 def _clip_rows_inline(features, bound: float) -> np.ndarray:
     # Used only until dpmech.clip_features lands on main.
     features = np.asarray(features, dtype=np.float64)
-    bound = float(dpmech._validation.positive("bound", bound))
+    bound = float(check.positive("bound", bound))
     norms = np.linalg.norm(features, axis=1, keepdims=True)
     return features / np.maximum(1.0, norms / bound)
 
