@@ -10,7 +10,8 @@ records (features scaled by a public constant so that ‖x‖ <= 1, plus the reg
 coordinate), and each head trains on a uniformly random half of the pool (n records), λ = 0.01.
 Both sides reach the same optimum (the tests check 1e-6): the batched trainer stops at
 max |gradient| <= 1e-10, scikit-learn (L-BFGS, fit_intercept=False on the augmented features)
-at tol = 1e-10. Every timing is the best of ``--repeats`` runs, after one warm-up run.
+at tol = 1e-10. Every timing is the best of ``--repeats`` runs, after one warm-up run; the batched and
+scikit-learn runs alternate, so both sides see the same background load.
 
     PYTHONPATH=. python benchmarks/batched_logistic.py [--heads 512] [--sklearn-heads 64] [--device cpu]
 """
@@ -34,16 +35,12 @@ from trainers.data import load_digits_dataset
 from trainers.sklearn_adapter import LogisticRegressionTrainer
 
 
-def _best_time(function, repeats):
+def _timed(function):
+    start = time.perf_counter()
     function()
-    timings = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        if torch.cuda.is_available():
-            torch.cuda.synchronize()
-        timings.append(time.perf_counter() - start)
-    return min(timings)
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return time.perf_counter() - start
 
 
 def _case(features, labels, num_classes, n, heads, sklearn_heads, device, repeats, rng):
@@ -53,17 +50,23 @@ def _case(features, labels, num_classes, n, heads, sklearn_heads, device, repeat
     chosen = np.argsort(rng.random((heads, 2 * n)), axis=1)[:, :n]
     np.put_along_axis(membership, chosen, True, axis=1)
     batched = BatchedLogisticRegression(regularization=0.01, num_classes=num_classes, device=device)
-    batched_seconds = _best_time(lambda: batched.fit(pool_features, pool_labels, membership), repeats)
     single = LogisticRegressionTrainer(regularization=0.01, num_classes=num_classes)
+
+    def batched_fit():
+        batched.fit(pool_features, pool_labels, membership)
 
     def sklearn_loop():
         for row in membership[:sklearn_heads]:
             single.fit(pool_features[row], pool_labels[row])
 
-    sklearn_seconds = _best_time(sklearn_loop, repeats)
-    batched_rate = heads / batched_seconds
-    sklearn_rate = sklearn_heads / sklearn_seconds
-    return batched_rate, sklearn_rate, batched.n_iter_
+    # Interleaved, best of ``repeats`` after a warm-up: both sides see the same background load.
+    batched_fit()
+    sklearn_loop()
+    batched_seconds, sklearn_seconds = np.inf, np.inf
+    for _ in range(repeats):
+        batched_seconds = min(batched_seconds, _timed(batched_fit))
+        sklearn_seconds = min(sklearn_seconds, _timed(sklearn_loop))
+    return heads / batched_seconds, sklearn_heads / sklearn_seconds, batched.n_iter_
 
 
 def main(argv=None):
@@ -80,7 +83,7 @@ def main(argv=None):
     rng = np.random.default_rng(arguments.seed)
     data = load_digits_dataset()
     features = data.features / np.linalg.norm(data.features, axis=1).max()
-    console = Console()
+    console = Console(width=120)
     table = Table(title="Batched torch LR vs scikit-learn loop (heads per second)")
     for column in ("head", "n", "d", "C", "batched heads/s", "Newton iters", "sklearn heads/s", "speed-up"):
         table.add_column(column, justify="right")
