@@ -17,6 +17,13 @@ client that holds no record of some class still fits the C-class objective. scik
 the classes from ``y``, so every declared class is given one zero-weight placeholder row; a zero
 sample weight removes the row from the loss exactly (scikit-learn normalises by the sum of sample
 weights, which stays n), so the minimiser is that of J.
+
+Precision: scikit-learn's L-BFGS also stops on a relative objective decrease of 64·eps, before
+``tol`` is reached; on digits heads with λ = 0.01 its max-abs gradient is ~1e-8 and its
+parameters differ from the exact minimiser by up to ~3.5e-7 (measured against
+:class:`trainers.batched_logistic.BatchedLogisticRegression`, which stops at gradient 1e-10).
+The sensitivity bound is about the exact minimiser; an approximate minimiser within e of it has
+sensitivity at most Δ + 2e.
 """
 
 from __future__ import annotations
