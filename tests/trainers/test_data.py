@@ -1,0 +1,147 @@
+"""Offline data, the Dirichlet partition, the federated splits and the public-only extractor."""
+
+import random
+import socket
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from trainers.data import (
+    ALPHA_GRID,
+    LabelledData,
+    PrivateData,
+    PublicData,
+    PublicFeatureExtractor,
+    dirichlet_label_partition,
+    largest_class_share_table,
+    largest_class_shares,
+    load_digits_dataset,
+    make_mnist1d,
+    split_federated,
+)
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("network access attempted")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    import mnist1d.data
+    import requests
+
+    monkeypatch.setattr(requests, "get", refuse)
+    monkeypatch.setattr(mnist1d.data, "get_dataset", refuse)
+
+
+def test_digits_offline(no_network):
+    data = load_digits_dataset()
+    assert data.features.shape == (1797, 64) and data.labels.shape == (1797,)
+    assert set(np.unique(data.labels)) == set(range(10))
+
+
+def test_mnist1d_generated_locally_leaves_global_state_alone(no_network):
+    np.random.seed(123)
+    random.seed(123)
+    numpy_before, python_before = np.random.random(), random.random()
+    np.random.seed(123)
+    random.seed(123)
+    data = make_mnist1d(num_samples=200, seed=3)
+    assert (np.random.random(), random.random()) == (numpy_before, python_before)
+    assert data.features.shape == (200, 40)
+    assert np.array_equal(np.bincount(data.labels), np.full(10, 20))
+    assert np.array_equal(make_mnist1d(num_samples=200, seed=3).features, data.features)
+    assert not np.array_equal(make_mnist1d(num_samples=200, seed=4).features, data.features)
+
+
+def _balanced_labels(per_class=300, num_classes=10):
+    return np.repeat(np.arange(num_classes), per_class)
+
+
+@pytest.mark.parametrize("alpha", ALPHA_GRID)
+def test_partition_assigns_every_record_once_and_is_reproducible(alpha):
+    labels = _balanced_labels()
+    assignment = dirichlet_label_partition(labels, 20, alpha, rng=9)
+    assert assignment.shape == labels.shape
+    assert assignment.min() >= 0 and assignment.max() < 20
+    assert np.array_equal(assignment, dirichlet_label_partition(labels, 20, alpha, rng=9))
+    assert not np.array_equal(assignment, dirichlet_label_partition(labels, 20, alpha, rng=10))
+
+
+def test_large_alpha_gives_near_uniform_class_shares():
+    labels = _balanced_labels(per_class=2000)
+    assignment = dirichlet_label_partition(labels, 10, 1e5, rng=0)
+    counts = np.bincount(assignment * 10 + labels, minlength=100).reshape(10, 10)
+    shares = counts / counts.sum(axis=1, keepdims=True)
+    # each client holds ~200 records per class; ±1.5% of the client's data is far beyond sampling slack
+    assert np.abs(shares - 0.1).max() < 0.015
+
+
+def test_small_alpha_concentrates_clients_on_one_class():
+    labels = _balanced_labels()
+    shares = largest_class_shares(labels, dirichlet_label_partition(labels, 20, 0.01, rng=1), 20)
+    assert shares[0] > 0.8
+    iid = largest_class_shares(labels, dirichlet_label_partition(labels, 20, 10.24, rng=1), 20)
+    assert iid[0] < 0.25
+    assert np.all(np.diff(shares) <= 0)
+
+
+def test_share_table_prints_the_alpha_grid():
+    console = Console(record=True, width=120)
+    shares = largest_class_share_table(_balanced_labels(), 20, rng=0, console=console)
+    assert shares.shape == (3, 4)
+    text = console.export_text()
+    assert all(f"α = {alpha:g}" in text for alpha in ALPHA_GRID)
+    assert np.all(shares[0, :-1] > shares[0, 1:]), "heterogeneity decreases with α"
+
+
+@pytest.mark.parametrize(
+    "arguments, match",
+    [
+        ({"num_clients": 10, "alpha": 0.0}, "alpha"),
+        ({"num_clients": 10, "alpha": -1.0}, "alpha"),
+        ({"num_clients": 31, "alpha": 1.0}, "num_clients"),
+        ({"num_clients": 0, "alpha": 1.0}, "num_clients"),
+    ],
+)
+def test_bad_partition_configuration(arguments, match):
+    with pytest.raises(ValueError, match=match):
+        dirichlet_label_partition(np.arange(30) % 3, rng=0, **arguments)
+
+
+def test_split_is_disjoint_and_typed():
+    data = LabelledData(np.arange(200, dtype=float).reshape(100, 2), np.arange(100) % 5)
+    split = split_federated(data, rng=0, test_fraction=0.2, public_fraction=0.3, negative_fraction=0.2)
+    assert isinstance(split.private, PrivateData)
+    assert isinstance(split.negative, PublicData) and isinstance(split.distillation, PublicData)
+    assert not isinstance(split.test, (PublicData, PrivateData))
+    assert (len(split.test), len(split.negative), len(split.distillation), len(split.private)) == (20, 6, 24, 50)
+    rows = np.concatenate([part.features[:, 0] for part in (split.private, split.negative, split.distillation, split.test)])
+    assert np.array_equal(np.sort(rows), data.features[:, 0])
+    with pytest.raises(ValueError, match="public_fraction"):
+        split_federated(data, rng=0, test_fraction=0.5, public_fraction=0.5)
+
+
+def test_extractor_fits_only_public_data_and_outputs_unit_norm_features():
+    split = split_federated(load_digits_dataset(), rng=0)
+    extractor = PublicFeatureExtractor(num_components=8)
+    with pytest.raises(TypeError, match="PublicData"):
+        extractor.fit(split.private)
+    with pytest.raises(TypeError, match="PublicData"):
+        extractor.fit(split.distillation, split.private)
+    with pytest.raises(TypeError, match="PublicData"):
+        extractor.fit(split.distillation.features)
+    extractor.fit(split.negative, split.distillation)
+    features = extractor.transform(split.private.features)
+    assert features.shape == (len(split.private), 8)
+    assert np.linalg.norm(features, axis=1).max() <= 1.0 + 1e-12
+    # the scale is the public 95% quantile, so some private rows are clipped to exactly norm 1
+    assert np.isclose(np.linalg.norm(features, axis=1).max(), 1.0)
+
+
+@pytest.mark.parametrize("parameters, match", [({"num_components": 0}, "num_components"), ({"norm_quantile": 0.0}, "norm_quantile")])
+def test_bad_extractor_configuration(parameters, match):
+    public = PublicData(np.random.default_rng(0).normal(size=(20, 4)), np.zeros(20, dtype=int))
+    with pytest.raises(ValueError, match=match):
+        PublicFeatureExtractor(**parameters).fit(public)

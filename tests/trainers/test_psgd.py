@@ -1,0 +1,135 @@
+"""DP-Helmet PSGD: step schedule, projection after every step, summed SVM objectives, seeding."""
+
+import numpy as np
+import pytest
+import torch
+
+import dpmech.sensitivity
+from trainers.psgd import HUBER_SVM, SOFTMAX, HuberSVMTrainer, SoftmaxSLPTrainer, analytic_smoothness, projected_sgd
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(2)
+    features = rng.normal(size=(45, 4))
+    labels = rng.integers(0, 3, size=45)
+    return features, labels
+
+
+def _run(data, model, on_step=None, **overrides):
+    features, labels = data
+    arguments = dict(model=model, num_classes=3, regularization=0.5, input_clip=1.0, projection_radius=0.3,
+                     epochs=4, batch_size=10, seed=0, huber_h=0.1, on_step=on_step)
+    arguments.update(overrides)
+    return projected_sgd(features, labels, **arguments)
+
+
+@pytest.mark.parametrize("model", [SOFTMAX, HUBER_SVM])
+def test_schedule_and_projection_after_every_step(data, model):
+    records = []
+    _run(data, model, lambda step, rate, theta: records.append((step, rate, theta.clone())), epochs=6)
+    beta = analytic_smoothness(model, 0.5, 1.0, 0.1)
+    # 45 records in batches of 10: 5 steps per epoch, 6 epochs; t counts globally from 1.
+    assert [step for step, _, _ in records] == list(range(1, 31))
+    assert all(rate == min(1.0 / beta, 1.0 / (0.5 * step)) for step, rate, _ in records)
+    assert any(rate == 1.0 / beta for _, rate, _ in records) and any(rate < 1.0 / beta for _, rate, _ in records)
+    bound = 0.3 * (1 + 1e-12)
+    if model == SOFTMAX:
+        norms = [float(torch.linalg.matrix_norm(theta)) for _, _, theta in records]
+        assert max(norms) <= bound
+    else:
+        norms = [float(torch.linalg.vector_norm(theta, dim=1).max()) for _, _, theta in records]
+        assert max(norms) <= bound
+    assert max(norms) > 0.3 * (1 - 1e-9), "the radius should be active in this configuration"
+
+
+def test_svm_sums_the_class_objectives(data):
+    features, labels = data
+    steps = []
+    first = _run((features[:10], labels[:10]), HUBER_SVM, lambda step, rate, theta: steps.append(theta.clone()),
+                 epochs=1, batch_size=10, projection_radius=100.0)
+    rate = min(1.0 / analytic_smoothness(HUBER_SVM, 0.5, 1.0, 0.1), 1.0 / 0.5)
+    clipped = features[:10] / np.maximum(1.0, np.linalg.norm(features[:10], axis=1, keepdims=True))
+    augmented = np.hstack([clipped, np.ones((10, 1))])
+    signs = np.where(labels[:10, None] == np.arange(3), 1.0, -1.0)
+    # From θ = 0 every margin is 0 < 1 − h, so dℓ/dz = −1 and ∇J_k(0) = −mean_i y_ik x̃_i.
+    expected = rate * (signs.T @ augmented) / 10
+    assert np.allclose(first, expected, rtol=1e-13, atol=0)
+    assert not np.allclose(first, expected / 3), "an averaged objective would step η/C"
+
+
+def test_softmax_first_step_from_zero(data):
+    features, labels = data
+    first = _run((features[:10], labels[:10]), SOFTMAX, epochs=1, batch_size=10, projection_radius=100.0)
+    rate = min(1.0 / analytic_smoothness(SOFTMAX, 0.5, 1.0), 1.0 / 0.5)
+    clipped = features[:10] / np.maximum(1.0, np.linalg.norm(features[:10], axis=1, keepdims=True))
+    augmented = np.hstack([clipped, np.ones((10, 1))])
+    one_hot = np.eye(3)[labels[:10]]
+    assert np.allclose(first, -rate * (1.0 / 3 - one_hot).T @ augmented / 10, rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("model", [SOFTMAX, HUBER_SVM])
+def test_reproducible_from_seed_and_generator(data, model):
+    same = _run(data, model, seed=5)
+    assert np.array_equal(same, _run(data, model, seed=5))
+    assert np.array_equal(same, _run(data, model, seed=torch.Generator().manual_seed(5)))
+    assert not np.array_equal(same, _run(data, model, seed=6))
+
+
+def test_inputs_are_clipped_to_c(data):
+    features, labels = data
+    unit = features / np.linalg.norm(features, axis=1, keepdims=True)
+    # Rows of norm >= c all clip to the same c-norm row.
+    assert np.allclose(_run((2.0 * unit, labels), SOFTMAX, input_clip=0.5), _run((7.0 * unit, labels), SOFTMAX, input_clip=0.5), rtol=1e-12, atol=1e-15)
+
+
+def test_estimators_wrap_projected_sgd(data):
+    features, labels = data
+    model = SoftmaxSLPTrainer(num_classes=3, regularization=0.5, projection_radius=0.3, epochs=4, batch_size=10, seed=0)
+    assert np.array_equal(model.train(features, labels), _run(data, SOFTMAX))
+    svm = HuberSVMTrainer(num_classes=3, regularization=0.5, projection_radius=0.3, epochs=4, batch_size=10, seed=0)
+    assert np.array_equal(svm.fit(features, labels).parameters_, _run(data, HUBER_SVM))
+    assert svm.predict(features).shape == (45,)
+
+
+@pytest.mark.parametrize(
+    "overrides, match",
+    [
+        ({"regularization": 0.0}, "regularization"),
+        ({"input_clip": -1.0}, "input_clip"),
+        ({"projection_radius": 0.0}, "projection_radius"),
+        ({"epochs": 0}, "epochs"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"huber_h": 0.0}, "huber_h"),
+        ({"smoothness": 1.0}, "smoothness"),
+        ({"model": "svm"}, "model"),
+        ({"num_classes": 1}, "num_classes"),
+    ],
+)
+def test_bad_configuration_names_the_parameter(data, overrides, match):
+    overrides.setdefault("model", HUBER_SVM)
+    model = overrides.pop("model")
+    with pytest.raises(ValueError, match=match):
+        _run(data, model, **overrides)
+
+
+def _neighbour_change(model, trainer, features, labels):
+    base = trainer.train(features, labels)
+    neighbour_features, neighbour_labels = features.copy(), labels.copy()
+    neighbour_features[0] = -features[0]
+    neighbour_labels[0] = (labels[0] + 1) % 3
+    return np.linalg.norm(trainer.train(neighbour_features, neighbour_labels) - base)
+
+
+@pytest.mark.skipif(not hasattr(dpmech.sensitivity, "softmax_slp_psgd"), reason="dpmech.sensitivity.softmax_slp_psgd is not on main yet")
+def test_softmax_neighbours_move_less_than_the_declared_sensitivity(data):
+    features, labels = data
+    trainer = SoftmaxSLPTrainer(num_classes=3, regularization=0.5, projection_radius=0.3, epochs=4, batch_size=10, seed=0)
+    assert 0.0 < _neighbour_change(SOFTMAX, trainer, features, labels) <= trainer.sensitivity(len(labels))
+
+
+@pytest.mark.skipif(not hasattr(dpmech.sensitivity, "huber_svm_psgd"), reason="dpmech.sensitivity.huber_svm_psgd is not on main yet")
+def test_svm_neighbours_move_less_than_the_declared_sensitivity(data):
+    features, labels = data
+    trainer = HuberSVMTrainer(num_classes=3, regularization=0.5, projection_radius=0.3, epochs=4, batch_size=10, seed=0)
+    assert 0.0 < _neighbour_change(HUBER_SVM, trainer, features, labels) <= trainer.sensitivity(len(labels))

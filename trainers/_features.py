@@ -1,0 +1,77 @@
+"""Feature-matrix helpers shared by the trainers: the bias coordinate, norm checks and clipping."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import dpmech
+from dpmech import _validation as check
+
+
+def as_feature_matrix(name: str, features) -> np.ndarray:
+    """A finite, non-empty 2-d float64 array."""
+    try:
+        array = np.asarray(features, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a 2-d array of real numbers") from None
+    if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] == 0:
+        raise ValueError(f"{name} must be a non-empty 2-d array (got shape {array.shape})")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite (it contains NaN or inf)")
+    return array
+
+
+def require_norms_within(name: str, features: np.ndarray, bound: float) -> None:
+    """Raise ValueError when a row of ``features`` has Euclidean norm above ``bound``.
+
+    The sensitivity bounds assume ‖x‖ <= bound for every record; data that violates it must be
+    clipped explicitly (``clip_rows``) before training, never silently.
+    """
+    norms = np.linalg.norm(features, axis=1)
+    worst = float(norms.max())
+    # A few ulps of slack so that rows clipped to exactly ``bound`` pass.
+    if worst > bound * (1.0 + 4 * np.finfo(np.float64).eps):
+        raise ValueError(
+            f"{name} has a row of norm {worst:.6g} above feature_bound={bound:g}; "
+            "clip the features to the bound first (trainers.data clips to a public bound)"
+        )
+
+
+def clip_rows(features, bound: float) -> np.ndarray:
+    """x ← x / max(1, ‖x‖₂ / bound), row by row (per-example clipping to a public norm bound)."""
+    if hasattr(dpmech, "clip_features"):
+        return np.asarray(dpmech.clip_features(features, bound), dtype=np.float64)
+    return _clip_rows_inline(features, bound)
+
+
+def _clip_rows_inline(features, bound: float) -> np.ndarray:
+    # Used only until dpmech.clip_features lands on main.
+    features = np.asarray(features, dtype=np.float64)
+    bound = float(check.positive("bound", bound))
+    norms = np.linalg.norm(features, axis=1, keepdims=True)
+    return features / np.maximum(1.0, norms / bound)
+
+
+def with_bias_coordinate(features: np.ndarray) -> np.ndarray:
+    """Append the constant coordinate 1 to every row, so a regularised weight plays the intercept."""
+    return np.hstack([features, np.ones((features.shape[0], 1), dtype=features.dtype)])
+
+
+def bias_augmented_bound(feature_bound: float) -> float:
+    """‖(x, 1)‖ <= sqrt(b² + 1) when ‖x‖ <= b: the feature bound the sensitivity must use."""
+    return math.sqrt(feature_bound**2 + 1.0)
+
+
+def as_class_labels(name: str, labels, num_records: int, num_classes: int) -> np.ndarray:
+    """Integer labels in {0, ..., num_classes − 1}, one per record."""
+    array = np.asarray(labels)
+    if array.shape != (num_records,):
+        raise ValueError(f"{name} must have shape ({num_records},) (got {array.shape})")
+    if array.dtype.kind not in "iub" and not (array.dtype.kind == "f" and np.all(array == np.round(array))):
+        raise ValueError(f"{name} must be integers in [0, {num_classes - 1}] (got dtype {array.dtype})")
+    array = array.astype(np.int64)
+    if array.min() < 0 or array.max() >= num_classes:
+        raise ValueError(f"{name} must be integers in [0, {num_classes - 1}] (got values in [{array.min()}, {array.max()}])")
+    return array

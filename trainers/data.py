@@ -1,0 +1,263 @@
+"""Offline real data, the Dirichlet label partition over clients, the public/private splits, and a
+frozen feature extractor fitted on public data only.
+
+Nothing here downloads: digits ship with scikit-learn, and MNIST-1D is generated locally by the
+``mnist1d`` package's procedural generator (``mnist1d.data.make_dataset``), never through its
+``get_dataset``, which fetches a pickle from GitHub.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+from sklearn.base import BaseEstimator
+from sklearn.decomposition import PCA
+from sklearn.utils.validation import check_is_fitted
+
+from dpmech import _validation as check
+
+from ._features import as_feature_matrix, clip_rows
+
+# Seed 000 (FedAUXfdp, after Sattler et al. 2021): α = 2^k · 10^-2 for k in {0, 2, 4, 10}.
+ALPHA_GRID = (0.01, 0.04, 0.16, 10.24)
+
+
+@dataclass(frozen=True)
+class LabelledData:
+    """Feature rows and their integer class labels."""
+
+    features: np.ndarray
+    labels: np.ndarray
+
+    def __post_init__(self):
+        features = as_feature_matrix("features", self.features)
+        labels = np.asarray(self.labels)
+        if labels.shape != (features.shape[0],) or labels.dtype.kind not in "iu":
+            raise ValueError(f"labels must be integers of shape ({features.shape[0]},) (got {labels.dtype} {labels.shape})")
+        object.__setattr__(self, "features", features)
+        object.__setattr__(self, "labels", labels.astype(np.int64))
+
+    def __len__(self):
+        return self.features.shape[0]
+
+    def subset(self, indices):
+        return type(self)(self.features[indices], self.labels[indices])
+
+
+class PublicData(LabelledData):
+    """Data that may be used without privacy cost (auxiliary data: negative and distillation sets)."""
+
+
+class PrivateData(LabelledData):
+    """The clients' records; every release computed from them must be accounted by dpmech."""
+
+
+def load_digits_dataset() -> LabelledData:
+    """scikit-learn's bundled 8×8 digits: 1797 records, 64 features in [0, 16], 10 classes."""
+    from sklearn.datasets import load_digits
+
+    features, labels = load_digits(return_X_y=True)
+    return LabelledData(features.astype(np.float64), labels)
+
+
+def make_mnist1d(num_samples: int = 5000, seed: int = 42) -> LabelledData:
+    """MNIST-1D (Greydanus 2020) generated locally: ``num_samples`` signals of length 40, 10 classes.
+
+    Uses the package's default generator arguments (``get_dataset_args()``) with ``num_samples``
+    and ``seed`` replaced; the defaults (5000, 42) reproduce the published dataset. The package
+    draws from numpy's and Python's global generators after seeding them, so their states are
+    saved and restored around the call: the caller's global random state is left untouched.
+    ``num_samples`` is rounded down to a multiple of 10 by the generator (equal class counts).
+    """
+    import mnist1d.data
+
+    num_samples = check.integer_scalar("num_samples", num_samples, 10)
+    seed = check.integer_scalar("seed", seed, 0)
+    arguments = mnist1d.data.get_dataset_args()
+    arguments.num_samples = num_samples
+    arguments.seed = seed
+    numpy_state, python_state = np.random.get_state(), random.getstate()
+    try:
+        generated = mnist1d.data.make_dataset(arguments)
+    finally:
+        np.random.set_state(numpy_state)
+        random.setstate(python_state)
+    features = np.concatenate([generated["x"], generated["x_test"]])
+    labels = np.concatenate([generated["y"], generated["y_test"]])
+    return LabelledData(features, labels)
+
+
+def _balanced_proportions(proportions: np.ndarray, tolerance=1e-10, max_iterations=10_000) -> np.ndarray:
+    # Sinkhorn scaling to rows summing to 1 and columns to C/K, as FedAUX's make_double_stochstic,
+    # so that every client expects the same number of records.
+    scaled = np.maximum(proportions, np.finfo(np.float64).tiny)
+    num_classes, num_clients = scaled.shape
+    for _ in range(max_iterations):
+        scaled = scaled * (num_classes / num_clients) / scaled.sum(axis=0, keepdims=True)
+        scaled = scaled / scaled.sum(axis=1, keepdims=True)
+        if np.abs(scaled.sum(axis=0) - num_classes / num_clients).max() < tolerance:
+            break
+    return scaled
+
+
+def dirichlet_label_partition(labels, num_clients, alpha, rng, *, num_classes=None, balance_clients=True) -> np.ndarray:
+    """Assign every record to one of ``num_clients`` clients with Dirichlet(α) label skew.
+
+    The scheme of Hsu, Qi & Brown (2019) as implemented by Lin et al. (2020) and FedAUX (the
+    partition seed 000 uses): for each class c draw the shares of the clients q_c ~ Dir(α·1_K),
+    shuffle the records of class c and cut them at ⌊cumsum(q_c)·n_c⌋. With ``balance_clients``
+    (FedAUX's default) the C × K share matrix is first Sinkhorn-scaled to be doubly stochastic so
+    every client expects n/K records. Small α concentrates each client on few classes; α → ∞
+    gives every client the pool's class mix.
+
+    Returns an int array of length n with each record's client id: every record is assigned
+    exactly once. Clients may still receive no record for small α.
+    """
+    labels = np.asarray(labels)
+    if labels.ndim != 1 or labels.size == 0 or labels.dtype.kind not in "iu" or labels.min() < 0:
+        raise ValueError("labels must be a non-empty 1-d array of non-negative integers")
+    num_records = labels.size
+    num_clients = check.integer_scalar("num_clients", num_clients, 1)
+    if num_clients > num_records:
+        raise ValueError(f"num_clients must be <= the number of records {num_records} (got {num_clients})")
+    alpha = float(check.positive("alpha", alpha))
+    num_classes = int(labels.max()) + 1 if num_classes is None else check.integer_scalar("num_classes", num_classes, 1)
+    if labels.max() >= num_classes:
+        raise ValueError(f"labels must be < num_classes={num_classes} (got {labels.max()})")
+    rng = np.random.default_rng(rng)
+    proportions = rng.dirichlet(np.full(num_clients, alpha), size=num_classes)
+    if balance_clients:
+        proportions = _balanced_proportions(proportions)
+    order = np.lexsort((rng.permutation(num_records), labels))
+    class_counts = np.bincount(labels, minlength=num_classes)
+    class_starts = np.concatenate([[0], np.cumsum(class_counts)[:-1]])
+    position_in_class = np.empty(num_records, dtype=np.int64)
+    position_in_class[order] = np.arange(num_records) - class_starts[labels[order]]
+    cuts = np.floor(np.cumsum(proportions, axis=1)[:, :-1] * class_counts[:, None])
+    return (position_in_class[:, None] >= cuts[labels]).sum(axis=1)
+
+
+def largest_class_shares(labels, assignment, num_clients, *, num_classes=None, top=3) -> np.ndarray:
+    """Mean over non-empty clients of the ranked class shares: entry j is the average fraction of a
+    client's records that come from its (j+1)-th largest class (seed 000, Table 1)."""
+    labels = np.asarray(labels, dtype=np.int64)
+    assignment = np.asarray(assignment, dtype=np.int64)
+    num_clients = check.integer_scalar("num_clients", num_clients, 1)
+    num_classes = int(labels.max()) + 1 if num_classes is None else check.integer_scalar("num_classes", num_classes, 1)
+    top = check.integer_scalar("top", top, 1)
+    if top > num_classes:
+        raise ValueError(f"top must be <= num_classes={num_classes} (got {top})")
+    counts = np.bincount(assignment * num_classes + labels, minlength=num_clients * num_classes)
+    counts = counts.reshape(num_clients, num_classes)
+    totals = counts.sum(axis=1)
+    shares = counts[totals > 0] / totals[totals > 0, None]
+    return -np.sort(-shares, axis=1)[:, :top].mean(axis=0)
+
+
+def largest_class_share_table(labels, num_clients, rng, *, alphas=ALPHA_GRID, top=3, repeats=1, console=None) -> np.ndarray:
+    """Seed 000 Table 1 for ``labels``: ranked largest-class shares per α, averaged over ``repeats``
+    partitions. Returns an array of shape (top, len(alphas)) and prints it as a rich table."""
+    rng = np.random.default_rng(rng)
+    repeats = check.integer_scalar("repeats", repeats, 1)
+    num_classes = int(np.max(labels)) + 1
+    shares = np.array([
+        np.mean([
+            largest_class_shares(labels, dirichlet_label_partition(labels, num_clients, alpha, rng), num_clients,
+                                 num_classes=num_classes, top=top)
+            for _ in range(repeats)
+        ], axis=0)
+        for alpha in alphas
+    ]).T
+    table = Table(title=f"Largest-class shares per client ({num_clients} clients, mean of {repeats} partitions)")
+    table.add_column("class rank")
+    for alpha in alphas:
+        table.add_column(f"α = {alpha:g}", justify="right")
+    for rank, row in enumerate(shares, start=1):
+        table.add_row(str(rank), *(f"{100 * value:.1f}%" for value in row))
+    (console or Console()).print(table)
+    return shares
+
+
+@dataclass(frozen=True)
+class FederatedSplit:
+    """Disjoint parts of one dataset: the clients' private pool, the public negative set and
+    distillation set (auxiliary data), and the test set."""
+
+    private: PrivateData
+    negative: PublicData
+    distillation: PublicData
+    test: LabelledData
+
+
+def split_federated(data: LabelledData, rng, *, test_fraction=0.2, public_fraction=0.2, negative_fraction=0.2) -> FederatedSplit:
+    """Split ``data`` uniformly at random: ``test_fraction`` for the test set, ``public_fraction``
+    for public auxiliary data (of which ``negative_fraction`` is the negative set and the rest the
+    distillation set; FedAUX uses 20% / 80%), and the remainder as the clients' private data."""
+    test_fraction = float(check.in_interval("test_fraction", test_fraction, 0.0, 1.0, low_open=True, high_open=True))
+    public_fraction = float(check.in_interval("public_fraction", public_fraction, 0.0, 1.0, low_open=True, high_open=True))
+    negative_fraction = float(check.in_interval("negative_fraction", negative_fraction, 0.0, 1.0, low_open=True, high_open=True))
+    if test_fraction + public_fraction >= 1.0:
+        raise ValueError(f"test_fraction + public_fraction must be < 1 (got {test_fraction + public_fraction:g})")
+    num_records = len(data)
+    order = np.random.default_rng(rng).permutation(num_records)
+    num_test = int(round(test_fraction * num_records))
+    num_public = int(round(public_fraction * num_records))
+    num_negative = int(round(negative_fraction * num_public))
+    parts = np.split(order, np.cumsum([num_test, num_negative, num_public - num_negative]))
+    if min(part.size for part in parts) == 0:
+        raise ValueError(f"the fractions leave an empty part for {num_records} records; use more data or larger fractions")
+    test, negative, distillation, private = parts
+    return FederatedSplit(
+        private=PrivateData(data.features[private], data.labels[private]),
+        negative=PublicData(data.features[negative], data.labels[negative]),
+        distillation=PublicData(data.features[distillation], data.labels[distillation]),
+        test=LabelledData(data.features[test], data.labels[test]),
+    )
+
+
+class PublicFeatureExtractor(BaseEstimator):
+    """A frozen feature map fitted on public data only: PCA, a public scale, per-example clipping.
+
+    ``fit`` accepts only :class:`PublicData` (one or more sets), so private records cannot reach
+    it. It fits a PCA with ``num_components`` components and sets the public scale ``norm_scale_``
+    to the ``norm_quantile`` quantile of the public projected norms. ``transform`` maps any rows
+    to z = PCA(x) / norm_scale_ clipped per example to ‖z‖₂ <= 1, so ``feature_bound_ = 1`` holds
+    for every output by construction and the scale depends on public data only (FedAUX's code
+    instead divides by the max norm over private ∪ public features, which depends on private
+    data; formulas.md §2.3, flag 3).
+    """
+
+    def __init__(self, num_components=16, norm_quantile=0.95):
+        self.num_components = num_components
+        self.norm_quantile = norm_quantile
+
+    def fit(self, *public_sets: PublicData):
+        num_components = check.integer_scalar("num_components", self.num_components, 1)
+        norm_quantile = float(check.in_interval("norm_quantile", self.norm_quantile, 0.0, 1.0, low_open=True, high_open=False))
+        if not public_sets:
+            raise ValueError("fit needs at least one PublicData set")
+        for public in public_sets:
+            if not isinstance(public, PublicData):
+                raise TypeError(
+                    f"PublicFeatureExtractor fits on PublicData only (got {type(public).__name__}); "
+                    "private data must never reach the feature extractor"
+                )
+        features = np.vstack([public.features for public in public_sets])
+        if num_components > min(features.shape):
+            raise ValueError(f"num_components must be <= {min(features.shape)} for this public data (got {num_components})")
+        self.pca_ = PCA(n_components=num_components, svd_solver="full").fit(features)
+        norms = np.linalg.norm(self.pca_.transform(features), axis=1)
+        self.norm_scale_ = float(np.quantile(norms, norm_quantile))
+        if self.norm_scale_ <= 0:
+            raise ValueError("the public features project to zero; cannot set a norm scale")
+        self.feature_bound_ = 1.0
+        return self
+
+    def transform(self, features) -> np.ndarray:
+        check_is_fitted(self, "pca_")
+        projected = self.pca_.transform(as_feature_matrix("features", features)) / self.norm_scale_
+        return clip_rows(projected, self.feature_bound_)

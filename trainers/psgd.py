@@ -1,0 +1,230 @@
+"""Projected mini-batch SGD in torch: DP-Helmet's Softmax-SLP (Alg. 1) and one-vs-rest Huber SVM
+(Alg. 2), Kirschte, Meiser, Ardalan & Mohammadi (arXiv 2211.02003; formulas.md §1.1–1.3).
+
+Algorithm (both models), on inputs clipped to x ← x / max(1, ‖x‖₂ / c) and extended by the
+bias coordinate, x̃ = (x, 1), so the bias is regularised and projected with the weights:
+
+    θ = 0;  t = 0
+    for each epoch: shuffle (torch.Generator);  for each of the ⌈N/b⌉ batches:
+        t ← t + 1                              # global step, starts at 1
+        η_t = min(1/β, 1/(Λ t))
+        θ ← θ − η_t ∇ (mean over the batch of J)
+        project: Softmax-SLP  θ ← θ / max(1, ‖θ‖_F / R)           (the whole (W, b))
+                 Huber SVM    θ_k ← θ_k / max(1, ‖θ_k‖₂ / R)       (each class's (w_k, b_k))
+
+Objectives: Softmax-SLP J(θ) = (Λ/2)‖θ‖_F² + CE(softmax(θ x̃), y); Huber SVM
+J(θ) = Σ_k [(Λ/2)‖θ_k‖² + ℓ_hub(y_k θ_k·x̃)] with y_k = ±1 (one-vs-rest) and the Huber hinge of
+relaxation h. The SVM SUMS the per-class objectives, so every class takes the step η_t of the
+theorem; DP-Helmet's public code averages them (each class then steps η_t / C), which is still
+private but is not the analysed schedule (formulas.md §1.3 FLAG).
+
+Smoothness β (per example, with ‖x̃‖² <= c² + 1): Huber SVM β = (c² + 1)/(2h) + Λ (Example 3.16
+of the seed; tensorflow/privacy's StrongConvexHuber); Softmax-SLP β = (c² + 1)/2 + Λ, because
+λ_max(diag(p) − ppᵀ) <= 1/2. The SVM's sum is block-separable over classes, so its β is that
+of one class. A larger β (e.g. DP-Helmet's conservative values) may be passed: it only shortens
+the steps. The Wu et al. (2017) bolt-on bound Δ = 2L/(NΛ) holds for this schedule with any
+number of passes and any batch size; the trainers ask dpmech for it (``sensitivity``) and never
+compute it here. The returned model is the unscaled θ (DP-Helmet's newest code releases N·θ).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+import dpmech.sensitivity
+from dpmech import _validation as check
+
+from ._features import as_class_labels, as_feature_matrix, clip_rows, with_bias_coordinate
+
+SOFTMAX = "softmax"
+HUBER_SVM = "huber_svm"
+
+
+def analytic_smoothness(model: str, regularization: float, input_clip: float, huber_h: float | None = None) -> float:
+    """β of the per-example objective on bias-augmented inputs (see the module docstring)."""
+    check.choice("model", model, (SOFTMAX, HUBER_SVM))
+    regularization = float(check.positive("regularization", regularization))
+    squared_norm = float(check.positive("input_clip", input_clip)) ** 2 + 1.0
+    if model == SOFTMAX:
+        return squared_norm / 2.0 + regularization
+    return squared_norm / (2.0 * float(check.positive("huber_h", huber_h))) + regularization
+
+
+def _as_generator(seed) -> torch.Generator:
+    if isinstance(seed, torch.Generator):
+        return seed
+    return torch.Generator().manual_seed(check.integer_scalar("seed", seed, 0))
+
+
+def _softmax_gradient(theta, inputs, labels, regularization, huber_h):
+    residuals = torch.softmax(inputs @ theta.T, dim=1) - torch.nn.functional.one_hot(labels, theta.shape[0]).to(theta.dtype)
+    return residuals.T @ inputs / inputs.shape[0] + regularization * theta
+
+
+def _huber_svm_gradient(theta, inputs, labels, regularization, huber_h):
+    signs = 2.0 * torch.nn.functional.one_hot(labels, theta.shape[0]).to(theta.dtype) - 1.0
+    margins = signs * (inputs @ theta.T)
+    # dℓ_hub/dz: −1 below 1−h, −(1+h−z)/(2h) inside, 0 above 1+h
+    slopes = -torch.clamp((1.0 + huber_h - margins) / (2.0 * huber_h), min=0.0, max=1.0)
+    return (slopes * signs).T @ inputs / inputs.shape[0] + regularization * theta
+
+
+def _project(theta, model, radius):
+    if model == SOFTMAX:
+        return theta / torch.clamp(torch.linalg.matrix_norm(theta) / radius, min=1.0)
+    return theta / torch.clamp(torch.linalg.vector_norm(theta, dim=1, keepdim=True) / radius, min=1.0)
+
+
+def projected_sgd(
+    features,
+    labels,
+    *,
+    model: str,
+    num_classes: int,
+    regularization: float,
+    input_clip: float,
+    projection_radius: float,
+    epochs: int,
+    batch_size: int,
+    seed,
+    huber_h: float | None = None,
+    smoothness: float | None = None,
+    device="cpu",
+    dtype=torch.float64,
+    on_step=None,
+) -> np.ndarray:
+    """Run DP-Helmet's PSGD and return θ of shape (num_classes, d + 1) (last column: bias).
+
+    ``seed`` is an int or a ``torch.Generator`` (the only source of randomness: the shuffles).
+    ``on_step(t, η_t, θ)`` is called after every projected step with the global step t >= 1.
+    ``smoothness`` defaults to :func:`analytic_smoothness`; a smaller value raises ValueError.
+    """
+    model = check.choice("model", model, (SOFTMAX, HUBER_SVM))
+    num_classes = check.integer_scalar("num_classes", num_classes, 2)
+    regularization = float(check.positive("regularization", regularization))
+    input_clip = float(check.positive("input_clip", input_clip))
+    radius = float(check.positive("projection_radius", projection_radius))
+    epochs = check.integer_scalar("epochs", epochs, 1)
+    batch_size = check.integer_scalar("batch_size", batch_size, 1)
+    if model == HUBER_SVM:
+        huber_h = float(check.positive("huber_h", huber_h))
+    minimum = analytic_smoothness(model, regularization, input_clip, huber_h)
+    if smoothness is None:
+        smoothness = minimum
+    elif float(check.positive("smoothness", smoothness)) < minimum:
+        raise ValueError(f"smoothness must be >= the analytic β = {minimum:g} of this objective (got {smoothness!r})")
+    features = as_feature_matrix("features", features)
+    labels = as_class_labels("labels", labels, features.shape[0], num_classes)
+    generator = _as_generator(seed)
+    inputs = torch.as_tensor(with_bias_coordinate(clip_rows(features, input_clip)), dtype=dtype, device=device)
+    targets = torch.as_tensor(labels, device=device)
+    gradient = _softmax_gradient if model == SOFTMAX else _huber_svm_gradient
+    num_records = inputs.shape[0]
+    theta = torch.zeros((num_classes, inputs.shape[1]), dtype=dtype, device=device)
+    step = 0
+    for _ in range(epochs):
+        order = torch.randperm(num_records, generator=generator).to(device)
+        for batch in order.split(batch_size):
+            step += 1
+            rate = min(1.0 / smoothness, 1.0 / (regularization * step))
+            theta = _project(theta - rate * gradient(theta, inputs[batch], targets[batch], regularization, huber_h), model, radius)
+            if on_step is not None:
+                on_step(step, rate, theta)
+    return theta.cpu().numpy()
+
+
+class _PsgdTrainer(ClassifierMixin, BaseEstimator):
+    _model = ""
+
+    def _common_arguments(self):
+        return dict(
+            model=self._model,
+            num_classes=self.num_classes,
+            regularization=self.regularization,
+            input_clip=self.input_clip,
+            projection_radius=self.projection_radius,
+            epochs=self.epochs,
+            batch_size=self.batch_size,
+            smoothness=self.smoothness,
+            device=self.device,
+        )
+
+    def fit(self, X, y):
+        self.parameters_ = projected_sgd(X, y, seed=self.seed, **self._training_arguments())
+        self.coef_ = self.parameters_[:, :-1]
+        self.intercept_ = self.parameters_[:, -1]
+        self.classes_ = np.arange(self.num_classes)
+        return self
+
+    def decision_function(self, X):
+        check_is_fitted(self, "parameters_")
+        inputs = with_bias_coordinate(clip_rows(as_feature_matrix("X", X), self.input_clip))
+        return inputs @ self.parameters_.T
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+
+    def train(self, features, labels) -> np.ndarray:
+        """The :class:`trainers.protocol.Trainer` entry point: fit and return ``parameters_``."""
+        return self.fit(features, labels).parameters_.copy()
+
+
+class SoftmaxSLPTrainer(_PsgdTrainer):
+    """DP-Helmet Softmax-SLP-SGD (Alg. 1). Sensitivity (replace-one):
+    ``dpmech.sensitivity.softmax_slp_psgd`` = 2(√2·sqrt(c²+1) + RΛ)/(nΛ) with the bias as input
+    (seed 002 Thm 4.1 states c in place of sqrt(c²+1); formulas.md §1.3)."""
+
+    _model = SOFTMAX
+
+    def __init__(self, num_classes=10, regularization=1.0, input_clip=1.0, projection_radius=1.0, epochs=100,
+                 batch_size=20, seed=0, smoothness=None, device="cpu"):
+        self.num_classes = num_classes
+        self.regularization = regularization
+        self.input_clip = input_clip
+        self.projection_radius = projection_radius
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.seed = seed
+        self.smoothness = smoothness
+        self.device = device
+
+    def _training_arguments(self):
+        return self._common_arguments()
+
+    def sensitivity(self, n) -> float:
+        return dpmech.sensitivity.softmax_slp_psgd(
+            n, self.regularization, self.input_clip, self.projection_radius, bias_as_input=True
+        )
+
+
+class HuberSVMTrainer(_PsgdTrainer):
+    """DP-Helmet SVM-SGD (Alg. 2): one-vs-rest Huber SVMs, per-class objectives summed.
+    Sensitivity (replace-one): ``dpmech.sensitivity.huber_svm_psgd``, the joint bound of the C
+    classifiers, each 2(sqrt(c²+1) + RΛ)/(nΛ) (seed 002 Example 3.16, formulas.md §1.3)."""
+
+    _model = HUBER_SVM
+
+    def __init__(self, num_classes=10, regularization=10.0, input_clip=1.0, projection_radius=0.06, huber_h=0.1,
+                 epochs=100, batch_size=20, seed=0, smoothness=None, device="cpu"):
+        self.num_classes = num_classes
+        self.regularization = regularization
+        self.input_clip = input_clip
+        self.projection_radius = projection_radius
+        self.huber_h = huber_h
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.seed = seed
+        self.smoothness = smoothness
+        self.device = device
+
+    def _training_arguments(self):
+        return dict(self._common_arguments(), huber_h=self.huber_h)
+
+    def sensitivity(self, n) -> float:
+        return dpmech.sensitivity.huber_svm_psgd(
+            n, self.regularization, self.input_clip, self.projection_radius, self.huber_h, self.num_classes,
+            bias_as_input=True,
+        )
