@@ -1,13 +1,9 @@
-"""Feature-matrix helpers shared by the trainers: the bias coordinate, norm checks and clipping."""
+"""Feature-matrix helpers shared by the trainers: validation, the bias coordinate and norm checks."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-import dpmech
-from dpmech import _validation as check
 
 
 def as_feature_matrix(name: str, features) -> np.ndarray:
@@ -27,7 +23,7 @@ def require_norms_within(name: str, features: np.ndarray, bound: float) -> None:
     """Raise ValueError when a row of ``features`` has Euclidean norm above ``bound``.
 
     The sensitivity bounds assume ‖x‖ <= bound for every record; data that violates it must be
-    clipped explicitly (``clip_rows``) before training, never silently.
+    clipped explicitly (``dpmech.clip_features``) before training, never silently.
     """
     norms = np.linalg.norm(features, axis=1)
     worst = float(norms.max())
@@ -39,29 +35,9 @@ def require_norms_within(name: str, features: np.ndarray, bound: float) -> None:
         )
 
 
-def clip_rows(features, bound: float) -> np.ndarray:
-    """x ← x / max(1, ‖x‖₂ / bound), row by row (per-example clipping to a public norm bound)."""
-    if hasattr(dpmech, "clip_features"):
-        return np.asarray(dpmech.clip_features(features, bound), dtype=np.float64)
-    return _clip_rows_inline(features, bound)
-
-
-def _clip_rows_inline(features, bound: float) -> np.ndarray:
-    # Used only until dpmech.clip_features lands on main.
-    features = np.asarray(features, dtype=np.float64)
-    bound = float(check.positive("bound", bound))
-    norms = np.linalg.norm(features, axis=1, keepdims=True)
-    return features / np.maximum(1.0, norms / bound)
-
-
 def with_bias_coordinate(features: np.ndarray) -> np.ndarray:
     """Append the constant coordinate 1 to every row, so a regularised weight plays the intercept."""
     return np.hstack([features, np.ones((features.shape[0], 1), dtype=features.dtype)])
-
-
-def bias_augmented_bound(feature_bound: float) -> float:
-    """‖(x, 1)‖ <= sqrt(b² + 1) when ‖x‖ <= b: the feature bound the sensitivity must use."""
-    return math.sqrt(feature_bound**2 + 1.0)
 
 
 def as_class_labels(name: str, labels, num_records: int, num_classes: int) -> np.ndarray:

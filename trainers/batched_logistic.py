@@ -43,7 +43,6 @@ from sklearn.base import BaseEstimator
 import dpmech.sensitivity
 from dpmech import _validation as check
 
-from ._features import bias_augmented_bound
 
 _ARMIJO = 1e-4
 _MAX_HALVINGS = 40
@@ -344,8 +343,10 @@ class BatchedLogisticRegression(BaseEstimator):
         if self.feature_bound is None:
             raise ValueError("feature_bound must be set (a public bound on ‖x‖₂) to declare a sensitivity")
         bound = float(check.positive("feature_bound", self.feature_bound))
-        if self.fit_intercept:
-            bound = bias_augmented_bound(bound)
         if num_classes == 2:
-            return dpmech.sensitivity.binary_logistic_regression(n, regularization, feature_bound=bound)
-        return dpmech.sensitivity.multinomial_logistic_regression(n, regularization, num_classes, feature_bound=bound, bound="tight")
+            return dpmech.sensitivity.logistic_regression_sensitivity(
+                regularization, n, bound, regularized_intercept=self.fit_intercept
+            )
+        return dpmech.sensitivity.multinomial_logistic_regression_sensitivity(
+            regularization, n, bound, num_classes=num_classes, regularized_intercept=self.fit_intercept
+        )

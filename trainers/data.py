@@ -18,9 +18,10 @@ from sklearn.base import BaseEstimator
 from sklearn.decomposition import PCA
 from sklearn.utils.validation import check_is_fitted
 
+import dpmech
 from dpmech import _validation as check
 
-from ._features import as_feature_matrix, clip_rows
+from ._features import as_feature_matrix
 
 # Seed 000 (FedAUXfdp, after Sattler et al. 2021): α = 2^k · 10^-2 for k in {0, 2, 4, 10}.
 ALPHA_GRID = (0.01, 0.04, 0.16, 10.24)
@@ -260,4 +261,4 @@ class PublicFeatureExtractor(BaseEstimator):
     def transform(self, features) -> np.ndarray:
         check_is_fitted(self, "pca_")
         projected = self.pca_.transform(as_feature_matrix("features", features)) / self.norm_scale_
-        return clip_rows(projected, self.feature_bound_)
+        return dpmech.clip_features(projected, self.feature_bound_)

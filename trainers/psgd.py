@@ -34,23 +34,22 @@ import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+import dpmech
 import dpmech.sensitivity
 from dpmech import _validation as check
 
-from ._features import as_class_labels, as_feature_matrix, clip_rows, with_bias_coordinate
+from ._features import as_class_labels, as_feature_matrix, with_bias_coordinate
 
 SOFTMAX = "softmax"
 HUBER_SVM = "huber_svm"
 
 
 def analytic_smoothness(model: str, regularization: float, input_clip: float, huber_h: float | None = None) -> float:
-    """β of the per-example objective on bias-augmented inputs (see the module docstring)."""
+    """β of the per-example objective on bias-augmented inputs, from :mod:`dpmech.sensitivity`."""
     check.choice("model", model, (SOFTMAX, HUBER_SVM))
-    regularization = float(check.positive("regularization", regularization))
-    squared_norm = float(check.positive("input_clip", input_clip)) ** 2 + 1.0
     if model == SOFTMAX:
-        return squared_norm / 2.0 + regularization
-    return squared_norm / (2.0 * float(check.positive("huber_h", huber_h))) + regularization
+        return dpmech.sensitivity.softmax_slp_smoothness(input_clip, regularization, regularized_intercept=True)
+    return dpmech.sensitivity.huber_svm_smoothness(input_clip, regularization, huber_h, regularized_intercept=True)
 
 
 def _as_generator(seed) -> torch.Generator:
@@ -119,7 +118,7 @@ def projected_sgd(
     features = as_feature_matrix("features", features)
     labels = as_class_labels("labels", labels, features.shape[0], num_classes)
     generator = _as_generator(seed)
-    inputs = torch.as_tensor(with_bias_coordinate(clip_rows(features, input_clip)), dtype=dtype, device=device)
+    inputs = torch.as_tensor(with_bias_coordinate(dpmech.clip_features(features, input_clip)), dtype=dtype, device=device)
     targets = torch.as_tensor(labels, device=device)
     gradient = _softmax_gradient if model == SOFTMAX else _huber_svm_gradient
     num_records = inputs.shape[0]
@@ -161,7 +160,7 @@ class _PsgdTrainer(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X):
         check_is_fitted(self, "parameters_")
-        inputs = with_bias_coordinate(clip_rows(as_feature_matrix("X", X), self.input_clip))
+        inputs = with_bias_coordinate(dpmech.clip_features(as_feature_matrix("X", X), self.input_clip))
         return inputs @ self.parameters_.T
 
     def predict(self, X):
@@ -174,7 +173,7 @@ class _PsgdTrainer(ClassifierMixin, BaseEstimator):
 
 class SoftmaxSLPTrainer(_PsgdTrainer):
     """DP-Helmet Softmax-SLP-SGD (Alg. 1). Sensitivity (replace-one):
-    ``dpmech.sensitivity.softmax_slp_psgd`` = 2(√2·sqrt(c²+1) + RΛ)/(nΛ) with the bias as input
+    ``dpmech.sensitivity.softmax_slp_sensitivity`` = 2(√2·sqrt(c²+1) + RΛ)/(nΛ) with the bias as input
     (seed 002 Thm 4.1 states c in place of sqrt(c²+1); formulas.md §1.3)."""
 
     _model = SOFTMAX
@@ -195,14 +194,14 @@ class SoftmaxSLPTrainer(_PsgdTrainer):
         return self._common_arguments()
 
     def sensitivity(self, n) -> float:
-        return dpmech.sensitivity.softmax_slp_psgd(
-            n, self.regularization, self.input_clip, self.projection_radius, bias_as_input=True
+        return dpmech.sensitivity.softmax_slp_sensitivity(
+            self.regularization, n, self.input_clip, self.projection_radius, regularized_intercept=True
         )
 
 
 class HuberSVMTrainer(_PsgdTrainer):
     """DP-Helmet SVM-SGD (Alg. 2): one-vs-rest Huber SVMs, per-class objectives summed.
-    Sensitivity (replace-one): ``dpmech.sensitivity.huber_svm_psgd``, the joint bound of the C
+    Sensitivity (replace-one): ``dpmech.sensitivity.huber_svm_sensitivity``, the joint bound of the C
     classifiers, each 2(sqrt(c²+1) + RΛ)/(nΛ) (seed 002 Example 3.16, formulas.md §1.3)."""
 
     _model = HUBER_SVM
@@ -224,7 +223,7 @@ class HuberSVMTrainer(_PsgdTrainer):
         return dict(self._common_arguments(), huber_h=self.huber_h)
 
     def sensitivity(self, n) -> float:
-        return dpmech.sensitivity.huber_svm_psgd(
-            n, self.regularization, self.input_clip, self.projection_radius, self.huber_h, self.num_classes,
-            bias_as_input=True,
+        return dpmech.sensitivity.huber_svm_sensitivity(
+            self.regularization, n, self.input_clip, self.projection_radius, num_classes=self.num_classes,
+            regularized_intercept=True,
         )

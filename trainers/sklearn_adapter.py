@@ -40,7 +40,6 @@ from dpmech import _validation as check
 from ._features import (
     as_class_labels,
     as_feature_matrix,
-    bias_augmented_bound,
     require_norms_within,
     with_bias_coordinate,
 )
@@ -133,9 +132,10 @@ class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
 
     def sensitivity(self, n) -> float:
         regularization, num_classes, feature_bound, _, _ = self._checked_config()
-        bound = bias_augmented_bound(feature_bound)
         if num_classes == 2:
-            return dpmech.sensitivity.binary_logistic_regression(n, regularization, feature_bound=bound)
-        return dpmech.sensitivity.multinomial_logistic_regression(
-            n, regularization, num_classes, feature_bound=bound, bound="tight"
+            return dpmech.sensitivity.logistic_regression_sensitivity(
+                regularization, n, feature_bound, regularized_intercept=True
+            )
+        return dpmech.sensitivity.multinomial_logistic_regression_sensitivity(
+            regularization, n, feature_bound, num_classes=num_classes, regularized_intercept=True
         )

@@ -89,10 +89,6 @@ def test_shape_mismatch_and_bad_sensitivity_raise():
         train_with_sensitivity(NegativeBound(0.1), np.ones((3, 2)) / 2, np.array([0, 1, 0]))
 
 
-@pytest.mark.skipif(
-    not hasattr(dpmech.sensitivity, "binary_logistic_regression"),
-    reason="dpmech.sensitivity.binary_logistic_regression is not on main yet",
-)
 def test_sklearn_binary_adapter_declares_the_bias_augmented_bound_and_it_holds():
     rng = np.random.default_rng(3)
     features, labels = _unit_ball_data(rng, 30, 2)
@@ -106,10 +102,6 @@ def test_sklearn_binary_adapter_declares_the_bias_augmented_bound_and_it_holds()
     assert moved <= release.sensitivity
 
 
-@pytest.mark.skipif(
-    not hasattr(dpmech.sensitivity, "multinomial_logistic_regression"),
-    reason="dpmech.sensitivity.multinomial_logistic_regression is not on main yet",
-)
 def test_sklearn_multinomial_adapter_declares_the_tight_bound_and_it_holds():
     rng = np.random.default_rng(4)
     features = rng.normal(size=(30, 3))

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 import torch
 
-import dpmech.sensitivity
 from trainers.psgd import HUBER_SVM, SOFTMAX, HuberSVMTrainer, SoftmaxSLPTrainer, analytic_smoothness, projected_sgd
 
 
@@ -121,14 +120,12 @@ def _neighbour_change(model, trainer, features, labels):
     return np.linalg.norm(trainer.train(neighbour_features, neighbour_labels) - base)
 
 
-@pytest.mark.skipif(not hasattr(dpmech.sensitivity, "softmax_slp_psgd"), reason="dpmech.sensitivity.softmax_slp_psgd is not on main yet")
 def test_softmax_neighbours_move_less_than_the_declared_sensitivity(data):
     features, labels = data
     trainer = SoftmaxSLPTrainer(num_classes=3, regularization=0.5, projection_radius=0.3, epochs=4, batch_size=10, seed=0)
     assert 0.0 < _neighbour_change(SOFTMAX, trainer, features, labels) <= trainer.sensitivity(len(labels))
 
 
-@pytest.mark.skipif(not hasattr(dpmech.sensitivity, "huber_svm_psgd"), reason="dpmech.sensitivity.huber_svm_psgd is not on main yet")
 def test_svm_neighbours_move_less_than_the_declared_sensitivity(data):
     features, labels = data
     trainer = HuberSVMTrainer(num_classes=3, regularization=0.5, projection_radius=0.3, epochs=4, batch_size=10, seed=0)
