@@ -6,7 +6,7 @@ import argparse
 import sys
 from importlib.metadata import entry_points
 
-from . import accounting
+from . import accounting, verify
 
 PLUGIN_GROUP = "dpmech.commands"
 
@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="dpmech", description="Differential privacy: calibrate, account, verify, audit.")
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     accounting.register(subparsers)
+    verify.register(subparsers)
     for entry_point in sorted(entry_points(group=PLUGIN_GROUP), key=lambda point: point.name):
         entry_point.load()(subparsers)
     return parser

@@ -1,0 +1,169 @@
+r"""Hypothesis strategies for DP tests: privacy parameters, bounded datasets and neighbouring pairs.
+
+Import this module explicitly (``from dpmech.verify import strategies``): it
+imports Hypothesis, which ``import dpmech`` and ``import dpmech.verify`` do not.
+
+Datasets are :class:`Dataset` pairs (features (n, d), labels (n,)) with every
+‖x_i‖₂ <= feature_bound, the public bound the sensitivity results of
+:mod:`dpmech.sensitivity` assume. Records exactly at the bound are drawn
+often, since they attain the worst case. Neighbouring relations are those of
+:mod:`dpmech.events`: ``"replace-one"`` (same n, one record replaced) and
+``"add-remove-one"`` (one record added or removed).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from hypothesis import strategies as st
+
+from .. import _validation as check
+from ..events import ADD_REMOVE_ONE, REPLACE_ONE
+
+RELATIONS = (REPLACE_ONE, ADD_REMOVE_ONE)
+SMALLEST_DELTA = 1e-300
+
+
+class Dataset(NamedTuple):
+    """A labelled dataset: features of shape (n, d) and integer labels of shape (n,)."""
+
+    features: np.ndarray
+    labels: np.ndarray
+
+
+class PrivacyParams(NamedTuple):
+    """An (ε, δ) pair."""
+
+    epsilon: float
+    delta: float
+
+
+def _log_uniform(low, high):
+    return st.floats(math.log10(low), math.log10(high)).map(lambda exponent: 10.0**exponent)
+
+
+def privacy_params(
+    min_epsilon=1e-6, max_epsilon=100.0, min_delta=SMALLEST_DELTA, max_delta=0.5
+) -> st.SearchStrategy[PrivacyParams]:
+    """(ε, δ) across their valid ranges, log-uniform, with the ends drawn too.
+
+    ε in [min_epsilon, max_epsilon] (0 < min_epsilon <= max_epsilon, finite),
+    δ in [min_delta, max_delta] within (0, 1); the default δ range reaches
+    1e-300, so code that works with δ on a linear scale is exercised where it breaks.
+    """
+    min_epsilon = float(check.positive("min_epsilon", min_epsilon))
+    max_epsilon = float(check.positive("max_epsilon", max_epsilon))
+    if max_epsilon < min_epsilon:
+        raise ValueError(f"max_epsilon must be >= min_epsilon = {min_epsilon:g} (got {max_epsilon!r})")
+    min_delta = float(check.open_unit_interval("min_delta", min_delta))
+    max_delta = float(check.open_unit_interval("max_delta", max_delta))
+    if max_delta < min_delta:
+        raise ValueError(f"max_delta must be >= min_delta = {min_delta:g} (got {max_delta!r})")
+    epsilons = st.one_of(st.sampled_from([min_epsilon, max_epsilon]), _log_uniform(min_epsilon, max_epsilon))
+    deltas = st.one_of(st.sampled_from([min_delta, max_delta]), _log_uniform(min_delta, max_delta))
+    clipped_epsilon = epsilons.map(lambda e: min(max(e, min_epsilon), max_epsilon))
+    clipped_delta = deltas.map(lambda d: min(max(d, min_delta), max_delta))
+    return st.builds(PrivacyParams, clipped_epsilon, clipped_delta)
+
+
+def _size(name, value, minimum):
+    if isinstance(value, st.SearchStrategy):
+        return value
+    return st.just(check.integer_scalar(name, value, minimum))
+
+
+@st.composite
+def _records(draw, count, dimension, num_classes, feature_bound):
+    """count records: a direction in [−1, 1]^d scaled to a norm in [0, bound], at the bound half the time."""
+    directions = np.array(
+        draw(st.lists(st.lists(st.floats(-1.0, 1.0), min_size=dimension, max_size=dimension), min_size=count, max_size=count)),
+        dtype=float,
+    ).reshape(count, dimension)
+    at_bound = np.array(draw(st.lists(st.booleans(), min_size=count, max_size=count)), dtype=bool)
+    fractions = np.array(draw(st.lists(st.floats(0.0, 1.0), min_size=count, max_size=count)), dtype=float)
+    norms = np.linalg.norm(directions, axis=1)
+    target = feature_bound * np.where(at_bound, 1.0, fractions)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        features = np.where(norms[:, None] > 0, directions * (target / norms)[:, None], 0.0)
+    # Rounding can put a scaled row an ulp outside the ball; pull it back in.
+    over = np.linalg.norm(features, axis=1) > feature_bound
+    features[over] *= np.nextafter(feature_bound, 0.0) / np.linalg.norm(features[over], axis=1)[:, None]
+    labels = np.array(draw(st.lists(st.integers(0, num_classes - 1), min_size=count, max_size=count)), dtype=np.int64)
+    return Dataset(features, labels)
+
+
+def _validated_shape(n, d, num_classes, feature_bound, min_n=1):
+    feature_bound = check.positive("feature_bound", feature_bound)
+    if np.ndim(feature_bound):
+        raise ValueError("feature_bound must be a single finite number > 0 (got an array)")
+    return _size("n", n, min_n), _size("d", d, 1), _size("num_classes", num_classes, 2), float(feature_bound)
+
+
+def datasets(n, d, num_classes=2, feature_bound=1.0) -> st.SearchStrategy[Dataset]:
+    """Datasets of n records in d dimensions with labels in [0, num_classes) and ‖x_i‖₂ <= feature_bound.
+
+    n, d and num_classes are integers (n >= 1, d >= 1, num_classes >= 2) or
+    strategies for them; feature_bound > 0.
+    """
+    sizes, dimensions, classes, feature_bound = _validated_shape(n, d, num_classes, feature_bound)
+
+    @st.composite
+    def build(draw):
+        return draw(_records(draw(sizes), draw(dimensions), draw(classes), feature_bound))
+
+    return build()
+
+
+def _adversarial_replacement(draw, dataset, index, num_classes, feature_bound):
+    """A record at the norm bound, in the replaced record's direction or its opposite, with a different label."""
+    original = dataset.features[index]
+    norm = np.linalg.norm(original)
+    direction = original / norm if norm > 0 else np.eye(original.size)[0]
+    sign = draw(st.sampled_from([1.0, -1.0]))
+    shift = draw(st.integers(1, num_classes - 1))
+    feature = sign * np.nextafter(feature_bound, 0.0) * direction
+    return feature, (int(dataset.labels[index]) + shift) % num_classes
+
+
+def neighbouring_pairs(n, d, num_classes=2, feature_bound=1.0, relation=REPLACE_ONE) -> st.SearchStrategy:
+    """Pairs (D, D') of neighbouring :class:`Dataset` s under ``relation``.
+
+    * ``"replace-one"``: D has n records; D' replaces one of them. Half the
+      time the new record is adversarial: at the norm bound, along or
+      against the old feature, with a different label (for example a
+      flipped binary label), which is where logistic-regression minimisers
+      move most.
+    * ``"add-remove-one"``: D has n records and D' is D with one record
+      removed (n >= 2) or one record added; which of the two is drawn.
+
+    Arguments as in :func:`datasets`; n >= 2 for add/remove.
+    """
+    relation = check.choice("relation", relation, RELATIONS)
+    sizes, dimensions, classes, feature_bound = _validated_shape(
+        n, d, num_classes, feature_bound, min_n=2 if relation == ADD_REMOVE_ONE else 1
+    )
+
+    @st.composite
+    def build(draw):
+        size, dimension, count = draw(sizes), draw(dimensions), draw(classes)
+        dataset = draw(_records(size, dimension, count, feature_bound))
+        index = draw(st.integers(0, size - 1))
+        if relation == ADD_REMOVE_ONE:
+            if size >= 2 and draw(st.booleans()):
+                kept = np.arange(size) != index
+                return dataset, Dataset(dataset.features[kept], dataset.labels[kept])
+            extra = draw(_records(1, dimension, count, feature_bound))
+            insert = lambda base, row: np.insert(base, index, row, axis=0)  # noqa: E731
+            return dataset, Dataset(insert(dataset.features, extra.features[0]), insert(dataset.labels, extra.labels[0]))
+        if draw(st.booleans()):
+            feature, label = _adversarial_replacement(draw, dataset, index, count, feature_bound)
+        else:
+            record = draw(_records(1, dimension, count, feature_bound))
+            feature, label = record.features[0], int(record.labels[0])
+        features, labels = dataset.features.copy(), dataset.labels.copy()
+        features[index], labels[index] = feature, label
+        return dataset, Dataset(features, labels)
+
+    return build()

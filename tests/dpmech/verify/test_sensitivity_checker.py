@@ -1,0 +1,128 @@
+"""Empirical sensitivity: scikit-learn logistic regression and a minimal PSGD against dpmech.sensitivity's bounds.
+
+The worst measured/bound ratios are printed (run with -s to see them).
+"""
+
+import numpy as np
+import pytest
+from scipy import special
+from sklearn.linear_model import LogisticRegression
+
+from dpmech import sensitivity
+from dpmech.verify import SensitivityViolation, assert_sensitivity, empirical_sensitivity
+from dpmech.verify.search import search_worst_neighbours
+from dpmech.verify.strategies import neighbouring_pairs
+
+SLACK = 1e-6  # relative, for L-BFGS stopped at tol = 1e-10
+
+
+def sklearn_trainer(regularization, c=None):
+    def train(features, labels):
+        strength = sensitivity.sklearn_c(regularization, len(labels)) if c is None else c
+        return LogisticRegression(C=strength, fit_intercept=False, tol=1e-10, max_iter=10_000).fit(features, labels).coef_
+
+    return train
+
+
+def all_classes(num_classes):
+    return lambda pair: all(np.unique(d.labels).size == num_classes for d in pair)
+
+
+@pytest.mark.parametrize("num_classes, regularization, n", [(2, 0.5, 6), (3, 0.2, 6), (5, 1.0, 8)])
+def test_sklearn_logistic_regression_within_its_bound_on_searched_neighbours(num_classes, regularization, n):
+    pairs = neighbouring_pairs(n, 2, num_classes, 1.0).filter(all_classes(num_classes))
+    if num_classes == 2:
+        bound = sensitivity.logistic_regression_sensitivity(regularization, n)
+    else:
+        bound = sensitivity.multinomial_logistic_regression_sensitivity(regularization, n)
+        seed = sensitivity.multinomial_logistic_regression_sensitivity(regularization, n, num_classes=num_classes, bound="seed")
+        assert bound <= seed  # 2√2/(λn) <= 2√C/(λn)
+    report, worst_pair = search_worst_neighbours(sklearn_trainer(regularization), pairs, bound, max_examples=30)
+    print(f"\nLR C={num_classes} lambda={regularization} n={n}: worst measured/bound = {report.ratio:.4f}")
+    assert report.ratio <= 1 + SLACK
+    assert report.ratio > 0.05  # the search moved the minimiser at all
+    assert_sensitivity(sklearn_trainer(regularization), [worst_pair], bound, atol=SLACK * bound)
+
+
+def test_fedaux_c_is_refuted_by_the_checker():
+    # C = 1/λ is the objective with λ/n: the minimiser moves past 2/(λn) on a flipped label at the norm bound.
+    n, regularization = 20, 1.0
+    rng = np.random.default_rng(0)
+    features = rng.normal(size=(n, 2))
+    features /= np.linalg.norm(features, axis=1, keepdims=True)
+    labels = (features[:, 0] > 0).astype(int)
+    neighbour_labels = labels.copy()
+    neighbour_labels[0] = 1 - labels[0]
+    pair = ((features, labels), (features, neighbour_labels))
+    bound = sensitivity.logistic_regression_sensitivity(regularization, n)
+    with pytest.raises(SensitivityViolation) as caught:
+        assert_sensitivity(sklearn_trainer(regularization, c=1.0 / regularization), [pair], bound)
+    assert caught.value.report.ratio > 1.5
+    assert empirical_sensitivity(sklearn_trainer(regularization), [pair], bound).ratio < 1
+
+
+def psgd(gradient, inputs, labels, shape, regularization, smoothness, radius, passes=3):
+    """PSGD as analysed: one record per step in a fixed order, η_t = min(1/β, 1/(Λt)), projection every step."""
+    theta = np.zeros(shape)
+    order = np.tile(np.arange(len(labels)), passes)
+    for step, index in enumerate(order, start=1):
+        rate = min(1.0 / smoothness, 1.0 / (regularization * step))
+        theta = theta - rate * (gradient(theta, inputs[index], labels[index]) + regularization * theta)
+        theta = theta / max(1.0, np.linalg.norm(theta) / radius)
+    return theta
+
+
+def softmax_gradient(weights, augmented, label):
+    probabilities = special.softmax(weights @ augmented)
+    probabilities[label] -= 1.0
+    return np.outer(probabilities, augmented)
+
+
+def huber_gradient(theta, augmented, label, width=0.1):
+    sign = 2.0 * label - 1.0
+    margin = sign * theta @ augmented
+    slope = 0.0 if margin > 1 + width else (-1.0 if margin < 1 - width else -(1 + width - margin) / (2 * width))
+    return slope * sign * augmented
+
+
+def augmented(features):
+    return np.hstack([features, np.ones((len(features), 1))])
+
+
+@pytest.mark.parametrize("model", ["softmax-slp", "huber-svm"])
+def test_psgd_within_the_bolt_on_bound_on_searched_neighbours(model):
+    n, bound_c, regularization, radius, num_classes = 6, 1.0, 0.5, 1.0, 3 if model == "softmax-slp" else 2
+    if model == "softmax-slp":
+        smoothness = sensitivity.softmax_slp_smoothness(bound_c, regularization)
+        limit = sensitivity.softmax_slp_sensitivity(regularization, n, bound_c, radius)
+
+        def train(features, labels):
+            return psgd(softmax_gradient, augmented(features), labels, (num_classes, 3), regularization, smoothness, radius)
+
+    else:
+        smoothness = sensitivity.huber_svm_smoothness(bound_c, regularization, 0.1)
+        limit = sensitivity.huber_svm_sensitivity(regularization, n, bound_c, radius)
+
+        def train(features, labels):
+            return psgd(huber_gradient, augmented(features), labels, 3, regularization, smoothness, radius)
+
+    report, _ = search_worst_neighbours(train, neighbouring_pairs(n, 2, num_classes, bound_c), limit, max_examples=30)
+    print(f"\nPSGD {model}: worst measured/bound = {report.ratio:.4f}")
+    assert 0.01 < report.ratio <= 1 + 1e-12
+
+
+BAD_INPUTS = [
+    ("bound", lambda: empirical_sensitivity(lambda x, y: x, [((1, 1), (1, 1))], 0.0)),
+    ("pairs", lambda: empirical_sensitivity(lambda x, y: np.zeros(1), [], 1.0)),
+    ("pair", lambda: empirical_sensitivity(lambda x, y: np.zeros(1), [3], 1.0)),
+    ("train", lambda: empirical_sensitivity(None, [((1, 1), (1, 1))], 1.0)),
+    ("atol", lambda: assert_sensitivity(lambda x, y: np.zeros(1), [((1, 1), (1, 1))], 1.0, atol=-1.0)),
+    ("max_examples", lambda: search_worst_neighbours(lambda x, y: np.zeros(1), neighbouring_pairs(2, 1), 1.0, max_examples=0)),
+    ("pairs", lambda: search_worst_neighbours(lambda x, y: np.zeros(1), [1, 2], 1.0)),
+]
+
+
+@pytest.mark.parametrize("parameter, call", BAD_INPUTS, ids=[f"{name}-{i}" for i, (name, _) in enumerate(BAD_INPUTS)])
+def test_bad_input_raises_value_error_naming_the_parameter(parameter, call):
+    with pytest.raises(ValueError, match=parameter):
+        call()
