@@ -20,6 +20,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from .. import _validation as check
+from ..clipping import clip_features
 from ..events import ADD_REMOVE_ONE, REPLACE_ONE
 
 RELATIONS = (REPLACE_ONE, ADD_REMOVE_ONE)
@@ -119,11 +120,14 @@ def datasets(n, d, num_classes=2, feature_bound=1.0) -> st.SearchStrategy[Datase
 def _adversarial_replacement(draw, dataset, index, num_classes, feature_bound):
     """A record at the norm bound, in the replaced record's direction or its opposite, with a different label."""
     original = dataset.features[index]
-    norm = np.linalg.norm(original)
-    direction = original / norm if norm > 0 else np.eye(original.size)[0]
+    # Scale by the largest entry first: the norm of a tiny vector (e.g. 1e-155)
+    # squares into subnormals and loses the digits that make the result unit length.
+    largest = np.max(np.abs(original))
+    direction = original / largest if largest > 0 else np.eye(original.size)[0]
+    direction = direction / np.linalg.norm(direction)
     sign = draw(st.sampled_from([1.0, -1.0]))
     shift = draw(st.integers(1, num_classes - 1))
-    feature = sign * np.nextafter(feature_bound, 0.0) * direction
+    feature = clip_features(sign * np.nextafter(feature_bound, 0.0) * direction[None, :], feature_bound)[0]
     return feature, (int(dataset.labels[index]) + shift) % num_classes
 
 

@@ -13,20 +13,21 @@ claimed (ε, δ), the worst value measured, verdict):
 * ``gaussian-output``: δ(ε) of :class:`dpmech.GaussianOutputMechanism`'s σ by
   quadrature against the target δ and against :func:`dpmech.gaussian_delta`,
   and the black-box test on its ``release``;
-* ``logistic-regression``: scikit-learn's L-BFGS logistic regression
-  (C = :func:`dpmech.sensitivity.sklearn_c`, no intercept) on neighbours
-  found by :mod:`.search`, against :mod:`dpmech.sensitivity`'s bounds.
+* checks registered by other packages (:func:`available_checks`): ``trainers``
+  adds ``logistic-regression`` (scikit-learn L-BFGS through its adapter) and
+  ``psgd`` (DP-Helmet's Softmax-SLP and Huber-SVM PSGD), the empirical
+  sensitivity on neighbours found by :mod:`.search` against
+  :mod:`dpmech.sensitivity`'s bounds.
 
 Everything is seeded: the same call prints the same table. ``thorough``
-raises the counts for release checks. scikit-learn and Hypothesis are
-imported only by the checks that need them.
+raises the counts for release checks.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 
 import numpy as np
 
@@ -316,67 +317,40 @@ def check_gaussian_output(thorough=False):
     return rows
 
 
-def _sklearn_trainer(regularization, multinomial):
-    from sklearn.linear_model import LogisticRegression
-
-    from ..sensitivity import sklearn_c
-
-    def train(features, labels):
-        model = LogisticRegression(C=sklearn_c(regularization, len(labels)), fit_intercept=False, tol=1e-10, max_iter=10_000)
-        coefficients = model.fit(features, labels).coef_
-        return coefficients if multinomial else coefficients.ravel()
-
-    return train
-
-
-def check_logistic_regression(thorough=False):
-    from ..sensitivity import logistic_regression_sensitivity, multinomial_logistic_regression_sensitivity
-    from .search import search_worst_neighbours
-    from .strategies import neighbouring_pairs
-
-    examples = 150 if thorough else 25
-    rows = []
-    for num_classes, regularization, n, dimension in ((2, 0.5, 8, 2), (2, 0.05, 4, 3), (3, 0.5, 8, 2), (4, 0.1, 6, 3)):
-        multinomial = num_classes > 2
-        if multinomial:
-            bound = multinomial_logistic_regression_sensitivity(regularization, n)
-            seed_bound = multinomial_logistic_regression_sensitivity(regularization, n, num_classes=num_classes, bound="seed")
-            claimed = f"2*sqrt(2)/(lambda n) = {bound:.4g} <= 2*sqrt(C)/(lambda n) = {seed_bound:.4g}"
-        else:
-            bound = logistic_regression_sensitivity(regularization, n)
-            claimed = f"2/(lambda n) = {bound:.4g}"
-        # Only datasets where every class occurs: scikit-learn fits a binary model otherwise.
-        pairs = neighbouring_pairs(n, dimension, num_classes, 1.0).filter(
-            lambda pair, c=num_classes: all(np.unique(d.labels).size == c for d in pair)
-        )
-        report, _ = search_worst_neighbours(_sklearn_trainer(regularization, multinomial), pairs, bound, max_examples=examples)
-        rows.append(
-            CheckResult(
-                "logistic-regression",
-                f"sklearn L-BFGS, {'multinomial' if multinomial else 'binary'}, C = {num_classes}, lambda = {regularization}, "
-                f"n = {n}, d = {dimension}, ||x|| <= 1, {examples} Hypothesis pairs",
-                claimed,
-                f"max measured/bound = {report.ratio:.4f}",
-                report.ratio <= 1.0 + SENSITIVITY_RATIO_SLACK,
-            )
-        )
-    return rows
-
-
 CHECKS = {
     "randomized-response": check_randomized_response,
     "rr-top-k": check_rr_top_k,
     "rr-with-prior": check_rr_with_prior,
     "nfdp": check_nfdp,
     "gaussian-output": check_gaussian_output,
-    "logistic-regression": check_logistic_regression,
 }
-MECHANISMS = tuple(CHECKS)
+PLUGIN_GROUP = "dpmech.verify"
+
+
+def available_checks() -> dict:
+    """Check name -> callable or entry point: the built-in checks, then those other packages register.
+
+    A package adds checks through the ``dpmech.verify`` entry-point group, each
+    naming a function ``check(thorough) -> list[CheckResult]``. ``trainers``
+    registers ``logistic-regression`` and ``psgd`` this way, since they train
+    models and the core imports no trainer. Entry points load only when run.
+    """
+    checks = dict(CHECKS)
+    for entry_point in sorted(entry_points(group=PLUGIN_GROUP), key=lambda point: point.name):
+        checks.setdefault(entry_point.name, entry_point)
+    return checks
 
 
 def run_suite(mechanism="all", thorough=False) -> list:
-    """Run the checks of one mechanism (a key of ``CHECKS``) or ``"all"``; returns the :class:`CheckResult` rows."""
-    mechanism = check.choice("mechanism", mechanism, MECHANISMS + ("all",))
+    """Run the checks of one mechanism (a key of :func:`available_checks`) or ``"all"``; returns the rows."""
+    checks = available_checks()
+    mechanism = check.choice("mechanism", mechanism, tuple(checks) + ("all",))
     thorough = check.boolean("thorough", thorough)
-    names = MECHANISMS if mechanism == "all" else (mechanism,)
-    return [row for name in names for row in CHECKS[name](thorough)]
+    names = tuple(checks) if mechanism == "all" else (mechanism,)
+    rows = []
+    for name in names:
+        function = checks[name]
+        if not callable(function):
+            function = function.load()
+        rows.extend(function(thorough))
+    return rows

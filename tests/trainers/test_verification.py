@@ -1,0 +1,28 @@
+"""The sensitivity checks trainers registers with ``dpmech verify``."""
+
+import json
+import subprocess
+import sys
+
+from dpmech.verify.suite import available_checks, run_suite
+from trainers.verification import check_logistic_regression, check_psgd
+
+
+def test_trainer_checks_are_registered_through_entry_points():
+    checks = available_checks()
+    assert {"logistic-regression", "psgd"} <= set(checks)
+    assert {"randomized-response", "nfdp", "gaussian-output"} <= set(checks)
+
+
+def test_logistic_regression_and_psgd_stay_within_their_bounds():
+    rows = check_logistic_regression() + check_psgd()
+    assert len(rows) == 6 and all(row.passed for row in rows)
+    ratios = [float(row.worst_measured.rsplit("=", 1)[1]) for row in rows]
+    assert all(0.05 < ratio <= 1.0 for ratio in ratios)  # the search moved every model
+
+
+def test_cli_runs_a_registered_check():
+    result = subprocess.run([sys.executable, "-m", "dpmech", "verify", "psgd", "--json"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert [row["mechanism"] for row in json.loads(result.stdout)] == ["psgd", "psgd"]
+    assert run_suite("psgd")[0].mechanism == "psgd"
