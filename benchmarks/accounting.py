@@ -138,7 +138,60 @@ def run(quick: bool):
             lambda: PRVAccountant(prvs=[GaussianMechanism(sigma)], max_self_compositions=[1000], eps_error=0.1, delta_error=1e-8).compute_epsilon(1e-5, [1000]), repeats=1
         )
         add(task, "prv_accountant", "PRVAccountant(eps_error=0.1) (lo, est, hi)", t, f"({lower:.6g}, {estimate:.8g}, {upper:.6g})", f"{float(estimate / exact - 1):+.1e}", ours_t)
+        _optional_anchors(rows, add, task, sigma, exact, ours_t)
+
+    # (5) heterogeneous: 10 Gaussians (σ = 2) + 10 × 10-ary RR (ε = 0.5) + one generic (0.1, 1e-7), δ = 1e-5.
+    task = "ε of Gaussian×10 + RR×10 + (0.1, 1e-7)"
+    ledger = (
+        dpmech.PrivacyLedger()
+        .record(dpmech.GaussianEvent(2.0), count=10)
+        .record(dpmech.randomized_response_event(0.5, 10), count=10)
+        .record(dpmech.ApproximateDpEvent(0.1, 1e-7))
+    )
+    ours_t, guarantee = timed(lambda: ledger.epsilon(1e-5, method="pld"), repeats=3)
+    lower, _, upper = guarantee.interval
+    add(task, "dpmech", "ledger.epsilon(1e-5, method='pld')", ours_t, f"[{lower:.6g}, {upper:.6g}]", "certified interval", ours_t)
+    t, guarantee = timed(lambda: ledger.epsilon(1e-5, method="prv"), repeats=3)
+    add(task, "dpmech", "ledger.epsilon(1e-5, method='prv')", t, f"({guarantee.interval[0]:.6g}, {guarantee.interval[1]:.6g}, {guarantee.interval[2]:.6g})", "RR as generic ε-DP", ours_t)
+    t, guarantee = timed(lambda: ledger.epsilon(2e-5, method="basic"), repeats=3)
+    add(task, "dpmech", "ledger.epsilon(2e-5, method='basic')", t, f"{guarantee.epsilon:.6g}", "basic composition", ours_t)
+    without_generic = dpmech.PrivacyLedger().record(dpmech.GaussianEvent(2.0), count=10).record(
+        dpmech.randomized_response_event(0.5, 10), count=10
+    )
+    t, value = timed(
+        lambda: PLDAccountant(without_generic.dp_accounting_relation).compose(without_generic.to_dp_event()).get_epsilon(1e-5),
+        repeats=3,
+    )
+    add(task, "dp_accounting", "PLDAccountant (no generic (ε, δ) event; without it)", t, f"{value:.6g}", "lower: drops an event", ours_t)
+    rr_noise = 10 / (math.exp(0.5) + 9)
+    buggy = PLDAccountant(without_generic.dp_accounting_relation).compose(dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(4.0), 10))
+    buggy = buggy.compose(dp_event.SelfComposedDpEvent(dp_event.RandomizedResponseDpEvent(rr_noise, 10), 10))
+    add(task, "dp_accounting", "same, RR as SelfComposedDpEvent(count=10)", t, f"{buggy.get_epsilon(1e-5):.6g}", "UNDER: count dropped", ours_t)
     return rows
+
+
+def _optional_anchors(rows, add, task, sigma, exact, ours_t):
+    """autodp and opacus rows, when those packages are installed (they are not dependencies)."""
+    try:
+        from autodp.mechanism_zoo import ExactGaussianMechanism
+        from autodp.transformer_zoo import ComposeGaussian
+    except ImportError:
+        rows.append((task, "autodp", "not installed", "—", "—", "—", "—"))
+    else:
+        t, value = timed(lambda: ComposeGaussian()([ExactGaussianMechanism(sigma)], [1000]).get_approxDP(1e-5), repeats=5)
+        add(task, "autodp", "ComposeGaussian()([ExactGaussianMechanism], [1000])", t, f"{value:.8g}", f"{float(value / exact - 1):+.1e}", ours_t)
+    try:
+        from opacus.accountants import RDPAccountant
+    except ImportError:
+        rows.append((task, "opacus", "not installed", "—", "—", "—", "—"))
+    else:
+        def opacus_epsilon():
+            accountant = RDPAccountant()
+            accountant.history = [(sigma, 1.0, 1000)]
+            return accountant.get_epsilon(1e-5)
+
+        t, value = timed(opacus_epsilon, repeats=5)
+        add(task, "opacus", "RDPAccountant (history [(σ, q=1, 1000)])", t, f"{value:.8g}", f"{float(value / exact - 1):+.1e}", ours_t)
 
 
 def render(rows, quick):
