@@ -1,6 +1,10 @@
 """Audits: membership-inference metrics and empirical ε lower bounds, as pure functions of IN/OUT scores.
 
-It imports :mod:`dpmech` (never the other way round), numpy and scipy only.
+The statistics import :mod:`dpmech` (never the other way round), numpy and
+scipy only. :mod:`audits.attacks` turns dpmech's mechanisms into IN/OUT scores,
+:mod:`audits.report` writes JSON, Markdown, ``.npz`` and plots (matplotlib),
+and :mod:`audits.cli` is the ``dpmech audit`` command (an entry-point plugin);
+none of them is imported here.
 Every estimator returns an :class:`AuditResult` whose ``valid_as`` says whether
 ``eps_lb`` is a certified lower bound (under the recorded ``assumption``) or an estimate.
 """

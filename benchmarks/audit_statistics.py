@@ -4,7 +4,8 @@ Settings (α = 0.05, fixed seeds):
 * white-box Gaussian: IN ~ N(μ, 1), OUT ~ N(0, 1), N = 10^4 per side, μ in {1, 2, 3}, δ = 1e-5;
   true ε = dpmech.gaussian_epsilon(δ, σ = 1, sensitivity = μ);
 * halved σ: claimed (ε, δ = 1e-5) calibrated by dpmech, scores drawn with σ/2;
-* one-run label randomized response (binary), m = 10^5 canaries, all guessed, δ in {0, 1e-5}.
+* one-run label randomized response (binary, through dpmech.randomized_response), m = 10^5 canaries, all guessed,
+  δ in {0, 1e-5}.
 
 Each cell is the median over ``--repetitions`` data sets; "calls/s" is estimator calls per second
 and "scores/s" the scores processed per second.
@@ -24,6 +25,7 @@ from rich.table import Table
 
 import dpmech
 from audits import AuditScores, epsilon_from_gdp, epsilon_lower_bound, epsilon_one_run, mia_metrics
+from audits.attacks import label_randomized_response_scores
 
 ALPHA = 0.05
 DELTA = 1e-5
@@ -84,17 +86,10 @@ def _halved_sigma_rows(repetitions, rng):
     return rows
 
 
-def _label_rr(rng, num_canaries, epsilon):
-    is_in = rng.random(num_canaries) < 0.5
-    keep = rng.random(num_canaries) < math.exp(epsilon) / (math.exp(epsilon) + 1)
-    score = np.where(keep == is_in, 1.0, -1.0)  # +1: the release equals the IN label
-    return AuditScores(score[is_in], score[~is_in])
-
-
 def _randomized_response_rows(repetitions, rng):
     rows = []
     for epsilon in (0.25, 0.5, 1.0, 2.0, 3.0, 4.0):
-        datasets = [_label_rr(rng, 100_000, epsilon) for _ in range(repetitions)]
+        datasets = [label_randomized_response_scores(100_000, epsilon, 2, rng) for _ in range(repetitions)]
         for delta in (0.0, DELTA):
             results, seconds = _timed(
                 lambda s: epsilon_one_run(s, alpha=ALPHA, delta=delta, threshold_strategy="explicit",

@@ -7,8 +7,7 @@ import pytest
 from scipy import special, stats
 
 from audits import AuditScores, epsilon_one_run, one_run_p_value
-
-from .simulations import label_rr_scores
+from audits.attacks import label_randomized_response_scores
 
 
 def _authors_p_value(epsilon, delta, r, v, m):
@@ -49,7 +48,7 @@ def test_p_value_is_nondecreasing_in_epsilon(r, v, m, delta):
 @pytest.mark.parametrize("delta", [0.0, 1e-5])
 def test_binary_randomized_response_is_audited_tightly(epsilon, delta):
     # m = 10^5 canaries, α = 0.05, one explicit guess rule (cuts fixed in advance): ε_lb >= 0.97 ε.
-    scores = label_rr_scores(np.random.default_rng(int(10 * epsilon)), 100_000, epsilon, 2)
+    scores = label_randomized_response_scores(100_000, epsilon, 2, np.random.default_rng(int(10 * epsilon)))
     result = epsilon_one_run(scores, alpha=0.05, delta=delta, threshold_strategy="explicit",
                              guess_thresholds=[(-0.5, 0.5)])
     assert result.counts["guesses"] == 100_000
@@ -61,7 +60,7 @@ def test_binary_randomized_response_is_audited_tightly(epsilon, delta):
 
 def test_k_ary_randomized_response_with_abstention():
     # k = 10 classes, ε = 2, m = 10^5, α = 0.05, δ = 0: the auditor abstains when the release is neither candidate.
-    scores = label_rr_scores(np.random.default_rng(3), 100_000, 2.0, 10)
+    scores = label_randomized_response_scores(100_000, 2.0, 10, np.random.default_rng(3))
     result = epsilon_one_run(scores, alpha=0.05, threshold_strategy="explicit", guess_thresholds=[(-0.5, 0.5)])
     assert result.counts["guesses"] < 60_000 and result.counts["canaries"] == 100_000
     assert result.eps_lb >= 0.95 * 2.0

@@ -15,8 +15,7 @@ from scipy import stats
 
 import dpmech
 from audits import AuditScores, epsilon_from_gdp, epsilon_lower_bound, epsilon_one_run
-
-from .simulations import label_rr_scores
+from audits.attacks import label_randomized_response_scores
 
 ALPHA = 0.05
 REPETITIONS = 200
@@ -140,6 +139,6 @@ def test_one_run_at_the_claimed_epsilon_exactly(delta):
 def test_one_run_at_the_claimed_epsilon_monte_carlo():
     # Label RR, exactly ε-DP with ε = 2, m = 1000 canaries, δ = 0, 200 repetitions (an almost exact test).
     rng = np.random.default_rng(79)
-    bounds = [epsilon_one_run(label_rr_scores(rng, 1000, 2.0, 2), alpha=ALPHA, threshold_strategy="explicit",
+    bounds = [epsilon_one_run(label_randomized_response_scores(1000, 2.0, 2, rng), alpha=ALPHA, threshold_strategy="explicit",
                               guess_thresholds=[(-0.5, 0.5)]).eps_lb for _ in range(REPETITIONS)]
     assert sum(b > 2.0 for b in bounds) <= stats.binom.ppf(0.99, REPETITIONS, ALPHA)

@@ -1,0 +1,111 @@
+"""``dpmech audit``: a plugin of the dpmech command line (entry-point group ``dpmech.commands``).
+
+Subcommands:
+
+* ``gaussian-output``: the white-box audit of dpmech's Gaussian output
+  mechanism (:func:`audits.attacks.audit_gaussian_output`);
+* ``randomized-response``: the one-run audit of dpmech's K-ary randomized
+  response (:func:`audits.attacks.audit_label_randomized_response`).
+
+Bad input raises ValueError, which dpmech's ``main`` turns into exit status 2
+and one line on stderr. ``--repetitions R`` repeats the audit with the seeds
+of :mod:`audits.attacks.repetitions` (through joblib, ``--jobs``); the printed
+bounds are those of repetition 0, and the summary over repetitions is labelled
+as such (it is not itself a bound at α).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from dpmech.cli.output import emit
+
+from .attacks import SEED_DERIVATION, audit_gaussian_output, audit_label_randomized_response, run_repetitions
+
+GAUSSIAN_FIELDS = ("mu_claimed", "mu_actual", "mu_lb", "eps_claimed", "eps_lb", "delta", "alpha", "method",
+                   "valid_as", "sensitivity", "sigma_calibrated", "sigma_scale", "sigma_used", "trials")
+RANDOMIZED_RESPONSE_FIELDS = ("eps_claimed", "eps_lb", "delta", "alpha", "method", "valid_as", "num_classes",
+                              "canaries", "guesses", "correct")
+
+
+def _common(parser) -> None:
+    parser.add_argument("--seed", type=int, default=0, help="root seed, an integer >= 0 (default 0)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance of the bound (default 0.05)")
+    parser.add_argument("--repetitions", type=int, default=1, help="independent repetitions (default 1)")
+    parser.add_argument("--jobs", type=int, default=1, help="joblib workers for the repetitions (default 1)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--out", metavar="DIR", help="write audit.json, audit.md, scores.npz and roc.png here")
+
+
+def register(subparsers) -> None:
+    """Add ``audit`` and its subcommands to the dpmech parser."""
+    audit = subparsers.add_parser("audit", help="empirical ε lower bounds for dpmech's mechanisms")
+    commands = audit.add_subparsers(dest="audit_command", metavar="AUDIT", required=True, parser_class=type(audit))
+
+    gaussian = commands.add_parser(
+        "gaussian-output", help="white-box audit of the Gaussian output mechanism calibrated by dpmech"
+    )
+    gaussian.add_argument("--epsilon", type=float, required=True, help="claimed ε")
+    gaussian.add_argument("--delta", type=float, required=True, help="claimed δ")
+    gaussian.add_argument("--sensitivity", type=float, default=1.0, help="L2 sensitivity Δ (default 1)")
+    gaussian.add_argument("--trials", type=int, default=10_000, help="releases per side (default 10000)")
+    gaussian.add_argument("--sigma-scale", type=float, default=1.0,
+                          help="multiply the calibrated σ by this factor, to show detection (default 1)")
+    _common(gaussian)
+    gaussian.set_defaults(handler=_gaussian_output)
+
+    randomized = commands.add_parser(
+        "randomized-response", help="one-run audit of dpmech's K-ary randomized response with canary labels"
+    )
+    randomized.add_argument("--epsilon", type=float, required=True, help="ε of the randomized response")
+    randomized.add_argument("--num-classes", type=int, required=True, help="number of classes K >= 2")
+    randomized.add_argument("--canaries", type=int, required=True, help="number of canary labels m")
+    randomized.add_argument("--delta", type=float, default=0.0, help="δ of the tested claim (default 0)")
+    _common(randomized)
+    randomized.set_defaults(handler=_randomized_response)
+
+
+def _finish(results: list, args, fields, title: str) -> None:
+    first = results[0]
+    record = {name: getattr(first, name) for name in fields}
+    record["threat_model"] = first.threat_model.access
+    record["seed"] = args.seed
+    record["repetitions"] = args.repetitions
+    summary = {}
+    if args.repetitions > 1:
+        bounds = np.array([result.eps_lb for result in results])
+        summary = {
+            "eps_lb_median_over_repetitions": float(np.median(bounds)),
+            "repetitions_with_eps_lb_above_claim": int(np.sum(bounds > first.eps_claimed)),
+        }
+        if hasattr(first, "mu_lb"):
+            summary["mu_lb_median_over_repetitions"] = float(np.median([result.mu_lb for result in results]))
+    record.update(summary)
+    if args.out is not None:
+        from .report import write_report
+
+        extra = {"seed": args.seed, "repetition": 0, "repetitions": args.repetitions,
+                 "seed_derivation": SEED_DERIVATION, **summary}
+        paths = write_report(first, args.out, title=title, extra=extra)
+        record["report"] = str(paths["json"].parent)
+    emit(record, args.json, title)
+
+
+def _gaussian_output(args) -> None:
+    results = run_repetitions(
+        audit_gaussian_output, repetitions=args.repetitions, seed=args.seed, n_jobs=args.jobs,
+        progress=args.repetitions > 1 and sys.stderr.isatty(), epsilon=args.epsilon, delta=args.delta,
+        sensitivity=args.sensitivity, trials=args.trials, sigma_scale=args.sigma_scale, alpha=args.alpha,
+    )
+    _finish(results, args, GAUSSIAN_FIELDS, "Gaussian output perturbation: white-box canary, GDP bound")
+
+
+def _randomized_response(args) -> None:
+    results = run_repetitions(
+        audit_label_randomized_response, repetitions=args.repetitions, seed=args.seed, n_jobs=args.jobs,
+        progress=args.repetitions > 1 and sys.stderr.isatty(), epsilon=args.epsilon,
+        num_classes=args.num_classes, num_canaries=args.canaries, alpha=args.alpha, delta=args.delta,
+    )
+    _finish(results, args, RANDOMIZED_RESPONSE_FIELDS, "Label randomized response: one-run audit")

@@ -1,0 +1,125 @@
+"""``dpmech audit``: the CLI plugin, in-process through dpmech's own main and, when installed, as a command.
+
+In-process tests load the plugin the way dpmech's main does (an ``EntryPoint`` of the
+``dpmech.commands`` group); the subprocess test needs the package installed with this
+pyproject (``pip install -e .``), since entry points come from installed metadata.
+"""
+
+import json
+import subprocess
+import sys
+import re
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+
+import pytest
+
+import dpmech
+from dpmech.cli import main as cli_main
+
+ROOT = Path(__file__).resolve().parents[2]
+PLUGIN = EntryPoint(name="audit", value="audits.cli:register", group="dpmech.commands")
+
+
+def test_pyproject_declares_the_plugin():
+    # A text check (tomllib needs Python 3.11; the project supports 3.10).
+    text = (ROOT / "pyproject.toml").read_text()
+    section = re.search(r'^\[project\.entry-points\."dpmech\.commands"\]\n((?:[^\[\n].*\n)*)', text, re.MULTILINE)
+    assert section is not None
+    assert re.search(rf'^audit\s*=\s*"{re.escape(PLUGIN.value)}"\s*$', section.group(1), re.MULTILINE)
+
+
+@pytest.fixture
+def dpmech_main(monkeypatch, capsys):
+    monkeypatch.setattr(cli_main, "entry_points", lambda group: [PLUGIN] if group == cli_main.PLUGIN_GROUP else [])
+
+    def run(*arguments):
+        try:
+            status = cli_main.main(list(arguments))
+        except SystemExit as exit_:
+            status = exit_.code
+        captured = capsys.readouterr()
+        return status, captured.out, captured.err
+
+    return run
+
+
+def test_gaussian_output_json(dpmech_main):
+    # (ε = 4, δ = 1e-5), N = 10^4 per side (default), α = 0.05, seed 0.
+    status, out, _ = dpmech_main("audit", "gaussian-output", "--epsilon", "4", "--delta", "1e-5", "--json")
+    assert status == 0
+    record = json.loads(out)
+    assert {"mu_claimed", "mu_lb", "eps_claimed", "eps_lb", "method", "valid_as"} <= set(record)
+    assert record["mu_claimed"] == pytest.approx(1.0 / dpmech.calibrate_gaussian(4.0, 1e-5), rel=1e-15)
+    assert 0.85 * record["mu_claimed"] <= record["mu_lb"] <= record["mu_claimed"]
+    assert record["eps_lb"] <= 4.0 and record["method"] == "gdp" and record["valid_as"] == "certified"
+    assert record["trials"] == 10_000 and record["seed"] == 0
+
+
+def test_halved_sigma_is_detected_from_the_shell(dpmech_main):
+    # (ε = 2, δ = 1e-5), σ/2, N = 10^4 per side, α = 0.05, 3 repetitions (seed 5).
+    status, out, _ = dpmech_main("audit", "gaussian-output", "--epsilon", "2", "--delta", "1e-5", "--sigma-scale", "0.5",
+                                 "--seed", "5", "--repetitions", "3", "--json")
+    record = json.loads(out)
+    assert status == 0 and record["eps_lb"] > record["eps_claimed"] == 2.0
+    assert record["repetitions_with_eps_lb_above_claim"] == 3 and record["mu_lb_median_over_repetitions"] > 0.5
+
+
+def test_randomized_response_json(dpmech_main):
+    # ε = 2, K = 10, m = 10^5 canaries, α = 0.05, δ = 0, seed 0.
+    status, out, _ = dpmech_main("audit", "randomized-response", "--epsilon", "2", "--num-classes", "10",
+                                 "--canaries", "100000", "--json")
+    record = json.loads(out)
+    assert status == 0 and {"eps_claimed", "eps_lb", "method", "valid_as"} <= set(record)
+    assert record["eps_claimed"] == 2.0 and record["eps_lb"] >= 0.95 * 2.0
+    assert record["method"] == "one-run" and record["valid_as"] == "certified" and record["canaries"] == 100_000
+
+
+def test_table_and_report_folder(dpmech_main, tmp_path):
+    status, out, _ = dpmech_main("audit", "randomized-response", "--epsilon", "1", "--num-classes", "2",
+                                 "--canaries", "1000", "--out", str(tmp_path / "report"))
+    assert status == 0 and "eps_lb" in out and "one-run" in out
+    written = sorted(path.name for path in (tmp_path / "report").iterdir())
+    assert written == ["audit.json", "audit.md", "roc.png", "scores.npz"]
+    stored = json.loads((tmp_path / "report" / "audit.json").read_text())
+    assert stored["seed"] == 0 and "SeedSequence" in stored["seed_derivation"]
+
+
+@pytest.mark.parametrize(
+    "arguments, fragment",
+    [
+        (("gaussian-output", "--epsilon", "0", "--delta", "1e-5"), "epsilon"),
+        (("gaussian-output", "--epsilon", "1", "--delta", "2"), "delta"),
+        (("gaussian-output", "--epsilon", "1", "--delta", "1e-5", "--sigma-scale", "0"), "sigma_scale"),
+        (("gaussian-output", "--epsilon", "1", "--delta", "1e-5", "--trials", "1.5"), "--trials"),
+        (("gaussian-output", "--delta", "1e-5"), "--epsilon"),
+        (("randomized-response", "--epsilon", "1", "--num-classes", "1", "--canaries", "10"), "num_classes"),
+        (("randomized-response", "--epsilon", "1", "--num-classes", "2", "--canaries", "1"), "num_canaries"),
+        (("randomized-response", "--epsilon", "1", "--num-classes", "2", "--canaries", "9", "--seed", "-1"), "seed"),
+        (("randomized-response", "--epsilon", "1", "--num-classes", "2", "--canaries", "9", "--alpha", "1"), "alpha"),
+        (("randomized-response", "--epsilon", "1", "--num-classes", "2", "--canaries", "9", "--repetitions", "2",
+          "--jobs", "0"), "n_jobs"),
+        (("bogus",), "AUDIT"),
+        ((), "AUDIT"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(dpmech_main, arguments, fragment):
+    status, out, err = dpmech_main("audit", *arguments)
+    lines = err.strip().splitlines()
+    assert status == 2 and out == ""
+    assert len(lines) == 1 and fragment in lines[0] and "Traceback" not in err
+
+
+def _plugin_installed():
+    return any(point.name == "audit" and point.value == PLUGIN.value for point in entry_points(group="dpmech.commands"))
+
+
+@pytest.mark.skipif(not _plugin_installed(), reason="the audit entry point is not installed: run pip install -e .")
+def test_installed_command():
+    result = subprocess.run([sys.executable, "-m", "dpmech", "audit", "gaussian-output", "--epsilon", "1", "--delta",
+                             "1e-5", "--trials", "1000", "--json"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["method"] == "gdp"
+    bad = subprocess.run([sys.executable, "-m", "dpmech", "audit", "gaussian-output", "--epsilon", "-1", "--delta",
+                          "1e-5"], capture_output=True, text=True)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
