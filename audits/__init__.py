@@ -9,14 +9,45 @@ Every estimator returns an :class:`AuditResult` whose ``valid_as`` says whether
 ``eps_lb`` is a certified lower bound (under the recorded ``assumption``) or an estimate.
 """
 
-from .epsilon_bounds import epsilon_lower_bound
-from .gdp import epsilon_from_gdp
-from .intervals import clopper_pearson_lower, clopper_pearson_upper, jeffreys_upper
-from .metrics import MiaMetrics, advantage, auc, mia_metrics, roc_curve, tpr_at_fpr
-from .one_run import epsilon_one_run, one_run_p_value
-from .result import CERTIFIED, ESTIMATE, AuditResult
-from .scores import AuditScores
-from .thresholds import THRESHOLD_STRATEGIES, rank_levels
+import importlib
+
+# Public name -> defining module. Loaded on first use (PEP 562), so that the
+# ``dpmech audit`` plugin can register its subcommand without importing
+# scipy.stats for every other dpmech command.
+_EXPORTS = {
+    "epsilon_lower_bound": "epsilon_bounds",
+    "epsilon_from_gdp": "gdp",
+    "clopper_pearson_lower": "intervals",
+    "clopper_pearson_upper": "intervals",
+    "jeffreys_upper": "intervals",
+    "MiaMetrics": "metrics",
+    "advantage": "metrics",
+    "auc": "metrics",
+    "mia_metrics": "metrics",
+    "roc_curve": "metrics",
+    "tpr_at_fpr": "metrics",
+    "epsilon_one_run": "one_run",
+    "one_run_p_value": "one_run",
+    "CERTIFIED": "result",
+    "ESTIMATE": "result",
+    "AuditResult": "result",
+    "AuditScores": "scores",
+    "THRESHOLD_STRATEGIES": "thresholds",
+    "rank_levels": "thresholds",
+}
+
+
+def __getattr__(name):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'audits' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_EXPORTS))
+
 
 __all__ = [
     "CERTIFIED",

@@ -22,7 +22,6 @@ import numpy as np
 
 from dpmech.cli.output import emit
 
-from .attacks import SEED_DERIVATION, audit_gaussian_output, audit_label_randomized_response, run_repetitions
 
 GAUSSIAN_FIELDS = ("mu_claimed", "mu_actual", "mu_lb", "eps_claimed", "eps_lb", "delta", "alpha", "method",
                    "valid_as", "sensitivity", "sigma_calibrated", "sigma_scale", "sigma_used", "trials")
@@ -68,6 +67,8 @@ def register(subparsers) -> None:
 
 
 def _finish(results: list, args, fields, title: str) -> None:
+    from .attacks import SEED_DERIVATION
+
     first = results[0]
     record = {name: getattr(first, name) for name in fields}
     record["threat_model"] = first.threat_model.access
@@ -93,7 +94,11 @@ def _finish(results: list, args, fields, title: str) -> None:
     emit(record, args.json, title)
 
 
+# The attacks (and scipy.stats behind them) load only when an audit runs, so that
+# registering this subcommand costs every other dpmech command nothing.
 def _gaussian_output(args) -> None:
+    from .attacks import audit_gaussian_output, run_repetitions
+
     results = run_repetitions(
         audit_gaussian_output, repetitions=args.repetitions, seed=args.seed, n_jobs=args.jobs,
         progress=args.repetitions > 1 and sys.stderr.isatty(), epsilon=args.epsilon, delta=args.delta,
@@ -103,6 +108,8 @@ def _gaussian_output(args) -> None:
 
 
 def _randomized_response(args) -> None:
+    from .attacks import audit_label_randomized_response, run_repetitions
+
     results = run_repetitions(
         audit_label_randomized_response, repetitions=args.repetitions, seed=args.seed, n_jobs=args.jobs,
         progress=args.repetitions > 1 and sys.stderr.isatty(), epsilon=args.epsilon,

@@ -40,3 +40,14 @@ def test_the_cli_core_loads_without_trainers_or_audits():
     code = "import sys, dpmech.cli.main; print(sorted(m for m in ('torch', 'trainers', 'audits') if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_building_the_cli_with_every_plugin_stays_light():
+    # Plugins register subcommands at every start; heavy imports belong in their handlers.
+    code = (
+        "import sys; from dpmech.cli.main import build_parser; build_parser(); "
+        "print(sorted(m for m in ('torch', 'scipy.stats', 'scipy.integrate', 'sklearn', 'hypothesis', 'dp_accounting') "
+        "if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

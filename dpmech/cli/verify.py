@@ -12,19 +12,25 @@ import json
 from rich.console import Console
 from rich.table import Table
 
-from ..verify.suite import available_checks, run_suite
 
 
 
 def register(subparsers) -> None:
     verify = subparsers.add_parser("verify", help="check every mechanism's (epsilon, delta) claim: exact, numeric, statistical")
-    verify.add_argument("mechanism", nargs="?", default="all", choices=tuple(available_checks()) + ("all",))
+    verify.add_argument("mechanism", nargs="?", default="all", help="a check name (see 'dpmech verify --list') or all")
+    verify.add_argument("--list", action="store_true", help="print the available check names and exit")
     verify.add_argument("--thorough", action="store_true", help="raise the example counts (release checks)")
     verify.add_argument("--json", action="store_true", help="print a JSON list of rows")
     verify.set_defaults(handler=_verify)
 
 
 def _verify(args) -> None:
+    # Imported here: the suite loads scipy.stats and scipy.integrate, which every other command can skip.
+    from ..verify.suite import available_checks, run_suite
+
+    if args.list:
+        print("\n".join(tuple(available_checks()) + ("all",)))
+        return
     rows = run_suite(args.mechanism, args.thorough)
     if args.json:
         print(json.dumps([row.as_dict() for row in rows]))
