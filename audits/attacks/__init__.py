@@ -4,6 +4,7 @@ They sample dpmech's mechanisms (never re-implement them) and may use numpy,
 scipy and dpmech; they do not import torch.
 """
 
+from .averaging_canary import average_noise_std, averaging_canary_scores
 from .gaussian_output import (
     GaussianOutputAudit,
     audit_gaussian_output,
@@ -26,6 +27,8 @@ __all__ = [
     "LabelRandomizedResponseAudit",
     "ThreatModel",
     "audit_gaussian_output",
+    "average_noise_std",
+    "averaging_canary_scores",
     "audit_label_randomized_response",
     "gaussian_output_scores",
     "label_randomized_response_scores",
