@@ -104,8 +104,8 @@ class FedAuxFdpConfig:
     score_delta: float = 1e-5
     class_epsilon: float = 0.5
     class_delta: float = 1e-5
-    score_regularization: float = 0.3
-    class_regularization: float = 0.3
+    score_regularization: float = 3.0
+    class_regularization: float = 1.0
     multinomial_bound: str = dpmech.sensitivity.TIGHT_BOUND
     calibration: str = "analytic"
     server_regularization: float = 1e-3
