@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import joblib
 import numpy as np
+from rich.progress import Progress
 
 from dpmech import PrivacyLedger
 from dpmech import _validation as check
@@ -64,17 +65,29 @@ def client_generators(seed, num_clients: int) -> list:
     return [np.random.default_rng(child) for child in sequence.spawn(num_clients)]
 
 
-def run_clients(function: Callable, client_arguments: Sequence[tuple], seed, n_jobs: Optional[int] = None) -> list:
+def run_clients(
+    function: Callable, client_arguments: Sequence[tuple], seed, n_jobs: Optional[int] = None,
+    progress: Optional[str] = None,
+) -> list:
     """``[function(*arguments, rng) for each client]`` through joblib, in client order.
 
     ``rng`` is the client's own Generator from :func:`client_generators`, so
     the result is identical for any ``n_jobs`` and any joblib backend.
     ``n_jobs=None`` uses the active ``joblib.parallel_config`` (one job by
-    default).
+    default). ``progress``, when given, is the label of a rich progress bar
+    that advances as clients finish (results still come back in client order).
     """
     generators = client_generators(seed, len(client_arguments))
     jobs = (joblib.delayed(function)(*arguments, rng) for arguments, rng in zip(client_arguments, generators))
-    return joblib.Parallel(n_jobs=n_jobs)(jobs)
+    if progress is None:
+        return joblib.Parallel(n_jobs=n_jobs)(jobs)
+    with Progress(transient=True) as bar:
+        task = bar.add_task(progress, total=len(client_arguments))
+        results = []
+        for result in joblib.Parallel(n_jobs=n_jobs, return_as="generator")(jobs):
+            results.append(result)
+            bar.advance(task)
+    return results
 
 
 def ledger_from_messages(messages: Sequence[ClientMessage], neighbouring: str = "replace-one") -> PrivacyLedger:
@@ -100,6 +113,31 @@ def ledger_from_messages(messages: Sequence[ClientMessage], neighbouring: str = 
     for event in first:
         ledger.record(event)
     return ledger
+
+
+def worst_client_ledger(messages: Sequence[ClientMessage], delta: float, method: str = "auto",
+                        neighbouring: str = "replace-one") -> PrivacyLedger:
+    """The record-level ledger of a one-shot round whose clients release different events.
+
+    A record lives at exactly one client, so its guarantee is that of its
+    client's events (parallel composition), and a guarantee for every record
+    is the worst client's. Clients calibrated to one (ε, δ) target on
+    different record counts release different (σ, Δ) pairs; this function
+    accounts each distinct event tuple with ``PrivacyLedger.epsilon(delta,
+    method)`` and returns the ledger of the one with the largest ε at
+    ``delta`` (the first such client on ties). Use it at the δ the guarantee
+    is reported at: at another δ a different client can be the worst.
+    """
+    if not messages:
+        raise ValueError("messages must hold at least one client message")
+    ledgers = {}
+    for message in messages:
+        if message.events not in ledgers:
+            ledger = PrivacyLedger(neighbouring)
+            for event in message.events:
+                ledger.record(event)
+            ledgers[message.events] = ledger
+    return max(ledgers.values(), key=lambda ledger: ledger.epsilon(delta, method=method).epsilon)
 
 
 @dataclass(frozen=True)

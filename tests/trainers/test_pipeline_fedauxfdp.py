@@ -1,0 +1,138 @@
+"""FedAUXfdp pipeline: reproducibility, the server's inputs, the ledger against dpmech, validation."""
+
+import math
+
+import numpy as np
+import pytest
+
+import dpmech
+import dpmech.sensitivity
+from trainers.data import load_digits_dataset
+from trainers.pipelines._common import linear_accuracy
+from trainers.pipelines.fedauxfdp import (
+    ClientSettings,
+    FedAuxFdpConfig,
+    fedauxfdp_client,
+    fedauxfdp_server,
+    prepare_round,
+    run_fedauxfdp,
+)
+from trainers.sklearn_adapter import LogisticRegressionTrainer
+
+TINY = FedAuxFdpConfig(num_clients=4, alpha=0.16, num_components=8)
+
+
+@pytest.fixture(scope="module")
+def digits():
+    return load_digits_dataset()
+
+
+@pytest.fixture(scope="module")
+def tiny_result(digits):
+    return run_fedauxfdp(digits, TINY, seed=5)
+
+
+def test_reproducible_from_one_seed(digits, tiny_result):
+    again = run_fedauxfdp(digits, TINY, seed=5)
+    assert again.accuracy == tiny_result.accuracy and again.baselines == tiny_result.baselines
+    for first, second in zip(tiny_result.messages, again.messages):
+        for name in first.payload:
+            np.testing.assert_array_equal(first.payload[name], second.payload[name])
+    other = run_fedauxfdp(digits, TINY, seed=6)
+    assert not np.array_equal(other.messages[0].payload["class_head"], tiny_result.messages[0].payload["class_head"])
+
+
+def test_server_needs_only_the_messages_and_public_features(digits, tiny_result):
+    public = prepare_round(digits, TINY, seed=5).features
+    server = fedauxfdp_server(tiny_result.messages, public.distillation.features, TINY.server_regularization)
+    assert linear_accuracy(server.fedauxfdp, public.test) == tiny_result.accuracy
+    assert linear_accuracy(server.fedavg, public.test) == tiny_result.baselines["FedAVG+P"]
+    assert linear_accuracy(server.fedd, public.test) == tiny_result.baselines["FedD+P"]
+    message = tiny_result.messages[0]
+    assert set(message.payload) == {"score_head", "class_head"}
+    assert message.payload["score_head"].shape == (9,) and message.payload["class_head"].shape == (10, 9)
+
+
+def test_release_events_are_dpmechs_calibration(digits, tiny_result):
+    prepared = prepare_round(digits, TINY, seed=5)
+    num_negative = len(prepared.features.negative)
+    bound = TINY.feature_bound
+    for message, metrics in zip(tiny_result.messages, tiny_result.per_client):
+        n = metrics["num_records"]
+        assert n == np.sum(prepared.assignment == message.client)
+        score_event, class_event = message.events
+        score_sensitivity = dpmech.sensitivity.logistic_regression_sensitivity(
+            TINY.score_regularization, n + num_negative, bound, regularized_intercept=True)
+        class_sensitivity = LogisticRegressionTrainer(TINY.class_regularization, 10, bound).sensitivity(n)
+        assert class_sensitivity == dpmech.sensitivity.multinomial_logistic_regression_sensitivity(
+            TINY.class_regularization, n, bound, regularized_intercept=True)
+        assert score_event.sensitivity == score_sensitivity and class_event.sensitivity == class_sensitivity
+        assert score_event.sigma == dpmech.calibrate_gaussian(TINY.score_epsilon, TINY.score_delta, score_sensitivity)
+        assert class_event.sigma == dpmech.calibrate_gaussian(TINY.class_epsilon, TINY.class_delta, class_sensitivity)
+        assert score_event.neighbouring == dpmech.REPLACE_ONE == class_event.neighbouring
+
+
+def test_guarantees_basic_is_the_sum_and_tight_is_the_exact_composition(tiny_result):
+    basic, tight = tiny_result.guarantees["basic"], tiny_result.guarantees["tight"]
+    assert basic.delta == tight.delta == pytest.approx(2e-5)
+    # Both heads are calibrated at δ = 1e-5, and basic splits 2e-5 evenly: ε_scores + ε_classes.
+    assert basic.epsilon == pytest.approx(TINY.score_epsilon + TINY.class_epsilon, rel=1e-8)
+    score_event, class_event = tiny_result.ledger.events
+    composed_mu = math.hypot(score_event.mu, class_event.mu)
+    assert tight.epsilon == pytest.approx(dpmech.gaussian_epsilon(2e-5, 1.0, composed_mu), rel=1e-9)
+    assert tight.epsilon < basic.epsilon
+
+
+def test_heads_carry_noise_of_the_calibrated_scale(digits):
+    prepared = prepare_round(digits, TINY, seed=1)
+    local = prepared.features.private.subset(np.flatnonzero(prepared.assignment == 0))
+    negative = prepared.features.negative.features
+
+    def settings(class_epsilon):
+        return ClientSettings(10, 1.0, 0.3, 0.3, math.inf, 1e-5, class_epsilon, 1e-5, "tight", "analytic")
+
+    clean = fedauxfdp_client(0, local, negative, settings(math.inf), np.random.default_rng(0))
+    noisy = fedauxfdp_client(0, local, negative, settings(0.5), np.random.default_rng(0))
+    np.testing.assert_array_equal(clean.payload["score_head"], noisy.payload["score_head"])
+    residual = noisy.payload["class_head"] - clean.payload["class_head"]
+    # 90 coordinates of N(0, σ²): the sample std lies within ±25% of σ with probability > 0.999.
+    assert residual.std() == pytest.approx(noisy.events[1].sigma, rel=0.25)
+    assert isinstance(clean.events[1], dpmech.NoGuaranteeEvent)
+
+
+def test_without_noise_the_server_beats_chance_by_far(digits):
+    config = FedAuxFdpConfig(num_clients=4, alpha=10.24, num_components=8, score_epsilon=math.inf, class_epsilon=math.inf)
+    result = run_fedauxfdp(digits, config, seed=0)
+    assert result.accuracy > 0.6 and min(result.baselines.values()) > 0.6  # chance is 0.1
+    assert result.guarantees["tight"].epsilon == math.inf
+    assert any("WITHOUT noise" in note for note in result.notes)
+
+
+@pytest.mark.parametrize(
+    "field, value, match",
+    [
+        ("alpha", 0.0, "alpha"),
+        ("alpha", -1.0, "alpha"),
+        ("class_epsilon", 0.0, "class_epsilon"),
+        ("score_epsilon", -0.5, "score_epsilon"),
+        ("class_epsilon", math.nan, "class_epsilon"),
+        ("class_delta", 1.0, "class_delta"),
+        ("num_clients", 0, "num_clients"),
+        ("class_regularization", 0.0, "class_regularization"),
+        ("multinomial_bound", "loose", "multinomial_bound"),
+        ("calibration", "classic", "class_epsilon"),
+    ],
+)
+def test_bad_configuration_raises(field, value, match):
+    arguments = {field: value}
+    if field == "calibration":
+        arguments["class_epsilon"] = 1.5
+    with pytest.raises(ValueError, match=match):
+        FedAuxFdpConfig(**arguments)
+
+
+def test_data_dependent_configuration_errors(digits):
+    with pytest.raises(ValueError, match="num_clients must be <="):
+        run_fedauxfdp(digits, FedAuxFdpConfig(num_clients=5000), seed=0)
+    with pytest.raises(ValueError, match="feature_bound"):
+        run_fedauxfdp(digits, FedAuxFdpConfig(num_clients=4, num_components=None, clip_features=False), seed=0)
