@@ -2,3 +2,5 @@
 
 from .fedauxfdp import FedAuxFdpConfig, run_fedauxfdp
 from .dphelmet import DpHelmetConfig, run_dphelmet
+
+__all__ = ["DpHelmetConfig", "FedAuxFdpConfig", "run_dphelmet", "run_fedauxfdp"]

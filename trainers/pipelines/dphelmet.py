@@ -52,7 +52,7 @@ from dpmech import _validation as check
 from ..data import LabelledData, PrivateData, split_federated
 from ..federation import ClientMessage, PipelineResult, ledger_from_messages, run_clients
 from ..psgd import HUBER_SVM, SOFTMAX, HuberSVMTrainer, SoftmaxSLPTrainer
-from ._common import epsilon_or_infinity, linear_accuracy, public_features
+from ._common import FeatureSets, epsilon_or_infinity, linear_accuracy, public_features
 
 RECORD = "record"
 USER = "user"
@@ -187,16 +187,24 @@ def secure_average(messages: Sequence[ClientMessage]) -> np.ndarray:
     return np.sum([m.payload["noisy_model"] for m in messages], axis=0) / len(messages)
 
 
-def run_dphelmet(data: LabelledData, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 0,
-                 n_jobs: Optional[int] = None, progress: bool = False) -> PipelineResult:
-    """Run Distributed DP-Helmet on ``data``; ``accuracy`` is the blind average's test accuracy.
+@dataclass(frozen=True)
+class PreparedUsers:
+    """The public preparation of a round, a function of (data, config, seed) only: the feature sets,
+    each user's record indices, the class count, the users' settings and their Generators' seed."""
 
-    ``baselines``: "no noise" (the same users' noiseless models averaged; not private) and
-    "single user (noisy)" (the mean test accuracy of one noisy local model used alone).
-    ``guarantees``: "basic" and "tight" for the configured unit (the ledger holds one Gaussian
-    event, so they agree up to the accountants' precision), plus, for ``privacy_unit="record"``,
-    "user, group privacy" (Cor. 5.4) and "user, Cor. 5.5" for the same noise.
-    """
+    features: FeatureSets
+    shares: np.ndarray
+    num_classes: int
+    sensitivity: float
+    settings: UserSettings
+    user_seed: np.random.SeedSequence
+
+    def local(self, user: int) -> PrivateData:
+        return self.features.private.subset(self.shares[user])
+
+
+def prepare_users(data: LabelledData, config: DpHelmetConfig, seed: int) -> PreparedUsers:
+    """Split ``data``, map it to public features, give each user its records and calibrate σ_u."""
     if not isinstance(config, DpHelmetConfig):
         raise ValueError(f"config must be a DpHelmetConfig (got {type(config).__name__})")
     seed = check.integer_scalar("seed", seed, 0)
@@ -222,8 +230,24 @@ def run_dphelmet(data: LabelledData, config: DpHelmetConfig = DpHelmetConfig(), 
         event = dpmech.blind_averaging_event(user_noise_std, sensitivity, config.num_users, config.honest_fraction,
                                              neighbouring=REPLACE_ONE)
     settings = UserSettings(config, num_classes, user_noise_std, event)
-    outputs = run_clients(dphelmet_user, [(u, sets.private.subset(shares[u]), settings) for u in range(config.num_users)],
-                          user_seed, n_jobs=n_jobs, progress="DP-Helmet users" if progress else None)
+    return PreparedUsers(sets, shares, num_classes, sensitivity, settings, user_seed)
+
+
+def run_dphelmet(data: LabelledData, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 0,
+                 n_jobs: Optional[int] = None, progress: bool = False) -> PipelineResult:
+    """Run Distributed DP-Helmet on ``data``; ``accuracy`` is the blind average's test accuracy.
+
+    ``baselines``: "no noise" (the same users' noiseless models averaged; not private) and
+    "single user (noisy)" (the mean test accuracy of one noisy local model used alone).
+    ``guarantees``: "basic" and "tight" for the configured unit (the ledger holds one Gaussian
+    event, so they agree up to the accountants' precision), plus, for ``privacy_unit="record"``,
+    "user, group privacy" (Cor. 5.4) and "user, Cor. 5.5" for the same noise.
+    """
+    prepared = prepare_users(data, config, seed)
+    sets, num_classes, sensitivity, settings = prepared.features, prepared.num_classes, prepared.sensitivity, prepared.settings
+    user_noise_std, event = settings.user_noise_std, settings.event
+    outputs = run_clients(dphelmet_user, [(u, prepared.local(u), settings) for u in range(config.num_users)],
+                          prepared.user_seed, n_jobs=n_jobs, progress="DP-Helmet users" if progress else None)
     messages = [message for message, _ in outputs]
     local_models = np.stack([model for _, model in outputs])
     average = secure_average(messages)
