@@ -168,12 +168,23 @@ def _release(parameters, sensitivity, epsilon, delta, calibration, rng, what):
     return mechanism.release(parameters, rng), mechanism.event
 
 
-def fedauxfdp_client(client: int, local: PrivateData, negative_features: np.ndarray, settings: ClientSettings,
-                     rng) -> ClientMessage:
-    """One client's whole work: train both heads, perturb them, and return its message.
+@dataclass(frozen=True)
+class ClientHeads:
+    """One client's two heads before any noise, with the sensitivities they are released under."""
 
-    The message holds ``score_head`` (d + 1,) and ``class_head`` (C, d + 1), both noisy (last
-    entry of each row: intercept), and the two release events (scoring head first).
+    score_head: np.ndarray
+    score_sensitivity: float
+    class_head: np.ndarray
+    class_sensitivity: float
+    num_records: int
+    num_negative: int
+
+
+def train_client_heads(local: PrivateData, negative_features: np.ndarray, settings: ClientSettings) -> ClientHeads:
+    """Train the scoring head (local vs public negatives) and the class head, without noise.
+
+    The sensitivities come from dpmech (through the trainer for the scoring head). Audits call
+    this on neighbouring datasets and then sample the release themselves.
     """
     num_records, num_negative = len(local), negative_features.shape[0]
     scoring = train_with_sensitivity(
@@ -182,21 +193,32 @@ def fedauxfdp_client(client: int, local: PrivateData, negative_features: np.ndar
         np.concatenate([np.ones(num_records, dtype=np.int64), np.zeros(num_negative, dtype=np.int64)]),
     )
     class_trainer = LogisticRegressionTrainer(settings.class_regularization, settings.num_classes, settings.feature_bound)
-    class_parameters = class_trainer.train(local.features, local.labels)
     class_sensitivity = dpmech.sensitivity.multinomial_logistic_regression_sensitivity(
         settings.class_regularization, num_records, settings.feature_bound, num_classes=settings.num_classes,
         regularized_intercept=True, bound=settings.multinomial_bound,
     )
-    score_head, score_event = _release(scoring.parameters[0], scoring.sensitivity, settings.score_epsilon,
+    return ClientHeads(scoring.parameters[0], scoring.sensitivity, class_trainer.train(local.features, local.labels),
+                       class_sensitivity, num_records, num_negative)
+
+
+def fedauxfdp_client(client: int, local: PrivateData, negative_features: np.ndarray, settings: ClientSettings,
+                     rng) -> ClientMessage:
+    """One client's whole work: train both heads, perturb them, and return its message.
+
+    The message holds ``score_head`` (d + 1,) and ``class_head`` (C, d + 1), both noisy (last
+    entry of each row: intercept), and the two release events (scoring head first).
+    """
+    heads = train_client_heads(local, negative_features, settings)
+    score_head, score_event = _release(heads.score_head, heads.score_sensitivity, settings.score_epsilon,
                                        settings.score_delta, settings.calibration, rng, "scoring head")
-    class_head, class_event = _release(class_parameters, class_sensitivity, settings.class_epsilon,
+    class_head, class_event = _release(heads.class_head, heads.class_sensitivity, settings.class_epsilon,
                                        settings.class_delta, settings.calibration, rng, "class head")
     return ClientMessage(
         client,
         {"score_head": score_head, "class_head": class_head},
         (score_event, class_event),
-        f"noisy scoring head (binary LR, local vs public negatives, n = {num_records} + {num_negative}) "
-        f"and noisy class head (multinomial LR, n = {num_records})",
+        f"noisy scoring head (binary LR, local vs public negatives, n = {heads.num_records} + {heads.num_negative}) "
+        f"and noisy class head (multinomial LR, n = {heads.num_records})",
     )
 
 
@@ -292,6 +314,13 @@ def prepare_round(data: LabelledData, config: FedAuxFdpConfig, seed: int) -> Pre
     return PreparedRound(sets, assignment, num_classes, client_seed, seed)
 
 
+def client_settings(config: FedAuxFdpConfig, num_classes: int) -> ClientSettings:
+    """The public settings every client trains and releases under."""
+    return ClientSettings(num_classes, config.feature_bound, config.score_regularization,
+                          config.class_regularization, config.score_epsilon, config.score_delta,
+                          config.class_epsilon, config.class_delta, config.multinomial_bound, config.calibration)
+
+
 def run_fedauxfdp(data: LabelledData, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int = 0,
                   n_jobs: Optional[int] = None, progress: bool = False) -> PipelineResult:
     """Run FedAUXfdp end to end on ``data`` and return its :class:`~trainers.federation.PipelineResult`.
@@ -304,10 +333,8 @@ def run_fedauxfdp(data: LabelledData, config: FedAuxFdpConfig = FedAuxFdpConfig(
     replace-one. Clients that receive no record send nothing (counted in ``notes``).
     """
     prepared = prepare_round(data, config, seed)
-    sets, assignment, num_classes = prepared.features, prepared.assignment, prepared.num_classes
-    settings = ClientSettings(num_classes, config.feature_bound, config.score_regularization,
-                              config.class_regularization, config.score_epsilon, config.score_delta,
-                              config.class_epsilon, config.class_delta, config.multinomial_bound, config.calibration)
+    sets, assignment = prepared.features, prepared.assignment
+    settings = client_settings(config, prepared.num_classes)
     clients = [client for client in range(config.num_clients) if np.any(assignment == client)]
     local_data = {client: sets.private.subset(np.flatnonzero(assignment == client)) for client in clients}
     messages = run_clients(
@@ -341,7 +368,7 @@ def run_fedauxfdp(data: LabelledData, config: FedAuxFdpConfig = FedAuxFdpConfig(
         f"Features: {'raw' if config.num_components is None else f'PCA({config.num_components}) fitted on public data only'}, "
         f"{'clipped' if config.clip_features else 'checked'} to the public bound {config.feature_bound:g}; "
         "never FedAUXfdp's private max-norm normalisation (eq. 4).",
-        f"Class-head Δ: bound={config.multinomial_bound!r} with the public class count C = {num_classes}.",
+        f"Class-head Δ: bound={config.multinomial_bound!r} with the public class count C = {prepared.num_classes}.",
         "basic = ε_scores + ε_classes with δ split evenly (seed §4.3); tight = exact composition of the "
         "two Gaussian releases; both at δ = δ_scores + δ_classes for the worst client.",
     ]
