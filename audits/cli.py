@@ -5,7 +5,12 @@ Subcommands:
 * ``gaussian-output``: the white-box audit of dpmech's Gaussian output
   mechanism (:func:`audits.attacks.audit_gaussian_output`);
 * ``randomized-response``: the one-run audit of dpmech's K-ary randomized
-  response (:func:`audits.attacks.audit_label_randomized_response`).
+  response (:func:`audits.attacks.audit_label_randomized_response`);
+* one subcommand per seed pipeline (``fedauxfdp``, ``dphelmet``, ...): train a
+  round on an embedded dataset and audit it end to end
+  (:mod:`audits.attacks.pipelines`).
+
+:func:`register_run` adds ``dpmech run``, the main job (:mod:`audits.main_job`).
 
 Bad input raises ValueError, which dpmech's ``main`` turns into exit status 2
 and one line on stderr. ``--repetitions R`` repeats the audit with the seeds
@@ -64,6 +69,78 @@ def register(subparsers) -> None:
     randomized.add_argument("--delta", type=float, default=0.0, help="δ of the tested claim (default 0)")
     _common(randomized)
     randomized.set_defaults(handler=_randomized_response)
+
+    for name in PIPELINE_NAMES:
+        pipeline = commands.add_parser(name, help=f"train a {name} round and audit it: white-box canary and MIA")
+        _pipeline_arguments(pipeline)
+        pipeline.add_argument("--alpha", type=float, default=0.05, help="significance of the bound (default 0.05)")
+        pipeline.add_argument("--out", metavar="DIR", help="write audit.json, audit.md, scores.npz and roc.png here")
+        pipeline.set_defaults(handler=_pipeline_audit, pipeline=name)
+
+
+# The pipeline names, written out so that building the parser imports no trainer;
+# tests/audits/test_pipeline_audits.py checks them against audits.attacks.pipelines.PIPELINES.
+PIPELINE_NAMES = ("fedauxfdp", "dphelmet")
+
+
+def _pipeline_arguments(parser) -> None:
+    parser.add_argument("--dataset", default="digits", help="digits (default) or mnist1d, both embedded")
+    parser.add_argument("--epsilon", type=float, default=1.0, help="target ε of the round (default 1)")
+    parser.add_argument("--delta", type=float, default=1e-5, help="target δ of the round (default 1e-5)")
+    parser.add_argument("--seed", type=int, default=0, help="root seed, an integer >= 0 (default 0)")
+    parser.add_argument("--trials", type=int, default=10_000, help="canary releases per side (default 10000)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def register_run(subparsers) -> None:
+    """Add ``run``, the main job: calibrate, train, account, audit and write a report."""
+    run = subparsers.add_parser("run", help="the main job: calibrate, train a one-shot federation, account, audit, report")
+    run.add_argument("--pipeline", default="fedauxfdp", help="fedauxfdp (default) or dphelmet")
+    _pipeline_arguments(run)
+    run.add_argument("--out", metavar="DIR", default="dpmech-report", help="report folder (default ./dpmech-report)")
+    run.set_defaults(handler=_run)
+
+
+def _pipeline_audit(args) -> None:
+    from rich.console import Console
+
+    from trainers.data import load_dataset
+
+    from .attacks.pipelines import pipeline_parts
+    from .main_job import pipeline_config
+
+    audit_function, _, _ = pipeline_parts(args.pipeline)
+    config = pipeline_config(args.pipeline, args.epsilon, args.delta)
+    with Console(stderr=True).status(f"training and auditing a {args.pipeline} round"):
+        audit = audit_function(load_dataset(args.dataset), config, seed=args.seed, trials=args.trials, alpha=args.alpha)
+    record = {"pipeline": args.pipeline, "dataset": args.dataset, "eps_claimed": audit.eps_claimed,
+              "eps_lb": audit.eps_lb, "delta": audit.delta, "method": audit.method, "valid_as": audit.valid_as,
+              "mu_claimed": audit.mu_claimed, "mu_lb": audit.mu_lb, "mia_attack": audit.mia["attack"],
+              "auc": audit.mia["auc"], "tpr_at_0_1_percent_fpr": audit.mia["tpr_at_0_1_percent_fpr"],
+              "tpr_at_1_percent_fpr": audit.mia["tpr_at_1_percent_fpr"], "seed": args.seed}
+    if args.out is not None:
+        from .report import write_report
+
+        paths = write_report(audit, args.out, title=f"{args.pipeline} audit", extra={"seed": args.seed})
+        record["report"] = str(paths["json"].parent)
+    emit(record, args.json, f"{args.pipeline} audit")
+
+
+def _run(args) -> None:
+    from .main_job import run_main_job
+
+    summary = run_main_job(args.pipeline, args.dataset, args.epsilon, args.delta, args.seed, args.out,
+                           progress=sys.stderr.isatty(), trials=args.trials)
+    keys = ("pipeline", "dataset", "accuracy", "epsilon", "delta", "eps_lb", "report_dir")
+    record = {key: summary[key] for key in keys}
+    record["baselines"] = summary["baselines"]
+    record["epsilon_basic"] = summary["guarantees"].get("basic", {}).get("epsilon")
+    if args.json:
+        emit(record, True, "dpmech run")
+    else:
+        flat = {key: value for key, value in record.items() if key != "baselines"}
+        flat.update({f"baseline: {name}": value for name, value in summary["baselines"].items()})
+        emit(flat, False, "dpmech run")
 
 
 def _finish(results: list, args, fields, title: str) -> None:

@@ -71,10 +71,11 @@ def _markdown(record: dict, title: str) -> str:
     lines += ["", "## Attack metrics", ""]
     lines += [f"- {key}: {value:.6g}" for key, value in record["metrics"].items()]
     result = record["result"]
-    lines += ["", "## Estimator", ""]
-    for key in ("method", "threshold_strategy", "decision_rule", "num_hypotheses", "thresholds", "counts"):
-        lines.append(f"- {key}: {result[key]}")
-    lines += ["", f"Assumption: {result['assumption']}"]
+    if result is not None:
+        lines += ["", "## Estimator", ""]
+        for key in ("method", "threshold_strategy", "decision_rule", "num_hypotheses", "thresholds", "counts"):
+            lines.append(f"- {key}: {result[key]}")
+        lines += ["", f"Assumption: {result['assumption']}"]
     if "seed" in record:
         lines += ["", f"Seed: {record['seed']} ({record.get('seed_derivation', '')})"]
     return "\n".join(lines) + "\n"
@@ -93,8 +94,9 @@ def _roc_plot(path: pathlib.Path, audit, title: str) -> None:
     drawable = (fpr > 0) & (tpr > 0)
     axes.plot(fpr[drawable], tpr[drawable], label="attack ROC", color="C0")
     axes.plot(grid, grid, linestyle=":", color="grey", label="random guess")
-    axes.plot(grid, privacy_region_boundary(grid, audit.eps_claimed, audit.delta), color="C3",
-              label=f"claimed (ε={audit.eps_claimed:.3g}, δ={audit.delta:.3g}) boundary")
+    if math.isfinite(audit.eps_claimed):
+        axes.plot(grid, privacy_region_boundary(grid, audit.eps_claimed, audit.delta), color="C3",
+                  label=f"claimed (ε={audit.eps_claimed:.3g}, δ={audit.delta:.3g}) boundary")
     if getattr(audit, "mu_claimed", None) is not None:
         axes.plot(grid, gdp_roc(grid, audit.mu_claimed), linestyle="--", color="C2",
                   label=f"claimed GDP μ={audit.mu_claimed:.3g}")

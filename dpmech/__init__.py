@@ -5,7 +5,7 @@ two accountants). It never imports torch, ``trainers`` or ``audits``.
 """
 
 from .blind_averaging import average_sensitivity, blind_average, blind_averaging_event, calibrate_user_noise
-from .calibration import calibrate_gaussian
+from .calibration import calibrate_gaussian, split_gaussian_budget
 from .clipping import clip_features
 from .events import (
     ADD_REMOVE_ONE,
@@ -70,4 +70,5 @@ __all__ = [
     "rr_with_prior_distribution",
     "rr_with_prior_event",
     "rr_with_prior_optimal_k",
+    "split_gaussian_budget",
 ]

@@ -109,3 +109,38 @@ def calibrate_gaussian(epsilon, delta, sensitivity=1.0, compositions=1, method="
         mu = _mu_for_target(epsilon_b.ravel().copy(), log_target.ravel().copy()).reshape(epsilon_b.shape)
     # σ = scale/μ rounds once; the 1e-11 margin on μ absorbs it many times over.
     return check.scalar_or_array(scale / mu)
+
+
+def split_gaussian_budget(epsilon, delta, shares):
+    """Per-release targets (ε_i, δ_i) for m Gaussian releases that together are (ε, δ)-DP, tightly.
+
+    Gaussian releases compose exactly through μ = √(Σ μ_i²) (Dong, Roth &
+    Su 2019), so a total budget (ε, δ) is a total μ = 1/σ(ε, δ; Δ = 1), and a
+    share w_i of μ² goes to release i: μ_i = μ·√(w_i/Σw). Release i is then
+    calibrated at δ_i = δ/m and the ε_i at which a Gaussian with that μ_i has
+    δ(ε_i) = δ_i. ``calibrate_gaussian(ε_i, δ_i, Δ_i)`` gives σ_i >= Δ_i/μ_i
+    because μ_i is first shrunk by a relative 1e-9 (the inversions' error is
+    about 1e-11), so the composition's tight ε at δ never exceeds ε.
+    The neighbouring relation is that of the releases' sensitivities.
+
+    Args:
+        epsilon: total ε > 0.
+        delta: total δ in (0, 1), at which the composition is evaluated.
+        shares: m >= 1 positive weights, the shares of μ² (of the privacy loss variance).
+
+    Returns:
+        A list of m (ε_i, δ_i) pairs.
+    """
+    epsilon = check.positive("epsilon", epsilon)
+    delta = check.open_unit_interval("delta", delta)
+    if np.ndim(epsilon) or np.ndim(delta):
+        raise ValueError("epsilon and delta must be single numbers for split_gaussian_budget")
+    weights = np.atleast_1d(check.positive("shares", shares))
+    if weights.ndim != 1:
+        raise ValueError(f"shares must be a 1-D list of positive weights (got shape {weights.shape})")
+    from .gaussian import gaussian_epsilon
+
+    total_mu = 1.0 / calibrate_gaussian(float(epsilon), float(delta))
+    mus = total_mu * np.sqrt(weights / weights.sum()) * (1.0 - 1e-9)
+    share_delta = float(delta) / weights.size
+    return [(float(gaussian_epsilon(share_delta, 1.0, float(mu))), share_delta) for mu in mus]

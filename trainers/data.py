@@ -92,6 +92,16 @@ def make_mnist1d(num_samples: int = 5000, seed: int = 42) -> LabelledData:
     return LabelledData(features, labels)
 
 
+DATASETS = ("digits", "mnist1d")
+
+
+def load_dataset(name: str, num_samples: int = 10_000) -> LabelledData:
+    """One of the embedded datasets by name: ``"digits"`` (scikit-learn's, 1797 records) or
+    ``"mnist1d"`` (generated locally, ``num_samples`` records). Nothing is downloaded."""
+    check.choice("dataset", name, DATASETS)
+    return load_digits_dataset() if name == "digits" else make_mnist1d(num_samples=num_samples)
+
+
 def _balanced_proportions(proportions: np.ndarray, tolerance=1e-10, max_iterations=10_000) -> np.ndarray:
     # Sinkhorn scaling to rows summing to 1 and columns to C/K, as FedAUX's make_double_stochstic,
     # so that every client expects the same number of records.

@@ -1,0 +1,76 @@
+"""The record every pipeline audit returns, shaped for :func:`audits.report.write_report`."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+from ...metrics import mia_metrics
+from ...result import AuditResult
+from ...scores import AuditScores
+from ..threat_model import ThreatModel
+
+
+@dataclass(frozen=True)
+class PipelineAudit:
+    """Outcome of auditing one trained seed pipeline.
+
+    Attributes:
+        pipeline: the pipeline's name.
+        claim: what the claimed guarantee covers, in words.
+        eps_claimed, delta: the claimed (ε, δ) (ε = ∞ where the pipeline has no guarantee).
+        eps_lb, method, valid_as, alpha: the lower bound from the canary scores and how far it can
+            be trusted (see ``result.assumption``); 0 and "none" where no canary audit applies.
+        mu_claimed, mu_lb: GDP parameters where the release is Gaussian.
+        mia: the membership-inference attack on natural records: name, AUC, TPR at 0.1% and 1%
+            FPR, advantage.
+        threat_model: what the auditor sees.
+        measurements: further numbers (canary distance against the sensitivity bound, ...).
+        notes: plain statements the reader must see.
+        result: the full :class:`~audits.result.AuditResult` of the canary audit, if any.
+        scores: the canary IN/OUT scores (for the ROC plot), else the attack's.
+    """
+
+    pipeline: str
+    claim: str
+    eps_claimed: float
+    delta: float
+    eps_lb: float
+    method: str
+    valid_as: str
+    alpha: float
+    mu_claimed: Optional[float]
+    mu_lb: Optional[float]
+    mia: Mapping[str, Any]
+    threat_model: ThreatModel
+    measurements: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple = ()
+    result: Optional[AuditResult] = None
+    scores: Optional[AuditScores] = None
+
+    def as_dict(self) -> dict:
+        return {
+            "pipeline": self.pipeline,
+            "claim": self.claim,
+            "eps_claimed": self.eps_claimed,
+            "delta": self.delta,
+            "eps_lb": self.eps_lb,
+            "method": self.method,
+            "valid_as": self.valid_as,
+            "alpha": self.alpha,
+            "mu_claimed": self.mu_claimed,
+            "mu_lb": self.mu_lb,
+            "mia": dict(self.mia),
+            "metrics": {key: value for key, value in self.mia.items() if key != "attack"},
+            "result": self.result.as_dict() if self.result is not None else None,
+            "threat_model": dataclasses.asdict(self.threat_model),
+            "measurements": dict(self.measurements),
+            "notes": list(self.notes),
+            "assumption": self.result.assumption if self.result is not None else "",
+        }
+
+
+def mia_summary(attack: str, scores: AuditScores) -> dict:
+    """AUC, TPR at 0.1% and 1% FPR and advantage of an attack's IN/OUT scores."""
+    return {"attack": attack, **dataclasses.asdict(mia_metrics(scores))}

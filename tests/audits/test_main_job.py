@@ -1,0 +1,47 @@
+"""``dpmech run``: one command from the embedded data to a calibrated, trained, accounted, audited model."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from audits.main_job import run_main_job
+
+
+def test_main_job_writes_the_report_and_meets_the_target(tmp_path):
+    summary = run_main_job(out=tmp_path / "report", progress=False, trials=2000)
+    assert summary["pipeline"] == "fedauxfdp" and summary["dataset"] == "digits"
+    assert summary["epsilon"] <= 1.0 and summary["epsilon"] == pytest.approx(1.0, rel=1e-6)
+    assert summary["guarantees"]["basic"]["epsilon"] >= summary["epsilon"]
+    assert 0.0 <= summary["eps_lb"] <= summary["epsilon"]
+    assert 0.1 <= summary["accuracy"] <= 1.0
+    for name in ("summary.json", "report.md", "accuracy.png", "audit/audit.json", "audit/roc.png"):
+        assert (tmp_path / "report" / name).is_file()
+    assert json.loads((tmp_path / "report" / "summary.json").read_text())["eps_lb"] == summary["eps_lb"]
+    assert "Privacy budget" in (tmp_path / "report" / "report.md").read_text()
+
+
+def test_cli_json_summary(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "dpmech", "run", "--pipeline", "dphelmet", "--epsilon", "2", "--trials", "1000",
+         "--out", str(tmp_path / "r"), "--json"],
+        capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    assert {"pipeline", "accuracy", "epsilon", "delta", "eps_lb", "report_dir"} <= set(record)
+    assert record["pipeline"] == "dphelmet" and record["epsilon"] <= 2.0
+
+
+@pytest.mark.parametrize(
+    "arguments,fragment",
+    [(("--pipeline", "fedprox"), "pipeline"), (("--epsilon", "0"), "epsilon"), (("--dataset", "cifar"), "dataset"),
+     (("--seed", "-1"), "seed")],
+)
+def test_bad_input_exits_2_with_one_line(tmp_path, arguments, fragment):
+    result = subprocess.run([sys.executable, "-m", "dpmech", "run", "--out", str(tmp_path / "r"), *arguments],
+                            capture_output=True, text=True)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0], result.stderr

@@ -1,0 +1,75 @@
+"""Audits of trained seed pipelines (digits, fixed seeds; N = 2000 canary releases per side, α = 0.05)."""
+
+import dataclasses
+import math
+
+import pytest
+
+import dpmech
+from audits.attacks.pipelines import PIPELINES, pipeline_parts
+from audits.cli import PIPELINE_NAMES
+from audits.main_job import pipeline_config
+from trainers.data import load_dataset
+
+
+@pytest.fixture(scope="module")
+def digits():
+    return load_dataset("digits")
+
+
+def test_the_cli_knows_every_registered_pipeline():
+    assert PIPELINE_NAMES == PIPELINES
+
+
+@pytest.mark.parametrize("pipeline", ["fedauxfdp", "dphelmet"])
+def test_a_correct_pipeline_passes_its_canary_audit(digits, pipeline):
+    audit_function, _, run = pipeline_parts(pipeline)
+    config = pipeline_config(pipeline, 2.0, 1e-5)
+    audit = audit_function(digits, config, seed=0, trials=2000)
+    assert audit.valid_as == "certified"
+    assert 0.0 <= audit.eps_lb <= audit.eps_claimed <= 2.0
+    assert audit.eps_claimed == pytest.approx(run(digits, config, seed=0).guarantees["tight"].epsilon, rel=1e-9)
+    assert 0.0 <= audit.mia["auc"] <= 1.0
+    assert audit.as_dict()["threat_model"]["access"] == "white-box"
+
+
+def test_fedauxfdp_budget_split_meets_the_target_and_canary_sits_inside_the_bound(digits):
+    config = pipeline_config("fedauxfdp", 1.0, 1e-5)
+    audit = pipeline_parts("fedauxfdp")[0](digits, config, seed=1, trials=2000)
+    assert audit.eps_claimed <= 1.0
+    assert audit.eps_claimed == pytest.approx(1.0, rel=1e-6)
+    assert 0.0 < audit.measurements["canary_class_distance_over_bound"] <= 1.0
+    assert 0.0 < audit.measurements["canary_score_distance_over_bound"] <= 1.0
+
+
+def test_an_under_noised_dphelmet_is_caught(digits):
+    # Bug: users calibrate their share for sensitivity s/|U| (the average's) instead of s (the sum's).
+    from audits.attacks.pipelines import dphelmet as audit_module
+
+    config = pipeline_config("dphelmet", 1.0, 1e-5)
+    original = audit_module.prepare_users
+
+    def under_noised(data, config, seed):
+        prepared = original(data, config, seed)
+        wrong = dpmech.calibrate_user_noise(1.0, 1e-5, prepared.sensitivity / config.num_users, config.num_users,
+                                            config.honest_fraction)
+        return dataclasses.replace(prepared, settings=dataclasses.replace(prepared.settings, user_noise_std=wrong))
+
+    audit_module.prepare_users = under_noised
+    try:
+        audit = audit_module.audit_dphelmet(digits, config, seed=0, trials=5000)
+    finally:
+        audit_module.prepare_users = original
+    assert audit.eps_lb > audit.eps_claimed
+
+
+def test_lira_sees_members_of_a_noise_free_class_head(digits):
+    audit_function, config_class, _ = pipeline_parts("fedauxfdp")
+    audit = audit_function(digits, config_class(class_epsilon=math.inf), seed=0, trials=1000)
+    assert audit.eps_claimed == math.inf and audit.method == "none"
+    assert audit.mia["auc"] > 0.6
+
+
+def test_unknown_pipeline_is_refused():
+    with pytest.raises(ValueError, match="pipeline"):
+        pipeline_parts("fedprox")
