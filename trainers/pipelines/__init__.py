@@ -1,0 +1,1 @@
+"""The seed pipelines, one module each: import the module you need."""
