@@ -62,7 +62,7 @@ def validated_input_shape(input_shape) -> tuple:
     return shape
 
 
-def validated_architecture(architecture: str) -> str:
+def validated_architecture(architecture: str, name: str = "architecture") -> str:
     parts = str(architecture).split("-")
     valid = (
         (len(parts) == 2 and parts[0] == "mlp" and parts[1].isdigit() and int(parts[1]) > 0)
@@ -70,7 +70,7 @@ def validated_architecture(architecture: str) -> str:
     )
     if not valid:
         raise ValueError(
-            f"architecture must be 'mlp-<width>' or 'conv-<{'|'.join(NORMALISATIONS)}>-<width>' with width >= 1 (got {architecture!r})"
+            f"{name} must be 'mlp-<width>' or 'conv-<{'|'.join(NORMALISATIONS)}>-<width>' with width >= 1 (got {architecture!r})"
         )
     return str(architecture)
 
@@ -131,7 +131,7 @@ def as_inputs(features, input_shape, device="cpu") -> torch.Tensor:
     input_shape = validated_input_shape(input_shape)
     if array.ndim != 2 or array.shape[1] != math.prod(input_shape):
         raise ValueError(f"features must have shape (n, {math.prod(input_shape)}) for input_shape {input_shape} (got {array.shape})")
-    return torch.as_tensor(array, device=device).reshape(array.shape[0], *input_shape)
+    return torch.tensor(array, device=device).reshape(array.shape[0], *input_shape)
 
 
 def as_targets(labels, device="cpu") -> torch.Tensor:

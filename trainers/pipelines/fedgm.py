@@ -1,8 +1,8 @@
 """FedGM (Electronics 13(10):1815, 2024, seed 003): one-shot federated learning with dataset
 condensation by gradient matching and synthetic labels released by RRWithPrior.
 
-What it does NOT protect. The ε-label-DP guarantee covers only the synthetic labels. The
-synthetic images are computed from the clients' private images and labels (they are initialised
+Label DP does NOT protect the synthetic images. The ε-label-DP guarantee covers only the
+synthetic labels. The synthetic images are computed from the clients' private images and labels (they are initialised
 from real records and optimised to reproduce their class-conditional gradients), are released in
 the clear, and carry no DP guarantee at all; the seed's "visual privacy" argument (§3.3.1) is not
 a DP argument. The audit module measures their membership leakage.

@@ -71,7 +71,7 @@ class FedMdNfdpConfig:
         check.boolean("replacement", self.replacement)
         if isinstance(self.architectures, str) or len(self.architectures) == 0:
             raise ValueError(f"architectures must be a non-empty tuple of architecture names (got {self.architectures!r})")
-        object.__setattr__(self, "architectures", tuple(networks.validated_architecture(a) for a in self.architectures))
+        object.__setattr__(self, "architectures", tuple(networks.validated_architecture(a, "architectures") for a in self.architectures))
         check.integer_scalar("public_epochs", self.public_epochs, 0)
         check.integer_scalar("initial_epochs", self.initial_epochs, 1)
         check.integer_scalar("rounds", self.rounds, 1)
