@@ -60,7 +60,7 @@ class FedMdNfdpConfig:
     digest_epochs: int = 2
     revisit_epochs: int = 1
     batch_size: int = 16
-    learning_rate: float = 1e-3
+    learning_rate: float = 1e-2
 
     def __post_init__(self):
         object.__setattr__(self, "input_shape", networks.validated_input_shape(self.input_shape))
