@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping
+from typing import Mapping
 
 import numpy as np
 import torch
