@@ -41,7 +41,7 @@ from ..gdp import epsilon_from_gdp
 from ..metrics import MiaMetrics, mia_metrics
 from ..result import AuditResult
 from ..scores import AuditScores
-from .threat_model import WHITE_BOX, ThreatModel
+from .threat_model import WHITE_BOX, ThreatModel, record_as_dict
 
 # Releases are drawn in blocks of at most this many numbers, so that N·d never has to fit in memory at once.
 _BLOCK_ELEMENTS = 1 << 22
@@ -194,13 +194,7 @@ class GaussianOutputAudit:
     threat_model: ThreatModel
     scores: AuditScores = dataclasses.field(repr=False)
 
-    def as_dict(self) -> dict:
-        """Every field but the raw scores, as plain Python values (for JSON)."""
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "scores"}
-        out["result"] = self.result.as_dict()
-        out["metrics"] = dataclasses.asdict(self.metrics)
-        out["threat_model"] = self.threat_model.as_dict()
-        return out
+    as_dict = record_as_dict
 
 
 def audit_gaussian_output(

@@ -30,7 +30,7 @@ from ..metrics import MiaMetrics, mia_metrics
 from ..one_run import epsilon_one_run
 from ..result import AuditResult
 from ..scores import AuditScores
-from .threat_model import BLACK_BOX, ThreatModel
+from .threat_model import BLACK_BOX, ThreatModel, record_as_dict
 
 GUESS_CUTS = (-0.5, 0.5)
 
@@ -93,13 +93,7 @@ class LabelRandomizedResponseAudit:
     threat_model: ThreatModel
     scores: AuditScores = dataclasses.field(repr=False)
 
-    def as_dict(self) -> dict:
-        """Every field but the raw scores, as plain Python values (for JSON)."""
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "scores"}
-        out["result"] = self.result.as_dict()
-        out["metrics"] = dataclasses.asdict(self.metrics)
-        out["threat_model"] = self.threat_model.as_dict()
-        return out
+    as_dict = record_as_dict
 
 
 def audit_label_randomized_response(

@@ -33,3 +33,15 @@ class ThreatModel:
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+
+def record_as_dict(record) -> dict:
+    """An audit record's fields but the raw scores, as plain Python values (for JSON).
+
+    Shared as ``as_dict`` by the records that carry ``result``, ``metrics`` and ``threat_model``.
+    """
+    out = {f.name: getattr(record, f.name) for f in dataclasses.fields(record) if f.name != "scores"}
+    out["result"] = record.result.as_dict()
+    out["metrics"] = dataclasses.asdict(record.metrics)
+    out["threat_model"] = record.threat_model.as_dict()
+    return out

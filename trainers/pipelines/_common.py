@@ -12,7 +12,7 @@ import dpmech
 from dpmech import _validation as check
 
 from .._features import require_norms_within, with_bias_coordinate
-from ..data import FederatedSplit, LabelledData, PrivateData, PublicData, PublicFeatureExtractor
+from ..data import FederatedSplit, LabelledData, PrivateData, PublicData, PublicFeatureExtractor, split_federated
 
 
 def epsilon_or_infinity(name: str, value) -> float:
@@ -70,6 +70,18 @@ def public_features(split: FederatedSplit, num_components, feature_bound: float,
         test=LabelledData(mapped(split.test, "test"), split.test.labels),
         feature_bound=feature_bound,
     )
+
+
+def split_and_map(data: LabelledData, config, split_seed) -> tuple:
+    """(feature sets, class count): ``data`` split as ``config`` says and mapped by :func:`public_features`.
+
+    ``config`` needs ``test_fraction``, ``public_fraction``, ``negative_fraction``,
+    ``num_components``, ``feature_bound`` and ``clip_features``.
+    """
+    split = split_federated(data, np.random.default_rng(split_seed), test_fraction=config.test_fraction,
+                            public_fraction=config.public_fraction, negative_fraction=config.negative_fraction)
+    sets = public_features(split, config.num_components, config.feature_bound, config.clip_features)
+    return sets, int(data.labels.max()) + 1
 
 
 def linear_scores(parameters: np.ndarray, features: np.ndarray) -> np.ndarray:

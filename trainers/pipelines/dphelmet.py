@@ -49,10 +49,10 @@ import dpmech.sensitivity
 from dpmech import REPLACE_ONE, GaussianEvent, NoGuaranteeEvent, PrivacyLedger
 from dpmech import _validation as check
 
-from ..data import LabelledData, PrivateData, split_federated
+from ..data import LabelledData, PrivateData
 from ..federation import ClientMessage, PipelineResult, ledger_from_messages, run_clients
 from ..psgd import HUBER_SVM, SOFTMAX, HuberSVMTrainer, SoftmaxSLPTrainer
-from ._common import FeatureSets, epsilon_or_infinity, linear_accuracy, public_features
+from ._common import FeatureSets, epsilon_or_infinity, linear_accuracy, split_and_map
 
 RECORD = "record"
 USER = "user"
@@ -209,10 +209,7 @@ def prepare_users(data: LabelledData, config: DpHelmetConfig, seed: int) -> Prep
         raise ValueError(f"config must be a DpHelmetConfig (got {type(config).__name__})")
     seed = check.integer_scalar("seed", seed, 0)
     split_seed, partition_seed, user_seed = np.random.SeedSequence(seed).spawn(3)
-    num_classes = int(data.labels.max()) + 1
-    split = split_federated(data, np.random.default_rng(split_seed), test_fraction=config.test_fraction,
-                            public_fraction=config.public_fraction, negative_fraction=config.negative_fraction)
-    sets = public_features(split, config.num_components, config.feature_bound, config.clip_features)
+    sets, num_classes = split_and_map(data, config, split_seed)
     needed = config.num_users * config.records_per_user
     if needed > len(sets.private):
         raise ValueError(

@@ -68,11 +68,11 @@ import dpmech.sensitivity
 from dpmech import REPLACE_ONE, GaussianOutputMechanism, NoGuaranteeEvent
 from dpmech import _validation as check
 
-from ..data import LabelledData, PrivateData, dirichlet_label_partition, split_federated
+from ..data import LabelledData, PrivateData, dirichlet_label_partition
 from ..federation import ClientMessage, PipelineResult, run_clients, worst_client_ledger
 from ..protocol import train_with_sensitivity
 from ..sklearn_adapter import LogisticRegressionTrainer
-from ._common import FeatureSets, epsilon_or_infinity, linear_accuracy, linear_scores, public_features
+from ._common import FeatureSets, epsilon_or_infinity, linear_accuracy, linear_scores, split_and_map
 
 # FedAUX's code adds 1e-8 to every certainty so that a point no client claims still has weights.
 CERTAINTY_FLOOR = 1e-8
@@ -302,10 +302,7 @@ def prepare_round(data: LabelledData, config: FedAuxFdpConfig, seed: int) -> Pre
         raise ValueError(f"config must be a FedAuxFdpConfig (got {type(config).__name__})")
     seed = check.integer_scalar("seed", seed, 0)
     split_seed, partition_seed, client_seed = np.random.SeedSequence(seed).spawn(3)
-    num_classes = int(data.labels.max()) + 1
-    split = split_federated(data, np.random.default_rng(split_seed), test_fraction=config.test_fraction,
-                            public_fraction=config.public_fraction, negative_fraction=config.negative_fraction)
-    sets = public_features(split, config.num_components, config.feature_bound, config.clip_features)
+    sets, num_classes = split_and_map(data, config, split_seed)
     if config.num_clients > len(sets.private):
         raise ValueError(f"num_clients must be <= the {len(sets.private)} private records (got {config.num_clients})")
     assignment = dirichlet_label_partition(sets.private.labels, config.num_clients, config.alpha,
