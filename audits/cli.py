@@ -80,7 +80,7 @@ def register(subparsers) -> None:
 
 # The pipeline names, written out so that building the parser imports no trainer;
 # tests/audits/test_pipeline_audits.py checks them against audits.attacks.pipelines.PIPELINES.
-PIPELINE_NAMES = ("fedauxfdp", "dphelmet")
+PIPELINE_NAMES = ("fedauxfdp", "dphelmet", "fedmd-nfdp", "fedgm", "fedzda")
 
 
 def _pipeline_arguments(parser) -> None:

@@ -48,6 +48,18 @@ def label_randomized_response_scores(num_canaries, epsilon, num_classes, rng) ->
     Returns:
         :class:`~audits.scores.AuditScores` of the IN and OUT canaries (scores in {−1, 0, +1}).
     """
+    num_classes = check.integer_scalar("num_classes", num_classes, 2)
+    return label_canary_scores(num_canaries, num_classes, rng,
+                               lambda held, rng: dpmech.randomized_response(held, epsilon, num_classes, rng))
+
+
+def label_canary_scores(num_canaries, num_classes, rng, release) -> AuditScores:
+    """Scores of m label canaries (module docstring) after ONE call ``release(held_labels, rng)``.
+
+    ``release`` is the label mechanism audited (for example ``dpmech.randomized_response`` or
+    ``dpmech.rr_with_prior`` with fixed priors); it receives the m held labels and the same
+    generator, after the memberships, labels and alternatives have been drawn from it.
+    """
     num_canaries = check.integer_scalar("num_canaries", num_canaries, 2)
     num_classes = check.integer_scalar("num_classes", num_classes, 2)
     rng = check.generator("rng", rng)
@@ -57,7 +69,7 @@ def label_randomized_response_scores(num_canaries, epsilon, num_classes, rng) ->
     label = rng.integers(num_classes, size=num_canaries)
     alternative = (label + 1 + rng.integers(num_classes - 1, size=num_canaries)) % num_classes
     held = np.where(is_in, label, alternative)
-    released = dpmech.randomized_response(held, epsilon, num_classes, rng)
+    released = np.asarray(release(held, rng))
     score = (released == label).astype(float) - (released == alternative).astype(float)
     return AuditScores(score[is_in], score[~is_in], higher_is_in=True)
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import asdict, dataclass, field
-from typing import Mapping
+from typing import Mapping, Optional
 
 import numpy as np
 import torch
@@ -115,6 +115,8 @@ class FedZdaResult(PipelineResult):
     ``client_variance``, ``global_accuracy`` and ``class_variance``."""
 
     fairness: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    # The final global model, kept for audits; the clients' messages are what was released.
+    model: Optional[nn.Module] = field(default=None, repr=False, compare=False)
 
     def summary(self) -> dict:
         return dict(super().summary(), fairness={name: dict(values) for name, values in self.fairness.items()})
@@ -212,6 +214,14 @@ def fairness_metrics(model, local_tests, global_test, config, device="cpu") -> d
     }
 
 
+def client_training_sets(split: FederatedSplit, config: FedZdaConfig, seed):
+    """The clients' (local training sets, local test sets) that ``run_fedzda(split, config, seed)`` uses."""
+    partition, local_split, _ = np.random.SeedSequence(check.integer_scalar("seed", seed, 0)).spawn(3)
+    clients = client_datasets(split.private, config.num_clients, config.alpha, config.num_classes, partition)
+    splits = _local_splits(clients, config.local_test_fraction, np.random.default_rng(local_split))
+    return [train for train, _ in splits], [test for _, test in splits]
+
+
 def run_fedzda(split: FederatedSplit, config: FedZdaConfig, seed, *, device="cpu", n_jobs=None, progress: bool = True,
                torch_threads=1) -> FedZdaResult:
     """Run Fed-ZDAC or Fed-ZDAS (``config.variant``) and, with ``config.baseline``, plain FedAvg on
@@ -219,10 +229,9 @@ def run_fedzda(split: FederatedSplit, config: FedZdaConfig, seed, *, device="cpu
     if not isinstance(config, FedZdaConfig):
         raise ValueError(f"config must be a FedZdaConfig (got {type(config).__name__})")
     seed = check.integer_scalar("seed", seed, 0)
-    partition, local_split, federated = np.random.SeedSequence(seed).spawn(3)
-    clients = client_datasets(split.private, config.num_clients, config.alpha, config.num_classes, partition)
-    splits = _local_splits(clients, config.local_test_fraction, np.random.default_rng(local_split))
-    train_sets, local_tests = [train for train, _ in splits], [test for _, test in splits]
+    federated = np.random.SeedSequence(seed).spawn(3)[2]
+    train_sets, local_tests = client_training_sets(split, config, seed)
+    splits = list(zip(train_sets, local_tests))
     events = (dpmech.NoGuaranteeEvent(NO_GUARANTEE_REASON),)
     hooks = (
         {"client_augmentation": functools.partial(_missing_class_augmentation, config=config)}
@@ -269,4 +278,5 @@ def run_fedzda(split: FederatedSplit, config: FedZdaConfig, seed, *, device="cpu
         config=asdict(config),
         seed=seed,
         fairness=fairness,
+        model=run.model,
     )

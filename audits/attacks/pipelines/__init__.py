@@ -12,6 +12,12 @@ _REGISTRY = {
                   "trainers.pipelines.fedauxfdp:run_fedauxfdp"),
     "dphelmet": ("audits.attacks.pipelines.dphelmet:audit_dphelmet", "trainers.pipelines.dphelmet:DpHelmetConfig",
                  "trainers.pipelines.dphelmet:run_dphelmet"),
+    "fedmd-nfdp": ("audits.attacks.pipelines.fedmd_nfdp:audit_fedmd_nfdp",
+                   "trainers.pipelines.fedmd_nfdp:FedMdNfdpConfig", "trainers.pipelines.fedmd_nfdp:run_fedmd_nfdp"),
+    "fedgm": ("audits.attacks.pipelines.fedgm:audit_fedgm", "trainers.pipelines.fedgm:FedGmConfig",
+              "trainers.pipelines.fedgm:run_fedgm"),
+    "fedzda": ("audits.attacks.pipelines.fedzda:audit_fedzda", "trainers.pipelines.fedzda:FedZdaConfig",
+               "trainers.pipelines.fedzda:run_fedzda"),
 }
 PIPELINES = tuple(_REGISTRY)
 

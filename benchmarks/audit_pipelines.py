@@ -1,0 +1,123 @@
+"""One audit per seed pipeline on digits, and the throughput of batched shadow heads against scikit-learn.
+
+Table 1: each pipeline of :mod:`audits.attacks.pipelines` audited once (seed 0, α = 0.05) at sizes
+for two CPU cores: FedAUXfdp and DP-Helmet at the target (ε, δ) = (1, 1e-5) through
+``audits.main_job.pipeline_config`` with N = 10^4 canary releases per side; FedMD-NFDP with its
+default configuration and R = 150 independent private trainings per world; FedGM (5 matching
+iterations, ε_label = 2) with m = 10^4 canary labels; Fed-ZDAC with its default configuration.
+
+Table 2: the same S shadow heads (multinomial L2 logistic regression, λ = 0.01, on Bernoulli(½)
+halves of a pool of digits records scaled to the unit ball) trained in one batch by
+``audits.attacks.shadow_heads.shadow_head_confidences`` (torch batched Newton-CG) and one by one
+by ``trainers.sklearn_adapter.LogisticRegressionTrainer`` (L-BFGS), with the largest parameter
+difference between the two.
+
+    PYTHONPATH=. python benchmarks/audit_pipelines.py [--seed 0] [--shadows 32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+import dpmech
+from audits.attacks.pipelines import PIPELINES, pipeline_parts
+from audits.attacks.shadow_heads import shadow_head_confidences
+from audits.main_job import pipeline_config
+from trainers.batched_logistic import BatchedLogisticRegression
+from trainers.data import load_dataset
+from trainers.sklearn_adapter import LogisticRegressionTrainer
+
+ALPHA = 0.05
+REGULARIZATION = 0.01
+
+
+def _settings():
+    _, gm_config, _ = pipeline_parts("fedgm")
+    return {
+        "fedauxfdp": (pipeline_config("fedauxfdp", 1.0, 1e-5), {"trials": 10_000}),
+        "dphelmet": (pipeline_config("dphelmet", 1.0, 1e-5), {"trials": 10_000}),
+        "fedmd-nfdp": (None, {"trials": 150, "n_jobs": 2}),
+        "fedgm": (gm_config(outer_iterations=5), {"trials": 10_000}),
+        "fedzda": (None, {"trials": 10_000}),
+    }
+
+
+def pipeline_table(seed: int, console: Console) -> dict:
+    data = load_dataset("digits")
+    table = Table(title=f"Pipeline audits on digits (seed {seed}, α = {ALPHA})")
+    for column in ("pipeline", "claimed ε", "δ", "ε_lb", "method", "valid_as", "attack behind AUC and TPR", "AUC",
+                   "TPR @ 0.1% FPR", "seconds"):
+        table.add_column(column)
+    audits = {}
+    for name in PIPELINES:
+        config, options = _settings()[name]
+        start = time.perf_counter()
+        audit = pipeline_parts(name)[0](data, config, seed=seed, alpha=ALPHA, **options)
+        seconds = time.perf_counter() - start
+        audits[name] = audit
+        claimed = "none" if math.isinf(audit.eps_claimed) else f"{audit.eps_claimed:.4g}"
+        table.add_row(name, claimed, f"{audit.delta:.3g}", f"{audit.eps_lb:.4g}", audit.method, audit.valid_as,
+                      audit.mia["attack"], f"{audit.mia['auc']:.3f}", f"{audit.mia['tpr_at_0_1_percent_fpr']:.3f}",
+                      f"{seconds:.0f}")
+    console.print(table)
+    for name, audit in audits.items():
+        console.print(f"[bold]{name}[/bold]: {audit.claim}")
+        for note in audit.notes:
+            console.print(f"  - {note}")
+    return audits
+
+
+def shadow_table(seed: int, num_shadows: int, pool: int, console: Console) -> None:
+    data = load_dataset("digits")
+    rng = np.random.default_rng(seed)
+    rows = rng.choice(len(data), pool, replace=False)
+    scaled = data.features[rows] / 16.0
+    features = dpmech.clip_features(scaled / np.max(np.linalg.norm(scaled, axis=1)), 1.0)
+    labels = data.labels[rows]
+
+    # One small fit first, so that torch's one-off start-up cost is not counted against the batch.
+    shadow_head_confidences(features[:50], labels[:50], 4, 10, REGULARIZATION, np.random.default_rng(seed))
+    start = time.perf_counter()
+    _, membership = shadow_head_confidences(features, labels, num_shadows, 10, REGULARIZATION, np.random.default_rng(seed))
+    batched_seconds = time.perf_counter() - start
+    batched = BatchedLogisticRegression(regularization=REGULARIZATION, num_classes=10).fit(features, labels, membership)
+
+    start = time.perf_counter()
+    looped = np.stack([
+        LogisticRegressionTrainer(regularization=REGULARIZATION, num_classes=10).fit(features[mask], labels[mask]).parameters_
+        for mask in membership
+    ])
+    sklearn_seconds = time.perf_counter() - start
+    difference = float(np.max(np.abs(batched.parameters_.cpu().numpy() - looped)))
+
+    table = Table(title=f"Shadow heads: {num_shadows} multinomial heads (10 classes, d = 64, λ = {REGULARIZATION}) "
+                        f"on halves of {pool} records")
+    for column in ("trainer", "seconds", "heads / s", "speed-up"):
+        table.add_column(column)
+    table.add_row("batched (torch, shadow_head_confidences)", f"{batched_seconds:.2f}",
+                  f"{num_shadows / batched_seconds:.1f}", f"{sklearn_seconds / batched_seconds:.1f}×")
+    table.add_row("scikit-learn loop (LogisticRegressionTrainer)", f"{sklearn_seconds:.2f}",
+                  f"{num_shadows / sklearn_seconds:.1f}", "1.0×")
+    console.print(table)
+    console.print(f"largest |parameter difference| batched vs scikit-learn: {difference:.2e}")
+
+
+def main(seed: int = 0, num_shadows: int = 32, pool: int = 600) -> None:
+    console = Console()
+    pipeline_table(seed, console)
+    shadow_table(seed, num_shadows, pool, console)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--shadows", type=int, default=32)
+    parser.add_argument("--pool", type=int, default=600)
+    arguments = parser.parse_args()
+    main(arguments.seed, arguments.shadows, arguments.pool)
