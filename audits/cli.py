@@ -88,14 +88,15 @@ def _pipeline_arguments(parser) -> None:
     parser.add_argument("--epsilon", type=float, default=1.0, help="target ε of the round (default 1)")
     parser.add_argument("--delta", type=float, default=1e-5, help="target δ of the round (default 1e-5)")
     parser.add_argument("--seed", type=int, default=0, help="root seed, an integer >= 0 (default 0)")
-    parser.add_argument("--trials", type=int, default=10_000, help="canary releases per side (default 10000)")
+    parser.add_argument("--trials", type=int, default=None,
+                        help="canary trials (releases per side, runs, or canary labels; default: the audit's own)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def register_run(subparsers) -> None:
     """Add ``run``, the main job: calibrate, train, account, audit and write a report."""
     run = subparsers.add_parser("run", help="the main job: calibrate, train a one-shot federation, account, audit, report")
-    run.add_argument("--pipeline", default="fedauxfdp", help="fedauxfdp (default) or dphelmet")
+    run.add_argument("--pipeline", default="fedauxfdp", help="fedauxfdp (default), dphelmet, fedmd-nfdp, fedgm or fedzda")
     _pipeline_arguments(run)
     run.add_argument("--out", metavar="DIR", default="dpmech-report", help="report folder (default ./dpmech-report)")
     run.set_defaults(handler=_run)
@@ -112,7 +113,8 @@ def _pipeline_audit(args) -> None:
     audit_function, _, _ = pipeline_parts(args.pipeline)
     config = pipeline_config(args.pipeline, args.epsilon, args.delta)
     with Console(stderr=True).status(f"training and auditing a {args.pipeline} round"):
-        audit = audit_function(load_dataset(args.dataset), config, seed=args.seed, trials=args.trials, alpha=args.alpha)
+        trials = {} if args.trials is None else {"trials": args.trials}
+        audit = audit_function(load_dataset(args.dataset), config, seed=args.seed, alpha=args.alpha, **trials)
     record = {"pipeline": args.pipeline, "dataset": args.dataset, "eps_claimed": audit.eps_claimed,
               "eps_lb": audit.eps_lb, "delta": audit.delta, "method": audit.method, "valid_as": audit.valid_as,
               "mu_claimed": audit.mu_claimed, "mu_lb": audit.mu_lb, "mia_attack": audit.mia["attack"],
