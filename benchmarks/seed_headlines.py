@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from rich.table import Table
+from rich.text import Text
 
 
 @dataclass(frozen=True)
@@ -111,5 +112,6 @@ def comparison_table(title: str, rows) -> Table:
     table.add_column("claim holds here?", max_width=12)
     table.add_column("why they differ", max_width=70)
     for row in rows:
-        table.add_row(*row)
+        # Text, not markup: the sources are written "[seed 000 Table 3]", which rich would read as a style tag.
+        table.add_row(*(Text(cell) for cell in row))
     return table
