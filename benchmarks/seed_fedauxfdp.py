@@ -3,7 +3,8 @@
 Digits and MNIST-1D (generated locally), 20 clients, Dirichlet α in {0.01, 0.16, 10.24}, class ε
 in {∞, 1, 0.5, 0.1} (δ = 1e-5), scoring head at (0.1, 1e-5) as in the seed. Class ε = ∞ means
 the class heads are released WITHOUT noise (the scoring heads keep their noise), so that row has
-no DP guarantee at all. Run: ``PYTHONPATH=. python benchmarks/seed_fedauxfdp.py [--repeats R]``.
+no DP guarantee at all. A second table sets the seed's headline numbers (Tables 2 and 3,
+ShuffleNet) next to this run's. Run: ``PYTHONPATH=. python benchmarks/seed_fedauxfdp.py [--repeats R]``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
+from benchmarks import seed_headlines
 from trainers.data import load_digits_dataset, make_mnist1d
 from trainers.pipelines import FedAuxFdpConfig, run_fedauxfdp
 
@@ -34,13 +36,14 @@ def main():
     datasets = {"digits": load_digits_dataset(), "MNIST-1D": make_mnist1d(arguments.mnist1d_samples)}
     cells = [(name, alpha, epsilon, seed) for name in datasets for epsilon in CLASS_EPSILONS for alpha in ALPHAS
              for seed in range(arguments.repeats)]
-    accuracy, guarantees = {}, {}
+    accuracy, guarantees, client_sizes = {}, {}, {}
     start = time.perf_counter()
     for name, alpha, epsilon, seed in track(cells, description="FedAUXfdp grid", console=console):
         result = run_fedauxfdp(datasets[name], FedAuxFdpConfig(alpha=alpha, class_epsilon=epsilon), seed=seed)
         for method, value in (("FedAUXfdp", result.accuracy), *result.baselines.items()):
             accuracy.setdefault((name, method, epsilon, alpha), []).append(100 * value)
         guarantees[epsilon] = (result.guarantees["basic"].epsilon, result.guarantees["tight"].epsilon)
+        client_sizes.setdefault(name, []).extend(client["num_records"] for client in result.per_client)
     table = Table(title=f"Server test accuracy (%), 20 clients, {arguments.repeats} seed(s); scoring heads (0.1, 1e-5)")
     table.add_column("method")
     table.add_column("class (ε, δ)")
@@ -63,7 +66,83 @@ def main():
     for epsilon, (basic, tight) in guarantees.items():
         budget.add_row("None" if epsilon == math.inf else f"({epsilon:g}, 1e-05)", f"{basic:.4f}", f"{tight:.4f}")
     console.print(budget)
+    console.print(headline_table(accuracy, guarantees, client_sizes, arguments.repeats))
     console.print(f"{len(cells)} runs in {time.perf_counter() - start:.0f} s")
+
+
+def headline_table(accuracy, guarantees, client_sizes, repeats):
+    """Seed 000's headline numbers next to this run's (mean over seeds per cell)."""
+    names = tuple(client_sizes)
+
+    def ours(method, epsilon, alpha):
+        return {name: float(np.mean(accuracy[(name, method, epsilon, alpha)])) for name in names}
+
+    def gap(first, second):
+        return {name: first[name] - second[name] for name in names}
+
+    def text(values, unit="%"):
+        return " / ".join(f"{name} {value:+.1f}" if unit == "pp" else f"{name} {value:.1f}" for name, value in values.items()) + f" {unit}"
+
+    headline = seed_headlines.FEDAUXFDP
+    defaults = FedAuxFdpConfig()
+    scale = ("CIFAR-10 on a contrastively pretrained ShuffleNet, ~2,500 records per client (50,000 / 20), vs "
+             + ", ".join(f"{name} ({np.mean(sizes):.0f} records per client)" for name, sizes in client_sizes.items())
+             + f" on public PCA({defaults.num_components}) features; λ = 0.01 there vs score λ "
+             f"{defaults.score_regularization:g}, class λ {defaults.class_regularization:g} here (σ ∝ 1/(nλ)); "
+             f"{repeats} seed(s) here vs the seed's ± over an unstated number of runs.")
+    private_level = max(max(ours(method, 0.5, alpha).values()) for method in METHODS for alpha in ALPHAS)
+    snr = ("With a mean-form regularised objective ‖w‖ ≤ O(1/λ) while σ ∝ 1/(nλ), so a class head's signal-to-noise "
+           "is at most of order n whatever λ is: ~2,500 records per client there vs "
+           + " / ".join(f"{np.mean(sizes):.0f}" for sizes in client_sizes.values()) + " here"
+           + (", which leaves every method here close to chance (10 %) at (0.5, 1e-5)." if private_level < 25.0 else "."))
+    fedauxfdp = ours("FedAUXfdp", 0.5, 0.01)
+    rows = [("FedAUXfdp, α = 0.01, class (0.5, 1e-5)", headline[("FedAUXfdp", 0.5, 0.01)].describe(), text(fedauxfdp),
+             "n/a (level)", scale)]
+    how = {"FedAVG+P": "the average of the clients' λ = 1 linear heads", "FedD+P": "a head distilled from the clients' heads"}
+    for method in ("FedAVG+P", "FedD+P"):
+        ours_gap = gap(fedauxfdp, ours(method, 0.5, 0.01))
+        no_noise_gap = gap(ours("FedAUXfdp", math.inf, 0.01), ours(method, math.inf, 0.01))
+        seed_gap = headline[("FedAUXfdp", 0.5, 0.01)].value - headline[(method, 0.5, 0.01)].value
+        rows.append((f"FedAUXfdp − {method}, α = 0.01 (the abstract's claim: significantly better on non-IID data)",
+                     f"{seed_gap:+.1f} pp ({headline[('FedAUXfdp', 0.5, 0.01)].printed} vs {headline[(method, 0.5, 0.01)].printed})\n"
+                     f"[{headline[(method, 0.5, 0.01)].source}]",
+                     text(ours_gap, "pp"), seed_headlines.holds(all(value > 0 for value in ours_gap.values())),
+                     "Where this says NO the seed's central claim is NOT reproduced here. Without class noise "
+                     f"{method} ({how[method]}, on 16 PCA features) reaches {text(ours(method, math.inf, 0.01))} at α = 0.01, "
+                     f"so it does not collapse under heterogeneity as in the seed ({headline[(method, 0.5, 0.01)].printed}), and "
+                     f"FedAUXfdp − {method} is {text(no_noise_gap, 'pp')} even then (its certainty-score weights come from "
+                     "scoring heads noised at (0.1, 1e-5) on a few dozen to a few hundred records). Scale: first row."))
+    iid_gap = gap(ours("FedAUXfdp", 0.5, 10.24), ours("FedAVG+P", 0.5, 10.24))
+    rows.append(("FedAUXfdp − FedAVG+P, α = 10.24 (near IID)",
+                 f"{headline[('FedAUXfdp', 0.5, 10.24)].value - headline[('FedAVG+P', 0.5, 10.24)].value:+.1f} pp "
+                 f"({headline[('FedAUXfdp', 0.5, 10.24)].printed} vs {headline[('FedAVG+P', 0.5, 10.24)].printed})\n[seed 000 Table 2]",
+                 text(iid_gap, "pp"), seed_headlines.holds(all(value < 0 for value in iid_gap.values())) + " (FedAVG+P ahead)",
+                 "The seed itself has FedAVG+P ahead on near-IID data; the sign is what is compared. " + scale))
+    for alpha in (0.01, 10.24):
+        cost = gap(ours("FedAUXfdp", math.inf, alpha), ours("FedAUXfdp", 0.5, alpha))
+        none, private = headline[("FedAUXfdp", None, alpha)], headline[("FedAUXfdp", 0.5, alpha)]
+        rows.append((f"accuracy lost to class DP (0.5, 1e-5), α = {alpha:g} (abstract: 'negligible at all levels')",
+                     f"{none.value - private.value:+.1f} pp ({none.printed} → {private.printed})\n[seed 000 Table 3]",
+                     text(cost, "pp"), seed_headlines.holds(all(value <= 2.0 for value in cost.values())) + " (≤ 2 pp)",
+                     ("The seed's own Table 3 loses 3.7 pp (ShuffleNet) and 3.6 pp (MobileNetv2) at α = 10.24, which "
+                      "is not 'negligible'. " if alpha == 10.24 else "")
+                     + snr))
+    robust = gap(ours("FedAUXfdp", 0.1, 0.01), ours("FedAUXfdp", 0.1, 10.24))
+    rows.append(("class (0.1, 1e-5): α = 0.01 minus α = 10.24 (seed: non-IID clients lose less)",
+                 f"{headline[('FedAUXfdp', 0.1, 0.01)].value - headline[('FedAUXfdp', 0.1, 10.24)].value:+.1f} pp "
+                 f"({headline[('FedAUXfdp', 0.1, 0.01)].printed} vs {headline[('FedAUXfdp', 0.1, 10.24)].printed})\n[seed 000 Table 3]",
+                 text(robust, "pp"), seed_headlines.holds(all(value > 0 for value in robust.values())),
+                 "The seed's explanation: fewer classes per client give a smaller sensitivity bound (its √C factor); this "
+                 "run uses the tight multinomial bound 2√2‖x̃‖/(nλ), which has no C, so that advantage is absent here. "
+                 + ("Every (0.1, 1e-5) cell here is within 10 pp of chance, so this difference carries no signal."
+                    if max(max(ours("FedAUXfdp", 0.1, alpha).values()) for alpha in (0.01, 10.24)) < 20.0 else "")))
+    basic, tight = guarantees[0.5]
+    rows.append(("total ε per client record at class (0.5, 1e-5), scores (0.1, 1e-5)", seed_headlines.FEDAUXFDP_TOTAL_EPSILON.describe(),
+                 f"basic {basic:.4f}, tight {tight:.4f} (δ = 2e-5, replace-one)",
+                 seed_headlines.holds(abs(basic - seed_headlines.FEDAUXFDP_TOTAL_EPSILON.value) < 1e-9) + " (basic sum)",
+                 "The seed sums ε (basic composition), as dpmech's basic column does; exact composition of the two Gaussian "
+                 "releases certifies a smaller ε at the same δ."))
+    return seed_headlines.comparison_table("Seed 000 (FedAUXfdp) headline vs this run (accuracy in %, pp = percentage points)", rows)
 
 
 if __name__ == "__main__":
