@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
-from benchmarks import seed_headlines
+import seed_headlines  # a sibling module: the scripts run as `python benchmarks/NAME.py`
 from trainers.data import load_digits_dataset, make_mnist1d
 from trainers.pipelines import FedAuxFdpConfig, run_fedauxfdp
 

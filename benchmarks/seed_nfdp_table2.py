@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.table import Table
 
 import dpmech
-from benchmarks import seed_headlines
+import seed_headlines  # a sibling module: the scripts run as `python benchmarks/NAME.py`
 
 # (dataset, n read from the k = n row, k, table ε, table δ), seed 001 Table 2
 TABLE_2 = (

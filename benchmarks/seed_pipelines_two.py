@@ -19,7 +19,7 @@ import time
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks import seed_headlines
+import seed_headlines  # a sibling module: the scripts run as `python benchmarks/NAME.py`
 from trainers.data import LabelledData, load_digits_dataset, make_mnist1d, split_federated
 from trainers.pipelines.fedgm import FedGmConfig, run_fedgm
 from trainers.pipelines.fedmd_nfdp import FedMdNfdpConfig, run_fedmd_nfdp

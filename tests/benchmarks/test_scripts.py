@@ -17,6 +17,14 @@ def test_accounting_benchmark_runs_and_reports_no_under_noising():
     assert "under: 0" in result.stdout
 
 
+def test_a_seed_script_runs_as_documented():
+    # run as `python benchmarks/NAME.py` from the repository root, importing its sibling seed_headlines
+    result = subprocess.run([sys.executable, "benchmarks/seed_nfdp_table2.py"], capture_output=True, text=True,
+                            cwd=ROOT, env={**os.environ, "COLUMNS": "200"})
+    assert result.returncode == 0, result.stderr
+    assert "log10" in result.stdout
+
+
 def test_every_registered_benchmark_script_exists_and_results_parse():
     for arguments, _ in BENCHMARKS.values():
         assert (ROOT / "benchmarks" / arguments[0]).is_file()
