@@ -19,7 +19,6 @@ import math
 import numpy as np
 
 from dpmech import PrivacyLedger
-from dpmech import _validation as check
 from trainers.data import PrivateData
 from trainers.pipelines.dphelmet import USER, DpHelmetConfig, _trainer, prepare_users
 
@@ -27,14 +26,14 @@ from ...gdp import epsilon_from_gdp
 from ..averaging_canary import averaging_canary_scores
 from ..threat_model import WHITE_BOX, ThreatModel
 from .fedauxfdp import replace_with_canary
-from .record import PipelineAudit, mia_summary
+from .record import PipelineAudit, audit_generator, audit_inputs, mia_summary
 
 
 def audit_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 0, *, trials: int = 10_000,
                    alpha: float = 0.05) -> PipelineAudit:
     """Audit the DP-Helmet round that ``run_dphelmet(data, config, seed)`` runs (see the module docstring)."""
-    trials = check.integer_scalar("trials", trials, 100)
-    rng = np.random.default_rng(np.random.SeedSequence([check.integer_scalar("seed", seed, 0), 1]))
+    config, seed, trials = audit_inputs(config, DpHelmetConfig, seed, trials, 100)
+    rng = audit_generator(seed, 1)
     prepared = prepare_users(data, config, seed)
     local = prepared.local(0)
     if config.privacy_unit == USER:

@@ -37,7 +37,7 @@ from ...lira import leave_one_out_scores
 from ..gaussian_output import gaussian_output_scores
 from ..shadow_heads import shadow_head_confidences
 from ..threat_model import WHITE_BOX, ThreatModel
-from .record import PipelineAudit, mia_summary
+from .record import PipelineAudit, audit_generator, audit_inputs, mia_summary
 
 
 def replace_with_canary(local: PrivateData, index: int, feature_bound: float, num_classes: int) -> PrivateData:
@@ -58,9 +58,9 @@ def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int
 
     The audited client is the one with the most records; everything random derives from ``seed``.
     """
-    trials = check.integer_scalar("trials", trials, 100)
+    config, seed, trials = audit_inputs(config, FedAuxFdpConfig, seed, trials, 100)
     num_shadows = check.integer_scalar("num_shadows", num_shadows, 8)
-    rng = np.random.default_rng(np.random.SeedSequence([check.integer_scalar("seed", seed, 0), 1]))
+    rng = audit_generator(seed, 1)
     prepared = prepare_round(data, config, seed)
     settings = client_settings(config, prepared.num_classes)
     sets = prepared.features

@@ -29,7 +29,6 @@ import dataclasses
 import numpy as np
 
 import dpmech
-from dpmech import _validation as check
 from trainers.data import split_federated
 from trainers.pipelines.fedgm import FedGmConfig, run_fedgm
 
@@ -39,7 +38,7 @@ from ...one_run import epsilon_one_run
 from ...scores import AuditScores
 from ..label_randomized_response import GUESS_CUTS, label_canary_scores
 from ..threat_model import BLACK_BOX, ThreatModel
-from .record import PipelineAudit, mia_summary
+from .record import PipelineAudit, audit_generator, audit_inputs, mia_summary
 
 
 def nearest_image_scores(members, nonmembers, images) -> AuditScores:
@@ -62,12 +61,8 @@ def audit_fedgm(data, config: FedGmConfig | None = None, seed: int = 0, *, trial
     The run is made without the accuracy baselines (they release nothing). ``trials`` is the
     number m of canary labels of the one-run label audit.
     """
-    config = FedGmConfig() if config is None else config
-    if not isinstance(config, FedGmConfig):
-        raise ValueError(f"config must be a FedGmConfig (got {type(config).__name__})")
-    seed = check.integer_scalar("seed", seed, 0)
-    trials = check.integer_scalar("trials", trials, 2)
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 3]))
+    config, seed, trials = audit_inputs(config, FedGmConfig, seed, trials, 2)
+    rng = audit_generator(seed, 3)
     split = split_federated(data, seed)
     run = run_fedgm(split, dataclasses.replace(config, baselines=False), seed, progress=False)
 

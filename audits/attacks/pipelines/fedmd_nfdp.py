@@ -31,7 +31,6 @@ from __future__ import annotations
 import numpy as np
 
 import dpmech
-from dpmech import _validation as check
 from trainers import networks
 from trainers.data import split_federated
 from trainers.federation import run_clients
@@ -42,7 +41,7 @@ from ...epsilon_bounds import epsilon_lower_bound
 from ...loss import negative_loss
 from ...scores import AuditScores
 from ..threat_model import WHITE_BOX, ThreatModel
-from .record import PipelineAudit, mia_summary
+from .record import PipelineAudit, audit_inputs, mia_summary
 
 MEANINGFUL_DELTA_FACTOR = 0.1  # the meaningful δ is this fraction of 1/n
 
@@ -83,11 +82,7 @@ def audit_fedmd_nfdp(data, config: FedMdNfdpConfig | None = None, seed: int = 0,
         :class:`PipelineAudit` whose ``eps_lb`` is the bound at the claimed δ; ``measurements`` hold
         the bound at δ = 1/(10 n) and how often the canary was sampled.
     """
-    config = FedMdNfdpConfig() if config is None else config
-    if not isinstance(config, FedMdNfdpConfig):
-        raise ValueError(f"config must be a FedMdNfdpConfig (got {type(config).__name__})")
-    seed = check.integer_scalar("seed", seed, 0)
-    trials = check.integer_scalar("trials", trials, 10)
+    config, seed, trials = audit_inputs(config, FedMdNfdpConfig, seed, trials, 10)
     split = split_federated(data, seed)
     partition = np.random.SeedSequence(seed).spawn(3 + config.rounds)[0]
     clients = client_datasets(split.private, config.num_clients, config.alpha, config.num_classes, partition)

@@ -19,7 +19,6 @@ import dataclasses
 
 import numpy as np
 
-from dpmech import _validation as check
 from trainers import networks
 from trainers.data import split_federated
 from trainers.pipelines.fedzda import FedZdaConfig, client_training_sets, run_fedzda
@@ -27,7 +26,7 @@ from trainers.pipelines.fedzda import FedZdaConfig, client_training_sets, run_fe
 from ...epsilon_bounds import epsilon_lower_bound
 from ...loss import loss_attack
 from ..threat_model import WHITE_BOX, ThreatModel
-from .record import PipelineAudit, mia_summary
+from .record import PipelineAudit, audit_generator, audit_inputs, mia_summary
 
 
 def audit_fedzda(data, config: FedZdaConfig | None = None, seed: int = 0, *, trials: int = 10_000,
@@ -37,12 +36,8 @@ def audit_fedzda(data, config: FedZdaConfig | None = None, seed: int = 0, *, tri
     The run is made without the FedAvg baseline (it releases nothing). ``trials`` caps the number
     of records scored per side (members and non-members), drawn without replacement.
     """
-    config = FedZdaConfig() if config is None else config
-    if not isinstance(config, FedZdaConfig):
-        raise ValueError(f"config must be a FedZdaConfig (got {type(config).__name__})")
-    seed = check.integer_scalar("seed", seed, 0)
-    trials = check.integer_scalar("trials", trials, 2)
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 4]))
+    config, seed, trials = audit_inputs(config, FedZdaConfig, seed, trials, 2)
+    rng = audit_generator(seed, 4)
     split = split_federated(data, seed)
     run = run_fedzda(split, dataclasses.replace(config, baseline=False), seed, progress=False)
     train_sets, _ = client_training_sets(split, config, seed)

@@ -6,6 +6,10 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
+import numpy as np
+
+from dpmech import _validation as check
+
 from ...metrics import mia_metrics
 from ...result import AuditResult
 from ...scores import AuditScores
@@ -74,3 +78,19 @@ class PipelineAudit:
 def mia_summary(attack: str, scores: AuditScores) -> dict:
     """AUC, TPR at 0.1% and 1% FPR and advantage of an attack's IN/OUT scores."""
     return {"attack": attack, **dataclasses.asdict(mia_metrics(scores))}
+
+
+def audit_inputs(config, config_class, seed, trials, minimum_trials: int):
+    """The validated ``(config, seed, trials)`` every pipeline audit starts from.
+
+    ``config`` defaults to ``config_class()`` and must be an instance of it.
+    """
+    config = config_class() if config is None else config
+    if not isinstance(config, config_class):
+        raise ValueError(f"config must be a {config_class.__name__} (got {type(config).__name__})")
+    return config, check.integer_scalar("seed", seed, 0), check.integer_scalar("trials", trials, minimum_trials)
+
+
+def audit_generator(seed: int, stream: int) -> np.random.Generator:
+    """The audit's own random stream ``SeedSequence([seed, stream])``, independent of the pipeline's draws."""
+    return np.random.default_rng(np.random.SeedSequence([seed, stream]))
