@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dpmech import _validation as check
+from dpmech import validation as check
 
 from .scores import AuditScores
 from .thresholds import DEFAULT_NUM_THRESHOLDS, INTERVALS, THRESHOLD_STRATEGIES

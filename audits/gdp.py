@@ -42,7 +42,7 @@ import numpy as np
 from scipy import special
 
 import dpmech
-from dpmech import _validation as check
+from dpmech import validation as check
 
 from . import _arguments as arg
 from .result import AuditResult

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from dpmech import _validation as check
+from dpmech import validation as check
 
 
 def _counts(successes, trials):

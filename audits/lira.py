@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from dpmech import _validation as check
+from dpmech import validation as check
 
 from .scores import AuditScores
 

@@ -46,8 +46,8 @@ def pipeline_config(pipeline: str, epsilon: float, delta: float):
       size and the subsample size, and Fed-ZDA has no guarantee. The target is validated and
       then has no effect; the report states the pipeline's own claim.
     """
-    epsilon = dpmech._validation.positive("epsilon", epsilon)
-    delta = dpmech._validation.open_unit_interval("delta", delta)
+    epsilon = dpmech.validation.positive("epsilon", epsilon)
+    delta = dpmech.validation.open_unit_interval("delta", delta)
     _, config_class, _ = pipeline_parts(pipeline)
     if pipeline == "fedauxfdp":
         (score_epsilon, score_delta), (class_epsilon, class_delta) = dpmech.split_gaussian_budget(
@@ -133,11 +133,11 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
     """
     from trainers.data import load_dataset
 
-    dpmech._validation.integer_scalar("seed", seed, 0)
+    dpmech.validation.integer_scalar("seed", seed, 0)
     if pipeline not in PIPELINES:
         raise ValueError(f"pipeline must be one of {', '.join(PIPELINES)} (got {pipeline!r})")
     if trials is not None:
-        dpmech._validation.integer_scalar("trials", trials, 1)
+        dpmech.validation.integer_scalar("trials", trials, 1)
     folder = pathlib.Path(out)
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"out must be a directory (got the file {str(folder)!r})")

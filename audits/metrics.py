@@ -16,7 +16,7 @@ import dataclasses
 import numpy as np
 from scipy import stats
 
-from dpmech import _validation as check
+from dpmech import validation as check
 
 from . import _arguments as arg
 

@@ -51,7 +51,7 @@ import math
 import numpy as np
 from scipy import optimize, special, stats
 
-from dpmech import _validation as check
+from dpmech import validation as check
 
 from . import _arguments as arg
 from .result import CERTIFIED, ESTIMATE, AuditResult

@@ -37,7 +37,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from dpmech import _validation as check
+from dpmech import validation as check
 
 from . import intervals
 from .result import CERTIFIED, ESTIMATE

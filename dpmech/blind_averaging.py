@@ -47,7 +47,7 @@ import math
 
 import numpy as np
 
-from . import _validation as check
+from . import validation as check
 from .calibration import calibrate_gaussian
 from .events import GaussianEvent
 

@@ -26,7 +26,7 @@ import numpy as np
 from scipy import special
 
 from . import _newton
-from . import _validation as check
+from . import validation as check
 from .gaussian import _LOG_SQRT_2PI, _log_delta_mu
 
 METHODS = ("analytic", "classic")

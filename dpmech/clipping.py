@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _validation as check
+from . import validation as check
 
 
 def clip_features(features, bound) -> np.ndarray:

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from . import _validation as check
+from . import validation as check
 
 REPLACE_ONE = "replace-one"
 ADD_REMOVE_ONE = "add-remove-one"

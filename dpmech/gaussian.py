@@ -52,7 +52,7 @@ from numpy.polynomial.legendre import leggauss
 from scipy import special
 
 from . import _newton
-from . import _validation as check
+from . import validation as check
 
 _SQRT2 = math.sqrt(2.0)
 _LOG_HALF = math.log(0.5)

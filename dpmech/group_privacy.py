@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 
-from . import _validation as check
+from . import validation as check
 from .events import (
     ApproximateDpEvent,
     GaussianEvent,

@@ -22,7 +22,7 @@ import importlib
 from dataclasses import asdict, dataclass
 from typing import Optional
 
-from . import _validation as check
+from . import validation as check
 from .accountants import Interval, exact
 from .events import (
     ADD_REMOVE_ONE,

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _validation as check
+from . import validation as check
 from .events import ADD_REMOVE_ONE, ApproximateDpEvent, NoGuaranteeEvent
 
 # ε and δ are moved up by this many units in the last place: the float

@@ -15,7 +15,7 @@ from typing import Optional
 
 import numpy as np
 
-from . import _validation as check
+from . import validation as check
 from .calibration import METHODS, calibrate_gaussian
 from .events import GaussianEvent, _check_relation
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _validation as check
+from . import validation as check
 from .events import REPLACE_ONE, PureEpsilonEvent
 
 PRIOR_SUM_TOLERANCE = 1e-9

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from . import _validation as check
+from . import validation as check
 
 
 def sklearn_c(regularization, n):

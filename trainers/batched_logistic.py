@@ -41,7 +41,7 @@ import torch
 from sklearn.base import BaseEstimator
 
 import dpmech.sensitivity
-from dpmech import _validation as check
+from dpmech import validation as check
 
 
 _ARMIJO = 1e-4

@@ -19,7 +19,7 @@ from sklearn.decomposition import PCA
 from sklearn.utils.validation import check_is_fitted
 
 import dpmech
-from dpmech import _validation as check
+from dpmech import validation as check
 
 from ._features import as_feature_matrix
 

@@ -24,7 +24,7 @@ import torch
 from rich.progress import Progress
 
 from dpmech import NoGuaranteeEvent
-from dpmech import _validation as check
+from dpmech import validation as check
 
 from . import networks
 from .data import LabelledData

@@ -23,7 +23,7 @@ import numpy as np
 from rich.progress import Progress
 
 from dpmech import PrivacyLedger
-from dpmech import _validation as check
+from dpmech import validation as check
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from dpmech import _validation as check
+from dpmech import validation as check
 
 NORMALISATIONS = ("instance", "batch", "none")
 

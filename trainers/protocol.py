@@ -20,7 +20,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from dpmech import REPLACE_ONE
-from dpmech import _validation as check
+from dpmech import validation as check
 
 
 @runtime_checkable

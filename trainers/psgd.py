@@ -36,7 +36,7 @@ from sklearn.utils.validation import check_is_fitted
 
 import dpmech
 import dpmech.sensitivity
-from dpmech import _validation as check
+from dpmech import validation as check
 
 from ._features import as_class_labels, as_feature_matrix, with_bias_coordinate
 

@@ -35,7 +35,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils.validation import check_is_fitted
 
 import dpmech.sensitivity
-from dpmech import _validation as check
+from dpmech import validation as check
 
 from ._features import (
     as_class_labels,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpmech import _validation as check
+from dpmech import validation as check
 
 from ..scores import AuditScores
 from .gaussian_output import gaussian_output_scores

@@ -35,7 +35,7 @@ import dataclasses
 import numpy as np
 
 import dpmech
-from dpmech import _validation as check
+from dpmech import validation as check
 
 from ..gdp import epsilon_from_gdp
 from ..metrics import MiaMetrics, mia_metrics

@@ -24,7 +24,7 @@ import dataclasses
 import numpy as np
 
 import dpmech
-from dpmech import _validation as check
+from dpmech import validation as check
 
 from ..metrics import MiaMetrics, mia_metrics
 from ..one_run import epsilon_one_run

@@ -20,7 +20,7 @@ import numpy as np
 from rich.console import Console
 from rich.progress import Progress
 
-from dpmech import _validation as check
+from dpmech import validation as check
 
 SEED_DERIVATION = "repetition i uses numpy.random.default_rng(numpy.random.SeedSequence(seed).spawn(repetitions)[i])"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpmech import _validation as check
+from dpmech import validation as check
 from trainers.batched_logistic import BatchedLogisticRegression
 
 from ..lira import confidence_from_logits

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import _validation as check
+from .. import validation as check
 from ..calibration import METHODS, calibrate_gaussian
 from ..gaussian import gaussian_delta, gaussian_epsilon
 from ..ledger import PrivacyLedger

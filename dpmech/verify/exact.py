@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _validation as check
+from .. import validation as check
 
 # A distribution's probabilities must sum to 1 within this; rounding in a
 # caller's enumeration stays far below it, a missing outcome does not.

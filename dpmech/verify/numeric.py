@@ -25,7 +25,7 @@ import math
 import numpy as np
 from scipy import integrate
 
-from .. import _validation as check
+from .. import validation as check
 
 RELATIVE_TOLERANCE = 1e-11
 _SUBDIVISIONS = 200

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, Phase, given, settings, target
 
-from .. import _validation as check
+from .. import validation as check
 from .sensitivity import SensitivityReport, _validated_bound, parameter_distance
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _validation as check
+from .. import validation as check
 
 
 class SensitivityViolation(AssertionError):

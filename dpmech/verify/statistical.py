@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .. import _validation as check
+from .. import validation as check
 from .exact import DpViolation
 
 OUTPUT_KINDS = ("discrete", "real")

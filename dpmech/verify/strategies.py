@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 from hypothesis import strategies as st
 
-from .. import _validation as check
+from .. import validation as check
 from ..clipping import clip_features
 from ..events import ADD_REMOVE_ONE, REPLACE_ONE
 

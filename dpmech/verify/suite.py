@@ -31,7 +31,7 @@ from importlib.metadata import entry_points
 
 import numpy as np
 
-from .. import _validation as check
+from .. import validation as check
 from ..gaussian import gaussian_delta
 from ..nfdp import nfdp_guarantee
 from ..output_perturbation import GaussianOutputMechanism

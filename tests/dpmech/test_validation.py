@@ -13,6 +13,8 @@ from dpmech import (
     gaussian_delta,
     gaussian_epsilon,
     gaussian_log_delta,
+    group_privacy,
+    PrivacyLedger,
 )
 
 INVALID = [
@@ -45,6 +47,13 @@ INVALID = [
     (lambda: PureEpsilonEvent(0.0), "epsilon", "> 0"),
     (lambda: PureEpsilonEvent(1.0, num_outcomes=1), "num_outcomes", ">= 2"),
     (lambda: ApproximateDpEvent(1.0, 1.0), "delta", r"\[0, 1\)"),
+    # Strings, booleans and integers beyond a double are refused, never coerced.
+    (lambda: calibrate_gaussian("1", 1e-5), "epsilon", "real number"),
+    (lambda: calibrate_gaussian(True, 1e-5), "epsilon", "real number"),
+    (lambda: gaussian_delta(1.0, 10**400), "sigma", "double"),
+    (lambda: GaussianEvent(sigma="2"), "sigma", "real number"),
+    (lambda: PrivacyLedger().record(GaussianEvent(1.0), count="3"), "count", "integer"),
+    (lambda: group_privacy(GaussianEvent(1.0), "2"), "group_size", "integer"),
 ]
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import dpmech
-from dpmech import _validation as check
+from dpmech import validation as check
 
 from .._features import require_norms_within, with_bias_coordinate
 from ..data import FederatedSplit, LabelledData, PrivateData, PublicData, PublicFeatureExtractor, split_federated

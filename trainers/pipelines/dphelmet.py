@@ -47,7 +47,7 @@ import torch
 import dpmech
 import dpmech.sensitivity
 from dpmech import REPLACE_ONE, GaussianEvent, NoGuaranteeEvent, PrivacyLedger
-from dpmech import _validation as check
+from dpmech import validation as check
 
 from ..data import LabelledData, PrivateData
 from ..federation import ClientMessage, PipelineResult, ledger_from_messages, run_clients

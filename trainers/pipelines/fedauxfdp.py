@@ -66,7 +66,7 @@ from scipy.special import expit, log_softmax, softmax
 import dpmech
 import dpmech.sensitivity
 from dpmech import REPLACE_ONE, GaussianOutputMechanism, NoGuaranteeEvent
-from dpmech import _validation as check
+from dpmech import validation as check
 
 from ..data import LabelledData, PrivateData, dirichlet_label_partition
 from ..federation import ClientMessage, PipelineResult, run_clients, worst_client_ledger

@@ -47,7 +47,7 @@ from rich.progress import Progress
 from sklearn.cluster import KMeans
 
 import dpmech
-from dpmech import _validation as check
+from dpmech import validation as check
 
 from .. import networks
 from ..data import FederatedSplit

@@ -33,7 +33,7 @@ import torch
 from rich.progress import Progress
 
 import dpmech
-from dpmech import _validation as check
+from dpmech import validation as check
 
 from .. import networks
 from ..data import FederatedSplit

@@ -43,7 +43,7 @@ import torch
 from torch import nn
 
 import dpmech
-from dpmech import _validation as check
+from dpmech import validation as check
 
 from .. import networks
 from ..data import FederatedSplit

@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 import dpmech
-from dpmech import _validation as check
+from dpmech import validation as check
 from trainers.data import PrivateData
 from trainers.pipelines.fedauxfdp import FedAuxFdpConfig, client_settings, prepare_round, train_client_heads
 

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from dpmech import _validation as check
+from dpmech import validation as check
 
 from ...metrics import mia_metrics
 from ...result import AuditResult

@@ -1,0 +1,100 @@
+"""Decimal text for privacy numbers, rounded in the safe direction.
+
+A table that prints σ = 4.224678889 when the exact σ is 4.224678889330939
+tells its reader to add less noise than the theorem needs. Every number dpmech
+prints therefore goes through one of these:
+
+* :func:`format_up` for quantities whose understatement is unsafe: σ, an upper
+  bound on ε or δ, a sensitivity;
+* :func:`format_down` for quantities whose overstatement is unsafe: a certified
+  lower bound (an audit's ε_lb, the lower end of an interval), a noise scale
+  that must not be overstated as "at least";
+* :func:`format_log_up` for a δ carried as its logarithm, which may lie far
+  below the smallest double and must never print as 0.
+
+A double whose shortest round-trip text (``repr``) has at most the requested
+digits prints as that text: it parses back to the same double, so nothing is
+understated. Otherwise the decimal digits are those of the exact binary value
+(``decimal.Decimal`` of a float is exact), rounded with ``ROUND_CEILING`` or
+``ROUND_FLOOR``, so the printed number is on the stated side of the double it
+stands for. Non-finite
+values print as ``inf``, ``-inf`` or ``nan``.
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+
+from . import validation as check
+
+DEFAULT_DIGITS = 10
+
+
+def _digits(significant_digits) -> int:
+    return check.integer_scalar("significant_digits", significant_digits, 1)
+
+
+def _format(value, significant_digits, rounding) -> str:
+    value = float(check.real_array("value", value, "a real number"))
+    if not math.isfinite(value):
+        return str(value)
+    shortest = repr(value)
+    if len(decimal.Decimal(shortest).as_tuple().digits) <= significant_digits:
+        # The shortest text that parses back to this very double: nothing is lost or understated.
+        return shortest
+    exact = decimal.Decimal(value)
+    exponent = exact.adjusted() - significant_digits + 1
+    rounded = exact.quantize(decimal.Decimal(1).scaleb(exponent), rounding=rounding).normalize()
+    if -4 <= rounded.adjusted() < significant_digits:
+        return f"{rounded:f}"
+    mantissa = rounded.scaleb(-rounded.adjusted())
+    return f"{mantissa:f}e{rounded.adjusted():+03d}"
+
+
+def format_up(value, significant_digits=DEFAULT_DIGITS) -> str:
+    """``value`` with ``significant_digits`` digits, rounded toward +∞: never below ``value``."""
+    return _format(value, _digits(significant_digits), decimal.ROUND_CEILING)
+
+
+def format_down(value, significant_digits=DEFAULT_DIGITS) -> str:
+    """``value`` with ``significant_digits`` digits, rounded toward −∞: never above ``value``."""
+    return _format(value, _digits(significant_digits), decimal.ROUND_FLOOR)
+
+
+def round_up(value, significant_digits=DEFAULT_DIGITS) -> float:
+    """The smallest double >= the decimal ``format_up(value)``; a number to store where text would do."""
+    text = format_up(value, significant_digits)
+    result = float(text)
+    return result if decimal.Decimal(result) >= decimal.Decimal(text) else math.nextafter(result, math.inf)
+
+
+def round_down(value, significant_digits=DEFAULT_DIGITS) -> float:
+    """The largest double <= the decimal ``format_down(value)``."""
+    text = format_down(value, significant_digits)
+    result = float(text)
+    return result if decimal.Decimal(result) <= decimal.Decimal(text) else math.nextafter(result, -math.inf)
+
+
+def format_log_up(log_value, significant_digits=DEFAULT_DIGITS) -> str:
+    """exp(``log_value``) as decimal text rounded up, for values far below the smallest double.
+
+    The mantissa comes from log10 split into integer and fractional parts; it is
+    raised by a relative 1e-12 (a thousand times the rounding of that split for
+    |log_value| up to 1e6) before rounding up, so the text is never below the value.
+    """
+    log_value = float(check.real_array("log_value", log_value, "a real number"))
+    digits = _digits(significant_digits)
+    if log_value == -math.inf:
+        return "0"
+    if not math.isfinite(log_value) or log_value > 700.0:
+        return format_up(math.exp(min(log_value, 709.0)) if math.isfinite(log_value) else log_value, digits)
+    if log_value > -700.0:
+        return format_up(math.exp(log_value) * (1.0 + 1e-15), digits)
+    log10_value = log_value / math.log(10.0)
+    exponent = math.floor(log10_value)
+    mantissa = 10.0 ** (log10_value - exponent) * (1.0 + 1e-12)
+    text = format_up(mantissa, digits)
+    if text.startswith("10"):  # the mantissa rounded up to 10
+        text, exponent = "1", exponent + 1
+    return f"{text}e{exponent:+d}"
