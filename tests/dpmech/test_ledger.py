@@ -6,8 +6,10 @@ import pytest
 from dp_accounting import dp_event
 from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
 from dp_accounting.privacy_accountant import NeighboringRelation
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+
+from tests.profiles import examples
 
 from dpmech import (
     ADD_REMOVE_ONE,
@@ -35,7 +37,7 @@ gaussian_releases = st.lists(
 )
 
 
-@settings(max_examples=15)
+@examples(0.15)
 @given(gaussian_releases, st.floats(-10.0, -2.0))
 def test_exact_composition_lies_between_optimistic_and_pessimistic_pld(releases, log10_delta):
     delta = 10.0**log10_delta
@@ -46,7 +48,7 @@ def test_exact_composition_lies_between_optimistic_and_pessimistic_pld(releases,
     assert exact.epsilon == pytest.approx(pld.epsilon, abs=2e-3)
 
 
-@settings(max_examples=10)
+@examples(0.1)
 @given(gaussian_releases, st.floats(-8.0, -3.0))
 def test_exact_composition_matches_dp_accounting_pld_accountant(releases, log10_delta):
     delta = 10.0**log10_delta
@@ -56,7 +58,7 @@ def test_exact_composition_matches_dp_accounting_pld_accountant(releases, log10_
     assert ledger.epsilon(delta).epsilon <= theirs + 1e-9
 
 
-@settings(max_examples=10)
+@examples(0.1)
 @given(st.floats(1.0, 30.0), st.integers(1, 200), st.floats(-9.0, -3.0))
 def test_prv_interval_brackets_the_exact_epsilon(sigma, count, log10_delta):
     delta = 10.0**log10_delta

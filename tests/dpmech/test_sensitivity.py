@@ -10,13 +10,15 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from scipy import optimize, special
 from sklearn.linear_model import LogisticRegression
 
 import dpmech
 from dpmech import sensitivity
+
+from tests.profiles import examples
 
 MEASUREMENT_SLACK = 1e-8
 
@@ -230,7 +232,7 @@ def neighbouring_inputs(rng, n, bound, num_classes):
     return first, second, order
 
 
-@settings(max_examples=25)
+@examples(0.25)
 @given(psgd_settings())
 def test_huber_svm_psgd_moves_at_most_the_bolt_on_bound(setting):
     n, bound, regularization, radius, rng = setting
@@ -247,7 +249,7 @@ def test_huber_svm_psgd_moves_at_most_the_bolt_on_bound(setting):
     assert limit == pytest.approx(sensitivity.psgd_bolt_on_sensitivity(lipschitz, regularization, n), rel=1e-15)
 
 
-@settings(max_examples=25)
+@examples(0.25)
 @given(psgd_settings())
 def test_softmax_slp_psgd_moves_at_most_the_bound(setting):
     n, bound, regularization, radius, rng = setting
