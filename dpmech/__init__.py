@@ -4,6 +4,8 @@ The core is pure numpy and scipy (with dp-accounting and prv-accountant behind
 two accountants). It never imports torch, ``trainers`` or ``audits``.
 """
 
+import importlib.metadata
+
 from .blind_averaging import average_sensitivity, blind_average, blind_averaging_event, calibrate_user_noise
 from .calibration import calibrate_gaussian, split_gaussian_budget
 from .clipping import clip_features
@@ -34,7 +36,7 @@ from .randomized_response import (
     rr_with_prior_optimal_k,
 )
 
-__version__ = "0.1.0"
+__version__ = importlib.metadata.version("dpmech")
 
 __all__ = [
     "ADD_REMOVE_ONE",
