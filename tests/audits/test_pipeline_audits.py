@@ -42,12 +42,12 @@ def test_fedauxfdp_budget_split_meets_the_target_and_canary_sits_inside_the_boun
     assert 0.0 < audit.measurements["canary_score_distance_over_bound"] <= 1.0
 
 
-def test_an_under_noised_dphelmet_is_caught(digits):
+def test_an_under_noised_dphelmet_is_caught(digits, monkeypatch):
     # Bug: users calibrate their share for sensitivity s/|U| (the average's) instead of s (the sum's).
-    from audits.attacks.pipelines import dphelmet as audit_module
+    from trainers.pipelines import dphelmet
 
     config = pipeline_config("dphelmet", 1.0, 1e-5)
-    original = audit_module.prepare_users
+    original = dphelmet.prepare_users
 
     def under_noised(data, config, seed):
         prepared = original(data, config, seed)
@@ -55,12 +55,9 @@ def test_an_under_noised_dphelmet_is_caught(digits):
                                             config.honest_fraction)
         return dataclasses.replace(prepared, settings=dataclasses.replace(prepared.settings, user_noise_std=wrong))
 
-    audit_module.prepare_users = under_noised
-    try:
-        audit = audit_module.audit_dphelmet(digits, config, seed=0, trials=5000)
-    finally:
-        audit_module.prepare_users = original
-    assert audit.eps_lb > audit.eps_claimed
+    monkeypatch.setattr(dphelmet, "prepare_users", under_noised)
+    audit = pipeline_parts("dphelmet")[0](digits, config, seed=0, trials=2000)
+    assert audit.violation and audit.release_checks["average_noise_scale"]["under_noised"]
 
 
 def test_lira_sees_members_of_a_noise_free_class_head(digits):

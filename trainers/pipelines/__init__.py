@@ -1,21 +1,39 @@
 """The seed pipelines, one module each: FedAUXfdp (seed 000), FedMD-NFDP (001), Distributed DP-Helmet
-(002), FedGM (003) and Fed-ZDA (004). Every one returns a :class:`trainers.federation.PipelineResult`."""
+(002), FedGM (003) and Fed-ZDA (004). Every one returns a :class:`trainers.federation.PipelineResult`.
 
-from .dphelmet import DpHelmetConfig, run_dphelmet
-from .fedauxfdp import FedAuxFdpConfig, run_fedauxfdp
-from .fedgm import FedGmConfig, run_fedgm
-from .fedmd_nfdp import FedMdNfdpConfig, run_fedmd_nfdp
-from .fedzda import FedZdaConfig, run_fedzda
+:mod:`trainers.pipelines.registry` names them (``PIPELINES``, ``run_pipeline``). The pipeline
+modules import torch, so the names below load on first use (PEP 562) and reading the registry
+stays light.
+"""
 
-__all__ = [
-    "DpHelmetConfig",
-    "FedAuxFdpConfig",
-    "FedGmConfig",
-    "FedMdNfdpConfig",
-    "FedZdaConfig",
-    "run_dphelmet",
-    "run_fedauxfdp",
-    "run_fedgm",
-    "run_fedmd_nfdp",
-    "run_fedzda",
-]
+import importlib
+
+from .registry import PIPELINE_NAMES, PIPELINES, Pipeline, get_pipeline, run_pipeline
+
+_EXPORTS = {
+    "DpHelmetConfig": "dphelmet",
+    "run_dphelmet": "dphelmet",
+    "FedAuxFdpConfig": "fedauxfdp",
+    "run_fedauxfdp": "fedauxfdp",
+    "FedGmConfig": "fedgm",
+    "run_fedgm": "fedgm",
+    "FedMdNfdpConfig": "fedmd_nfdp",
+    "run_fedmd_nfdp": "fedmd_nfdp",
+    "FedZdaConfig": "fedzda",
+    "run_fedzda": "fedzda",
+}
+
+
+def __getattr__(name):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'trainers.pipelines' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_EXPORTS))
+
+
+__all__ = ["PIPELINES", "PIPELINE_NAMES", "Pipeline", "get_pipeline", "run_pipeline", *_EXPORTS]

@@ -116,7 +116,8 @@ class DpHelmetConfig:
             raise ValueError(f"device must be a torch device name such as 'cpu' or 'cuda' (got {self.device!r})")
 
 
-def _trainer(config: DpHelmetConfig, num_classes: int, seed: int):
+def user_trainer(config: DpHelmetConfig, num_classes: int, seed: int):
+    """The PSGD trainer every user runs (its randomness from ``seed``)."""
     common = dict(num_classes=num_classes, regularization=config.regularization, input_clip=config.feature_bound,
                   projection_radius=config.projection_radius, epochs=config.epochs, batch_size=config.batch_size,
                   seed=seed, device=config.device)
@@ -138,7 +139,7 @@ def local_sensitivity(config: DpHelmetConfig, num_classes: int) -> float:
     user level ``user_level_sensitivity(B)``."""
     if config.privacy_unit == USER:
         return dpmech.sensitivity.user_level_sensitivity(model_norm_bound(config, num_classes))
-    return _trainer(config, num_classes, 0).sensitivity(config.records_per_user)
+    return user_trainer(config, num_classes, 0).sensitivity(config.records_per_user)
 
 
 @dataclass(frozen=True)
@@ -164,20 +165,28 @@ def _one_torch_thread():
         torch.set_num_threads(previous)
 
 
-def dphelmet_user(user: int, local: PrivateData, settings: UserSettings, rng):
-    """One user's work. Returns (message, local model): the message holds ``noisy_model``
-    θ_u + N(0, σ_u² I) of shape (C, d + 1) and is all the server receives; the noiseless model
-    stays with the user (the pipeline reads it only for the non-private reference baseline)."""
-    trainer = _trainer(settings.config, settings.num_classes, int(rng.integers(2**63 - 1)))
-    with _one_torch_thread():
-        model = trainer.train(local.features, local.labels)
+def release_user_model(user: int, model: np.ndarray, settings: UserSettings, rng) -> ClientMessage:
+    """The user's release step: the only path from its trained model to its message.
+
+    Adds this user's noise share N(0, σ_u² I) (none when ε = ∞) and attaches the blind-averaging
+    event. The message holds ``noisy_model`` of shape (C, d + 1), the user's input to secure
+    summation. Audits sample releases through this function.
+    """
     noisy = model + rng.normal(0.0, settings.user_noise_std, size=model.shape) if settings.user_noise_std > 0 else model
-    message = ClientMessage(
+    return ClientMessage(
         user, {"noisy_model": noisy}, (settings.event,),
-        f"{settings.config.model} PSGD model on {len(local)} records plus this user's noise share σ_u = "
+        f"{settings.config.model} PSGD model plus this user's noise share σ_u = "
         f"{settings.user_noise_std:.4g}; input to secure summation (the server learns only the sum)",
     )
-    return message, model
+
+
+def dphelmet_user(user: int, local: PrivateData, settings: UserSettings, rng):
+    """One user's work: train, then :func:`release_user_model`. Returns (message, local model); the
+    noiseless model stays with the user (the pipeline reads it only for the non-private baseline)."""
+    trainer = user_trainer(settings.config, settings.num_classes, int(rng.integers(2**63 - 1)))
+    with _one_torch_thread():
+        model = trainer.train(local.features, local.labels)
+    return release_user_model(user, model, settings, rng), model
 
 
 def secure_average(messages: Sequence[ClientMessage]) -> np.ndarray:

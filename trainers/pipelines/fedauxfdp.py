@@ -161,13 +161,6 @@ class ClientSettings:
     calibration: str
 
 
-def _release(parameters, sensitivity, epsilon, delta, calibration, rng, what):
-    if epsilon == math.inf:
-        return parameters, NoGuaranteeEvent(f"{what} released without noise (ε = ∞)")
-    mechanism = GaussianOutputMechanism(sensitivity, epsilon, delta, method=calibration, neighbouring=REPLACE_ONE)
-    return mechanism.release(parameters, rng), mechanism.event
-
-
 @dataclass(frozen=True)
 class ClientHeads:
     """One client's two heads before any noise, with the sensitivities they are released under."""
@@ -201,18 +194,42 @@ def train_client_heads(local: PrivateData, negative_features: np.ndarray, settin
                        class_sensitivity, num_records, num_negative)
 
 
-def fedauxfdp_client(client: int, local: PrivateData, negative_features: np.ndarray, settings: ClientSettings,
-                     rng) -> ClientMessage:
-    """One client's whole work: train both heads, perturb them, and return its message.
+@dataclass(frozen=True)
+class HeadMechanisms:
+    """The two output mechanisms a client releases its heads through; ``None`` for a head released
+    without noise (ε = ∞), whose event is then a :class:`dpmech.NoGuaranteeEvent`."""
 
-    The message holds ``score_head`` (d + 1,) and ``class_head`` (C, d + 1), both noisy (last
-    entry of each row: intercept), and the two release events (scoring head first).
+    score: Optional[GaussianOutputMechanism]
+    class_: Optional[GaussianOutputMechanism]
+
+
+def head_mechanisms(heads: ClientHeads, settings: ClientSettings) -> HeadMechanisms:
+    """Calibrate each head's :class:`dpmech.GaussianOutputMechanism` to its sensitivity and (ε, δ)."""
+
+    def mechanism(sensitivity, epsilon, delta):
+        if epsilon == math.inf:
+            return None
+        return GaussianOutputMechanism(sensitivity, epsilon, delta, method=settings.calibration, neighbouring=REPLACE_ONE)
+
+    return HeadMechanisms(mechanism(heads.score_sensitivity, settings.score_epsilon, settings.score_delta),
+                          mechanism(heads.class_sensitivity, settings.class_epsilon, settings.class_delta))
+
+
+def _released(parameters, mechanism, rng, what):
+    if mechanism is None:
+        return parameters, NoGuaranteeEvent(f"{what} released without noise (ε = ∞)")
+    return mechanism.release(parameters, rng), mechanism.event
+
+
+def release_client_heads(client: int, heads: ClientHeads, mechanisms: HeadMechanisms, rng) -> ClientMessage:
+    """The client's release step: the only path from its trained heads to its message.
+
+    Adds each mechanism's noise and attaches its event (scoring head first). The message holds
+    ``score_head`` (d + 1,) and ``class_head`` (C, d + 1), both noisy (last entry of each row:
+    intercept). Audits sample releases through this function.
     """
-    heads = train_client_heads(local, negative_features, settings)
-    score_head, score_event = _release(heads.score_head, heads.score_sensitivity, settings.score_epsilon,
-                                       settings.score_delta, settings.calibration, rng, "scoring head")
-    class_head, class_event = _release(heads.class_head, heads.class_sensitivity, settings.class_epsilon,
-                                       settings.class_delta, settings.calibration, rng, "class head")
+    score_head, score_event = _released(heads.score_head, mechanisms.score, rng, "scoring head")
+    class_head, class_event = _released(heads.class_head, mechanisms.class_, rng, "class head")
     return ClientMessage(
         client,
         {"score_head": score_head, "class_head": class_head},
@@ -220,6 +237,13 @@ def fedauxfdp_client(client: int, local: PrivateData, negative_features: np.ndar
         f"noisy scoring head (binary LR, local vs public negatives, n = {heads.num_records} + {heads.num_negative}) "
         f"and noisy class head (multinomial LR, n = {heads.num_records})",
     )
+
+
+def fedauxfdp_client(client: int, local: PrivateData, negative_features: np.ndarray, settings: ClientSettings,
+                     rng) -> ClientMessage:
+    """One client's whole work: :func:`train_client_heads`, :func:`head_mechanisms`, :func:`release_client_heads`."""
+    heads = train_client_heads(local, negative_features, settings)
+    return release_client_heads(client, heads, head_mechanisms(heads, settings), rng)
 
 
 def certainty_weighted_soft_labels(messages: Sequence[ClientMessage], features: np.ndarray, weighted: bool = True) -> np.ndarray:

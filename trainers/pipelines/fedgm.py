@@ -53,7 +53,7 @@ from .. import networks
 from ..data import FederatedSplit
 from ..fedavg import FedAvgConfig, run_fedavg
 from ..federation import ClientMessage, PipelineResult, ledger_from_messages, run_clients
-from ._clients import client_datasets
+from .clients import client_datasets
 
 IMAGES_NOT_PROTECTED = (
     "label DP does NOT protect the synthetic images: they are computed from the clients' private images "
@@ -199,6 +199,21 @@ def distil(features, labels, config: FedGmConfig, device, rng):
     return synthetic.detach().cpu().numpy().reshape(synthetic.shape[0], -1), synthetic_labels
 
 
+def release_labels(true_labels, prior, config: FedGmConfig, rng):
+    """The label release step: the only path from synthetic labels to a message.
+
+    Each label goes once through ``dpmech.rr_with_prior`` at ``config.label_epsilon`` with its
+    label-independent prior row; returns the noisy labels and the release's event
+    (``dpmech.rr_with_prior_event``). Both stages call it, and the audit samples its canaries
+    through it.
+    """
+    true_labels = np.asarray(true_labels)
+    if true_labels.shape[0] == 0:
+        return true_labels, dpmech.rr_with_prior_event(config.label_epsilon)
+    return (dpmech.rr_with_prior(true_labels, prior, config.label_epsilon, rng),
+            dpmech.rr_with_prior_event(config.label_epsilon))
+
+
 def _distil_and_release_stage_one(features, labels, client, config, device, rng):
     """Condense, split the synthetic set in halves, release the first half with uniform-prior RR.
 
@@ -209,11 +224,11 @@ def _distil_and_release_stage_one(features, labels, client, config, device, rng)
     order = rng.permutation(images.shape[0])
     first, second = order[: (order.size + 1) // 2], order[(order.size + 1) // 2:]
     uniform = np.full((first.size, config.num_classes), 1.0 / config.num_classes)
-    noisy = dpmech.rr_with_prior(true_labels[first], uniform, config.label_epsilon, rng)
+    noisy, event = release_labels(true_labels[first], uniform, config, rng)
     message = ClientMessage(
         client=client,
         payload={"images": images[first], "labels": noisy},
-        events=(dpmech.rr_with_prior_event(config.label_epsilon),),
+        events=(event,),
         description=f"stage 1: {first.size} synthetic images in the clear, labels by RRWithPrior (uniform prior); "
                     + IMAGES_NOT_PROTECTED,
     )
@@ -235,11 +250,11 @@ def _release_stage_two(images, true_labels, stage_one_state, client, config, dev
         stage_one_state,
     )
     prior = label_prior(model, images, config, device)
-    noisy = dpmech.rr_with_prior(true_labels, prior, config.label_epsilon, rng) if images.shape[0] else true_labels
+    noisy, event = release_labels(true_labels, prior, config, rng)
     return ClientMessage(
         client=client,
         payload={"images": images, "labels": noisy, "prior": prior},
-        events=(dpmech.rr_with_prior_event(config.label_epsilon),),
+        events=(event,),
         description=f"stage 2: {images.shape[0]} synthetic images in the clear, labels by RRWithPrior with the "
                     "stage-1 global model's prior; " + IMAGES_NOT_PROTECTED,
     )

@@ -38,7 +38,7 @@ from dpmech import validation as check
 from .. import networks
 from ..data import FederatedSplit
 from ..federation import ClientMessage, PipelineResult, ledger_from_messages, run_clients
-from ._clients import client_datasets
+from .clients import client_datasets
 
 
 @dataclass(frozen=True)
@@ -101,8 +101,24 @@ def _logits(model, features, config, device) -> np.ndarray:
     return networks.predict_logits(model, networks.as_inputs(features, config.input_shape, device)).cpu().numpy()
 
 
-def _initial_phase(features, labels, public_features, public_labels, alignment_features, client, config, device, rng):
-    """Transfer learning on public data, NFDP subsample, T1 epochs on it, logits on X_p[0]."""
+def party_datasets(split: FederatedSplit, config: FedMdNfdpConfig, seed: int) -> list:
+    """The parties' private datasets: the split's private pool cut by Dirichlet(α) from the run's partition seed."""
+    partition = np.random.SeedSequence(check.integer_scalar("seed", seed, 0)).spawn(3 + config.rounds)[0]
+    return client_datasets(split.private, config.num_clients, config.alpha, config.num_classes, partition)
+
+
+def party_guarantee(num_records: int, config: FedMdNfdpConfig) -> dpmech.NfdpGuarantee:
+    """The NFDP guarantee (and its event) of a party with ``num_records`` records under ``config``."""
+    return dpmech.nfdp_guarantee(num_records, config.subsample_size, config.replacement)
+
+
+def initial_phase(features, labels, public_features, public_labels, alignment_features, client, config, device, rng):
+    """Transfer learning on public data, NFDP subsample, T1 epochs on it, logits on X_p[0].
+
+    The subsample (``dpmech.nfdp_subsample``) is the party's privacy mechanism: everything it
+    releases afterwards is a function of that subsample and public data. Returns the model state,
+    the subsample's indices and the logits; audits sample the phase through this function.
+    """
     generator = networks.torch_generator(rng)
     architecture = config.architecture(client)
     model = networks.build_classifier(architecture, config.input_shape, config.num_classes, generator, device)
@@ -143,8 +159,8 @@ def run_fedmd_nfdp(split: FederatedSplit, config: FedMdNfdpConfig, seed, *, devi
     public = split.distillation
     if config.alignment_size > len(public):
         raise ValueError(f"alignment_size must be <= the public set size {len(public)} (got {config.alignment_size})")
-    partition, server, initial, *rounds = np.random.SeedSequence(seed).spawn(3 + config.rounds)
-    clients = client_datasets(split.private, config.num_clients, config.alpha, config.num_classes, partition)
+    _, server, initial, *rounds = np.random.SeedSequence(seed).spawn(3 + config.rounds)
+    clients = party_datasets(split, config, seed)
     sizes = [len(data) for data in clients]
     if min(sizes) == 0 or (not config.replacement and config.subsample_size > min(sizes)):
         raise ValueError(
@@ -158,7 +174,7 @@ def run_fedmd_nfdp(split: FederatedSplit, config: FedMdNfdpConfig, seed, *, devi
     with networks.torch_threads(torch_threads), Progress(disable=not progress, transient=True) as bar:
         task = bar.add_task("FedMD-NFDP", total=config.rounds + 1)
         initialised = run_clients(
-            _initial_phase,
+            initial_phase,
             [(data.features, data.labels, public.features, public.labels, alignments[0], client, config, device)
              for client, data in enumerate(clients)],
             initial, n_jobs=n_jobs,
@@ -181,7 +197,7 @@ def run_fedmd_nfdp(split: FederatedSplit, config: FedMdNfdpConfig, seed, *, devi
                 logits.append(new_logits)
             bar.advance(task)
 
-    guarantees = [dpmech.nfdp_guarantee(n, config.subsample_size, config.replacement) for n in sizes]
+    guarantees = [party_guarantee(n, config) for n in sizes]
     messages = [
         ClientMessage(
             client=i,

@@ -49,7 +49,7 @@ from .. import networks
 from ..data import FederatedSplit
 from ..fedavg import FedAvgConfig, run_fedavg
 from ..federation import PipelineResult, ledger_from_messages
-from ._clients import client_datasets
+from .clients import client_datasets
 
 NO_GUARANTEE_REASON = (
     "Fed-ZDA: the (0, δ) claim assumes TV <= δ, which nothing enforces; FedAvg shares non-private updates"

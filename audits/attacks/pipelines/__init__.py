@@ -1,37 +1,30 @@
-"""Audits of the trained seed pipelines, one module each; they train through :mod:`trainers`.
+"""Audits of the trained seed pipelines, one module each, named after the pipeline's module.
 
-``PIPELINE_AUDITS`` maps a pipeline name to ``(audit function, config class, run function)``,
+The pipelines are those of :data:`trainers.pipelines.registry.PIPELINES` (the one registry); the
+audit of pipeline ``name`` is ``audit_<module>`` in ``audits.attacks.pipelines.<module>``,
 imported on first use so that ``import audits.attacks.pipelines`` stays light. Every audit
-returns a :class:`~audits.attacks.pipelines.record.PipelineAudit`.
+samples releases through the pipeline's own release step, reads the claim from the release's
+events, and returns a :class:`~audits.attacks.pipelines.record.PipelineAudit`.
 """
 
 import importlib
 
-_REGISTRY = {
-    "fedauxfdp": ("audits.attacks.pipelines.fedauxfdp:audit_fedauxfdp", "trainers.pipelines.fedauxfdp:FedAuxFdpConfig",
-                  "trainers.pipelines.fedauxfdp:run_fedauxfdp"),
-    "dphelmet": ("audits.attacks.pipelines.dphelmet:audit_dphelmet", "trainers.pipelines.dphelmet:DpHelmetConfig",
-                 "trainers.pipelines.dphelmet:run_dphelmet"),
-    "fedmd-nfdp": ("audits.attacks.pipelines.fedmd_nfdp:audit_fedmd_nfdp",
-                   "trainers.pipelines.fedmd_nfdp:FedMdNfdpConfig", "trainers.pipelines.fedmd_nfdp:run_fedmd_nfdp"),
-    "fedgm": ("audits.attacks.pipelines.fedgm:audit_fedgm", "trainers.pipelines.fedgm:FedGmConfig",
-              "trainers.pipelines.fedgm:run_fedgm"),
-    "fedzda": ("audits.attacks.pipelines.fedzda:audit_fedzda", "trainers.pipelines.fedzda:FedZdaConfig",
-               "trainers.pipelines.fedzda:run_fedzda"),
-}
-PIPELINES = tuple(_REGISTRY)
+from trainers.pipelines.registry import PIPELINE_NAMES, get_pipeline
+
+PIPELINES = PIPELINE_NAMES
 
 
-def _load(path):
-    module, name = path.split(":")
-    return getattr(importlib.import_module(module), name)
+def audit_function(name: str):
+    """The audit function of the registered pipeline ``name``."""
+    pipeline = get_pipeline(name)
+    module = importlib.import_module(f"{__name__}.{pipeline.module}")
+    return getattr(module, f"audit_{pipeline.module}")
 
 
 def pipeline_parts(name: str):
     """(audit function, config class, run function) of the pipeline ``name``."""
-    if name not in _REGISTRY:
-        raise ValueError(f"pipeline must be one of {', '.join(PIPELINES)} (got {name!r})")
-    return tuple(_load(path) for path in _REGISTRY[name])
+    pipeline = get_pipeline(name)
+    return audit_function(name), pipeline.config_class, pipeline.run_function
 
 
-__all__ = ["PIPELINES", "pipeline_parts"]
+__all__ = ["PIPELINES", "audit_function", "pipeline_parts"]

@@ -1,23 +1,36 @@
 """Auditing FedAUXfdp: a white-box canary on one client's two released heads, and LiRA on its class head.
 
-Canary (certified under the GDP assumption). The audited client's records are
-replaced in one place by a canary at the public norm bound pointing against
-the record it replaces, with another label (replace-one, the relation of the
-claim). Both heads are trained on the two neighbouring datasets by the
-pipeline's own :func:`trainers.pipelines.fedauxfdp.train_client_heads`; the
-release is then sampled, not retrained: the client sends the scoring head
-plus N(0, σ_s² I) and the class head plus N(0, σ_c² I), and dividing each by
-its σ maps that release one-to-one onto (θ_s/σ_s, θ_c/σ_c) + N(0, I). So the
-audit draws that whitened release around the two worlds and bounds μ with
-the GDP estimator; the claim is μ = √((Δ_s/σ_s)² + (Δ_c/σ_c)²), the tight
-composition the pipeline reports. A trained pair lies inside the sensitivity
-bound, so ε_lb sits below ε even for a correct implementation; the record
-states how far inside (``measurements``).
+Everything is sampled through the pipeline's own code: the round is prepared
+by :func:`trainers.pipelines.fedauxfdp.prepare_round`, both neighbouring
+worlds are trained by its :func:`~trainers.pipelines.fedauxfdp.train_client_heads`,
+the mechanisms come from its :func:`~trainers.pipelines.fedauxfdp.head_mechanisms`,
+and every release is a message of its release step
+:func:`~trainers.pipelines.fedauxfdp.release_client_heads`. The claim (ε, δ)
+is read from the ledger of the released message's own events, never
+recomputed from the config.
+
+Canary (certified under the GDP assumption). The audited client's record 0 is
+replaced by a canary at the public norm bound pointing against it, with
+another label (replace-one, the relation of the claim). Each release is
+whitened by the σ its events state, (θ̃_s/σ_s, θ̃_c/σ_c), and projected on the
+direction between the two worlds' whitened heads: for an honest release that
+is a Gaussian mechanism with μ = distance/1, at most the claimed
+√((Δ_s/σ_s)² + (Δ_c/σ_c)²). The GDP estimator bounds μ. A trained pair lies
+inside the sensitivity bound, so ε_lb sits below ε even for a correct
+implementation; ``measurements`` say how far inside.
+
+Release checks (certified, exact): the canary displacement of each head
+against the sensitivity its event states, and the realised noise scale of
+each head's releases against the σ its event states
+(:func:`audits.noise_scale.check_noise_scale`). A release step that adds less
+noise than its event claims is caught by the second even where the canary
+displacement is too small for the GDP bound to see it. α is split evenly
+between the GDP bound and the two noise-scale bounds.
 
 LiRA (an estimate). Natural records: the client's own records (members of its
 class head) and as many test records. Shadow class heads are trained in one
 batch on Bernoulli(½) halves of that pool by the torch batched LR and
-released through the client's own mechanism (σ_c), then scored by LiRA
+released through the client's own class-head mechanism, then scored by LiRA
 online with the leave-one-out evaluation.
 """
 
@@ -30,14 +43,17 @@ import numpy as np
 import dpmech
 from dpmech import validation as check
 from trainers.data import PrivateData
-from trainers.pipelines.fedauxfdp import FedAuxFdpConfig, client_settings, prepare_round, train_client_heads
+from trainers.federation import ledger_from_messages
+from trainers.pipelines import fedauxfdp as pipeline
+from trainers.pipelines.fedauxfdp import FedAuxFdpConfig
 
 from ...gdp import epsilon_from_gdp
 from ...lira import leave_one_out_scores
-from ..gaussian_output import gaussian_output_scores
+from ...noise_scale import check_noise_scale
+from ...scores import AuditScores
 from ..shadow_heads import shadow_head_confidences
 from ..threat_model import WHITE_BOX, ThreatModel
-from .record import PipelineAudit, audit_generator, audit_inputs, mia_summary
+from .record import PipelineAudit, audit_generator, audit_inputs, displacement_check, mia_summary, projected_scores
 
 
 def replace_with_canary(local: PrivateData, index: int, feature_bound: float, num_classes: int) -> PrivateData:
@@ -61,16 +77,15 @@ def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int
     config, seed, trials = audit_inputs(config, FedAuxFdpConfig, seed, trials, 100)
     num_shadows = check.integer_scalar("num_shadows", num_shadows, 8)
     rng = audit_generator(seed, 1)
-    prepared = prepare_round(data, config, seed)
-    settings = client_settings(config, prepared.num_classes)
+    prepared = pipeline.prepare_round(data, config, seed)
+    settings = pipeline.client_settings(config, prepared.num_classes)
     sets = prepared.features
     client = int(np.argmax(np.bincount(prepared.assignment, minlength=config.num_clients)))
     local = sets.private.subset(np.flatnonzero(prepared.assignment == client))
     neighbour = replace_with_canary(local, 0, config.feature_bound, prepared.num_classes)
-    without = train_client_heads(local, sets.negative.features, settings)
-    with_canary = train_client_heads(neighbour, sets.negative.features, settings)
+    without = pipeline.train_client_heads(local, sets.negative.features, settings)
+    with_canary = pipeline.train_client_heads(neighbour, sets.negative.features, settings)
 
-    noisy = math.isfinite(config.score_epsilon) and math.isfinite(config.class_epsilon)
     measurements = {
         "client": client,
         "client_records": without.num_records,
@@ -79,26 +94,47 @@ def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int
         "canary_class_distance_over_bound": float(
             np.linalg.norm(with_canary.class_head - without.class_head) / without.class_sensitivity),
     }
-    class_mechanism = None
+    mechanisms = pipeline.head_mechanisms(without, settings)
+    noisy = mechanisms.score is not None and mechanisms.class_ is not None
+    release_checks = {}
     if noisy:
-        score_mechanism = dpmech.GaussianOutputMechanism(without.score_sensitivity, config.score_epsilon,
-                                                         config.score_delta, method=config.calibration)
-        class_mechanism = dpmech.GaussianOutputMechanism(without.class_sensitivity, config.class_epsilon,
-                                                         config.class_delta, method=config.calibration)
+        def sampled(heads):
+            messages = [pipeline.release_client_heads(client, heads, mechanisms, rng) for _ in range(trials)]
+            return (np.stack([m.payload["score_head"] for m in messages]),
+                    np.stack([m.payload["class_head"] for m in messages]), messages[0])
 
-        def whitened(heads):
-            return np.concatenate([heads.score_head.ravel() / score_mechanism.sigma,
-                                   heads.class_head.ravel() / class_mechanism.sigma])
+        out_scores_heads, out_class_heads, message = sampled(without)
+        in_scores_heads, in_class_heads, _ = sampled(with_canary)
+        score_event, class_event = message.events
+        check_alpha = alpha / 3
 
-        ledger = dpmech.PrivacyLedger().record(score_mechanism.event).record(class_mechanism.event)
+        def whitened(score_heads, class_heads):
+            count = score_heads.shape[0] if score_heads.ndim > 1 else 1
+            return np.hstack([score_heads.reshape(count, -1) / score_event.sigma,
+                              class_heads.reshape(count, -1) / class_event.sigma])
+
+        scores = projected_scores(whitened(out_scores_heads, out_class_heads), whitened(in_scores_heads, in_class_heads),
+                                  whitened(without.score_head, without.class_head)[0],
+                                  whitened(with_canary.score_head, with_canary.class_head)[0])
+        ledger = ledger_from_messages([message])
         eps_claimed = ledger.epsilon(config.total_delta).epsilon
-        mu_claimed = math.hypot(score_mechanism.event.mu, class_mechanism.event.mu)
-        scores = gaussian_output_scores(whitened(without), whitened(with_canary), 1.0, trials, rng)
-        result = epsilon_from_gdp(scores, alpha=alpha, delta=config.total_delta)
+        mu_claimed = math.hypot(score_event.mu, class_event.mu)
+        result = epsilon_from_gdp(scores, alpha=check_alpha, delta=config.total_delta)
         eps_lb, mu_lb, method, valid_as = result.eps_lb, result.mu_lb, result.method, result.valid_as
+        release_checks = {
+            "score_head_noise_scale": check_noise_scale(out_scores_heads, without.score_head, score_event.sigma,
+                                                        alpha=check_alpha).as_dict(),
+            "class_head_noise_scale": check_noise_scale(out_class_heads, without.class_head, class_event.sigma,
+                                                        alpha=check_alpha).as_dict(),
+        }
+        release_checks["score_head_sensitivity"] = displacement_check(without.score_head, with_canary.score_head,
+                                                                      score_event.sensitivity)
+        release_checks["class_head_sensitivity"] = displacement_check(without.class_head, with_canary.class_head,
+                                                                      class_event.sensitivity)
     else:
         eps_claimed, mu_claimed, result, scores = math.inf, None, None, None
         eps_lb, mu_lb, method, valid_as = 0.0, None, "none", "estimate"
+    class_mechanism = mechanisms.class_
 
     pool_test = sets.test.subset(rng.choice(len(sets.test), min(len(sets.test), without.num_records), replace=False))
     pool_features = np.vstack([local.features, pool_test.features])
@@ -138,4 +174,5 @@ def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int
         notes=tuple(notes),
         result=result,
         scores=scores if scores is not None else lira_scores,
+        release_checks=release_checks,
     )

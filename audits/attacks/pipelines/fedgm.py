@@ -7,8 +7,10 @@ with a label-independent prior (uniform in stage 1, the stage-1 model's softmax 
 (a) Label audit, black-box, one run (Steinke, Nasr & Jagielski 2023). m canary labels, each with
 a prior row taken at random from the priors the pipeline itself used in the audited run (the
 uniform rows of stage 1 and the stage-2 rows carried in its messages), and labels y ≠ y' drawn
-uniformly: IN holds y, OUT holds y'. All m held labels go through ONE ``dpmech.rr_with_prior``
-call with those rows at the pipeline's ε (:func:`~audits.attacks.label_randomized_response.label_canary_scores`),
+uniformly: IN holds y, OUT holds y'. All m held labels go through ONE call of the pipeline's own
+label release step :func:`trainers.pipelines.fedgm.release_labels` with those rows
+(:func:`~audits.attacks.label_randomized_response.label_canary_scores`); the claimed ε is read
+from the ledger of the run's messages,
 and the auditor guesses IN on y, OUT on y', abstains otherwise, at cuts fixed in advance.
 RRWithPrior restricts its output to the prior's top-k* classes, so a canary whose y and y' both
 fall outside them is released without information and the auditor abstains; that costs power,
@@ -30,7 +32,8 @@ import numpy as np
 
 import dpmech
 from trainers.data import split_federated
-from trainers.pipelines.fedgm import FedGmConfig, run_fedgm
+from trainers.pipelines import fedgm as pipeline
+from trainers.pipelines.fedgm import FedGmConfig
 
 from ...epsilon_bounds import epsilon_lower_bound
 from ...metrics import mia_metrics
@@ -55,16 +58,23 @@ def nearest_image_scores(members, nonmembers, images) -> AuditScores:
 
 
 def audit_fedgm(data, config: FedGmConfig | None = None, seed: int = 0, *, trials: int = 10_000,
-                alpha: float = 0.05) -> PipelineAudit:
+                alpha: float = 0.05, result=None) -> PipelineAudit:
     """Audit ``run_fedgm(split_federated(data, seed), config, seed)`` (module docstring).
 
-    The run is made without the accuracy baselines (they release nothing). ``trials`` is the
-    number m of canary labels of the one-run label audit.
+    ``result``: that run's :class:`~trainers.federation.PipelineResult` when the caller already
+    has it (the main job); otherwise the run is made here, without the accuracy baselines (they
+    release nothing). ``trials`` is the number m of canary labels of the one-run label audit.
     """
     config, seed, trials = audit_inputs(config, FedGmConfig, seed, trials, 2)
     rng = audit_generator(seed, 3)
     split = split_federated(data, seed)
-    run = run_fedgm(split, dataclasses.replace(config, baselines=False), seed, progress=False)
+    if result is None:
+        run = pipeline.run_fedgm(split, dataclasses.replace(config, baselines=False), seed, progress=False)
+    elif (getattr(result, "pipeline", None) != "fedgm" or result.seed != seed
+          or {**result.config, "baselines": False} != dataclasses.asdict(dataclasses.replace(config, baselines=False))):
+        raise ValueError("result must be the PipelineResult of run_fedgm with this config and seed")
+    else:
+        run = result
 
     uniform_rows = sum(m.payload["images"].shape[0] for m in run.messages if "prior" not in m.payload)
     stage_two_rows = [m.payload["prior"] for m in run.messages if "prior" in m.payload]
@@ -72,10 +82,10 @@ def audit_fedgm(data, config: FedGmConfig | None = None, seed: int = 0, *, trial
     canary_priors = pipeline_priors[rng.integers(pipeline_priors.shape[0], size=trials)]
     label_scores = label_canary_scores(
         trials, config.num_classes, rng,
-        lambda held, rng: dpmech.rr_with_prior(held, canary_priors, config.label_epsilon, rng),
+        lambda held, rng: pipeline.release_labels(held, canary_priors, config, rng)[0],
     )
-    result = epsilon_one_run(label_scores, alpha=alpha, threshold_strategy="explicit", guess_thresholds=[GUESS_CUTS])
-    eps_claimed = dpmech.rr_with_prior_event(config.label_epsilon).epsilon
+    one_run = epsilon_one_run(label_scores, alpha=alpha, threshold_strategy="explicit", guess_thresholds=[GUESS_CUTS])
+    eps_claimed = run.guarantees["synthetic_labels"].epsilon
 
     images = np.vstack([m.payload["images"] for m in run.messages])
     image_scores = nearest_image_scores(split.private.features, split.test.features, images)
@@ -83,8 +93,8 @@ def audit_fedgm(data, config: FedGmConfig | None = None, seed: int = 0, *, trial
     mia = mia_summary("synthetic images: minus the distance to the nearest released image", image_scores)
     measurements = {
         "canary_labels": trials,
-        "guesses": result.counts["guesses"],
-        "correct": result.counts["correct"],
+        "guesses": one_run.counts["guesses"],
+        "correct": one_run.counts["correct"],
         "pipeline_prior_rows_uniform": uniform_rows,
         "pipeline_prior_rows_stage_two": int(pipeline_priors.shape[0] - uniform_rows),
         "synthetic_images": int(images.shape[0]),
@@ -94,10 +104,10 @@ def audit_fedgm(data, config: FedGmConfig | None = None, seed: int = 0, *, trial
         "label_mia": dataclasses.asdict(mia_metrics(label_scores)),
     }
     notes = (
-        f"Labels: one-run audit with m = {trials} canary labels through one dpmech.rr_with_prior call at ε = "
+        f"Labels: one-run audit with m = {trials} canary labels through one call of the pipeline's label release at ε = "
         f"{config.label_epsilon:g}, prior rows drawn from the {pipeline_priors.shape[0]} the run used; "
-        f"ε_lb = {result.eps_lb:.4g} against the claimed ε = {eps_claimed:.4g}"
-        + (" (consistent with the claim)." if result.eps_lb <= eps_claimed else " (ABOVE the claim: a bug or a false alarm at α)."),
+        f"ε_lb = {one_run.eps_lb:.4g} against the claimed ε = {eps_claimed:.4g}"
+        + (" (consistent with the claim)." if one_run.eps_lb <= eps_claimed else " (ABOVE the claim: a bug or a false alarm at α)."),
         "Canaries whose two labels fall outside a stage-2 prior's top-k* classes are released without information; "
         "the audit abstains on them, which lowers ε_lb and does not affect its validity.",
         "Images: label DP does NOT protect the synthetic images; "
@@ -111,10 +121,10 @@ def audit_fedgm(data, config: FedGmConfig | None = None, seed: int = 0, *, trial
         claim=f"ε-label-DP of the released synthetic labels, replace-one of one label, ε = {eps_claimed:g} "
               "(RRWithPrior); the synthetic images: no guarantee",
         eps_claimed=eps_claimed,
-        delta=result.delta,
-        eps_lb=result.eps_lb,
-        method=result.method,
-        valid_as=result.valid_as,
+        delta=one_run.delta,
+        eps_lb=one_run.eps_lb,
+        method=one_run.method,
+        valid_as=one_run.valid_as,
         alpha=alpha,
         mu_claimed=None,
         mu_lb=None,
@@ -123,6 +133,6 @@ def audit_fedgm(data, config: FedGmConfig | None = None, seed: int = 0, *, trial
                                  "natural records against the released images", 1, canaries=trials),
         measurements=measurements,
         notes=notes,
-        result=result,
+        result=one_run,
         scores=label_scores,
     )

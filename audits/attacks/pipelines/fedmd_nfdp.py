@@ -1,6 +1,6 @@
 """Auditing FedMD-NFDP: a canary record added to one party, R independent private trainings per world.
 
-Claim audited: ``dpmech.nfdp_guarantee(n, k, replacement)`` (seed 001, Theorem 1 or 2) for the
+Claim audited: the pipeline's ``party_guarantee(n, config)`` (NFDP, seed 001, Theorem 1 or 2) for the
 party with the fewest records (the pipeline's worst party), under add/remove-one with n the size
 of the smaller dataset. Everything the party releases is a function of its subsample, so the
 claim covers the party's trained model too; the audit looks at that model (white-box), which is
@@ -10,7 +10,7 @@ Canary: one record the party's data does not resemble: a checkerboard at the dat
 value, labelled with the party's rarest class. World IN is the party's data plus the canary
 (n + 1 records), world OUT the data alone (n records). Each of R runs per world is an
 independent run of the pipeline's own initial phase
-(:func:`trainers.pipelines.fedmd_nfdp._initial_phase`: transfer learning on the public set, a
+(:func:`trainers.pipelines.fedmd_nfdp.initial_phase`: transfer learning on the public set, a
 fresh ``dpmech.nfdp_subsample``, T1 epochs on it) from its own seed; the score is the trained
 model's log-probability of the canary's label on the canary (a negative loss: higher means IN).
 The collaboration rounds only revisit the same subsample and are left out: the claim already
@@ -30,12 +30,11 @@ from __future__ import annotations
 
 import numpy as np
 
-import dpmech
 from trainers import networks
 from trainers.data import split_federated
 from trainers.federation import run_clients
-from trainers.pipelines._clients import client_datasets
-from trainers.pipelines.fedmd_nfdp import FedMdNfdpConfig, _initial_phase
+from trainers.pipelines import fedmd_nfdp as pipeline
+from trainers.pipelines.fedmd_nfdp import FedMdNfdpConfig
 
 from ...epsilon_bounds import epsilon_lower_bound
 from ...loss import negative_loss
@@ -59,7 +58,7 @@ def _canary_run(features, labels, public_features, public_labels, canary, canary
                 rng):
     """One independent initial phase of ``party``; (score of the canary, whether the canary was sampled)."""
     with networks.torch_threads(torch_threads):
-        _, subsample, logits = _initial_phase(features, labels, public_features, public_labels, canary[None, :],
+        _, subsample, logits = pipeline.initial_phase(features, labels, public_features, public_labels, canary[None, :],
                                               party, config, "cpu", rng)
     canary_index = features.shape[0] - 1
     return float(negative_loss(logits, np.array([canary_label]))[0]), bool(np.any(subsample == canary_index))
@@ -84,15 +83,14 @@ def audit_fedmd_nfdp(data, config: FedMdNfdpConfig | None = None, seed: int = 0,
     """
     config, seed, trials = audit_inputs(config, FedMdNfdpConfig, seed, trials, 10)
     split = split_federated(data, seed)
-    partition = np.random.SeedSequence(seed).spawn(3 + config.rounds)[0]
-    clients = client_datasets(split.private, config.num_clients, config.alpha, config.num_classes, partition)
+    clients = pipeline.party_datasets(split, config, seed)
     party = int(np.argmin([len(client) for client in clients]))
     local = clients[party]
     n = len(local)
     if not config.replacement and config.subsample_size > n:
         raise ValueError(f"subsample_size must be <= the audited party's record count {n} without replacement "
                          f"(got {config.subsample_size})")
-    claim = dpmech.nfdp_guarantee(n, config.subsample_size, config.replacement)
+    claim = pipeline.party_guarantee(n, config)
     canary, canary_label = nfdp_canary(split.private.features, local.labels, config.num_classes)
     worlds = {
         "in": (np.vstack([local.features, canary[None, :]]), np.append(local.labels, canary_label)),

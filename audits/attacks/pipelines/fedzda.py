@@ -30,16 +30,23 @@ from .record import PipelineAudit, audit_generator, audit_inputs, mia_summary
 
 
 def audit_fedzda(data, config: FedZdaConfig | None = None, seed: int = 0, *, trials: int = 10_000,
-                 alpha: float = 0.05) -> PipelineAudit:
+                 alpha: float = 0.05, result=None) -> PipelineAudit:
     """LOSS attack on the global model of ``run_fedzda(split_federated(data, seed), config, seed)``.
 
-    The run is made without the FedAvg baseline (it releases nothing). ``trials`` caps the number
-    of records scored per side (members and non-members), drawn without replacement.
+    ``result``: that run's result when the caller already has it (the main job); otherwise the
+    run is made here, without the FedAvg baseline (it releases nothing). ``trials`` caps the
+    number of records scored per side (members and non-members), drawn without replacement.
     """
     config, seed, trials = audit_inputs(config, FedZdaConfig, seed, trials, 2)
     rng = audit_generator(seed, 4)
     split = split_federated(data, seed)
-    run = run_fedzda(split, dataclasses.replace(config, baseline=False), seed, progress=False)
+    if result is None:
+        run = run_fedzda(split, dataclasses.replace(config, baseline=False), seed, progress=False)
+    elif (not str(getattr(result, "pipeline", "")).startswith("fedzda") or result.seed != seed
+          or {**result.config, "baseline": False} != dataclasses.asdict(dataclasses.replace(config, baseline=False))):
+        raise ValueError("result must be the result of run_fedzda with this config and seed")
+    else:
+        run = result
     train_sets, _ = client_training_sets(split, config, seed)
     member_features = np.vstack([train.features for train in train_sets])
     member_labels = np.concatenate([train.labels for train in train_sets])

@@ -34,6 +34,9 @@ class PipelineAudit:
         notes: plain statements the reader must see.
         result: the full :class:`~audits.result.AuditResult` of the canary audit, if any.
         scores: the canary IN/OUT scores (for the ROC plot), else the attack's.
+        release_checks: name -> record of each exact or certified check of the sampled releases
+            against their own events (noise scale, displacement against the event's sensitivity,
+            flip rate, ...); each record has a boolean ``violated`` or ``under_noised``.
     """
 
     pipeline: str
@@ -52,6 +55,14 @@ class PipelineAudit:
     notes: tuple = ()
     result: Optional[AuditResult] = None
     scores: Optional[AuditScores] = None
+    release_checks: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @property
+    def violation(self) -> bool:
+        """Whether the audit refutes the claim: a canary bound above the claimed ε, or a failed release check."""
+        failed_check = any(record.get("violated", False) or record.get("under_noised", False)
+                           for record in self.release_checks.values())
+        return bool(self.eps_lb > self.eps_claimed or failed_check)
 
     def as_dict(self) -> dict:
         return {
@@ -72,6 +83,8 @@ class PipelineAudit:
             "measurements": dict(self.measurements),
             "notes": list(self.notes),
             "assumption": self.result.assumption if self.result is not None else "",
+            "release_checks": {name: dict(record) for name, record in self.release_checks.items()},
+            "violation": self.violation,
         }
 
 
@@ -94,3 +107,34 @@ def audit_inputs(config, config_class, seed, trials, minimum_trials: int):
 def audit_generator(seed: int, stream: int) -> np.random.Generator:
     """The audit's own random stream ``SeedSequence([seed, stream])``, independent of the pipeline's draws."""
     return np.random.default_rng(np.random.SeedSequence([seed, stream]))
+
+
+def projected_scores(out_releases, in_releases, centre_without, centre_with) -> AuditScores:
+    """IN/OUT scores of sampled releases (R, ...) projected on the unit direction from ``centre_without`` to ``centre_with``.
+
+    For releases that add isotropic Gaussian noise of scale 1 (whitened) this is the Neyman–Pearson
+    statistic of the two worlds (:mod:`audits.attacks.gaussian_output`); higher means IN.
+    """
+    difference = (np.asarray(centre_with, dtype=float) - np.asarray(centre_without, dtype=float)).ravel()
+    distance = float(np.linalg.norm(difference))
+    if distance == 0.0:
+        raise ValueError("centre_with must differ from centre_without (their L2 distance is 0)")
+    direction = difference / distance
+
+    def project(releases):
+        releases = np.asarray(releases, dtype=float)
+        return (releases.reshape(releases.shape[0], -1) - np.ravel(centre_without)) @ direction
+
+    return AuditScores(project(in_releases), project(out_releases), higher_is_in=True)
+
+
+def displacement_check(parameters_without, parameters_with, event_sensitivity) -> dict:
+    """Exact check that two neighbouring worlds' noiseless parameters are within the sensitivity the release's event states."""
+    displacement = float(np.linalg.norm(np.asarray(parameters_with, dtype=float) - np.asarray(parameters_without, dtype=float)))
+    return {
+        "displacement": displacement,
+        "event_sensitivity": float(event_sensitivity),
+        "fraction": displacement / float(event_sensitivity),
+        "violated": bool(displacement > float(event_sensitivity)),
+        "valid_as": "exact",
+    }
