@@ -239,7 +239,7 @@ def prepare_users(data: LabelledData, config: DpHelmetConfig, seed: int) -> Prep
     return PreparedUsers(sets, shares, num_classes, sensitivity, settings, user_seed)
 
 
-def run_dphelmet(data: LabelledData, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 0,
+def run_dphelmet(data: LabelledData, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 0, *,
                  n_jobs: Optional[int] = None, progress: bool = False) -> PipelineResult:
     """Run Distributed DP-Helmet on ``data``; ``accuracy`` is the blind average's test accuracy.
 

@@ -342,7 +342,7 @@ def client_settings(config: FedAuxFdpConfig, num_classes: int) -> ClientSettings
                           config.class_epsilon, config.class_delta, config.multinomial_bound, config.calibration)
 
 
-def run_fedauxfdp(data: LabelledData, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int = 0,
+def run_fedauxfdp(data: LabelledData, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int = 0, *,
                   n_jobs: Optional[int] = None, progress: bool = False) -> PipelineResult:
     """Run FedAUXfdp end to end on ``data`` and return its :class:`~trainers.federation.PipelineResult`.
 

@@ -278,7 +278,8 @@ def stage_one_model(stage_one_messages, config: FedGmConfig, seed, device="cpu")
     return train_server_model(stage_one_messages, config, seed_streams(seed).stage_one_server, device)
 
 
-def run_fedgm(split: FederatedSplit, config: FedGmConfig, seed, *, device="cpu", n_jobs=None, progress: bool = True, torch_threads=1) -> PipelineResult:
+def run_fedgm(split: FederatedSplit, config: FedGmConfig = FedGmConfig(), seed: int = 0, *, n_jobs=None,
+              progress: bool = False, device="cpu", torch_threads=1) -> PipelineResult:
     """Run FedGM on ``split`` (private pool → clients; test set for evaluation).
 
     ``accuracy`` is the final server model's test accuracy; with ``config.baselines`` the result

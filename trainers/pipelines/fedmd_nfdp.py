@@ -144,8 +144,8 @@ def _test_accuracy(state, client, split, config, device) -> float:
                              networks.as_targets(split.test.labels, device))
 
 
-def run_fedmd_nfdp(split: FederatedSplit, config: FedMdNfdpConfig, seed, *, device="cpu", n_jobs=None,
-                   progress: bool = True, torch_threads=1) -> PipelineResult:
+def run_fedmd_nfdp(split: FederatedSplit, config: FedMdNfdpConfig = FedMdNfdpConfig(), seed: int = 0, *,
+                   n_jobs=None, progress: bool = False, device="cpu", torch_threads=1) -> PipelineResult:
     """Run FedMD-NFDP on ``split`` (private pool → parties, distillation set → public data).
 
     Returns a :class:`~trainers.federation.PipelineResult` whose ``accuracy`` is the parties' mean

@@ -222,8 +222,8 @@ def client_training_sets(split: FederatedSplit, config: FedZdaConfig, seed):
     return [train for train, _ in splits], [test for _, test in splits]
 
 
-def run_fedzda(split: FederatedSplit, config: FedZdaConfig, seed, *, device="cpu", n_jobs=None, progress: bool = True,
-               torch_threads=1) -> FedZdaResult:
+def run_fedzda(split: FederatedSplit, config: FedZdaConfig = FedZdaConfig(), seed: int = 0, *, n_jobs=None,
+               progress: bool = False, device="cpu", torch_threads=1) -> FedZdaResult:
     """Run Fed-ZDAC or Fed-ZDAS (``config.variant``) and, with ``config.baseline``, plain FedAvg on
     the same clients, initial model and round seeds. ``accuracy`` is the global test accuracy."""
     if not isinstance(config, FedZdaConfig):
