@@ -1,4 +1,4 @@
-"""The seeds' headline numbers, copied as printed in /work/shared/seeds/, with where they stand.
+"""The seeds' headline numbers, copied as printed in the five seed papers, with where they stand.
 
 Only numbers that survived the text extraction are here. Where the extraction dropped a number
 (DP-Helmet's ε and records per user in its abstract, FedGM's label-DP accuracies, which exist

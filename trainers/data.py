@@ -239,7 +239,7 @@ class PublicFeatureExtractor(BaseEstimator):
     to z = PCA(x) / norm_scale_ clipped per example to ‖z‖₂ <= 1, so ``feature_bound_ = 1`` holds
     for every output by construction and the scale depends on public data only (FedAUX's code
     instead divides by the max norm over private ∪ public features, which depends on private
-    data; formulas.md §2.3, flag 3).
+    data).
     """
 
     def __init__(self, num_components=16, norm_quantile=0.95):

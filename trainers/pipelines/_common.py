@@ -1,4 +1,4 @@
-"""What both seed pipelines share: public feature extraction with the bound check, validation of
+"""What the seed pipelines share: public feature extraction with the bound check, validation of
 an ε that may be ∞, and the accuracy of a linear head on bias-augmented features."""
 
 from __future__ import annotations
@@ -45,8 +45,7 @@ def public_features(split: FederatedSplit, num_components, feature_bound: float,
     features. The result is then clipped per example to the public ``feature_bound`` when ``clip``
     is set, and otherwise checked: a row above the bound raises ValueError, because the
     sensitivity bounds assume it. FedAUXfdp's eq. (4) instead divides by the largest norm in the
-    private data, which depends on the private data and voids the bound (formulas.md §2.3,
-    flag 3); it is not offered.
+    private data, which depends on the private data and voids the bound; it is not offered.
     """
     feature_bound = float(check.positive("feature_bound", feature_bound))
     clip = check.boolean("clip_features", clip)

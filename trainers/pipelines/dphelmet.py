@@ -13,7 +13,8 @@ Protocol (one round; one :class:`~trainers.federation.ClientMessage` per user):
    (Lemma 5.2). Its message is that noisy model, its input to secure summation.
 4. The server learns only Σ_u f̃_u and divides by |U| (secure summation is simulated by a plain
    sum). Nothing is projected or clipped after the noise: DP-Helmet's code re-projects each noisy
-   model, which Thm 5.3 does not cover (formulas.md §1.5).
+   model, which Thm 5.3 does not cover (post-processing would, but the projection is not applied by
+   the server to the sum: it changes each user's share before summation).
 
 Scaling. The models are UNSCALED: each user releases its PSGD output θ_u, not N·θ_u as
 DP-Helmet's newest code does. Record level, s = ``trainer.sensitivity(N)`` = 2L/(NΛ) (bolt-on
@@ -23,7 +24,7 @@ unchanged. User level (``privacy_unit="user"``, Cor. 5.5), s =
 ``dpmech.sensitivity.user_level_sensitivity(B)`` = 2B, with B the norm bound of the released
 model: R for Softmax-SLP (the whole (W, b) is projected onto the R-ball) and √C·R for the SVM
 (each class is projected onto the R-ball). For the N-scaled variant this would be 2·N·B, which
-the seed's "2R" comment misses (formulas.md §1.6).
+the "2R" comment in DP-Helmet's code misses.
 
 Privacy. Record level: one record of one user, replace-one, with the honest fraction t and |U|
 public. The ledger holds ``dpmech.blind_averaging_event``: the honest noise on the average

@@ -9,7 +9,7 @@ Protocol (one round; :class:`~trainers.federation.ClientMessage` is all that cro
    (:class:`~trainers.data.PublicFeatureExtractor`) and every feature vector is clipped to the
    public bound b. FedAUXfdp's eq. (4) normalises by the largest norm in the private data, which
    is a function of the private data (one changed record rescales all others), so the bound of
-   Theorem 1 does not cover it; it is not offered (formulas.md §2.3, flag 3).
+   Theorem 1 does not cover it; it is not offered.
 2. The private pool is split over K clients with Dirichlet(α) label skew
    (:func:`~trainers.data.dirichlet_label_partition`).
 3. Client i (n_i records) trains, with :class:`~trainers.sklearn_adapter.LogisticRegressionTrainer`
@@ -24,7 +24,7 @@ Protocol (one round; :class:`~trainers.federation.ClientMessage` is all that cro
 4. The server, from the messages and the public distillation features only, forms the soft
    labels Y(x) = softmax(Σ_i s_i(x) z_i(x) / Σ_i s_i(x)) with s_i(x) = σ(θ_i·x̃) + 1e-8 the
    certainty (the probability of "local") and z_i the class-head logits: the logits are averaged,
-   then the softmax is taken, as FedAUX's code does (formulas.md §2.2; eq. 1 of the seed). It fits
+   then the softmax is taken, as FedAUX's code does (``Server.distill``; eq. 1 of the seed). It fits
    a softmax head on the public features to Y (exact L-BFGS minimiser of the soft-label
    cross-entropy plus a small L2 term; the seed trains a full network with Adam for 10 epochs,
    here the extractor is frozen so the head is the whole trainable model).
@@ -44,7 +44,7 @@ post-processing of the messages.
 Seed claims that fail here:
 * FedAUX's code fits the scoring head with scikit-learn's C = 1/λ, the objective with λ/n, whose
   sensitivity is n times the noise it adds for, and leaves the intercept unregularised
-  (formulas.md §2.3, flags 1–2). The adapter used here fixes both.
+  (``Client.extract_features_and_compute_scores``). The adapter used here fixes both.
 * The paper explains the smaller accuracy loss on non-iid data by "fewer classes per client"
   in Theorem 1's √C. If C were the number of classes a client holds, σ would depend on the
   private labels; the bound must use the public class count (and the tight bound has no C).
@@ -250,7 +250,7 @@ def certainty_weighted_soft_labels(messages: Sequence[ClientMessage], features: 
     """Y(x) = softmax(Σ_i s_i(x) z_i(x) / Σ_i s_i(x)) for every row x of ``features`` (M, C).
 
     s_i(x) = σ(θ_i·x̃) + 1e-8 from client i's scoring head, z_i(x) its class-head logits
-    (formulas.md §2.2). ``weighted=False`` sets every s_i ≡ 1 (FedD+P).
+    (FedAUX's ``Server.distill``). ``weighted=False`` sets every s_i ≡ 1 (FedD+P).
     """
     logits = np.stack([linear_scores(m.payload["class_head"], features) for m in messages])  # (K, M, C)
     if weighted:

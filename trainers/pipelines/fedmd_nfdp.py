@@ -1,7 +1,7 @@
 """FedMD-NFDP (Sun & Lyu, IJCAI 2021, seed 001): federated model distillation on public data, with
 each party's private training restricted to a random subsample ("noise-free DP").
 
-Protocol (seed 001, Algorithm 1; FedMD_clean's code for the losses, formulas.md §3.3):
+Protocol (seed 001, Algorithm 1; the losses as in FedMD_clean's ``FedMD.py``):
 
 1. Initialisation, per party i (one-shot, through :func:`trainers.federation.run_clients`):
    transfer learning on the labelled public set for ``public_epochs``, then draw the NFDP

@@ -5,7 +5,7 @@ NOT differentially private. The seed claims (0, δ)-DP (its Appendix A) from the
 the total variation distance between neighbouring augmented datasets is at most δ. That assumes
 the conclusion ((0, δ)-DP is exactly TV <= δ between neighbouring output distributions), no
 mechanism enforces it, and the clients' FedAvg updates are released without noise, so the TV
-between neighbouring transcripts is typically 1 (formulas.md §5). The ledger records
+between neighbouring transcripts is typically 1. The ledger records
 ``dpmech.NoGuaranteeEvent`` for every message and reports ε = ∞; never report Fed-ZDA as DP.
 
 ZSDG (seed 004, Algorithm 1 and Eq. 3): inputs x̄ ~ N(0, I) with target labels ȳ are optimised by

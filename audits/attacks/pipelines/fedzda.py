@@ -2,7 +2,7 @@
 
 Claim. None: Fed-ZDA adds no noise and its ledger holds ``dpmech.NoGuaranteeEvent`` (ε = ∞). The
 seed's (0, δ)-DP statement assumes that the total variation between neighbouring augmented
-datasets is at most δ; nothing enforces that (formulas.md §5).
+datasets is at most δ; nothing enforces that.
 
 Attack (an estimate). LOSS (Yeom et al. 2018, :func:`audits.loss.loss_attack`) on the final
 global model of ``run_fedzda``: members are the clients' local training records, non-members the
