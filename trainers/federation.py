@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import joblib
 import numpy as np
+from rich.console import Console
 from rich.progress import Progress
 
 from dpmech import PrivacyLedger
@@ -75,13 +76,13 @@ def run_clients(
     the result is identical for any ``n_jobs`` and any joblib backend.
     ``n_jobs=None`` uses the active ``joblib.parallel_config`` (one job by
     default). ``progress``, when given, is the label of a rich progress bar
-    that advances as clients finish (results still come back in client order).
+    on stderr that advances as clients finish (results still come back in client order).
     """
     generators = client_generators(seed, len(client_arguments))
     jobs = (joblib.delayed(function)(*arguments, rng) for arguments, rng in zip(client_arguments, generators))
     if progress is None:
         return joblib.Parallel(n_jobs=n_jobs)(jobs)
-    with Progress(transient=True) as bar:
+    with Progress(console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task(progress, total=len(client_arguments))
         results = []
         for result in joblib.Parallel(n_jobs=n_jobs, return_as="generator")(jobs):

@@ -15,24 +15,23 @@ from __future__ import annotations
 
 from typing import Callable
 
-import joblib
-import numpy as np
-from rich.console import Console
-from rich.progress import Progress
-
 from dpmech import validation as check
+from trainers.federation import run_clients
 
 SEED_DERIVATION = "repetition i uses numpy.random.default_rng(numpy.random.SeedSequence(seed).spawn(repetitions)[i])"
 
 
-def _run_one(audit: Callable, seed_sequence: np.random.SeedSequence, arguments: dict):
-    return audit(**arguments, rng=np.random.default_rng(seed_sequence))
+def _run_one(audit: Callable, arguments: dict, rng):
+    return audit(**arguments, rng=rng)
 
 
 def run_repetitions(
     audit: Callable, *, repetitions: int, seed: int, n_jobs: int = 1, progress: bool = False, **arguments
 ) -> list:
     """Run ``audit(**arguments, rng=...)`` ``repetitions`` times with spawned seeds, through joblib.
+
+    The executor is :func:`trainers.federation.run_clients` (one Generator per task, spawned
+    from ``seed``), so the derivation above holds whatever the backend.
 
     Args:
         audit: a module-level audit function taking ``rng`` (picklable, for process backends),
@@ -51,14 +50,5 @@ def run_repetitions(
     if not (n_jobs == -1 or (isinstance(n_jobs, int) and not isinstance(n_jobs, bool) and n_jobs >= 1)):
         raise ValueError(f"n_jobs must be an integer >= 1 or -1 for all cores (got {n_jobs!r})")
     progress = check.boolean("progress", progress)
-    children = np.random.SeedSequence(seed).spawn(repetitions)
-    # One call in the caller's process first: bad arguments raise here, before any worker starts.
-    first = _run_one(audit, children[0], arguments)
-    tasks = (joblib.delayed(_run_one)(audit, child, arguments) for child in children[1:])
-    results = [first]
-    with Progress(console=Console(stderr=True), transient=True, disable=not progress) as bar:
-        task = bar.add_task("audit repetitions", total=repetitions, completed=1)
-        for result in joblib.Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
-            results.append(result)
-            bar.advance(task)
-    return results
+    return run_clients(_run_one, [(audit, arguments)] * repetitions, seed, n_jobs=n_jobs,
+                       progress="audit repetitions" if progress else None)
