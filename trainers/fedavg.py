@@ -28,7 +28,7 @@ from dpmech import validation as check
 
 from . import networks
 from .data import LabelledData
-from .federation import ClientMessage, run_clients
+from .federation import ClientMessage, run_clients, seed_sequence
 
 FEDAVG_NO_GUARANTEE = "FedAvg shares non-private model updates: no formal guarantee"
 
@@ -135,8 +135,7 @@ def run_fedavg(
         raise ValueError("client_data must hold at least one client")
     if not isinstance(config, FedAvgConfig):
         raise ValueError(f"config must be a FedAvgConfig (got {type(config).__name__})")
-    sequence = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(check.integer_scalar("seed", seed, 0))
-    initial, server, *round_sequences = sequence.spawn(2 + config.rounds)
+    initial, server, *round_sequences = seed_sequence(seed).spawn(2 + config.rounds)
     model = networks.build_classifier(config.architecture, input_shape, num_classes, networks.torch_generator(np.random.default_rng(initial)), device)
     server_rng = np.random.default_rng(server)
     weights = [len(data) for data in client_data]

@@ -59,11 +59,17 @@ class ClientMessage:
         return int(sum(array.size for array in self.payload.values()))
 
 
+def seed_sequence(seed) -> np.random.SeedSequence:
+    """``seed`` itself if it is a ``numpy.random.SeedSequence``, else ``SeedSequence(seed)`` for an integer seed >= 0."""
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    return np.random.SeedSequence(check.integer_scalar("seed", seed, 0))
+
+
 def client_generators(seed, num_clients: int) -> list:
     """One independent ``numpy.random.Generator`` per client, spawned from ``seed`` (SeedSequence)."""
     num_clients = check.integer_scalar("num_clients", num_clients, 1)
-    sequence = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(check.integer_scalar("seed", seed, 0))
-    return [np.random.default_rng(child) for child in sequence.spawn(num_clients)]
+    return [np.random.default_rng(child) for child in seed_sequence(seed).spawn(num_clients)]
 
 
 def run_clients(

@@ -50,7 +50,6 @@ from trainers.pipelines.fedauxfdp import FedAuxFdpConfig
 from ...gdp import epsilon_from_gdp
 from ...lira import leave_one_out_scores
 from ...noise_scale import check_noise_scale
-from ...scores import AuditScores
 from ..shadow_heads import shadow_head_confidences
 from ..threat_model import WHITE_BOX, ThreatModel
 from .record import PipelineAudit, audit_generator, audit_inputs, displacement_check, mia_summary, projected_scores

@@ -30,7 +30,6 @@ import dataclasses
 
 import numpy as np
 
-import dpmech
 from trainers.data import split_federated
 from trainers.pipelines import fedgm as pipeline
 from trainers.pipelines.fedgm import FedGmConfig
