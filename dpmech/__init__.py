@@ -23,6 +23,7 @@ from .group_privacy import group_privacy
 from .ledger import PrivacyGuarantee, PrivacyLedger
 from .nfdp import NfdpGuarantee, nfdp_guarantee, nfdp_subsample
 from .output_perturbation import GaussianOutputMechanism
+from .privacy_warnings import NoGuaranteeWarning, PrivacyWarning, UnprotectedReleaseWarning, VacuousGuaranteeWarning
 from .randomized_response import (
     randomized_response,
     randomized_response_distribution,
@@ -39,6 +40,10 @@ from .randomized_response import (
 __version__ = importlib.metadata.version("dpmech")
 
 __all__ = [
+    "NoGuaranteeWarning",
+    "PrivacyWarning",
+    "UnprotectedReleaseWarning",
+    "VacuousGuaranteeWarning",
     "ADD_REMOVE_ONE",
     "REPLACE_ONE",
     "ApproximateDpEvent",

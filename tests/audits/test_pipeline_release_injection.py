@@ -61,7 +61,8 @@ FEDGM = FedGmConfig(num_clients=2, images_per_class=2, real_batch_size=8, outer_
 
 
 def test_fedgm_labels_randomised_at_a_larger_epsilon_than_claimed_are_caught(digits, monkeypatch):
-    result = fedgm.run_fedgm(split_federated(digits, 0), FEDGM, 0, progress=False)
+    with pytest.warns(dpmech.UnprotectedReleaseWarning, match="images"):
+        result = fedgm.run_fedgm(split_federated(digits, 0), FEDGM, 0, progress=False)
     honest = audit_function("fedgm")(digits, FEDGM, seed=0, trials=4000, result=result)
     assert not honest.violation
     original = fedgm.release_labels

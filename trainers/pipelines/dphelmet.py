@@ -39,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -276,6 +277,7 @@ def run_dphelmet(data: LabelledData, config: DpHelmetConfig = DpHelmetConfig(), 
     ]
     if config.epsilon == math.inf:
         notes.append("epsilon = ∞: the models are averaged WITHOUT noise, so there is no DP guarantee (ε = ∞).")
+        warnings.warn(f"DP-Helmet: {notes[-1]}", dpmech.NoGuaranteeWarning, stacklevel=2)
     elif config.privacy_unit == RECORD:
         guarantees["user, group privacy"] = ledger.group_privacy(config.records_per_user).epsilon(config.delta)
         user_level = dpmech.average_sensitivity(

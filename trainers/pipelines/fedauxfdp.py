@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -396,6 +397,7 @@ def run_fedauxfdp(data: LabelledData, config: FedAuxFdpConfig = FedAuxFdpConfig(
     for name in ("score_epsilon", "class_epsilon"):
         if getattr(config, name) == math.inf:
             notes.append(f"{name} = ∞: that head is released WITHOUT noise, so there is no DP guarantee (ε = ∞).")
+            warnings.warn(f"FedAUXfdp: {notes[-1]}", dpmech.NoGuaranteeWarning, stacklevel=2)
     if len(clients) < config.num_clients:
         notes.append(f"{config.num_clients - len(clients)} of {config.num_clients} clients received no record and sent nothing.")
     return PipelineResult(

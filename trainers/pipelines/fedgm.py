@@ -38,6 +38,7 @@ records.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
@@ -289,6 +290,7 @@ def run_fedgm(split: FederatedSplit, config: FedGmConfig = FedGmConfig(), seed: 
     if not isinstance(config, FedGmConfig):
         raise ValueError(f"config must be a FedGmConfig (got {type(config).__name__})")
     seed = check.integer_scalar("seed", seed, 0)
+    warnings.warn(f"FedGM: {IMAGES_NOT_PROTECTED}", dpmech.UnprotectedReleaseWarning, stacklevel=2)
     streams = seed_streams(seed)
     clients = client_datasets(split.private, config.num_clients, config.alpha, config.num_classes, streams.partition)
     test_inputs = networks.as_inputs(split.test.features, config.input_shape, device)

@@ -26,6 +26,7 @@ the clear meets it (see :mod:`dpmech.nfdp`); the result's notes carry dpmech's w
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -209,6 +210,8 @@ def run_fedmd_nfdp(split: FederatedSplit, config: FedMdNfdpConfig = FedMdNfdpCon
         for i in range(config.num_clients)
     ]
     worst = max(range(config.num_clients), key=lambda i: (guarantees[i].delta, guarantees[i].epsilon))
+    warnings.warn(f"FedMD-NFDP (party {worst}, n = {sizes[worst]}): {guarantees[worst].warning}",
+                  dpmech.VacuousGuaranteeWarning, stacklevel=2)
     # Parallel composition: a record lives at one party, so the worst party's ledger is the record-level one.
     ledger = ledger_from_messages([messages[worst]], neighbouring=dpmech.ADD_REMOVE_ONE)
     accuracies = [_test_accuracy(state, i, split, config, device) for i, state in enumerate(states)]

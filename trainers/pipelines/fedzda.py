@@ -35,6 +35,7 @@ tables report them.
 from __future__ import annotations
 
 import functools
+import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Mapping, Optional
 
@@ -232,6 +233,7 @@ def run_fedzda(split: FederatedSplit, config: FedZdaConfig = FedZdaConfig(), see
     federated = np.random.SeedSequence(seed).spawn(3)[2]
     train_sets, local_tests = client_training_sets(split, config, seed)
     splits = list(zip(train_sets, local_tests))
+    warnings.warn(NO_GUARANTEE_REASON, dpmech.NoGuaranteeWarning, stacklevel=2)
     events = (dpmech.NoGuaranteeEvent(NO_GUARANTEE_REASON),)
     hooks = (
         {"client_augmentation": functools.partial(_missing_class_augmentation, config=config)}
