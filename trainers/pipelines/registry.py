@@ -67,13 +67,18 @@ def get_pipeline(name) -> Pipeline:
     return PIPELINES[name]
 
 
-def run_pipeline(name, data, config=None, seed: int = 0, *, n_jobs=None, progress: bool = False):
+def run_pipeline(name, data, config=None, seed: int = 0, *, n_jobs=None, progress: bool = False, threads: int = 1):
     """Run the pipeline ``name`` on labelled ``data`` with one convention for all five.
 
     ``config`` defaults to the pipeline's config class's defaults and must be an instance of it;
     pipelines that take a federated split get ``split_federated(data, seed)``, as their audits do.
+    ``threads`` caps the BLAS/OpenMP pools (threadpoolctl) and torch's intra-op pool of each
+    process: on small machines the pools' default of one thread per core slows the many small
+    fits of a round severalfold, and parallelism comes from ``n_jobs`` (joblib) instead.
     Returns the pipeline's :class:`~trainers.federation.PipelineResult`.
     """
+    from threadpoolctl import threadpool_limits
+
     from ..data import split_federated
 
     pipeline = get_pipeline(name)
@@ -83,6 +88,9 @@ def run_pipeline(name, data, config=None, seed: int = 0, *, n_jobs=None, progres
         raise ValueError(f"config must be a {config_class.__name__} (got {type(config).__name__})")
     seed = check.integer_scalar("seed", seed, 0)
     progress = check.boolean("progress", progress)
-    if pipeline.takes_split:
-        return pipeline.run_function(split_federated(data, seed), config, seed, n_jobs=n_jobs, progress=progress)
-    return pipeline.run_function(data, config, seed=seed, n_jobs=n_jobs, progress=progress)
+    threads = check.integer_scalar("threads", threads, 1)
+    with threadpool_limits(limits=threads):
+        if pipeline.takes_split:
+            return pipeline.run_function(split_federated(data, seed), config, seed, n_jobs=n_jobs, progress=progress,
+                                         torch_threads=threads)
+        return pipeline.run_function(data, config, seed=seed, n_jobs=n_jobs, progress=progress)
