@@ -76,6 +76,35 @@ def regularized_erm_sensitivity(lipschitz, regularization, n) -> float:
     return 2.0 * lipschitz / (n * regularization)
 
 
+def approximate_minimizer_sensitivity(exact_sensitivity, gradient_tolerance, strong_convexity) -> float:
+    """Δ + 2τ/λ: the L2 sensitivity of approximate minimisers certified to ‖∇J(θ̂)‖₂ <= τ.
+
+    For a λ-strongly convex differentiable J with minimiser θ*,
+    λ‖θ̂ − θ*‖² <= ⟨∇J(θ̂) − ∇J(θ*), θ̂ − θ*⟩ <= ‖∇J(θ̂)‖‖θ̂ − θ*‖ (∇J(θ*) = 0,
+    Cauchy–Schwarz), so ‖θ̂ − θ*‖ <= ‖∇J(θ̂)‖/λ <= τ/λ. If the exact minimisers
+    on neighbouring datasets are at most Δ apart (for example
+    :func:`logistic_regression_sensitivity`, replace-one), the released
+    approximate ones are at most Δ + 2τ/λ apart, by the triangle inequality.
+    τ must be a public constant checked for every release (a solver's
+    stopping rule on another quantity, such as L-BFGS's relative decrease,
+    certifies nothing). The sum is rounded up.
+
+    Args:
+        exact_sensitivity: Δ > 0 of the exact minimiser.
+        gradient_tolerance: τ >= 0, the certified bound on ‖∇J(θ̂)‖₂.
+        strong_convexity: λ > 0, J's strong-convexity modulus.
+    """
+    exact_sensitivity = _scalar_positive("exact_sensitivity", exact_sensitivity)
+    gradient_tolerance = check.non_negative("gradient_tolerance", gradient_tolerance)
+    if np.ndim(gradient_tolerance):
+        raise ValueError("gradient_tolerance must be a single finite number >= 0 (got an array)")
+    strong_convexity = _scalar_positive("strong_convexity", strong_convexity)
+    if gradient_tolerance == 0:
+        return exact_sensitivity
+    optimisation_error = math.nextafter(2.0 * float(gradient_tolerance) / strong_convexity, math.inf)
+    return math.nextafter(exact_sensitivity + optimisation_error, math.inf)
+
+
 def logistic_regression_sensitivity(regularization, n, feature_bound=1.0, *, regularized_intercept=False) -> float:
     """L2 sensitivity of regularised binary logistic regression: 2·‖x̃‖max/(nλ).
 

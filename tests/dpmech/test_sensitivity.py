@@ -9,6 +9,7 @@ PSGD runs follow the analysed schedule exactly (one record per step,
 import itertools
 import math
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given
@@ -434,3 +435,34 @@ def test_psgd_contraction_recursion_refuses_bad_input(arguments, match):
         sensitivity.psgd_contraction_sensitivity(*arguments)
     with pytest.raises(ValueError, match="batch_divisor"):
         sensitivity.psgd_contraction_sensitivity(5, 1, 1, 2.0, 1.0, 1.0, batch_divisor="mean")
+
+
+@given(st.floats(1e-8, 1e3), st.floats(0.0, 1e-2), st.floats(1e-4, 1e2))
+def test_approximate_minimizer_sensitivity_rounds_the_sum_up(exact, tolerance, regularization):
+    reported = sensitivity.approximate_minimizer_sensitivity(exact, tolerance, regularization)
+    with mpmath.workdps(50):
+        truth = mpmath.mpf(exact) + 2 * mpmath.mpf(tolerance) / mpmath.mpf(regularization)
+        assert mpmath.mpf(reported) >= truth
+        assert mpmath.mpf(reported) <= truth * (1 + mpmath.mpf(2) ** -50)
+
+
+def test_approximate_minimiser_of_a_quadratic_moves_at_most_the_reported_sensitivity():
+    # J(θ) = (λ/2)‖θ − c‖² on a replace-one pair: minimisers c and c', any θ̂ with ‖∇J(θ̂)‖ = τ
+    # lies on the sphere of radius τ/λ around them, so the worst pair attains Δ + 2τ/λ exactly.
+    regularization, tolerance = 0.5, 1e-3
+    centre, other = np.array([0.0, 0.0]), np.array([0.3, 0.4])
+    exact = np.linalg.norm(centre - other)
+    direction = (other - centre) / exact
+    worst = np.linalg.norm((other + direction * tolerance / regularization) - (centre - direction * tolerance / regularization))
+    reported = sensitivity.approximate_minimizer_sensitivity(exact, tolerance, regularization)
+    assert worst == pytest.approx(reported, rel=1e-14) and worst <= reported
+
+
+@pytest.mark.parametrize(
+    "arguments, match",
+    [((0.0, 1e-9, 1.0), "exact_sensitivity"), ((1.0, -1e-9, 1.0), "gradient_tolerance"),
+     ((1.0, 1e-9, 0.0), "strong_convexity"), ((1.0, "1e-9", 1.0), "gradient_tolerance")],
+)
+def test_approximate_minimizer_sensitivity_refuses_bad_input(arguments, match):
+    with pytest.raises(ValueError, match=match):
+        sensitivity.approximate_minimizer_sensitivity(*arguments)
