@@ -120,7 +120,9 @@ def projected_sgd(
 ) -> np.ndarray:
     """Run DP-Helmet's PSGD and return θ of shape (num_classes, d + 1) (last column: bias).
 
-    ``seed`` is an int or a ``torch.Generator`` (the only source of randomness: the shuffles).
+    ``seed`` is an int or a ``torch.Generator`` (the only source of randomness: the shuffles,
+    :func:`shuffled_batches`). Every batch's loss gradient is summed and divided by
+    min(batch_size, n), the ragged last batch's too; batch_size > n runs full-batch steps.
     ``on_step(t, η_t, θ)`` is called after every projected step with the global step t >= 1.
     ``smoothness`` defaults to :func:`analytic_smoothness`; a smaller value raises ValueError.
     """
@@ -199,7 +201,8 @@ class _PsgdTrainer(ClassifierMixin, BaseEstimator):
 class SoftmaxSLPTrainer(_PsgdTrainer):
     """DP-Helmet Softmax-SLP-SGD (Alg. 1). Sensitivity (replace-one):
     ``dpmech.sensitivity.softmax_slp_sensitivity`` = 2(√2·sqrt(c²+1) + RΛ)/(nΛ) with the bias as input
-    (seed 002 Thm 4.1 states c in place of sqrt(c²+1); formulas.md §1.3)."""
+    (seed 002 Thm 4.1 states c in place of sqrt(c²+1); formulas.md §1.3), for every n, ``batch_size``
+    (each batch, a ragged last one too, is divided by min(batch_size, n)) and number of epochs."""
 
     _model = SOFTMAX
 
@@ -227,7 +230,8 @@ class SoftmaxSLPTrainer(_PsgdTrainer):
 class HuberSVMTrainer(_PsgdTrainer):
     """DP-Helmet SVM-SGD (Alg. 2): one-vs-rest Huber SVMs, per-class objectives summed.
     Sensitivity (replace-one): ``dpmech.sensitivity.huber_svm_sensitivity``, the joint bound of the C
-    classifiers, each 2(sqrt(c²+1) + RΛ)/(nΛ) (seed 002 Example 3.16, formulas.md §1.3)."""
+    classifiers, each 2(sqrt(c²+1) + RΛ)/(nΛ) (seed 002 Example 3.16, formulas.md §1.3), for every n,
+    ``batch_size`` (each batch divided by min(batch_size, n)) and number of epochs."""
 
     _model = HUBER_SVM
 
