@@ -13,6 +13,7 @@ from trainers.psgd import (
     _softmax_gradient,
     analytic_smoothness,
     projected_sgd,
+    shuffled_batches,
 )
 
 
@@ -194,3 +195,17 @@ def test_every_batch_is_divided_by_the_nominal_batch_size(data, model):
 def test_a_batch_larger_than_the_data_is_full_batch_gradient_descent(data, model):
     features, labels = data
     assert np.array_equal(_run(data, model, batch_size=45), _run(data, model, batch_size=1000))
+
+
+@pytest.mark.parametrize("n, batch_size", [(21, 20), (7, 3), (5, 8), (1, 1)])
+def test_shuffled_batches_partition_every_epoch_into_nominal_batches(n, batch_size):
+    epochs = shuffled_batches(n, batch_size, 3, 4)
+    nominal = min(batch_size, n)
+    assert len(epochs) == 3
+    for batches in epochs:
+        assert sorted(int(i) for batch in batches for i in batch) == list(range(n))
+        assert [len(batch) for batch in batches[:-1]] == [nominal] * (len(batches) - 1)
+        assert len(batches) == -(-n // nominal)
+    assert all(torch.equal(a, b) for a, b in zip(epochs[0], shuffled_batches(n, batch_size, 1, 4)[0]))
+    with pytest.raises(ValueError, match="batch_size"):
+        shuffled_batches(n, 0, 1, 4)
