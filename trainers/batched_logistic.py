@@ -74,6 +74,9 @@ class _BinaryObjective:
     def gradient(self, theta, probabilities):
         return (self.weights * (probabilities - self.labels)) @ self.features + self.regularization * theta
 
+    def residual_norms(self, probabilities):
+        return (probabilities - self.labels).abs()
+
     def newton_direction(self, theta, probabilities, gradient):
         curvature = self.weights * probabilities * (1.0 - probabilities)
         if self.outer_products is None:
@@ -107,6 +110,9 @@ class _MultinomialObjective:
     def gradient(self, theta, probabilities):
         residuals = (probabilities - self.one_hot) * self.weights.unsqueeze(1)
         return residuals @ self.features + self.regularization * theta
+
+    def residual_norms(self, probabilities):
+        return torch.linalg.vector_norm(probabilities - self.one_hot, dim=1)
 
     def hessian_factor(self, theta):
         """Cholesky factor of the (C p) × (C p) Hessian of the first model at theta[0]:
@@ -163,20 +169,47 @@ class _MultinomialObjective:
         return direction
 
 
-def _minimise(objective, theta, tol, max_iter):
-    """Batched Newton with Armijo backtracking; returns (θ, iterations, max |gradient|).
+def _gradient_bound(objective, theta, probabilities, gradient, certify):
+    """Per model, ‖∇J(θ)‖₂ as computed, plus (``certify``) a bound on its rounding error.
 
-    The pass that evaluates J at an accepted candidate also yields the probabilities for the next
-    gradient and Hessian, so a Newton iteration without backtracking makes one forward pass.
+    The computed gradient (1/n_b) Σ_i m_bi r_i x̃_iᵀ + λθ differs from the exact one by at most
+    γ_k·[Σ_i w_i ‖x̃_i‖(‖r_i‖ + ‖θ‖‖x̃_i‖ + 4) + λ‖θ‖], γ_k = k·u/(1 − k·u), k = n + (number of
+    parameters) + 16, u the unit roundoff (Higham, Accuracy and Stability of Numerical Algorithms,
+    2002, §3.1: sums and dot products of k terms; the ‖θ‖‖x̃_i‖ term is the logits' error passed
+    through the sigmoid or softmax, whose Jacobian has norm <= 1; 4 covers exp, log and the
+    normalisation of the weights). It is doubled for the second-order terms.
+    """
+    norms = torch.linalg.vector_norm(gradient.reshape(gradient.shape[0], -1), dim=1)
+    if not certify:
+        return norms
+    parameter_norms = torch.linalg.vector_norm(theta.reshape(theta.shape[0], -1), dim=1)
+    feature_norms = torch.linalg.vector_norm(objective.features, dim=1)
+    residual_norms = objective.residual_norms(probabilities)
+    per_record = residual_norms + parameter_norms.unsqueeze(1) * feature_norms + 4.0
+    k = objective.features.shape[0] + theta[0].numel() + 16
+    unit_roundoff = torch.finfo(theta.dtype).eps / 2
+    gamma = k * unit_roundoff / (1.0 - k * unit_roundoff)
+    scale = (objective.weights * per_record) @ feature_norms + objective.regularization * parameter_norms
+    return norms + 2.0 * gamma * scale
+
+
+def _minimise(objective, theta, tol, max_iter, certify=True):
+    """Batched Newton with Armijo backtracking until every model's gradient bound is <= tol.
+
+    Returns (θ, iterations, largest gradient bound). The bound is ‖∇J(θ)‖₂ plus, when
+    ``certify``, its rounding allowance (:func:`_gradient_bound`), so that a model that stops
+    has ‖∇J(θ)‖₂ <= tol exactly. The pass that evaluates J at an accepted candidate also yields
+    the probabilities for the next gradient and Hessian, so a Newton iteration without
+    backtracking makes one forward pass.
     """
     shape = (-1,) + (1,) * (theta.ndim - 1)
     value, probabilities = objective.evaluate(theta)
     for iteration in range(max_iter + 1):
         gradient = objective.gradient(theta, probabilities)
-        largest = gradient.abs().amax(dim=tuple(range(1, theta.ndim)))
-        converged = largest <= tol
+        bounds = _gradient_bound(objective, theta, probabilities, gradient, certify)
+        converged = bounds <= tol
         if bool(converged.all()) or iteration == max_iter:
-            return theta, iteration, float(largest.max())
+            return theta, iteration, float(bounds.max())
         direction = objective.newton_direction(theta, probabilities, gradient)
         direction = torch.where(converged.view(shape), 0.0, direction)
         slope = _weighted_sum(gradient * direction)
@@ -199,6 +232,43 @@ def _minimise(objective, theta, tol, max_iter):
     raise AssertionError("unreachable")
 
 
+_FLOAT32_WORKING_TOLERANCE = 1e-4
+
+
+def logistic_objective(features, labels, weights, regularization, num_classes, max_cg_iterations=500,
+                       preconditioner=None):
+    """The batched mean-form objective J_b of B models on bias-augmented ``features`` (n, p).
+
+    ``labels``: int64 tensor (n,); ``weights``: (B, n), each row summing to 1 (1/n_b on the
+    records of model b); ``preconditioner``: the pooled Hessian's Cholesky factor (multinomial CG),
+    or None for exact Newton directions (cheap for few models).
+    """
+    if num_classes == 2:
+        return _BinaryObjective(features, labels.to(features.dtype), weights, regularization)
+    return _MultinomialObjective(features, labels, weights, regularization, num_classes, max_cg_iterations, preconditioner)
+
+
+def certify_minimisers(objective, theta, gradient_tolerance, max_iter):
+    """Newton-refine θ (float64) until ‖∇J_b(θ_b)‖₂ <= τ is certified for every model.
+
+    Certified: the computed gradient norm plus its rounding allowance (:func:`_gradient_bound`)
+    is <= τ = ``gradient_tolerance``. For a λ-strongly convex J_b that gives
+    ‖θ_b − θ_b*‖₂ <= ‖∇J_b(θ_b)‖₂/λ <= τ/λ (see
+    :func:`dpmech.sensitivity.approximate_minimizer_sensitivity`), which is what lets a trainer
+    declare the exact minimiser's sensitivity plus 2τ/λ. Returns (θ, Newton iterations, the
+    largest certified bound); RuntimeError if ``max_iter`` iterations do not reach τ.
+    """
+    if theta.dtype != torch.float64 or objective.features.dtype != torch.float64:
+        raise ValueError("certify_minimisers needs float64 parameters and objective (float32 rounding exceeds τ)")
+    theta, iterations, largest = _minimise(objective, theta, gradient_tolerance, max_iter, certify=True)
+    if largest > gradient_tolerance:
+        raise RuntimeError(
+            f"Newton could not certify ‖∇J‖₂ <= gradient tolerance {gradient_tolerance:g} in {max_iter} iterations "
+            f"(reached {largest:.3g}, gradient plus float64 rounding allowance); raise max_iter or the tolerance"
+        )
+    return theta, iterations, largest
+
+
 class BatchedLogisticRegression(BaseEstimator):
     """Train B L2-regularised logistic regressions at once over a shared pool (torch, CPU or CUDA).
 
@@ -211,10 +281,15 @@ class BatchedLogisticRegression(BaseEstimator):
     fit_intercept : bool
         Append the regularised constant coordinate (the intercept is the last parameter).
     tol : float > 0
-        Stop when every model's gradient has max-abs entry <= tol. The parameter error is then at
-        most sqrt(p)·tol/λ (strong convexity), 1e-7 for the defaults and λ = 0.01.
+        τ, the public gradient tolerance: ``fit`` certifies ‖∇J_b(θ̂_b)‖₂ <= τ for every model in
+        float64, rounding error included (:func:`certify_minimisers`), so θ̂_b is within τ/λ of
+        the exact minimiser and ``sensitivity`` adds 2τ/λ. The default 1e-9 makes 2τ/λ a fraction
+        τn/L of the exact bound 2L/(nλ): 7.1e-10·n for binary LR with ‖x̃‖ <= √2 (7e-6 at
+        n = 10⁴), half that for multinomial.
     max_iter : int >= 1
-        Newton iterations; RuntimeError if the tolerance is not met by then.
+        Newton iterations; RuntimeError if the tolerance is not met by then. With float32,
+        Newton runs in float32 to a working tolerance max(τ, 1e-4) and then in float64 to τ; the
+        released ``parameters_`` are float64 (casting back would move them off the certificate).
     max_cg_iterations : int >= 1
         Conjugate-gradient iterations per Newton step (multinomial only).
     feature_bound : float > 0 or None
@@ -232,7 +307,7 @@ class BatchedLogisticRegression(BaseEstimator):
         regularization=0.01,
         num_classes=2,
         fit_intercept=True,
-        tol=1e-10,
+        tol=1e-9,
         max_iter=100,
         max_cg_iterations=500,
         feature_bound=None,
@@ -261,8 +336,8 @@ class BatchedLogisticRegression(BaseEstimator):
             raise ValueError(f"fit_intercept must be True or False (got {self.fit_intercept!r})")
         return regularization, num_classes, tol, max_iter, max_cg_iterations
 
-    def _features(self, X):
-        features = torch.as_tensor(X, dtype=self.dtype, device=self.device)
+    def _features(self, X, dtype=None):
+        features = torch.as_tensor(X, dtype=self.dtype if dtype is None else dtype, device=self.device)
         if features.ndim != 2 or features.shape[0] == 0 or features.shape[1] == 0:
             raise ValueError(f"X must be a non-empty 2-d array (got shape {tuple(features.shape)})")
         if not bool(torch.isfinite(features).all()):
@@ -271,7 +346,8 @@ class BatchedLogisticRegression(BaseEstimator):
 
     def fit(self, X, y, membership):
         regularization, num_classes, tol, max_iter, max_cg_iterations = self._checked_config()
-        features = self._features(X)
+        # The certificate and the norm check are on the data as given (float64); float32 is a warm start.
+        features = self._features(X, torch.float64)
         num_records = features.shape[0]
         if self.feature_bound is not None:
             bound = float(check.positive("feature_bound", self.feature_bound))
@@ -288,35 +364,40 @@ class BatchedLogisticRegression(BaseEstimator):
         labels = labels.to(torch.int64)
         if int(labels.min()) < 0 or int(labels.max()) >= num_classes:
             raise ValueError(f"y must be integers in [0, {num_classes - 1}] (got values in [{int(labels.min())}, {int(labels.max())}])")
-        weights = self._weights(membership, num_records)
+        weights = self._weights(membership, num_records, self.dtype)
 
         def objective(row_weights, preconditioner=None):
-            if num_classes == 2:
-                return _BinaryObjective(features, labels.to(self.dtype), row_weights, regularization)
-            return _MultinomialObjective(features, labels, row_weights, regularization, num_classes, max_cg_iterations, preconditioner)
+            return logistic_objective(features.to(row_weights.dtype), labels, row_weights, regularization, num_classes,
+                                      max_cg_iterations, preconditioner)
 
+        # float64 Newton runs to the certified tolerance; float32 runs to a working tolerance and the
+        # certificate comes from a float64 refinement (float32's rounding allowance exceeds tol).
+        certify = self.dtype == torch.float64
+        working_tolerance = tol if certify else max(tol, _FLOAT32_WORKING_TOLERANCE)
         shape = (1, features.shape[1]) if num_classes == 2 else (1, num_classes, features.shape[1])
         pooled_weights = torch.full((1, num_records), 1.0 / num_records, dtype=self.dtype, device=self.device)
         pooled_objective = objective(pooled_weights)
-        pooled, _, _ = self._solve(pooled_objective, torch.zeros(shape, dtype=self.dtype, device=self.device), tol, max_iter)
+        pooled, _, _ = _minimise(pooled_objective, torch.zeros(shape, dtype=self.dtype, device=self.device),
+                                 working_tolerance, max_iter, certify)
         preconditioner = pooled_objective.hessian_factor(pooled) if num_classes > 2 else None
         start = pooled.expand((weights.shape[0],) + shape[1:]).clone()
-        self.parameters_, self.n_iter_, self.max_gradient_ = self._solve(objective(weights, preconditioner), start, tol, max_iter)
+        theta, self.n_iter_, _ = _minimise(objective(weights, preconditioner), start, working_tolerance, max_iter, certify)
+        if not certify:
+            weights = self._weights(membership, num_records, torch.float64)
+            preconditioner = None if preconditioner is None else preconditioner.to(torch.float64)
+            theta = theta.to(torch.float64)
+        self.parameters_, refinements, self.gradient_norm_bound_ = certify_minimisers(
+            objective(weights, preconditioner), theta, tol, max_iter
+        )
+        self.n_iter_ += refinements
         self.pooled_parameters_ = pooled[0]
         return self
 
-    @staticmethod
-    def _solve(objective, start, tol, max_iter):
-        theta, iterations, largest = _minimise(objective, start, tol, max_iter)
-        if largest > tol:
-            raise RuntimeError(f"Newton did not reach tol={tol:g} in max_iter={max_iter} iterations (max |gradient| {largest:.3g}); raise max_iter")
-        return theta, iterations, largest
-
-    def _weights(self, membership, num_records):
+    def _weights(self, membership, num_records, dtype):
         mask = torch.as_tensor(membership, device=self.device)
         if mask.ndim != 2 or mask.shape[1] != num_records or mask.shape[0] == 0:
             raise ValueError(f"membership must have shape (B, {num_records}) with B >= 1 (got {tuple(mask.shape)})")
-        mask = mask.to(self.dtype)
+        mask = mask.to(dtype)
         if not bool(torch.isfinite(mask).all()) or bool((mask < 0).any()):
             raise ValueError("membership must be boolean or finite non-negative weights")
         totals = mask.sum(dim=1, keepdim=True)
@@ -326,7 +407,7 @@ class BatchedLogisticRegression(BaseEstimator):
 
     def decision_function(self, X) -> torch.Tensor:
         """Logits of every model on X: (B, n) for binary, (B, n, C) for multinomial."""
-        features = self._features(X)
+        features = self._features(X, self.parameters_.dtype)
         if self.fit_intercept:
             features = torch.cat([features, torch.ones_like(features[:, :1])], dim=1)
         logits = self.parameters_ @ features.T
@@ -338,15 +419,22 @@ class BatchedLogisticRegression(BaseEstimator):
         return (logits > 0).to(torch.int64) if logits.ndim == 2 else logits.argmax(dim=2)
 
     def sensitivity(self, n) -> float:
-        """Replace-one L2 sensitivity of one model trained on n records (needs ``feature_bound``)."""
-        regularization, num_classes, _, _, _ = self._checked_config()
+        """Replace-one L2 sensitivity of one model trained on n records (needs ``feature_bound``).
+
+        Δ + 2τ/λ: Δ = 2L/(nλ) (binary) or 2√2·L/(nλ) (multinomial) of the exact minimiser,
+        L = ‖x̃‖max (Chaudhuri et al. 2011, Cor. 8; formulas.md §2.5), plus twice the certified
+        distance τ/λ of each released model from its minimiser (``tol``).
+        """
+        regularization, num_classes, tol, _, _ = self._checked_config()
         if self.feature_bound is None:
             raise ValueError("feature_bound must be set (a public bound on ‖x‖₂) to declare a sensitivity")
         bound = float(check.positive("feature_bound", self.feature_bound))
         if num_classes == 2:
-            return dpmech.sensitivity.logistic_regression_sensitivity(
+            exact = dpmech.sensitivity.logistic_regression_sensitivity(
                 regularization, n, bound, regularized_intercept=self.fit_intercept
             )
-        return dpmech.sensitivity.multinomial_logistic_regression_sensitivity(
-            regularization, n, bound, num_classes=num_classes, regularized_intercept=self.fit_intercept
-        )
+        else:
+            exact = dpmech.sensitivity.multinomial_logistic_regression_sensitivity(
+                regularization, n, bound, num_classes=num_classes, regularized_intercept=self.fit_intercept
+            )
+        return dpmech.sensitivity.approximate_minimizer_sensitivity(exact, tol, regularization)

@@ -5,10 +5,11 @@ Algorithm (both models), on inputs clipped to x ← x / max(1, ‖x‖₂ / c) a
 bias coordinate, x̃ = (x, 1), so the bias is regularised and projected with the weights:
 
     θ = 0;  t = 0
-    for each epoch: shuffle (torch.Generator);  for each of the ⌈N/b⌉ batches:
+    b' = min(b, N)
+    for each epoch: shuffle (torch.Generator);  for each of the ⌈N/b'⌉ batches B:
         t ← t + 1                              # global step, starts at 1
         η_t = min(1/β, 1/(Λ t))
-        θ ← θ − η_t ∇ (mean over the batch of J)
+        θ ← θ − η_t ∇ [(1/b') Σ_{i∈B} ℓ_i + (Λ/2)‖θ‖²]
         project: Softmax-SLP  θ ← θ / max(1, ‖θ‖_F / R)           (the whole (W, b))
                  Huber SVM    θ_k ← θ_k / max(1, ‖θ_k‖₂ / R)       (each class's (w_k, b_k))
 
@@ -22,9 +23,16 @@ Smoothness β (per example, with ‖x̃‖² <= c² + 1): Huber SVM β = (c² + 
 of the seed; tensorflow/privacy's StrongConvexHuber); Softmax-SLP β = (c² + 1)/2 + Λ, because
 λ_max(diag(p) − ppᵀ) <= 1/2. The SVM's sum is block-separable over classes, so its β is that
 of one class. A larger β (e.g. DP-Helmet's conservative values) may be passed: it only shortens
-the steps. The Wu et al. (2017) bolt-on bound Δ = 2L/(NΛ) holds for this schedule with any
-number of passes and any batch size; the trainers ask dpmech for it (``sensitivity``) and never
-compute it here. The returned model is the unscaled θ (DP-Helmet's newest code releases N·θ).
+the steps.
+
+Every batch's summed loss gradient is divided by the nominal batch size b', also the ragged last
+batch when b' does not divide N (DP-Helmet's code and tf.data average it over its own, smaller
+size, which lets one of its records move θ by up to b'/(N mod b') times the bound: 2.9x for
+N = 21, b = 20). With that divisor the Wu et al. (2017) bolt-on bound Δ = 2L/(NΛ) holds for
+every N, batch size and number of passes; the proof, with the constant-step phase and b > N, is
+in :func:`dpmech.sensitivity.psgd_bolt_on_sensitivity`. The trainers ask dpmech for Δ
+(``sensitivity``) and never compute it here. The returned model is the unscaled θ (DP-Helmet's
+newest code releases N·θ).
 """
 
 from __future__ import annotations
@@ -58,17 +66,32 @@ def _as_generator(seed) -> torch.Generator:
     return torch.Generator().manual_seed(check.integer_scalar("seed", seed, 0))
 
 
-def _softmax_gradient(theta, inputs, labels, regularization, huber_h):
+def shuffled_batches(num_records: int, batch_size: int, epochs: int, seed) -> list:
+    """The visiting order of :func:`projected_sgd`: per epoch, the list of its index batches.
+
+    One ``torch.randperm`` per epoch from ``seed`` (int or ``torch.Generator``), split into
+    ⌈n/b'⌉ batches of the nominal size b' = min(b, n), the last one ragged when b' does not divide
+    n. The order depends only on n and the seed, never on the data, so neighbouring datasets see
+    the same batches (an assumption of the sensitivity bound).
+    """
+    num_records = check.integer_scalar("num_records", num_records, 1)
+    nominal_batch_size = min(check.integer_scalar("batch_size", batch_size, 1), num_records)
+    epochs = check.integer_scalar("epochs", epochs, 1)
+    generator = _as_generator(seed)
+    return [list(torch.randperm(num_records, generator=generator).split(nominal_batch_size)) for _ in range(epochs)]
+
+
+def _softmax_gradient(theta, inputs, labels, divisor, regularization, huber_h):
     residuals = torch.softmax(inputs @ theta.T, dim=1) - torch.nn.functional.one_hot(labels, theta.shape[0]).to(theta.dtype)
-    return residuals.T @ inputs / inputs.shape[0] + regularization * theta
+    return residuals.T @ inputs / divisor + regularization * theta
 
 
-def _huber_svm_gradient(theta, inputs, labels, regularization, huber_h):
+def _huber_svm_gradient(theta, inputs, labels, divisor, regularization, huber_h):
     signs = 2.0 * torch.nn.functional.one_hot(labels, theta.shape[0]).to(theta.dtype) - 1.0
     margins = signs * (inputs @ theta.T)
     # dℓ_hub/dz: −1 below 1−h, −(1+h−z)/(2h) inside, 0 above 1+h
     slopes = -torch.clamp((1.0 + huber_h - margins) / (2.0 * huber_h), min=0.0, max=1.0)
-    return (slopes * signs).T @ inputs / inputs.shape[0] + regularization * theta
+    return (slopes * signs).T @ inputs / divisor + regularization * theta
 
 
 def _project(theta, model, radius):
@@ -97,7 +120,9 @@ def projected_sgd(
 ) -> np.ndarray:
     """Run DP-Helmet's PSGD and return θ of shape (num_classes, d + 1) (last column: bias).
 
-    ``seed`` is an int or a ``torch.Generator`` (the only source of randomness: the shuffles).
+    ``seed`` is an int or a ``torch.Generator`` (the only source of randomness: the shuffles,
+    :func:`shuffled_batches`). Every batch's loss gradient is summed and divided by
+    min(batch_size, n), the ragged last batch's too; batch_size > n runs full-batch steps.
     ``on_step(t, η_t, θ)`` is called after every projected step with the global step t >= 1.
     ``smoothness`` defaults to :func:`analytic_smoothness`; a smaller value raises ValueError.
     """
@@ -117,19 +142,21 @@ def projected_sgd(
         raise ValueError(f"smoothness must be >= the analytic β = {minimum:g} of this objective (got {smoothness!r})")
     features = as_feature_matrix("features", features)
     labels = as_class_labels("labels", labels, features.shape[0], num_classes)
-    generator = _as_generator(seed)
     inputs = torch.as_tensor(with_bias_coordinate(dpmech.clip_features(features, input_clip)), dtype=dtype, device=device)
     targets = torch.as_tensor(labels, device=device)
     gradient = _softmax_gradient if model == SOFTMAX else _huber_svm_gradient
     num_records = inputs.shape[0]
+    # The nominal size divides every batch, the ragged last one too (module docstring).
+    nominal_batch_size = min(batch_size, num_records)
     theta = torch.zeros((num_classes, inputs.shape[1]), dtype=dtype, device=device)
     step = 0
-    for _ in range(epochs):
-        order = torch.randperm(num_records, generator=generator).to(device)
-        for batch in order.split(batch_size):
+    for epoch in shuffled_batches(num_records, batch_size, epochs, seed):
+        for batch in epoch:
+            batch = batch.to(device)
             step += 1
             rate = min(1.0 / smoothness, 1.0 / (regularization * step))
-            theta = _project(theta - rate * gradient(theta, inputs[batch], targets[batch], regularization, huber_h), model, radius)
+            step_gradient = gradient(theta, inputs[batch], targets[batch], nominal_batch_size, regularization, huber_h)
+            theta = _project(theta - rate * step_gradient, model, radius)
             if on_step is not None:
                 on_step(step, rate, theta)
     return theta.cpu().numpy()
@@ -174,7 +201,8 @@ class _PsgdTrainer(ClassifierMixin, BaseEstimator):
 class SoftmaxSLPTrainer(_PsgdTrainer):
     """DP-Helmet Softmax-SLP-SGD (Alg. 1). Sensitivity (replace-one):
     ``dpmech.sensitivity.softmax_slp_sensitivity`` = 2(√2·sqrt(c²+1) + RΛ)/(nΛ) with the bias as input
-    (seed 002 Thm 4.1 states c in place of sqrt(c²+1); formulas.md §1.3)."""
+    (seed 002 Thm 4.1 states c in place of sqrt(c²+1); formulas.md §1.3), for every n, ``batch_size``
+    (each batch, a ragged last one too, is divided by min(batch_size, n)) and number of epochs."""
 
     _model = SOFTMAX
 
@@ -202,7 +230,8 @@ class SoftmaxSLPTrainer(_PsgdTrainer):
 class HuberSVMTrainer(_PsgdTrainer):
     """DP-Helmet SVM-SGD (Alg. 2): one-vs-rest Huber SVMs, per-class objectives summed.
     Sensitivity (replace-one): ``dpmech.sensitivity.huber_svm_sensitivity``, the joint bound of the C
-    classifiers, each 2(sqrt(c²+1) + RΛ)/(nΛ) (seed 002 Example 3.16, formulas.md §1.3)."""
+    classifiers, each 2(sqrt(c²+1) + RΛ)/(nΛ) (seed 002 Example 3.16, formulas.md §1.3), for every n,
+    ``batch_size`` (each batch divided by min(batch_size, n)) and number of epochs."""
 
     _model = HUBER_SVM
 

@@ -19,16 +19,17 @@ sample weight removes the row from the loss exactly (scikit-learn normalises by 
 weights, which stays n), so the minimiser is that of J.
 
 Precision: scikit-learn's L-BFGS also stops on a relative objective decrease of 64·eps, before
-``tol`` is reached; on digits heads with λ = 0.01 its max-abs gradient is ~1e-8 and its
-parameters differ from the exact minimiser by up to ~3.5e-7 (measured against
-:class:`trainers.batched_logistic.BatchedLogisticRegression`, which stops at gradient 1e-10).
-The sensitivity bound is about the exact minimiser; an approximate minimiser within e of it has
-sensitivity at most Δ + 2e.
+``tol`` is reached (on digits heads with λ = 0.01 its max-abs gradient is ~1e-8), so its answer
+certifies nothing. After it, ``fit`` evaluates ∇J(θ̂) in float64 and refines θ̂ by Newton steps
+(:func:`trainers.batched_logistic.certify_minimisers`) until ‖∇J(θ̂)‖₂ <= τ is certified,
+rounding error included, or raises RuntimeError. Then ‖θ̂ − θ*‖₂ <= τ/λ by strong convexity and
+``sensitivity(n)`` reports Δ + 2τ/λ (:func:`dpmech.sensitivity.approximate_minimizer_sensitivity`).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import torch
 from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
@@ -37,6 +38,7 @@ from sklearn.utils.validation import check_is_fitted
 import dpmech.sensitivity
 from dpmech import validation as check
 
+from .batched_logistic import certify_minimisers, logistic_objective
 from ._features import (
     as_class_labels,
     as_feature_matrix,
@@ -57,24 +59,37 @@ class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
     feature_bound : float > 0
         Public bound b on ‖x‖₂. Rows above it raise ValueError (clip them first).
     tol, max_iter :
-        L-BFGS stopping rule, tight by default so the released parameters are the minimiser the
-        sensitivity bound is about (to ~1e-10 in gradient).
+        L-BFGS stopping rule (scikit-learn's; it certifies nothing).
+    gradient_tolerance : float > 0
+        τ, the public gradient tolerance: ``fit`` certifies ‖∇J(θ̂)‖₂ <= τ in float64 (Newton
+        refinement after L-BFGS, at most ``max_newton_iter`` steps, else RuntimeError), and
+        ``sensitivity`` adds 2τ/λ. The default 1e-9 makes 2τ/λ a fraction τn/L of the exact bound
+        2L/(nλ): 7.1e-10·n for binary LR with ‖x‖ <= 1 (L = √2; 7e-6 at n = 10⁴), half that for
+        multinomial (L = 2).
+    multinomial_bound : "tight" or "seed"
+        Which proven multinomial bound ``sensitivity`` reports (see
+        :func:`dpmech.sensitivity.multinomial_logistic_regression_sensitivity`).
 
     Attributes after ``fit``: ``parameters_`` of shape (1, d+1) for binary or (C, d+1) for
     multinomial (last column = intercept), ``coef_``, ``intercept_``, ``classes_``.
 
-    Sensitivity (replace-one, ``sensitivity(n)``): binary ``binary_logistic_regression`` = 2L/(nλ)
-    (Chaudhuri, Monteleoni & Sarwate 2011, Cor. 8) and multinomial
-    ``multinomial_logistic_regression`` = 2√2·L/(nλ) (formulas.md §2.5), both with
-    L = sqrt(b² + 1).
+    Sensitivity (replace-one, ``sensitivity(n)``): Δ + 2τ/λ, with Δ the exact minimiser's binary
+    ``logistic_regression_sensitivity`` = 2L/(nλ) (Chaudhuri, Monteleoni & Sarwate 2011, Cor. 8)
+    or multinomial ``multinomial_logistic_regression_sensitivity`` = 2√2·L/(nλ) (formulas.md
+    §2.5), both with L = sqrt(b² + 1), and 2τ/λ the certified optimisation error of both
+    neighbours' releases.
     """
 
-    def __init__(self, regularization=0.01, num_classes=2, feature_bound=1.0, tol=1e-10, max_iter=10000):
+    def __init__(self, regularization=0.01, num_classes=2, feature_bound=1.0, tol=1e-10, max_iter=10000,
+                 gradient_tolerance=1e-9, max_newton_iter=20, multinomial_bound="tight"):
         self.regularization = regularization
         self.num_classes = num_classes
         self.feature_bound = feature_bound
         self.tol = tol
         self.max_iter = max_iter
+        self.gradient_tolerance = gradient_tolerance
+        self.max_newton_iter = max_newton_iter
+        self.multinomial_bound = multinomial_bound
 
     def _checked_config(self):
         regularization = float(check.positive("regularization", self.regularization))
@@ -86,6 +101,9 @@ class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         regularization, num_classes, feature_bound, tol, max_iter = self._checked_config()
+        gradient_tolerance = float(check.positive("gradient_tolerance", self.gradient_tolerance))
+        max_newton_iter = check.integer_scalar("max_newton_iter", self.max_newton_iter, 1)
+        check.choice("multinomial_bound", self.multinomial_bound, dpmech.sensitivity.MULTINOMIAL_BOUNDS)
         features = as_feature_matrix("X", X)
         labels = as_class_labels("y", y, features.shape[0], num_classes)
         require_norms_within("X", features, feature_bound)
@@ -104,7 +122,14 @@ class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
             np.concatenate([labels, np.arange(num_classes)]),
             sample_weight=np.concatenate([np.ones(num_records), np.zeros(num_classes)]),
         )
-        self.parameters_ = model.coef_.copy()
+        weights = torch.full((1, num_records), 1.0 / num_records, dtype=torch.float64)
+        objective = logistic_objective(torch.as_tensor(augmented), torch.as_tensor(labels), weights, regularization,
+                                       num_classes)
+        start = torch.as_tensor(model.coef_, dtype=torch.float64)[None]
+        refined, self.n_newton_iter_, self.gradient_norm_bound_ = certify_minimisers(
+            objective, start if num_classes > 2 else start[0], gradient_tolerance, max_newton_iter
+        )
+        self.parameters_ = refined.reshape(model.coef_.shape).numpy()
         self.coef_ = self.parameters_[:, :-1]
         self.intercept_ = self.parameters_[:, -1]
         self.classes_ = np.arange(num_classes)
@@ -131,11 +156,16 @@ class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
         return self.fit(features, labels).parameters_.copy()
 
     def sensitivity(self, n) -> float:
+        """Δ + 2τ/λ on n records, replace-one (class docstring)."""
         regularization, num_classes, feature_bound, _, _ = self._checked_config()
+        gradient_tolerance = float(check.positive("gradient_tolerance", self.gradient_tolerance))
         if num_classes == 2:
-            return dpmech.sensitivity.logistic_regression_sensitivity(
+            exact = dpmech.sensitivity.logistic_regression_sensitivity(
                 regularization, n, feature_bound, regularized_intercept=True
             )
-        return dpmech.sensitivity.multinomial_logistic_regression_sensitivity(
-            regularization, n, feature_bound, num_classes=num_classes, regularized_intercept=True
-        )
+        else:
+            exact = dpmech.sensitivity.multinomial_logistic_regression_sensitivity(
+                regularization, n, feature_bound, num_classes=num_classes, regularized_intercept=True,
+                bound=self.multinomial_bound,
+            )
+        return dpmech.sensitivity.approximate_minimizer_sensitivity(exact, gradient_tolerance, regularization)

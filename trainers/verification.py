@@ -9,26 +9,30 @@ parameter distance with the replace-one bound the trainer declares from
 * ``logistic-regression``: the scikit-learn L-BFGS adapter, binary and
   multinomial, against 2·c'/(λn) and 2√2·c'/(λn) (c' = √(c²+1) for the
   regularised intercept), and the seed's looser 2√C·c'/(λn).
-* ``psgd``: DP-Helmet's Softmax-SLP and one-vs-rest Huber-SVM PSGD, one
-  record per step (the theorem's setting; the shuffle depends only on n and
-  the seed, so both neighbours see the same order), against the bolt-on
-  bounds 2L/(nΛ).
+* ``psgd``: DP-Helmet's Softmax-SLP and one-vs-rest Huber-SVM PSGD against
+  the bolt-on bounds 2L/(nΛ), with batch sizes that do not divide n (the
+  search puts the replaced record in the ragged last batch of some epoch
+  half the time, :func:`dpmech.verify.search.with_replaced_record_at`), a
+  batch larger than n, and several epochs. The shuffle depends only on n
+  and the seed, so both neighbours see the same batches.
 """
 
 from __future__ import annotations
 
+from hypothesis import strategies as st
+
 import dpmech.sensitivity
-from dpmech.verify.search import search_worst_neighbours
+from dpmech.verify.search import search_worst_neighbours, with_replaced_record_at
 from dpmech.verify.strategies import neighbouring_pairs
 from dpmech.verify.suite import SENSITIVITY_RATIO_SLACK, CheckResult
 
-from .psgd import HuberSVMTrainer, SoftmaxSLPTrainer
+from .psgd import HuberSVMTrainer, SoftmaxSLPTrainer, shuffled_batches
 from .sklearn_adapter import LogisticRegressionTrainer
 
 
-def _row(name, trainer, description, claimed, num_classes, n, dimension, examples):
+def _row(name, trainer, description, claimed, num_classes, n, dimension, examples, pairs=None):
     bound = trainer.sensitivity(n)
-    pairs = neighbouring_pairs(n, dimension, num_classes, 1.0)
+    pairs = neighbouring_pairs(n, dimension, num_classes, 1.0) if pairs is None else pairs
     report, _ = search_worst_neighbours(trainer.train, pairs, bound, max_examples=examples)
     return CheckResult(
         name,
@@ -56,16 +60,29 @@ def check_logistic_regression(thorough=False) -> list:
     return rows
 
 
+def _ragged_batch_pairs(trainer, n, dimension):
+    """Replace-one pairs whose replaced record is, half the time, in the last batch of some epoch."""
+    last_batches = [int(index) for epoch in shuffled_batches(n, trainer.batch_size, trainer.epochs, trainer.seed)
+                    for index in epoch[-1]]
+    positions = st.one_of(st.sampled_from(sorted(set(last_batches))), st.integers(0, n - 1))
+    return with_replaced_record_at(neighbouring_pairs(n, dimension, trainer.num_classes, 1.0), positions)
+
+
 def check_psgd(thorough=False) -> list:
     examples = 60 if thorough else 12
-    epochs = 3
-    softmax = SoftmaxSLPTrainer(num_classes=3, regularization=0.5, input_clip=1.0, projection_radius=1.0,
-                                epochs=epochs, batch_size=1, seed=0)
-    svm = HuberSVMTrainer(num_classes=2, regularization=0.5, input_clip=1.0, projection_radius=1.0, huber_h=0.1,
-                          epochs=epochs, batch_size=1, seed=0)
-    return [
-        _row("psgd", softmax, f"Softmax-SLP PSGD, C = 3, Lambda = 0.5, R = 1, {epochs} epochs, batch 1",
-             "2(sqrt(2)c' + R Lambda)/(n Lambda) = {bound:.4g}", 3, 6, 2, examples),
-        _row("psgd", svm, f"Huber-SVM PSGD one-vs-rest, C = 2, Lambda = 0.5, R = 1, h = 0.1, {epochs} epochs, batch 1",
-             "sqrt(C) 2(c' + R Lambda)/(n Lambda) = {bound:.4g}", 2, 6, 2, examples),
-    ]
+    rows = []
+    # (Λ, R, n, batch, epochs): the issue-11 case (a 1-record ragged batch), a 2-record ragged batch
+    # over three epochs, and a batch larger than n.
+    for regularization, radius, n, batch_size, epochs in ((5.0, 0.2, 21, 20, 1), (0.5, 1.0, 8, 3, 3), (0.5, 1.0, 5, 8, 2)):
+        schedule = f"Lambda = {regularization}, R = {radius}, {epochs} epochs, batch {batch_size}"
+        softmax = SoftmaxSLPTrainer(num_classes=3, regularization=regularization, input_clip=1.0,
+                                    projection_radius=radius, epochs=epochs, batch_size=batch_size, seed=0)
+        svm = HuberSVMTrainer(num_classes=2, regularization=regularization, input_clip=1.0, projection_radius=radius,
+                              huber_h=0.1, epochs=epochs, batch_size=batch_size, seed=0)
+        rows.append(_row("psgd", softmax, f"Softmax-SLP PSGD, C = 3, {schedule}",
+                         "2(sqrt(2)c' + R Lambda)/(n Lambda) = {bound:.4g}", 3, n, 2, examples,
+                         _ragged_batch_pairs(softmax, n, 2)))
+        rows.append(_row("psgd", svm, f"Huber-SVM PSGD one-vs-rest, C = 2, h = 0.1, {schedule}",
+                         "sqrt(C) 2(c' + R Lambda)/(n Lambda) = {bound:.4g}", 2, n, 2, examples,
+                         _ragged_batch_pairs(svm, n, 2)))
+    return rows

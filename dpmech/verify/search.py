@@ -16,9 +16,60 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import HealthCheck, Phase, given, settings, target
+from hypothesis import strategies as st
 
 from .. import validation as check
 from .sensitivity import SensitivityReport, _validated_bound, parameter_distance
+
+
+def _replaced_index(pair):
+    (features, labels), (neighbour_features, neighbour_labels) = pair
+    if np.shape(features) != np.shape(neighbour_features) or np.shape(labels) != np.shape(neighbour_labels):
+        raise ValueError("pairs must be replace-one neighbours: two datasets of the same shape")
+    differs = np.flatnonzero(np.any(np.asarray(features) != np.asarray(neighbour_features), axis=1)
+                             | (np.asarray(labels) != np.asarray(neighbour_labels)))
+    if differs.size > 1:
+        raise ValueError(f"pairs must be replace-one neighbours (got datasets that differ in {differs.size} records)")
+    return int(differs[0]) if differs.size else None
+
+
+def _swapped(dataset, first, second):
+    features, labels = np.array(dataset[0], copy=True), np.array(dataset[1], copy=True)
+    features[[first, second]] = features[[second, first]]
+    labels[[first, second]] = labels[[second, first]]
+    return type(dataset)(features, labels) if hasattr(dataset, "_fields") else (features, labels)
+
+
+def with_replaced_record_at(pairs, positions):
+    """Replace-one pairs whose differing record sits at a row drawn from ``positions``.
+
+    A trainer whose visiting order depends only on n and its seed (PSGD's
+    shuffle) treats rows unequally: the row that lands in the ragged last
+    batch, or in the last step, moves θ differently. Swapping the same two
+    rows in both datasets keeps them replace-one neighbours and puts the
+    replaced record where the search should look.
+
+    Args:
+        pairs: a Hypothesis strategy of replace-one pairs ((X, y), (X', y')).
+        positions: a strategy of row indices (each must be < n of the pair),
+            for example ``st.sampled_from(rows_of_the_ragged_batch)``.
+    """
+    if not hasattr(pairs, "example") or not hasattr(positions, "example"):
+        raise ValueError("pairs and positions must be Hypothesis strategies")
+
+    @st.composite
+    def moved(draw):
+        pair = draw(pairs)
+        position = draw(positions)
+        count = len(pair[0][1])
+        if not 0 <= position < count:
+            raise ValueError(f"positions must draw row indices in [0, {count - 1}] (got {position!r})")
+        index = _replaced_index(pair)
+        if index is None:
+            return pair
+        return _swapped(pair[0], index, position), _swapped(pair[1], index, position)
+
+    return moved()
 
 
 def search_worst_neighbours(train, pairs, bound, *, max_examples=50):

@@ -6,8 +6,10 @@ PSGD runs follow the analysed schedule exactly (one record per step,
 η_t = min(1/β, 1/(Λt)), projection after every step).
 """
 
+import itertools
 import math
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given
@@ -349,3 +351,118 @@ BAD_INPUTS = [
 def test_bad_input_raises_value_error_naming_the_parameter(parameter, call):
     with pytest.raises(ValueError, match=parameter):
         call()
+
+
+def recursion_by_enumeration(n, batch_size, epochs, smoothness, strong_convexity, lipschitz, own_size):
+    """δ_T of the PSGD contraction recursion, maximised by trying every batch of every epoch (a plain loop)."""
+    nominal = min(batch_size, n)
+    steps_per_epoch = -(-n // nominal)
+    sizes = [nominal] * steps_per_epoch
+    if own_size:
+        sizes[-1] = n - (steps_per_epoch - 1) * nominal
+    worst = 0.0
+    for positions in itertools.product(range(steps_per_epoch), repeat=epochs):
+        distance, step = 0.0, 0
+        for epoch in range(epochs):
+            for batch in range(steps_per_epoch):
+                step += 1
+                rate = min(1.0 / smoothness, 1.0 / (strong_convexity * step))
+                distance *= 1.0 - rate * strong_convexity
+                if positions[epoch] == batch:
+                    distance += 2.0 * lipschitz * rate / sizes[batch]
+        worst = max(worst, distance)
+    return worst
+
+
+@st.composite
+def psgd_schedules(draw, max_n=200, max_epochs=6):
+    n = draw(st.integers(1, max_n))
+    batch_size = draw(st.one_of(st.integers(1, n), st.integers(1, 2 * n + 3)))
+    epochs = draw(st.integers(1, max_epochs))
+    strong_convexity = draw(st.floats(1e-3, 1e3))
+    # β/Λ from 1 (no constant-step phase) to far beyond the number of steps (constant steps only).
+    smoothness = strong_convexity * draw(st.one_of(st.just(1.0), st.floats(1.0, 1e4)))
+    lipschitz = draw(st.floats(1e-3, 1e3))
+    return n, batch_size, epochs, smoothness, strong_convexity, lipschitz
+
+
+@given(psgd_schedules())
+def test_psgd_contraction_recursion_never_exceeds_the_bolt_on_bound(schedule):
+    n, batch_size, epochs, smoothness, strong_convexity, lipschitz = schedule
+    recursion = sensitivity.psgd_contraction_sensitivity(n, batch_size, epochs, smoothness, strong_convexity, lipschitz)
+    bound = sensitivity.psgd_bolt_on_sensitivity(lipschitz, strong_convexity, n)
+    # Equality holds when b divides n and every step is in the 1/(Λt) phase; allow the cumulative product's rounding.
+    assert recursion <= bound * (1 + 1e-12)
+    nominal = min(batch_size, n)
+    assert recursion <= 2 * lipschitz / (strong_convexity * nominal * -(-n // nominal)) * (1 + 1e-12)
+
+
+@given(psgd_schedules(max_n=9, max_epochs=3), st.booleans())
+def test_psgd_contraction_recursion_is_the_worst_batch_position(schedule, own_size):
+    divisor = sensitivity.OWN_SIZE_BATCH_DIVISOR if own_size else sensitivity.NOMINAL_BATCH_DIVISOR
+    recursion = sensitivity.psgd_contraction_sensitivity(*schedule, batch_divisor=divisor)
+    assert recursion == pytest.approx(recursion_by_enumeration(*schedule, own_size), rel=1e-12, abs=0)
+
+
+def test_averaging_a_ragged_batch_over_its_own_size_breaks_the_bound():
+    # Issue 11's configuration: n = 21, b = 20, one epoch; the 1-record batch injects 20 times more.
+    lipschitz = sensitivity.huber_svm_lipschitz(1.0, 0.2, 5.0)
+    smoothness = sensitivity.huber_svm_smoothness(1.0, 5.0, 0.1)
+    bound = sensitivity.psgd_bolt_on_sensitivity(lipschitz, 5.0, 21)
+    own_size = sensitivity.psgd_contraction_sensitivity(21, 20, 1, smoothness, 5.0, lipschitz, batch_divisor="own-size")
+    nominal = sensitivity.psgd_contraction_sensitivity(21, 20, 1, smoothness, 5.0, lipschitz)
+    assert own_size > 5 * bound
+    assert nominal <= bound
+    # One record per step, every step at 1/(Λt): Wu et al.'s bound is attained.
+    assert sensitivity.psgd_contraction_sensitivity(30, 1, 3, 5.0, 5.0, lipschitz) == pytest.approx(
+        sensitivity.psgd_bolt_on_sensitivity(lipschitz, 5.0, 30), rel=1e-12
+    )
+
+
+@pytest.mark.parametrize(
+    "arguments, match",
+    [
+        ((0, 1, 1, 2.0, 1.0, 1.0), "n"),
+        ((5, 0, 1, 2.0, 1.0, 1.0), "batch_size"),
+        ((5, 1, 0, 2.0, 1.0, 1.0), "epochs"),
+        ((5, 1, 1, 0.5, 1.0, 1.0), "smoothness"),
+        ((5, 1, 1, 2.0, 0.0, 1.0), "strong_convexity"),
+        ((5, 1, 1, 2.0, 1.0, -1.0), "lipschitz"),
+    ],
+)
+def test_psgd_contraction_recursion_refuses_bad_input(arguments, match):
+    with pytest.raises(ValueError, match=match):
+        sensitivity.psgd_contraction_sensitivity(*arguments)
+    with pytest.raises(ValueError, match="batch_divisor"):
+        sensitivity.psgd_contraction_sensitivity(5, 1, 1, 2.0, 1.0, 1.0, batch_divisor="mean")
+
+
+@given(st.floats(1e-8, 1e3), st.floats(0.0, 1e-2), st.floats(1e-4, 1e2))
+def test_approximate_minimizer_sensitivity_rounds_the_sum_up(exact, tolerance, regularization):
+    reported = sensitivity.approximate_minimizer_sensitivity(exact, tolerance, regularization)
+    with mpmath.workdps(50):
+        truth = mpmath.mpf(exact) + 2 * mpmath.mpf(tolerance) / mpmath.mpf(regularization)
+        assert mpmath.mpf(reported) >= truth
+        assert mpmath.mpf(reported) <= truth * (1 + mpmath.mpf(2) ** -50)
+
+
+def test_approximate_minimiser_of_a_quadratic_moves_at_most_the_reported_sensitivity():
+    # J(θ) = (λ/2)‖θ − c‖² on a replace-one pair: minimisers c and c', any θ̂ with ‖∇J(θ̂)‖ = τ
+    # lies on the sphere of radius τ/λ around them, so the worst pair attains Δ + 2τ/λ exactly.
+    regularization, tolerance = 0.5, 1e-3
+    centre, other = np.array([0.0, 0.0]), np.array([0.3, 0.4])
+    exact = np.linalg.norm(centre - other)
+    direction = (other - centre) / exact
+    worst = np.linalg.norm((other + direction * tolerance / regularization) - (centre - direction * tolerance / regularization))
+    reported = sensitivity.approximate_minimizer_sensitivity(exact, tolerance, regularization)
+    assert worst == pytest.approx(reported, rel=1e-14) and worst <= reported
+
+
+@pytest.mark.parametrize(
+    "arguments, match",
+    [((0.0, 1e-9, 1.0), "exact_sensitivity"), ((1.0, -1e-9, 1.0), "gradient_tolerance"),
+     ((1.0, 1e-9, 0.0), "strong_convexity"), ((1.0, "1e-9", 1.0), "gradient_tolerance")],
+)
+def test_approximate_minimizer_sensitivity_refuses_bad_input(arguments, match):
+    with pytest.raises(ValueError, match=match):
+        sensitivity.approximate_minimizer_sensitivity(*arguments)

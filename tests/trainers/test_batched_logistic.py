@@ -3,7 +3,10 @@
 import numpy as np
 import pytest
 import torch
+from scipy.special import softmax
 from sklearn.linear_model import LogisticRegression
+
+from dpmech import sensitivity
 
 from trainers.batched_logistic import BatchedLogisticRegression
 from trainers.data import load_digits_dataset
@@ -35,7 +38,7 @@ def test_batched_matches_sklearn_for_several_masks(pool, num_classes, regulariza
     labels = labels if num_classes == 10 else (labels == 3).astype(np.int64)
     membership = _masks(np.random.default_rng(num_classes), len(labels))
     batched = BatchedLogisticRegression(regularization=regularization, num_classes=num_classes).fit(features, labels, membership)
-    assert batched.max_gradient_ <= 1e-10
+    assert batched.gradient_norm_bound_ <= 1e-9
     for row, parameters in zip(membership, batched.parameters_.numpy()):
         reference = LogisticRegressionTrainer(regularization=regularization, num_classes=num_classes)
         reference.fit(features[row], labels[row])
@@ -105,3 +108,41 @@ def test_bad_configuration_names_the_parameter(parameters, membership, match):
 def test_sensitivity_needs_a_feature_bound():
     with pytest.raises(ValueError, match="feature_bound"):
         BatchedLogisticRegression().sensitivity(10)
+
+
+def _gradient_norms(parameters, features, labels, membership, regularization):
+    augmented = np.hstack([features, np.ones((len(labels), 1))])
+    weights = membership / membership.sum(axis=1, keepdims=True)
+    if parameters.ndim == 2:
+        residuals = 1.0 / (1.0 + np.exp(-(parameters @ augmented.T))) - labels
+        gradients = (weights * residuals) @ augmented + regularization * parameters
+    else:
+        logits = np.einsum("bcp,np->bcn", parameters, augmented)
+        residuals = softmax(logits, axis=1) - np.eye(parameters.shape[1])[labels].T
+        gradients = np.einsum("bcn,np->bcp", residuals * weights[:, None, :], augmented) + regularization * parameters
+    return np.linalg.norm(gradients.reshape(len(parameters), -1), axis=1)
+
+
+@pytest.mark.parametrize("num_classes, dtype", [(2, torch.float64), (10, torch.float64), (10, torch.float32)])
+def test_every_model_is_certified_within_the_gradient_tolerance(pool, num_classes, dtype):
+    features, labels = pool
+    labels = labels if num_classes == 10 else (labels == 3).astype(np.int64)
+    membership = _masks(np.random.default_rng(3), len(labels))
+    batched = BatchedLogisticRegression(regularization=0.05, num_classes=num_classes, tol=1e-10, dtype=dtype,
+                                        feature_bound=1.0)
+    batched.fit(features, labels, membership)
+    # float32 runs are refined in float64 and released in float64: a cast back would leave the certificate.
+    assert batched.parameters_.dtype == torch.float64
+    assert batched.gradient_norm_bound_ <= 1e-10
+    assert np.all(_gradient_norms(batched.parameters_.numpy(), features, labels, membership, 0.05) <= 1e-10)
+    n = int(membership[0].sum())
+    exact = (sensitivity.logistic_regression_sensitivity(0.05, n, 1.0, regularized_intercept=True) if num_classes == 2
+             else sensitivity.multinomial_logistic_regression_sensitivity(0.05, n, 1.0, regularized_intercept=True))
+    assert batched.sensitivity(n) == sensitivity.approximate_minimizer_sensitivity(exact, 1e-10, 0.05) > exact
+
+
+def test_an_uncertifiable_tolerance_raises(pool):
+    features, labels = pool
+    with pytest.raises(RuntimeError, match="gradient tolerance"):
+        BatchedLogisticRegression(regularization=0.1, tol=1e-300, max_iter=5).fit(
+            features, (labels == 3).astype(np.int64), np.ones((2, len(labels)), dtype=bool))

@@ -61,11 +61,16 @@ def test_release_events_are_dpmechs_calibration(digits, tiny_result):
         n = metrics["num_records"]
         assert n == np.sum(prepared.assignment == message.client)
         score_event, class_event = message.events
-        score_sensitivity = dpmech.sensitivity.logistic_regression_sensitivity(
-            TINY.score_regularization, n + num_negative, bound, regularized_intercept=True)
+        score_sensitivity = LogisticRegressionTrainer(TINY.score_regularization, 2, bound).sensitivity(n + num_negative)
+        assert score_sensitivity == dpmech.sensitivity.approximate_minimizer_sensitivity(
+            dpmech.sensitivity.logistic_regression_sensitivity(
+                TINY.score_regularization, n + num_negative, bound, regularized_intercept=True),
+            LogisticRegressionTrainer().gradient_tolerance, TINY.score_regularization)
         class_sensitivity = LogisticRegressionTrainer(TINY.class_regularization, 10, bound).sensitivity(n)
-        assert class_sensitivity == dpmech.sensitivity.multinomial_logistic_regression_sensitivity(
-            TINY.class_regularization, n, bound, regularized_intercept=True)
+        assert class_sensitivity == dpmech.sensitivity.approximate_minimizer_sensitivity(
+            dpmech.sensitivity.multinomial_logistic_regression_sensitivity(
+                TINY.class_regularization, n, bound, regularized_intercept=True),
+            LogisticRegressionTrainer().gradient_tolerance, TINY.class_regularization)
         assert score_event.sensitivity == score_sensitivity and class_event.sensitivity == class_sensitivity
         assert score_event.sigma == dpmech.calibrate_gaussian(TINY.score_epsilon, TINY.score_delta, score_sensitivity)
         assert class_event.sigma == dpmech.calibrate_gaussian(TINY.class_epsilon, TINY.class_delta, class_sensitivity)

@@ -1,10 +1,13 @@
 """The scikit-learn adapter minimises the mean-form objective with a regularised intercept."""
 
+import mpmath
 import numpy as np
 import pytest
 from scipy.special import log_softmax, softmax
 from sklearn.base import clone
 
+from dpmech import sensitivity
+from trainers.data import load_digits_dataset
 from trainers.sklearn_adapter import LogisticRegressionTrainer
 
 
@@ -75,3 +78,87 @@ def test_features_above_the_bound_and_bad_labels_raise():
         LogisticRegressionTrainer(feature_bound=1.0).fit(np.array([[2.0, 0.0], [0.1, 0.0]]), np.array([0, 1]))
     with pytest.raises(ValueError, match=r"y must be integers in \[0, 1\]"):
         LogisticRegressionTrainer().fit(np.zeros((2, 2)), np.array([0, 2]))
+
+
+def _gradient_norm_50_digits(parameters, features, labels, regularization):
+    """‖∇J(θ)‖₂ of the mean-form objective at the released float64 θ, in 50-digit arithmetic."""
+    with mpmath.workdps(50):
+        theta = mpmath.matrix([[mpmath.mpf(float(v)) for v in row] for row in parameters])
+        augmented = [[mpmath.mpf(float(v)) for v in row] + [mpmath.mpf(1)] for row in features]
+        rows, width = theta.rows, theta.cols
+        gradient = regularization * theta
+        for x, label in zip(augmented, labels):
+            logits = [mpmath.fsum(theta[k, j] * x[j] for j in range(width)) for k in range(rows)]
+            if rows == 1:
+                residuals = [1 / (1 + mpmath.exp(-logits[0])) - int(label)]
+            else:
+                top = max(logits)
+                exps = [mpmath.exp(z - top) for z in logits]
+                residuals = [e / mpmath.fsum(exps) - (1 if k == label else 0) for k, e in enumerate(exps)]
+            for k in range(rows):
+                for j in range(width):
+                    gradient[k, j] += residuals[k] * x[j] / len(labels)
+        return mpmath.sqrt(mpmath.fsum(gradient[k, j] ** 2 for k in range(rows) for j in range(width)))
+
+
+@pytest.mark.parametrize("num_classes, tolerance", [(2, 1e-12), (3, 1e-12), (4, 1e-9)])
+def test_released_parameters_certify_the_gradient_tolerance_in_50_digits(num_classes, tolerance):
+    rng = np.random.default_rng(7 + num_classes)
+    features = rng.normal(size=(15, 2))
+    features /= np.maximum(1.0, np.linalg.norm(features, axis=1, keepdims=True))
+    labels = rng.integers(0, num_classes, size=15)
+    model = LogisticRegressionTrainer(regularization=0.03, num_classes=num_classes, gradient_tolerance=tolerance)
+    model.fit(features, labels)
+    assert model.gradient_norm_bound_ <= tolerance
+    assert _gradient_norm_50_digits(model.parameters_, features, labels, 0.03) <= tolerance
+
+
+@pytest.mark.parametrize("num_classes, bound", [(2, sensitivity.TIGHT_BOUND), (5, sensitivity.TIGHT_BOUND),
+                                                (5, sensitivity.SEED_BOUND)])
+def test_sensitivity_adds_twice_the_certified_distance_to_the_minimiser(num_classes, bound):
+    # L-BFGS stops on a relative decrease, not on τ: the exact minimiser's Δ alone does not cover
+    # the released θ̂, which is only certified to within τ/λ of it.
+    model = LogisticRegressionTrainer(regularization=0.01, num_classes=num_classes, feature_bound=2.0,
+                                      gradient_tolerance=1e-6, multinomial_bound=bound)
+    if num_classes == 2:
+        exact = sensitivity.logistic_regression_sensitivity(0.01, 500, 2.0, regularized_intercept=True)
+    else:
+        exact = sensitivity.multinomial_logistic_regression_sensitivity(
+            0.01, 500, 2.0, num_classes=num_classes, regularized_intercept=True, bound=bound)
+    reported = model.sensitivity(500)
+    assert reported >= exact + 2 * 1e-6 / 0.01
+    assert reported == pytest.approx(exact + 2e-4, rel=1e-14)
+
+
+def test_default_tolerance_is_negligible_against_the_bound():
+    model = LogisticRegressionTrainer()
+    exact = sensitivity.logistic_regression_sensitivity(0.01, 10_000, 1.0, regularized_intercept=True)
+    assert 0 < model.sensitivity(10_000) / exact - 1 < 1e-5
+
+
+def test_an_uncertifiable_tolerance_raises_instead_of_releasing():
+    rng = np.random.default_rng(0)
+    features = rng.normal(size=(20, 2)) / 3
+    labels = rng.integers(0, 2, size=20)
+    with pytest.raises(RuntimeError, match="gradient tolerance"):
+        LogisticRegressionTrainer(gradient_tolerance=1e-300).fit(features, labels)
+    with pytest.raises(ValueError, match="gradient_tolerance"):
+        LogisticRegressionTrainer(gradient_tolerance=0.0).fit(features, labels)
+    with pytest.raises(ValueError, match="multinomial_bound"):
+        LogisticRegressionTrainer(multinomial_bound="loose").fit(features, labels)
+
+
+@pytest.mark.parametrize("num_classes, size", [(2, 1797), (10, 300)])
+def test_declared_sensitivity_covers_the_released_parameters_optimisation_error(num_classes, size):
+    # Before certification, L-BFGS stopped at ‖∇J‖₂ ≈ 5e-9 on digits heads (λ = 0.01), a distance
+    # up to ‖∇J‖/λ ≈ 5e-7 from the minimiser that the exact-minimiser Δ did not cover.
+    data = load_digits_dataset()
+    features = (data.features / np.linalg.norm(data.features, axis=1).max())[:size]
+    labels = data.labels[:size] if num_classes > 2 else (data.labels[:size] == 3).astype(np.int64)
+    model = LogisticRegressionTrainer(regularization=0.01, num_classes=num_classes).fit(features, labels)
+    gradient = _mean_form_gradient(model.parameters_, features, labels, 0.01, num_classes)
+    if num_classes == 2:
+        exact = sensitivity.logistic_regression_sensitivity(0.01, size, 1.0, regularized_intercept=True)
+    else:
+        exact = sensitivity.multinomial_logistic_regression_sensitivity(0.01, size, 1.0, regularized_intercept=True)
+    assert model.sensitivity(size) - exact >= 2 * np.linalg.norm(gradient) / 0.01

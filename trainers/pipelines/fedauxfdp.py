@@ -19,7 +19,8 @@ Protocol (one round; :class:`~trainers.federation.ClientMessage` is all that cro
    * the class head: C-class multinomial LR on its records, Δ = 2√2‖x̃‖/(λ_c n_i)
      (``multinomial_logistic_regression_sensitivity``; ``bound="seed"`` gives the paper's
      2√C‖x̃‖/(λ_c n_i), Theorem 1, valid but looser),
-   with ‖x̃‖ <= sqrt(b² + 1), and releases each through
+   with ‖x̃‖ <= sqrt(b² + 1), each plus 2τ/λ for the certified optimisation error (the trainer's
+   ``sensitivity``; :func:`dpmech.sensitivity.approximate_minimizer_sensitivity`), and releases each through
    :class:`dpmech.GaussianOutputMechanism` at its own (ε, δ).
 4. The server, from the messages and the public distillation features only, forms the soft
    labels Y(x) = softmax(Σ_i s_i(x) z_i(x) / Σ_i s_i(x)) with s_i(x) = σ(θ_i·x̃) + 1e-8 the
@@ -177,7 +178,7 @@ class ClientHeads:
 def train_client_heads(local: PrivateData, negative_features: np.ndarray, settings: ClientSettings) -> ClientHeads:
     """Train the scoring head (local vs public negatives) and the class head, without noise.
 
-    The sensitivities come from dpmech (through the trainer for the scoring head). Audits call
+    The sensitivities come from the trainers (dpmech's bound plus the certified optimisation error). Audits call
     this on neighbouring datasets and then sample the release themselves.
     """
     num_records, num_negative = len(local), negative_features.shape[0]
@@ -186,13 +187,13 @@ def train_client_heads(local: PrivateData, negative_features: np.ndarray, settin
         np.vstack([local.features, negative_features]),
         np.concatenate([np.ones(num_records, dtype=np.int64), np.zeros(num_negative, dtype=np.int64)]),
     )
-    class_trainer = LogisticRegressionTrainer(settings.class_regularization, settings.num_classes, settings.feature_bound)
-    class_sensitivity = dpmech.sensitivity.multinomial_logistic_regression_sensitivity(
-        settings.class_regularization, num_records, settings.feature_bound, num_classes=settings.num_classes,
-        regularized_intercept=True, bound=settings.multinomial_bound,
+    class_heads = train_with_sensitivity(
+        LogisticRegressionTrainer(settings.class_regularization, settings.num_classes, settings.feature_bound,
+                                  multinomial_bound=settings.multinomial_bound),
+        local.features, local.labels,
     )
-    return ClientHeads(scoring.parameters[0], scoring.sensitivity, class_trainer.train(local.features, local.labels),
-                       class_sensitivity, num_records, num_negative)
+    return ClientHeads(scoring.parameters[0], scoring.sensitivity, class_heads.parameters, class_heads.sensitivity,
+                       num_records, num_negative)
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,13 @@ The worst measured/bound ratios are printed (run with -s to see them).
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sklearn.linear_model import LogisticRegression
 
 from dpmech import sensitivity
 from dpmech.verify import SensitivityViolation, assert_sensitivity, empirical_sensitivity
-from dpmech.verify.search import search_worst_neighbours
+from dpmech.verify.search import search_worst_neighbours, with_replaced_record_at
 from dpmech.verify.strategies import neighbouring_pairs
 
 SLACK = 1e-6  # relative, for L-BFGS stopped at tol = 1e-10
@@ -77,3 +79,23 @@ BAD_INPUTS = [
 def test_bad_input_raises_value_error_naming_the_parameter(parameter, call):
     with pytest.raises(ValueError, match=parameter):
         call()
+
+
+@given(st.data())
+def test_replaced_record_moves_to_the_drawn_row_and_pairs_stay_neighbours(data):
+    n = data.draw(st.integers(1, 6))
+    position = data.draw(st.integers(0, n - 1))
+    first, second = data.draw(with_replaced_record_at(neighbouring_pairs(n, 2, 3, 1.0), st.just(position)))
+    differs = np.flatnonzero(np.any(first.features != second.features, axis=1) | (first.labels != second.labels))
+    assert differs.size == 0 or differs.tolist() == [position]
+    assert np.all(np.linalg.norm(first.features, axis=1) <= 1.0) and np.all(np.linalg.norm(second.features, axis=1) <= 1.0)
+
+
+@given(st.data())
+def test_replaced_record_position_refuses_pairs_that_are_not_replace_one(data):
+    dataset = (np.zeros((3, 2)), np.zeros(3, dtype=int))
+    two_changes = (np.ones((3, 2)), np.zeros(3, dtype=int))
+    with pytest.raises(ValueError, match="replace-one"):
+        data.draw(with_replaced_record_at(st.just((dataset, two_changes)), st.just(0)))
+    with pytest.raises(ValueError, match="positions"):
+        data.draw(with_replaced_record_at(st.just((dataset, dataset)), st.just(3)))
