@@ -34,6 +34,7 @@ import numpy as np
 
 from . import _arguments as arg
 from .result import AuditResult
+from .scores import NATURAL_TRIALS_NOTE
 from .thresholds import select_and_bound
 
 _ASSUMPTION = (
@@ -107,6 +108,8 @@ def epsilon_lower_bound(
         objective=_epsilon_from_rates(delta),
     )
     assumption = _ASSUMPTION
+    if not scores.independent_trials:
+        assumption += " " + NATURAL_TRIALS_NOTE
     if interval == "jeffreys":
         assumption += " Jeffreys bounds have only approximate coverage, so this is an estimate."
     return AuditResult(

@@ -46,6 +46,7 @@ from dpmech import validation as check
 
 from . import _arguments as arg
 from .result import AuditResult
+from .scores import NATURAL_TRIALS_NOTE
 from .thresholds import select_and_bound
 
 _ASSUMPTION = (
@@ -108,7 +109,7 @@ def epsilon_from_gdp(
         method="gdp",
         thresholds=(selection.threshold,),
         counts=selection.counts,
-        assumption=_ASSUMPTION,
+        assumption=_ASSUMPTION + ("" if scores.independent_trials else " " + NATURAL_TRIALS_NOTE),
         valid_as=selection.valid_as,
         threshold_strategy=strategy,
         decision_rule=selection.decision_rule,

@@ -55,6 +55,7 @@ from dpmech import validation as check
 
 from . import _arguments as arg
 from .result import CERTIFIED, ESTIMATE, AuditResult
+from .scores import NATURAL_TRIALS_NOTE
 
 GUESSING = ("one-sided", "two-sided")
 DEFAULT_NUM_GUESS_COUNTS = 10
@@ -247,8 +248,8 @@ def epsilon_one_run(
         assumption=(
             "One run; every canary included independently with probability 1/2; guesses depend on the "
             "output only (thresholds as threshold_strategy states); (ε, δ)-DP with respect to each canary."
-        ),
-        valid_as=ESTIMATE if strategy == "uncorrected" else CERTIFIED,
+        ) + ("" if scores.independent_trials else " " + NATURAL_TRIALS_NOTE),
+        valid_as=CERTIFIED if strategy != "uncorrected" and scores.independent_trials else ESTIMATE,
         threshold_strategy=strategy,
         decision_rule=rule,
         num_hypotheses=num_hypotheses,

@@ -151,10 +151,11 @@ def select_and_bound(
     """Apply a threshold strategy and return the rule maximising ``objective(FPR_ub, FNR_ub)``.
 
     The label ``valid_as`` is "certified" for bonferroni, split and explicit
-    with Clopper–Pearson bounds, and "estimate" for Jeffreys or "uncorrected".
+    with Clopper–Pearson bounds on scores declared ``trials="independent"``,
+    and "estimate" for Jeffreys, "uncorrected" or natural trials.
     """
     directions = _directions(two_directions)
-    certified_interval = interval == "clopper-pearson"
+    certified_interval = interval == "clopper-pearson" and scores.independent_trials
     if strategy != "explicit" and thresholds is not None:
         raise ValueError(f"thresholds is only used with threshold_strategy='explicit' (got {strategy!r})")
     if strategy != "split" and rng is not None:

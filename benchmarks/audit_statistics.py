@@ -55,7 +55,7 @@ def _gaussian_rows(repetitions, rng):
     }
     rows = []
     for mu in (1.0, 2.0, 3.0):
-        datasets = [AuditScores(rng.normal(mu, 1, 10_000), rng.normal(0, 1, 10_000)) for _ in range(repetitions)]
+        datasets = [AuditScores(rng.normal(mu, 1, 10_000), rng.normal(0, 1, 10_000), trials="independent") for _ in range(repetitions)]
         true_epsilon = dpmech.gaussian_epsilon(DELTA, sigma=1.0, sensitivity=mu)
         for (method, strategy), estimator in estimators.items():
             results, seconds = _timed(estimator, datasets)
@@ -74,7 +74,8 @@ def _halved_sigma_rows(repetitions, rng):
     rows = []
     for epsilon in (1.0, 2.0, 4.0):
         sigma = dpmech.calibrate_gaussian(epsilon, DELTA)
-        datasets = [AuditScores(rng.normal(1.0, sigma / 2, 10_000), rng.normal(0.0, sigma / 2, 10_000))
+        datasets = [AuditScores(rng.normal(1.0, sigma / 2, 10_000), rng.normal(0.0, sigma / 2, 10_000),
+                                trials="independent")
                     for _ in range(repetitions)]
         for method, estimator in (("clopper-pearson", lambda s: epsilon_lower_bound(s, alpha=ALPHA, delta=DELTA)),
                                   ("gdp", lambda s: epsilon_from_gdp(s, alpha=ALPHA, delta=DELTA))):

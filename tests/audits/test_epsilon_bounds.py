@@ -9,7 +9,7 @@ from scipy import stats
 from audits import AuditScores, epsilon_lower_bound, rank_levels
 
 # IN = 10..29, OUT = 0..19 (N = 20 per side). The rule "IN if score > 14.5" has FP = 5 (15..19), FN = 5 (10..14).
-HAND = AuditScores(np.arange(10.0, 30.0), np.arange(20.0))
+HAND = AuditScores(np.arange(10.0, 30.0), np.arange(20.0), trials="independent")
 
 
 def _expected(fp, fn, n_in, n_out, a, delta, upper):
@@ -58,7 +58,7 @@ def test_jeffreys_matches_hand_formula_and_is_an_estimate():
 def test_bonferroni_matches_a_brute_force_loop(delta):
     # N = 37 IN, 41 OUT, α = 0.1, 12 rank levels: a = α / (2 · 12) per bound.
     rng = np.random.default_rng(11)
-    scores = AuditScores(rng.normal(1.5, 1, 37), rng.normal(0, 1, 41))
+    scores = AuditScores(rng.normal(1.5, 1, 37), rng.normal(0, 1, 41), trials="independent")
     result = epsilon_lower_bound(scores, alpha=0.1, delta=delta, num_thresholds=12)
     levels = rank_levels(41, 12)
     a = 0.1 / (2 * levels.size)
@@ -76,15 +76,15 @@ def test_bonferroni_matches_a_brute_force_loop(delta):
 def test_polarity_flip_gives_the_same_bound():
     rng = np.random.default_rng(2)
     in_scores, out_scores = rng.normal(2, 1, 300), rng.normal(0, 1, 300)
-    up = epsilon_lower_bound(AuditScores(in_scores, out_scores), delta=1e-5)
-    down = epsilon_lower_bound(AuditScores(-in_scores, -out_scores, higher_is_in=False), delta=1e-5)
+    up = epsilon_lower_bound(AuditScores(in_scores, out_scores, trials="independent"), delta=1e-5)
+    down = epsilon_lower_bound(AuditScores(-in_scores, -out_scores, higher_is_in=False, trials="independent"), delta=1e-5)
     assert up.eps_lb == pytest.approx(down.eps_lb, rel=1e-12)
     assert down.thresholds[0] == pytest.approx(-up.thresholds[0]) and down.decision_rule == "IN if score < t"
 
 
 def test_reverse_direction_only_counts_when_two_sided():
     rng = np.random.default_rng(4)
-    reversed_scores = AuditScores(rng.normal(-2, 1, 500), rng.normal(0, 1, 500))
+    reversed_scores = AuditScores(rng.normal(-2, 1, 500), rng.normal(0, 1, 500), trials="independent")
     assert epsilon_lower_bound(reversed_scores).eps_lb == 0.0
     both = epsilon_lower_bound(reversed_scores, two_sided=True)
     assert both.eps_lb > 1.0 and both.decision_rule == "IN if score < t"
@@ -92,7 +92,7 @@ def test_reverse_direction_only_counts_when_two_sided():
 
 def test_uncorrected_is_an_estimate_and_at_least_the_bonferroni_bound():
     rng = np.random.default_rng(5)
-    scores = AuditScores(rng.normal(1, 1, 1000), rng.normal(0, 1, 1000))
+    scores = AuditScores(rng.normal(1, 1, 1000), rng.normal(0, 1, 1000), trials="independent")
     corrected = epsilon_lower_bound(scores, delta=1e-5)
     uncorrected = epsilon_lower_bound(scores, delta=1e-5, threshold_strategy="uncorrected")
     assert uncorrected.valid_as == "estimate" and corrected.valid_as == "certified"
@@ -101,7 +101,7 @@ def test_uncorrected_is_an_estimate_and_at_least_the_bonferroni_bound():
 
 def test_split_is_reproducible_and_uses_two_hypotheses():
     rng = np.random.default_rng(6)
-    scores = AuditScores(rng.normal(2, 1, 2000), rng.normal(0, 1, 2000))
+    scores = AuditScores(rng.normal(2, 1, 2000), rng.normal(0, 1, 2000), trials="independent")
     first = epsilon_lower_bound(scores, threshold_strategy="split", rng=3)
     second = epsilon_lower_bound(scores, threshold_strategy="split", rng=np.random.default_rng(3))
     assert first == second
@@ -164,7 +164,7 @@ _small_scores = st.lists(st.integers(-5, 5).map(float), min_size=1, max_size=30)
        delta=st.sampled_from([0.0, 1e-3]))
 def test_explicit_bound_property_against_the_formula(in_scores, out_scores, threshold, delta):
     # Integer scores with ties, any threshold, α = 0.1: counts and ε_lb follow the formula exactly.
-    result = epsilon_lower_bound(AuditScores(in_scores, out_scores), alpha=0.1, delta=delta,
+    result = epsilon_lower_bound(AuditScores(in_scores, out_scores, trials="independent"), alpha=0.1, delta=delta,
                                  threshold_strategy="explicit", thresholds=[threshold])
     fp = sum(s > threshold for s in out_scores)
     fn = sum(s <= threshold for s in in_scores)

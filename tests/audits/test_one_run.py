@@ -68,7 +68,7 @@ def test_k_ary_randomized_response_with_abstention():
 
 def test_ties_at_a_cut_are_abstained_on():
     # Every score equal: no rule separates the canaries, so nothing is guessed and ε_lb = 0.
-    scores = AuditScores(np.zeros(50), np.zeros(50))
+    scores = AuditScores(np.zeros(50), np.zeros(50), trials="independent")
     result = epsilon_one_run(scores)
     assert result.counts["guesses"] == 0 and result.eps_lb == 0.0
 
@@ -79,7 +79,7 @@ def test_grid_strategies_on_gaussian_canaries(guessing):
     rng = np.random.default_rng(12)
     is_in = rng.random(4000) < 0.5
     values = rng.normal(4.0 * is_in, 1.0)
-    scores = AuditScores(values[is_in], values[~is_in])
+    scores = AuditScores(values[is_in], values[~is_in], trials="independent")
     corrected = epsilon_one_run(scores, delta=1e-5, guessing=guessing)
     uncorrected = epsilon_one_run(scores, delta=1e-5, guessing=guessing, threshold_strategy="uncorrected")
     split = epsilon_one_run(scores, delta=1e-5, guessing=guessing, threshold_strategy="split", rng=4)
@@ -93,8 +93,8 @@ def test_grid_strategies_on_gaussian_canaries(guessing):
 def test_polarity_flip_gives_the_same_bound():
     rng = np.random.default_rng(13)
     in_scores, out_scores = rng.normal(3, 1, 900), rng.normal(0, 1, 1100)
-    up = epsilon_one_run(AuditScores(in_scores, out_scores))
-    down = epsilon_one_run(AuditScores(-in_scores, -out_scores, higher_is_in=False))
+    up = epsilon_one_run(AuditScores(in_scores, out_scores, trials="independent"))
+    down = epsilon_one_run(AuditScores(-in_scores, -out_scores, higher_is_in=False, trials="independent"))
     assert up.eps_lb == down.eps_lb and up.counts == down.counts
 
 
@@ -114,7 +114,7 @@ def test_polarity_flip_gives_the_same_bound():
 )
 def test_bad_arguments_name_the_parameter(kwargs, name):
     with pytest.raises(ValueError, match=name):
-        epsilon_one_run(AuditScores([1.0, 2.0], [0.0, -1.0]), **kwargs)
+        epsilon_one_run(AuditScores([1.0, 2.0], [0.0, -1.0], trials="independent"), **kwargs)
 
 
 @pytest.mark.parametrize(

@@ -46,7 +46,7 @@ def null_scores():
 def test_null_scores_rarely_give_positive_epsilon(name, null_scores):
     estimator = TWO_SAMPLE_ESTIMATORS[name]
     in_scores, out_scores = null_scores
-    positives = sum(estimator(AuditScores(i, o), seed).eps_lb > 0 for seed, (i, o) in enumerate(zip(in_scores, out_scores)))
+    positives = sum(estimator(AuditScores(i, o, trials="independent"), seed).eps_lb > 0 for seed, (i, o) in enumerate(zip(in_scores, out_scores)))
     assert positives <= ALLOWED
 
 
@@ -62,7 +62,7 @@ def _one_run_positives(null_one_run, **kwargs):
     count = 0
     for seed, (is_in, v) in enumerate(zip(included, values)):
         extra = {"rng": seed} if kwargs.get("threshold_strategy") == "split" else {}
-        count += epsilon_one_run(AuditScores(v[is_in], v[~is_in]), alpha=ALPHA, **kwargs, **extra).eps_lb > 0
+        count += epsilon_one_run(AuditScores(v[is_in], v[~is_in], trials="independent"), alpha=ALPHA, **kwargs, **extra).eps_lb > 0
     return count
 
 
@@ -79,7 +79,7 @@ def test_uncorrected_search_fails_the_null_check(null_scores, null_one_run):
     # The check has power: an uncorrected maximum over thresholds exceeds α on the same null data,
     # which is why it is labelled an estimate.
     in_scores, out_scores = null_scores
-    gdp = [epsilon_from_gdp(AuditScores(i, o), alpha=ALPHA, threshold_strategy="uncorrected") for i, o in
+    gdp = [epsilon_from_gdp(AuditScores(i, o, trials="independent"), alpha=ALPHA, threshold_strategy="uncorrected") for i, o in
            zip(in_scores, out_scores)]
     assert sum(r.eps_lb > 0 for r in gdp) > ALLOWED and gdp[0].valid_as == "estimate"
     assert _one_run_positives(null_one_run, threshold_strategy="uncorrected") > ALLOWED
@@ -92,9 +92,9 @@ def test_clopper_pearson_at_the_claimed_epsilon():
     q = math.exp(1.0) / (1.0 + math.exp(1.0))
     in_scores = (rng.random((REPETITIONS, 10_000)) < q).astype(float)
     out_scores = (rng.random((REPETITIONS, 10_000)) < 1.0 - q).astype(float)
-    explicit = [epsilon_lower_bound(AuditScores(i, o), alpha=ALPHA, threshold_strategy="explicit", thresholds=[0.5])
+    explicit = [epsilon_lower_bound(AuditScores(i, o, trials="independent"), alpha=ALPHA, threshold_strategy="explicit", thresholds=[0.5])
                 for i, o in zip(in_scores, out_scores)]
-    bonferroni = [epsilon_lower_bound(AuditScores(i, o), alpha=ALPHA) for i, o in zip(in_scores, out_scores)]
+    bonferroni = [epsilon_lower_bound(AuditScores(i, o, trials="independent"), alpha=ALPHA) for i, o in zip(in_scores, out_scores)]
     assert sum(r.eps_lb > 1.0 for r in explicit) <= ALLOWED
     assert sum(r.eps_lb > 1.0 for r in bonferroni) <= ALLOWED
     assert np.median([r.eps_lb for r in explicit]) > 0.9  # and the check is not vacuous
@@ -105,7 +105,7 @@ def test_gdp_at_the_claimed_epsilon():
     mu = 1.0 / dpmech.calibrate_gaussian(4.0, 1e-5)
     rng = np.random.default_rng(78)
     in_scores, out_scores = rng.normal(mu, 1, (REPETITIONS, 2000)), rng.normal(0, 1, (REPETITIONS, 2000))
-    results = [epsilon_from_gdp(AuditScores(i, o), alpha=ALPHA, delta=1e-5) for i, o in zip(in_scores, out_scores)]
+    results = [epsilon_from_gdp(AuditScores(i, o, trials="independent"), alpha=ALPHA, delta=1e-5) for i, o in zip(in_scores, out_scores)]
     assert sum(r.eps_lb > 4.0 for r in results) <= ALLOWED
     assert sum(r.mu_lb > mu for r in results) <= ALLOWED
 
@@ -113,7 +113,7 @@ def test_gdp_at_the_claimed_epsilon():
 def _all_guessed(num_canaries, correct):
     """Scores of m canaries, all guessed (cuts at ±0.5), exactly `correct` of them right."""
     in_scores = np.r_[np.ones(correct - 1), -np.ones(num_canaries - correct)]
-    return AuditScores(in_scores, [-1.0])
+    return AuditScores(in_scores, [-1.0], trials="independent")
 
 
 @pytest.mark.parametrize("delta", [0.0, 1e-5])
