@@ -38,6 +38,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from dpmech import validation as check
+from dpmech.verify import clopper_pearson_upper
 
 from . import intervals
 from .result import CERTIFIED, ESTIMATE
@@ -79,8 +80,9 @@ def _rule_text(sign: int) -> str:
 
 
 def _upper(interval: str, successes, trials, a):
-    bound = intervals.jeffreys_upper if interval == "jeffreys" else intervals.clopper_pearson_upper
-    return np.asarray(bound(successes, trials, a), dtype=float)
+    if interval == "jeffreys":
+        return np.asarray(intervals.jeffreys_upper(successes, trials, a), dtype=float)
+    return np.asarray(clopper_pearson_upper(np.asarray(successes, dtype=float), float(trials), a), dtype=float)
 
 
 def _level_candidates(in_oriented, out_oriented, levels):

@@ -86,7 +86,33 @@ def test_clopper_pearson_covers_exactly_and_jeffreys_does_not():
                                        ((1, 0, 0.1), "trials"), ((1, 5, 0.0), "alpha"), ((1, 5, 1.5), "alpha")])
 def test_bad_bound_arguments(bad, name):
     with pytest.raises(ValueError, match=name):
-        clopper_pearson_upper(*bad)
+        jeffreys_upper(*bad)
+
+
+def test_clopper_pearson_has_one_home():
+    import dpmech.verify
+
+    assert clopper_pearson_upper is dpmech.verify.clopper_pearson_upper
+    assert clopper_pearson_lower is dpmech.verify.clopper_pearson_lower
+
+
+@pytest.mark.parametrize("alpha", [1e-6, 1e-18, 1e-40])
+def test_tiny_alpha_keeps_its_meaning(alpha):
+    # Perfectly separated scores, n = 1000 per side, one explicit threshold, δ = 0: FP = FN = 0, so with
+    # a = α/2, FPR_ub = FNR_ub = 1 − a^(1/n) and ε_lb = log(1 − FNR_ub) − log(FPR_ub), checked at 50 digits.
+    # The former copy, Beta.ppf(1 − a), rounds 1 − a to 1 for a < 1e-16: FPR_ub = 1 and ε_lb = 0.
+    import mpmath
+
+    n = 1000
+    scores = AuditScores(np.full(n, 1.0), np.full(n, 0.0), trials="independent")
+    result = audits.epsilon_lower_bound(scores, alpha=alpha, threshold_strategy="explicit", thresholds=[0.5])
+    with mpmath.workdps(50):
+        root = mpmath.mpf(alpha / 2) ** (mpmath.mpf(1) / n)
+        expected = float(mpmath.log(root) - mpmath.log(1 - root))
+    assert result.eps_lb == pytest.approx(expected, rel=1e-9) and result.eps_lb > 0.0
+    jeffreys = audits.epsilon_lower_bound(scores, alpha=alpha, interval="jeffreys", threshold_strategy="explicit",
+                                          thresholds=[0.5])
+    assert jeffreys.eps_lb > result.eps_lb  # Jeffreys is the narrower (uncertified) bound, still finite
 
 
 @pytest.mark.parametrize("n", [1, 7, 50, 51, 10_000])
