@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sklearn import metrics as sk
 
 from audits import AuditScores, advantage, auc, mia_metrics, roc_curve, tpr_at_fpr
@@ -64,3 +66,74 @@ def test_low_fpr_points_on_gaussian_scores():
 def test_bad_fpr(fpr):
     with pytest.raises(ValueError, match="fpr"):
         tpr_at_fpr(AuditScores([1.0], [0.0]), fpr)
+
+
+# Known answers from google-deepmind/jax_privacy, jax_privacy/auditing/canary_score_auditor_test.py.
+# jax_privacy's Pareto frontier is in (FN, TN) counts; here (FP, TP) = (n_out − TN, n_in − FN).
+@pytest.mark.parametrize(
+    "in_scores, out_scores, frontier",
+    [
+        (np.arange(4) + 0.5, np.arange(4), [(0, 0), (0, 1), (3, 4), (4, 4)]),  # test_get_tn_fn_counts
+        ([0, 1, 1, 2], [0, 0, 1, 1], [(0, 0), (0, 1), (2, 3), (4, 4)]),  # test_get_tn_fn_counts_ties_convex
+        ([0, 0, 1, 2], [0, 1, 1, 1], [(0, 0), (0, 1), (4, 4)]),  # test_get_tn_fn_counts_ties_nonconvex
+        (np.zeros(4), np.zeros(4), [(0, 0), (4, 4)]),  # test_get_tn_fn_counts_zeros
+    ],
+)
+def test_hull_matches_jax_privacy_frontier(in_scores, out_scores, frontier):
+    fpr, tpr, _ = roc_curve(AuditScores(in_scores, out_scores), convention="hull")
+    np.testing.assert_array_equal(np.column_stack([fpr * 4, tpr * 4]), frontier)
+
+
+def test_hull_conventions_match_jax_privacy_known_answers():
+    # test_attack_auroc_simple: hull AUC 13/16 (the Mann–Whitney AUC of the same scores is 11/16).
+    simple = AuditScores([0, 4, 6, 7], [1, 2, 3, 5])
+    assert auc(simple, convention="hull") == pytest.approx(13 / 16)
+    assert auc(simple) == pytest.approx(11 / 16)
+    # test_tpr_at_given_fpr_simple.
+    np.testing.assert_allclose(tpr_at_fpr(AuditScores([1, 3], [0, 2]), [0, 0.25, 0.5, 0.75, 1.0], convention="hull"),
+                               [0.5, 0.75, 1.0, 1.0, 1.0])
+    fprs = np.linspace(0, 1, 10)
+    for out_size in (15, 30, 45):  # out_samples_ratio 0.5, 1, 1.5 with 30 IN samples
+        worst = AuditScores(np.zeros(30), np.ones(out_size))  # test_tpr_at_given_fpr_worst_case, ..._auroc_worst_case
+        np.testing.assert_allclose(tpr_at_fpr(worst, fprs, convention="hull"), fprs, atol=1e-15)
+        assert auc(worst, convention="hull") == pytest.approx(0.5)
+        best = AuditScores(np.ones(30), np.zeros(out_size))  # test_tpr_at_given_fpr_best_case, ..._auroc_best_case
+        np.testing.assert_array_equal(tpr_at_fpr(best, fprs, convention="hull"), np.ones(10))
+        assert auc(best, convention="hull") == pytest.approx(1.0)
+
+
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=25), st.lists(st.integers(0, 6), min_size=1, max_size=25))
+def test_hull_is_the_least_concave_majorant_of_the_roc(in_scores, out_scores):
+    # Discrete scores with many ties. Every ROC point lies on or below the hull; the hull's slopes decrease;
+    # every hull vertex is an ROC point; so hull AUC >= max(AUC, ½) and hull TPR >= deterministic TPR.
+    scores = AuditScores(in_scores, out_scores)
+    fpr, tpr, _ = roc_curve(scores)
+    hull_fpr, hull_tpr, _ = roc_curve(scores, convention="hull")
+    assert (hull_fpr[0], hull_tpr[0], hull_fpr[-1], hull_tpr[-1]) == (0.0, 0.0, 1.0, 1.0)
+    assert set(zip(hull_fpr, hull_tpr)) <= set(zip(fpr, tpr))
+    distinct = np.r_[hull_fpr[1:] != hull_fpr[:-1], True]
+    assert np.all(tpr <= np.interp(fpr, hull_fpr[distinct], hull_tpr[distinct]) + 1e-12)
+    with np.errstate(divide="ignore"):
+        slopes = np.diff(hull_tpr) / np.diff(hull_fpr)  # +inf for a vertical first edge
+    assert np.all(np.diff(slopes[np.isfinite(slopes)]) < 0)
+    assert auc(scores, convention="hull") >= max(auc(scores), 0.5) - 1e-12
+    targets = np.linspace(0, 1, 21)
+    assert np.all(tpr_at_fpr(scores, targets, convention="hull") >= tpr_at_fpr(scores, targets) - 1e-12)
+
+
+@pytest.mark.parametrize("num_out, unresolved", [(500, (1e-3,)), (99, (1e-3, 1e-2)), (1000, ())])
+def test_tpr_below_the_fpr_resolution_is_not_available(num_out, unresolved):
+    rng = np.random.default_rng(3)
+    metrics = mia_metrics(AuditScores(rng.normal(2, 1, 300), rng.normal(0, 1, num_out)))
+    assert metrics.fpr_resolution == 1.0 / num_out and metrics.unresolved == unresolved
+    for fpr in (1e-3, 1e-2):
+        text = metrics.tpr_text(fpr)
+        assert text.startswith("n/a (FPR resolution") == (fpr in unresolved)
+    if num_out == 500:
+        assert metrics.tpr_text(1e-3) == "n/a (FPR resolution 0.002)"
+        assert metrics.tpr_text(1e-2) == f"{metrics.tpr_at_1_percent_fpr:.3f}"
+
+
+def test_bad_convention():
+    with pytest.raises(ValueError, match="convention"):
+        mia_metrics(AuditScores([1.0], [0.0]), convention="interpolated")
