@@ -91,3 +91,17 @@ def test_uncorrected_and_jeffreys_are_estimates():
 def test_bad_arguments_name_the_parameter(kwargs, name):
     with pytest.raises(ValueError, match=name):
         epsilon_from_gdp(HAND, **kwargs)
+
+
+@pytest.mark.parametrize("mu", [0.1, 1.0, 3.0])
+def test_uncorrected_search_matches_jax_privacy_tight_test(mu):
+    # google-deepmind/jax_privacy, jax_privacy/auditing/canary_score_auditor_test.py,
+    # test_epsilon_from_gdp_tight: α = 0.1, δ = 0.05, 10^5 IN ~ N(μ, 1) and 10^5 OUT ~ N(0, 1) drawn in that
+    # order from default_rng(0xBAD5EED); ε within 5% of the true ε (0 at μ = 0.1, where δ(0) = 0.040 < δ).
+    # jax_privacy's search uses α/2 per rate over every threshold, i.e. our "uncorrected" estimate.
+    rng = np.random.default_rng(0xBAD5EED)
+    scores = AuditScores(rng.normal(mu, 1, 100_000), rng.normal(0, 1, 100_000), trials="independent")
+    result = epsilon_from_gdp(scores, alpha=0.1, delta=0.05, threshold_strategy="uncorrected")
+    true_epsilon = dpmech.gaussian_epsilon(0.05, sigma=1.0, sensitivity=mu)
+    np.testing.assert_allclose(result.eps_lb, true_epsilon, rtol=0.05)
+    assert result.valid_as == "estimate"
