@@ -68,7 +68,7 @@ def roc_counts(scores) -> RocCounts:
     return RocCounts(fp, tp, np.r_[np.inf, values[group_end]], in_oriented.size, out_oriented.size)
 
 
-def _hull_indices(counts: RocCounts) -> np.ndarray:
+def hull_indices(counts: RocCounts) -> np.ndarray:
     """Indices of the ROC points on its upper convex hull, by increasing FPR (collinear points dropped)."""
     from scipy.spatial import ConvexHull
 
@@ -93,7 +93,7 @@ def roc_curve(scores, *, convention: str = "deterministic") -> tuple[np.ndarray,
     convention = check.choice("convention", convention, CONVENTIONS)
     scores = arg.audit_scores(scores)
     counts = roc_counts(scores)
-    index = _hull_indices(counts) if convention == "hull" else slice(None)
+    index = hull_indices(counts) if convention == "hull" else slice(None)
     thresholds = counts.oriented_thresholds[index]
     if not scores.higher_is_in:
         thresholds = -thresholds
@@ -120,7 +120,7 @@ def auc(scores, *, convention: str = "deterministic") -> float:
     """Area under the ROC: Mann–Whitney P[IN > OUT] + ½ P[tie] ("deterministic") or under its convex hull ("hull")."""
     convention = check.choice("convention", convention, CONVENTIONS)
     counts = roc_counts(scores)
-    return _auc(counts, _hull_indices(counts) if convention == "hull" else slice(None))
+    return _auc(counts, hull_indices(counts) if convention == "hull" else slice(None))
 
 
 def tpr_at_fpr(scores, fpr, *, convention: str = "deterministic"):
@@ -131,7 +131,7 @@ def tpr_at_fpr(scores, fpr, *, convention: str = "deterministic"):
     target = check.in_interval("fpr", fpr, 0.0, 1.0, low_open=False, high_open=False)
     convention = check.choice("convention", convention, CONVENTIONS)
     counts = roc_counts(scores)
-    index = _hull_indices(counts) if convention == "hull" else slice(None)
+    index = hull_indices(counts) if convention == "hull" else slice(None)
     return check.scalar_or_array(np.asarray(_tpr_at(counts, index, convention, target), dtype=float))
 
 
@@ -188,7 +188,7 @@ def mia_metrics(scores, *, convention: str = "deterministic") -> MiaMetrics:
     convention = check.choice("convention", convention, CONVENTIONS)
     scores = arg.audit_scores(scores)
     counts = roc_counts(scores)
-    index = _hull_indices(counts) if convention == "hull" else slice(None)
+    index = hull_indices(counts) if convention == "hull" else slice(None)
     at = _tpr_at(counts, index, convention, np.array(REPORTED_FPRS))
     return MiaMetrics(
         auc=_auc(counts, index),

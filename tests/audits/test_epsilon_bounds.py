@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import stats
 
 from audits import AuditScores, epsilon_lower_bound, rank_levels
@@ -171,3 +173,73 @@ def test_explicit_bound_property_against_the_formula(in_scores, out_scores, thre
     assert (result.counts["FP"], result.counts["FN"]) == (fp, fn)
     assert result.eps_lb == pytest.approx(_expected(fp, fn, len(in_scores), len(out_scores), 0.05, delta, _cp),
                                           rel=1e-12, abs=1e-15)
+
+
+def test_error_rate_formula_has_one_home_and_complement_is_jax_privacys_two_sided():
+    from audits.epsilon_bounds import epsilon_from_error_rates
+
+    # FPR 0.1, FNR 0.3, δ = 0.01: forward log(0.69/0.1), complementary log(0.89/0.3).
+    assert epsilon_from_error_rates(0.1, 0.3, 0.01) == pytest.approx(math.log(0.69 / 0.1), rel=1e-15)
+    assert epsilon_from_error_rates(0.3, 0.1, 0.01) == pytest.approx(math.log(0.69 / 0.1), rel=1e-15)
+    assert epsilon_from_error_rates(0.3, 0.1, 0.01, complement=False) == pytest.approx(math.log(0.89 / 0.3))
+    assert epsilon_from_error_rates(1.0, 1.0, 0.0) == -np.inf
+    # An explicit rule whose complementary test is the informative one (FP = 2, FN = 12 of 20):
+    # complement=False (jax_privacy epsilon_lower_bound(one_sided=True)) keeps only log(TPR_lb − δ) − log FPR_ub.
+    scores = AuditScores(np.arange(12.0, 32.0), np.arange(2.0, 22.0) - 0.25, trials="independent")
+    only_rule = epsilon_lower_bound(scores, alpha=0.05, threshold_strategy="explicit", thresholds=[23.5],
+                                    complement=False)
+    both = epsilon_lower_bound(scores, alpha=0.05, threshold_strategy="explicit", thresholds=[23.5])
+    assert dict(both.counts) == {"TP": 8, "FP": 0, "TN": 20, "FN": 12}
+    fpr_ub, fnr_ub = _cp(0, 20, 0.025), _cp(12, 20, 0.025)
+    assert only_rule.eps_lb == pytest.approx(max(math.log(1 - fnr_ub) - math.log(fpr_ub), 0.0), rel=1e-12)
+    assert both.eps_lb == pytest.approx(_expected(0, 12, 20, 20, 0.025, 0.0, _cp), rel=1e-12)
+    assert both.eps_lb >= only_rule.eps_lb
+
+
+# Known answers from google-deepmind/jax_privacy, jax_privacy/auditing/canary_score_auditor_test.py.
+@pytest.mark.parametrize("complement", [False, True])
+def test_raw_counts_zero_if_no_min_counts(complement):
+    # test_epsilon_raw_counts_zero_if_no_min_counts: 10 scores per side, min_count = 12, δ = 1e-3.
+    from audits.epsilon_bounds import epsilon_raw_counts
+
+    result = epsilon_raw_counts(AuditScores(np.arange(10) + 0.5, np.arange(10)), min_count=12, delta=1e-3,
+                                complement=complement)
+    assert result.eps_lb == 0.0 and result.valid_as == "estimate"
+
+
+@pytest.mark.parametrize("min_count", [1, 50])
+@pytest.mark.parametrize("out_samples_ratio", [0.5, 1.0, 1.5])
+def test_raw_counts_accurate_at_large_delta(min_count, out_samples_ratio):
+    # test_epsilon_raw_counts_helper_accurate_large_delta: δ = 1e-2, 2·10^5 IN ~ N(1, 1) then OUT ~ N(0, 1) from
+    # default_rng(0xBAD5EED); within 10% of the true ε of the Gaussian mechanism with μ = 1.
+    import dpmech
+    from audits.epsilon_bounds import epsilon_raw_counts
+
+    rng = np.random.default_rng(0xBAD5EED)
+    scores = AuditScores(rng.normal(1, 1, 200_000), rng.normal(0, 1, int(200_000 * out_samples_ratio)))
+    estimate = epsilon_raw_counts(scores, min_count=min_count, delta=1e-2).eps_lb
+    np.testing.assert_allclose(estimate, dpmech.gaussian_epsilon(1e-2, sigma=1.0, sensitivity=1.0), rtol=0.1)
+
+
+@given(st.lists(st.integers(0, 5), min_size=2, max_size=30), st.lists(st.integers(0, 5), min_size=2, max_size=30),
+       st.integers(1, 5), st.sampled_from([0.0, 0.05]))
+def test_raw_counts_is_the_best_hull_ratio(in_scores, out_scores, min_count, delta):
+    # Brute force over every pair of ROC points (any randomised rule lies on a chord between two of them):
+    # the estimate is the best log(TPR − δ) − log FPR among randomised rules with FPR >= min_count / n_out.
+    from audits import roc_curve
+    from audits.epsilon_bounds import epsilon_raw_counts
+
+    scores = AuditScores(in_scores, out_scores)
+    fpr, tpr, _ = roc_curve(scores)
+    floor = min_count / scores.num_out
+    best = 0.0
+    if min_count < scores.num_out:
+        for weight in np.linspace(0, 1, 201):
+            mixed_fpr = weight * fpr[:, None] + (1 - weight) * fpr[None, :]
+            mixed_tpr = weight * tpr[:, None] + (1 - weight) * tpr[None, :]
+            ok = (mixed_fpr >= floor - 1e-12) & (mixed_tpr > delta)
+            if ok.any():
+                best = max(best, float(np.max(np.log(mixed_tpr[ok] - delta) - np.log(mixed_fpr[ok]))))
+    estimate = epsilon_raw_counts(scores, min_count=min_count, delta=delta).eps_lb
+    assert estimate >= best - 1e-9
+    assert estimate <= best + 0.05  # the brute force mixes on a grid of 201 weights
