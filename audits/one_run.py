@@ -55,11 +55,17 @@ from scipy import optimize, special
 from dpmech import validation as check
 
 from . import _arguments as arg
+from . import one_run_fdp
 from .result import CERTIFIED, ESTIMATE, AuditResult
 from .scores import NATURAL_TRIALS_NOTE
 
 GUESSING = ("one-sided", "two-sided")
+ANALYSES = ("steinke",) + one_run_fdp.CURVES
 DEFAULT_NUM_GUESS_COUNTS = 10
+_GAUSSIAN_CURVE_NOTE = (
+    " eps_lb falsifies the Gaussian trade-off curve with μ = 1/σ(ε, δ): valid only if the mechanism's privacy "
+    "curve is Gaussian-shaped (e.g. a composed Gaussian mechanism); not an assumption-free (ε, δ) bound."
+)
 _SEARCH_WIDTH = 128
 _ROUNDING_MARGIN = 1e-10
 _XTOL = 1e-10
@@ -184,8 +190,12 @@ def _guess_tallies(in_sorted, out_sorted, out_cuts, in_cuts):
     return in_above + out_above + in_below + out_below, in_above + out_below
 
 
-def _best(significance, delta, r, v, m):
+def _best(significance, delta, r, v, m, analysis="steinke"):
     """Index of the rule with the largest ε bound and that bound."""
+    if analysis != "steinke":
+        epsilons = [one_run_fdp.epsilon_for_counts(analysis, significance, delta, int(a), int(b), m) for a, b in zip(r, v)]
+        best = int(np.argmax(epsilons))
+        return best, float(epsilons[best])
     pure = np.array([_epsilon_for_counts(significance, 0.0, int(a), int(b), m) for a, b in zip(r, v)])
     if delta == 0.0:
         best = int(np.argmax(pure))
@@ -210,6 +220,7 @@ def epsilon_one_run(
     guess_thresholds=None,
     rng=None,
     num_guess_counts: int | None = None,
+    analysis: str = "steinke",
 ) -> AuditResult:
     """One-run ε lower bound (Steinke, Nasr & Jagielski 2023) from the scores of m randomised canaries.
 
@@ -225,6 +236,11 @@ def epsilon_one_run(
             the direction given by ``higher_is_in``; ±inf disables a side.
         rng: ``numpy.random.Generator`` or int seed, for "split" only.
         num_guess_counts: size of the k grid (default 10).
+        analysis: "steinke" (the p-value above), "f-dp" (Mahloujifar et al.'s
+            f-DP recursion on the (ε, δ) trade-off, usually tighter, same
+            assumptions) or "f-dp-gaussian" (jax_privacy's Gaussian trade-off;
+            needs δ > 0 and is valid only for GDP-shaped privacy curves); see
+            :mod:`audits.one_run_fdp`.
 
     Returns:
         :class:`~audits.result.AuditResult` with ``method="one-run"``; counts hold
@@ -234,6 +250,9 @@ def epsilon_one_run(
     alpha = arg.significance(alpha)
     delta = arg.delta_at_least_zero(delta)
     guessing = check.choice("guessing", guessing, GUESSING)
+    analysis = check.choice("analysis", analysis, ANALYSES)
+    if analysis == "f-dp-gaussian" and delta == 0.0:
+        raise ValueError("delta must be > 0 with analysis='f-dp-gaussian' (a Gaussian curve has no δ = 0 point)")
     strategy = arg.strategy(threshold_strategy)
     grid_size = check.integer_scalar(
         "num_guess_counts", DEFAULT_NUM_GUESS_COUNTS if num_guess_counts is None else num_guess_counts, 1
@@ -264,7 +283,7 @@ def epsilon_one_run(
         counts = _guess_counts(pooled.size, guessing, grid_size)
         all_out, all_in = _cuts_from_counts(pooled, counts, guessing)
         r, v = _guess_tallies(in_sorted, out_sorted, all_out, all_in)
-        best, _ = _best(alpha, delta, r, v, pooled.size)
+        best, _ = _best(alpha, delta, r, v, pooled.size, analysis)
         out_cuts, in_cuts = all_out[best : best + 1], all_in[best : best + 1]
         num_hypotheses, significance = 1, alpha
     else:
@@ -278,7 +297,7 @@ def epsilon_one_run(
         in_sorted, out_sorted, _ = _sorted_sides(evaluated)
     m = evaluated.num_in + evaluated.num_out
     r, v = _guess_tallies(in_sorted, out_sorted, out_cuts, in_cuts)
-    best, eps_lb = _best(significance, delta, r, v, m)
+    best, eps_lb = _best(significance, delta, r, v, m, analysis)
     sign = 1.0 if scores.higher_is_in else -1.0
     rule = (
         "IN if score > in_cut, OUT if score < out_cut, else abstain"
@@ -289,13 +308,13 @@ def epsilon_one_run(
         eps_lb=float(eps_lb),
         delta=delta,
         alpha=alpha,
-        method="one-run",
+        method="one-run" if analysis == "steinke" else f"one-run {analysis}",
         thresholds=(sign * out_cuts[best], sign * in_cuts[best]),
         counts={"guesses": int(r[best]), "correct": int(v[best]), "canaries": int(m)},
         assumption=(
             "One run; every canary included independently with probability 1/2; guesses depend on the "
             "output only (thresholds as threshold_strategy states); (ε, δ)-DP with respect to each canary."
-        ) + ("" if scores.independent_trials else " " + NATURAL_TRIALS_NOTE),
+        ) + (_GAUSSIAN_CURVE_NOTE if analysis == "f-dp-gaussian" else "") + ("" if scores.independent_trials else " " + NATURAL_TRIALS_NOTE),
         valid_as=CERTIFIED if strategy != "uncorrected" and scores.independent_trials else ESTIMATE,
         threshold_strategy=strategy,
         decision_rule=rule,

@@ -157,3 +157,39 @@ def test_window_maximum_is_never_understated(r, data, epsilon):
     found = _window_average_max(r, v, q)
     assert found >= exact
     assert found <= exact * (1 + 2e-10) + 1e-300
+
+
+@pytest.mark.parametrize("curve", ["f-dp", "f-dp-gaussian"])
+@pytest.mark.parametrize("r, v, m", [(100, 90, 1000), (1000, 700, 5000), (50, 50, 50)])
+def test_fdp_margin_decreases_in_epsilon_and_bound_is_the_crossing(curve, r, v, m):
+    from audits.one_run_fdp import epsilon_for_counts, falsification_margin
+
+    grid = np.linspace(0.05, 8, 160)
+    margins = [falsification_margin(curve, e, 1e-5, r, v, m, 0.05) for e in grid]
+    assert np.all(np.diff(margins) <= 1e-15)
+    eps_lb = epsilon_for_counts(curve, 0.05, 1e-5, r, v, m)
+    assert eps_lb > 0
+    assert falsification_margin(curve, eps_lb, 1e-5, r, v, m, 0.05) > 0
+    assert falsification_margin(curve, eps_lb + 1e-6, 1e-5, r, v, m, 0.05) <= 0
+
+
+def test_fdp_recursion_matches_a_hand_computation():
+    # (ε, δ) = (0, 0) trade-off: f̄⁻¹(y) = y. r = 3 guesses, v = 2 correct, m = 10, τ = 0.1:
+    # start r₂ = 0.02, h₂ = 0.01; i = 1: h₁ = 0.02, r₁ = 0.02 + (1/2)(0.01) = 0.025;
+    # i = 0: h₀ = 0.025, r₀ = 0.025 + 0 = 0.025; margin = 0.05 − 0.3 < 0.
+    from audits.one_run_fdp import falsification_margin
+
+    assert falsification_margin("f-dp", 0.0, 0.0, 3, 2, 10, 0.1) == pytest.approx(0.025 + 0.025 - 0.3, rel=1e-14)
+
+
+def test_fdp_analyses_are_labelled():
+    scores = label_randomized_response_scores(2000, 2.0, 2, np.random.default_rng(5))
+    plain = epsilon_one_run(scores, analysis="f-dp", threshold_strategy="explicit", guess_thresholds=[(-0.5, 0.5)])
+    gaussian = epsilon_one_run(scores, delta=1e-5, analysis="f-dp-gaussian", threshold_strategy="explicit",
+                               guess_thresholds=[(-0.5, 0.5)])
+    assert plain.method == "one-run f-dp" and plain.valid_as == "certified" and 1.0 < plain.eps_lb < 2.5
+    assert gaussian.method == "one-run f-dp-gaussian" and "Gaussian-shaped" in gaussian.assumption
+    with pytest.raises(ValueError, match="delta"):
+        epsilon_one_run(scores, analysis="f-dp-gaussian")
+    with pytest.raises(ValueError, match="analysis"):
+        epsilon_one_run(scores, analysis="mahloujifar")

@@ -68,8 +68,9 @@ def _one_run_positives(null_one_run, **kwargs):
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{}, {"guessing": "one-sided"}, {"delta": 1e-5}, {"threshold_strategy": "split"}],
-    ids=["two-sided", "one-sided", "delta", "split"],
+    [{}, {"guessing": "one-sided"}, {"delta": 1e-5}, {"threshold_strategy": "split"}, {"analysis": "f-dp"},
+     {"analysis": "f-dp", "delta": 1e-5}],
+    ids=["two-sided", "one-sided", "delta", "split", "f-dp", "f-dp-delta"],
 )
 def test_null_one_run_rarely_gives_positive_epsilon(kwargs, null_one_run):
     assert _one_run_positives(null_one_run, **kwargs) <= ALLOWED
@@ -142,3 +143,41 @@ def test_one_run_at_the_claimed_epsilon_monte_carlo():
     bounds = [epsilon_one_run(label_randomized_response_scores(1000, 2.0, 2, rng), alpha=ALPHA, threshold_strategy="explicit",
                               guess_thresholds=[(-0.5, 0.5)]).eps_lb for _ in range(REPETITIONS)]
     assert sum(b > 2.0 for b in bounds) <= stats.binom.ppf(0.99, REPETITIONS, ALPHA)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_fdp_one_run_at_the_claimed_epsilon_exactly(delta):
+    # As above for the f-DP analysis on the (ε, δ) trade-off (Mahloujifar et al. 2024): exact ε-DP randomized
+    # response, ε = 2, m = 1000, every canary guessed, v ~ Binomial(m, q); P[ε_lb > ε] = P[v >= v*] <= α.
+    m, epsilon = 1000, 2.0
+    q = math.exp(epsilon) / (1 + math.exp(epsilon))
+
+    def exceeds(v):
+        return epsilon_one_run(_all_guessed(m, v), alpha=ALPHA, delta=delta, threshold_strategy="explicit",
+                               guess_thresholds=[(-0.5, 0.5)], analysis="f-dp").eps_lb > epsilon
+
+    low, high = 1, m
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if exceeds(middle) else (middle + 1, high)
+    assert not exceeds(low - 1) and exceeds(low)
+    assert 0.02 < stats.binom.sf(low - 1, m, q) <= ALPHA
+
+
+def test_fdp_gaussian_one_run_at_the_claimed_epsilon():
+    # One run of m = 1000 canaries, each IN w.p. ½, score = μ·[IN] + N(0, 1): a Gaussian mechanism per canary,
+    # μ = 1/σ(ε = 2, δ = 1e-5). The Gaussian-curve f-DP analysis with one explicit rule (cuts ±0.5·μ + 1.5)
+    # may exceed ε = 2 with probability <= α: 100 repetitions, checked against the 99th percentile of Bin(100, α).
+    epsilon, delta = 2.0, 1e-5
+    mu = 1.0 / dpmech.calibrate_gaussian(epsilon, delta)
+    rng = np.random.default_rng(80)
+    bounds = []
+    for _ in range(100):
+        is_in = rng.random(1000) < 0.5
+        values = mu * is_in + rng.normal(size=1000)
+        result = epsilon_one_run(AuditScores(values[is_in], values[~is_in], trials="independent"), alpha=ALPHA,
+                                 delta=delta, analysis="f-dp-gaussian", threshold_strategy="explicit",
+                                 guess_thresholds=[(mu / 2 - 1.5, mu / 2 + 1.5)])
+        bounds.append(result.eps_lb)
+    assert sum(b > epsilon for b in bounds) <= stats.binom.ppf(0.99, 100, ALPHA)
+    assert np.median(bounds) > 0.5  # the check is not vacuous
