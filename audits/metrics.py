@@ -197,3 +197,31 @@ def mia_metrics(scores, *, convention: str = "deterministic") -> MiaMetrics:
         advantage=float(np.max(counts.true_positives / counts.num_in - counts.false_positives / counts.num_out)),
         fpr_resolution=1.0 / counts.num_out,
     )
+
+
+def max_accuracy(scores, *, prevalence: float | None = None, alpha: float | None = None) -> float:
+    """Best accuracy prevalence·TPR + (1 − prevalence)·TNR of a threshold rule, or its upper confidence bound.
+
+    jax_privacy's ``max_accuracy``: over the vertices of the ROC hull (a linear
+    objective is maximised at one), with ``prevalence`` the share of IN examples
+    (default n_in / (n_in + n_out)). With ``alpha`` in (0, 1), TPR and TNR are
+    replaced by Clopper–Pearson upper bounds at α/2 each: an upper bound at level
+    1 − α for a threshold fixed in advance; maximised over the data-chosen hull,
+    as there, it has no coverage guarantee and is a descriptive statistic.
+    """
+    from dpmech.verify import clopper_pearson_upper
+
+    counts = roc_counts(scores)
+    if prevalence is None:
+        prevalence = counts.num_in / (counts.num_in + counts.num_out)
+    prevalence = float(check.in_interval("prevalence", prevalence, 0.0, 1.0, low_open=False, high_open=False))
+    hull = hull_indices(counts)
+    true_positives = counts.true_positives[hull].astype(float)
+    true_negatives = counts.num_out - counts.false_positives[hull].astype(float)
+    if alpha is None:
+        tpr, tnr = true_positives / counts.num_in, true_negatives / counts.num_out
+    else:
+        alpha = check.in_interval("alpha", alpha, 0.0, 1.0, low_open=True, high_open=True)
+        tpr = np.asarray(clopper_pearson_upper(true_positives, float(counts.num_in), alpha / 2))
+        tnr = np.asarray(clopper_pearson_upper(true_negatives, float(counts.num_out), alpha / 2))
+    return float(np.max(prevalence * tpr + (1.0 - prevalence) * tnr))

@@ -137,3 +137,24 @@ def test_tpr_below_the_fpr_resolution_is_not_available(num_out, unresolved):
 def test_bad_convention():
     with pytest.raises(ValueError, match="convention"):
         mia_metrics(AuditScores([1.0], [0.0]), convention="interpolated")
+
+
+def test_max_accuracy_and_its_upper_bound():
+    from scipy import stats
+
+    from audits import max_accuracy
+
+    # IN = {4, 3, 1}, OUT = {2, 0, -1, -2}: the rule ">= 3" has TP 2, TN 4, accuracy 6/7 = the rule ">= 1" (3 + 3).
+    scores = AuditScores([4.0, 3.0, 1.0], [2.0, 0.0, -1.0, -2.0])
+    assert max_accuracy(scores) == pytest.approx(6 / 7)
+    assert max_accuracy(scores, prevalence=0.5) == pytest.approx(0.5 * 1.0 + 0.5 * 0.75)
+    # Upper bound: CP upper bounds at α/2 on TPR and TNR of each hull vertex, with prevalence 3/7.
+    a = 0.05 / 2
+    def upper(k, n):
+        return 1.0 if k == n else stats.beta.ppf(1 - a, k + 1, n - k)
+    vertices = [(0, 4), (2, 4), (3, 3), (3, 0)]  # (TP, TN) on the hull
+    expected = max(3 / 7 * upper(tp, 3) + 4 / 7 * upper(tn, 4) for tp, tn in vertices)
+    assert max_accuracy(scores, alpha=0.05) == pytest.approx(expected, rel=1e-12)
+    assert max_accuracy(scores, alpha=0.05) >= max_accuracy(scores)
+    with pytest.raises(ValueError, match="prevalence"):
+        max_accuracy(scores, prevalence=1.5)
