@@ -61,6 +61,7 @@ from .scores import NATURAL_TRIALS_NOTE
 
 GUESSING = ("one-sided", "two-sided")
 ANALYSES = ("steinke",) + one_run_fdp.CURVES
+GUESS_RULES = ("grid", "hull")
 DEFAULT_NUM_GUESS_COUNTS = 10
 _GAUSSIAN_CURVE_NOTE = (
     " eps_lb falsifies the Gaussian trade-off curve with μ = 1/σ(ε, δ): valid only if the mechanism's privacy "
@@ -173,6 +174,19 @@ def _cuts_from_counts(pooled_sorted: np.ndarray, counts: np.ndarray, guessing: s
     return out_cuts, in_cuts
 
 
+def _candidate_cuts(scores, pooled_sorted, guessing, grid_size, guess_rules):
+    """(out_cuts, in_cuts) of the candidate guess rules: the count grid, or every ROC-hull threshold."""
+    if guess_rules == "grid":
+        return _cuts_from_counts(pooled_sorted, _guess_counts(pooled_sorted.size, guessing, grid_size), guessing)
+    from . import metrics
+
+    counts = metrics.roc_counts(scores)
+    # Hull vertex j is the rule "IN if score >= t_j", i.e. "IN if score > the next lower distinct score".
+    vertices = metrics.hull_indices(counts)[1:]
+    lower = np.r_[counts.oriented_thresholds[1:], -np.inf]
+    return np.full(vertices.size, -np.inf), lower[vertices]
+
+
 def _sorted_sides(scores):
     """Oriented IN and OUT scores, each sorted, and the pooled scores sorted (a linear merge of the two)."""
     in_oriented, out_oriented = scores.oriented()
@@ -221,6 +235,7 @@ def epsilon_one_run(
     rng=None,
     num_guess_counts: int | None = None,
     analysis: str = "steinke",
+    guess_rules: str = "grid",
 ) -> AuditResult:
     """One-run ε lower bound (Steinke, Nasr & Jagielski 2023) from the scores of m randomised canaries.
 
@@ -241,6 +256,12 @@ def epsilon_one_run(
             assumptions) or "f-dp-gaussian" (jax_privacy's Gaussian trade-off;
             needs δ > 0 and is valid only for GDP-shaped privacy curves); see
             :mod:`audits.one_run_fdp`.
+        guess_rules: "grid" (the geometric grid of guess counts) or "hull"
+            (jax_privacy's convention: one-sided rules "IN if score >= t" at every
+            vertex of the ROC's convex hull, α divided by their number under
+            "bonferroni"). That number depends on the data, so the union bound
+            does not justify it: with "bonferroni" the result is an estimate;
+            with "split" the rule is chosen on one half and certified on the other.
 
     Returns:
         :class:`~audits.result.AuditResult` with ``method="one-run"``; counts hold
@@ -251,6 +272,9 @@ def epsilon_one_run(
     delta = arg.delta_at_least_zero(delta)
     guessing = check.choice("guessing", guessing, GUESSING)
     analysis = check.choice("analysis", analysis, ANALYSES)
+    guess_rules = check.choice("guess_rules", guess_rules, GUESS_RULES)
+    if guess_rules == "hull" and guessing != "one-sided":
+        raise ValueError("guess_rules='hull' needs guessing='one-sided' (as in jax_privacy)")
     if analysis == "f-dp-gaussian" and delta == 0.0:
         raise ValueError("delta must be > 0 with analysis='f-dp-gaussian' (a Gaussian curve has no δ = 0 point)")
     strategy = arg.strategy(threshold_strategy)
@@ -280,17 +304,15 @@ def epsilon_one_run(
     elif strategy == "split":
         selection_half, evaluated = scores.split(rng)
         in_sorted, out_sorted, pooled = _sorted_sides(selection_half)
-        counts = _guess_counts(pooled.size, guessing, grid_size)
-        all_out, all_in = _cuts_from_counts(pooled, counts, guessing)
+        all_out, all_in = _candidate_cuts(selection_half, pooled, guessing, grid_size, guess_rules)
         r, v = _guess_tallies(in_sorted, out_sorted, all_out, all_in)
         best, _ = _best(alpha, delta, r, v, pooled.size, analysis)
         out_cuts, in_cuts = all_out[best : best + 1], all_in[best : best + 1]
         num_hypotheses, significance = 1, alpha
     else:
         in_sorted, out_sorted, pooled = _sorted_sides(scores)
-        counts = _guess_counts(pooled.size, guessing, grid_size)
-        out_cuts, in_cuts = _cuts_from_counts(pooled, counts, guessing)
-        num_hypotheses = counts.size if strategy == "bonferroni" else 1
+        out_cuts, in_cuts = _candidate_cuts(scores, pooled, guessing, grid_size, guess_rules)
+        num_hypotheses = in_cuts.size if strategy == "bonferroni" else 1
         significance = alpha / num_hypotheses
 
     if strategy in ("explicit", "split"):
@@ -298,6 +320,7 @@ def epsilon_one_run(
     m = evaluated.num_in + evaluated.num_out
     r, v = _guess_tallies(in_sorted, out_sorted, out_cuts, in_cuts)
     best, eps_lb = _best(significance, delta, r, v, m, analysis)
+    certifiable = strategy != "uncorrected" and not (strategy == "bonferroni" and guess_rules == "hull")
     sign = 1.0 if scores.higher_is_in else -1.0
     rule = (
         "IN if score > in_cut, OUT if score < out_cut, else abstain"
@@ -315,7 +338,7 @@ def epsilon_one_run(
             "One run; every canary included independently with probability 1/2; guesses depend on the "
             "output only (thresholds as threshold_strategy states); (ε, δ)-DP with respect to each canary."
         ) + (_GAUSSIAN_CURVE_NOTE if analysis == "f-dp-gaussian" else "") + ("" if scores.independent_trials else " " + NATURAL_TRIALS_NOTE),
-        valid_as=CERTIFIED if strategy != "uncorrected" and scores.independent_trials else ESTIMATE,
+        valid_as=CERTIFIED if certifiable and scores.independent_trials else ESTIMATE,
         threshold_strategy=strategy,
         decision_rule=rule,
         num_hypotheses=num_hypotheses,

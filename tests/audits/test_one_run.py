@@ -193,3 +193,26 @@ def test_fdp_analyses_are_labelled():
         epsilon_one_run(scores, analysis="f-dp-gaussian")
     with pytest.raises(ValueError, match="analysis"):
         epsilon_one_run(scores, analysis="mahloujifar")
+
+
+def test_hull_guess_rules_follow_jax_privacy():
+    # jax_privacy's one-run search: one-sided rules "IN if score >= t" at every ROC-hull vertex, α divided by
+    # their number. Here: the chosen rule's counts are a hull vertex's (TP + FP, TP), and the data-dependent
+    # Bonferroni is labelled an estimate, its split version certified.
+    from audits.metrics import hull_indices, roc_counts
+
+    rng = np.random.default_rng(14)
+    is_in = rng.random(3000) < 0.5
+    values = np.round(rng.normal(2.0 * is_in, 1.0), 2)  # ties, so ">=" versus ">" matters
+    scores = AuditScores(values[is_in], values[~is_in], trials="independent")
+    result = epsilon_one_run(scores, guessing="one-sided", guess_rules="hull")
+    counts = roc_counts(scores)
+    vertices = hull_indices(counts)[1:]
+    pairs = set(zip((counts.true_positives + counts.false_positives)[vertices].tolist(),
+                    counts.true_positives[vertices].tolist()))
+    assert (result.counts["guesses"], result.counts["correct"]) in pairs
+    assert result.num_hypotheses == vertices.size and result.valid_as == "estimate" and result.eps_lb > 1.0
+    split = epsilon_one_run(scores, guessing="one-sided", guess_rules="hull", threshold_strategy="split", rng=2)
+    assert split.valid_as == "certified" and split.num_hypotheses == 1
+    with pytest.raises(ValueError, match="guess_rules"):
+        epsilon_one_run(scores, guess_rules="hull")

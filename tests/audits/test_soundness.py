@@ -69,8 +69,9 @@ def _one_run_positives(null_one_run, **kwargs):
 @pytest.mark.parametrize(
     "kwargs",
     [{}, {"guessing": "one-sided"}, {"delta": 1e-5}, {"threshold_strategy": "split"}, {"analysis": "f-dp"},
-     {"analysis": "f-dp", "delta": 1e-5}],
-    ids=["two-sided", "one-sided", "delta", "split", "f-dp", "f-dp-delta"],
+     {"analysis": "f-dp", "delta": 1e-5},
+     {"guessing": "one-sided", "guess_rules": "hull", "threshold_strategy": "split"}],
+    ids=["two-sided", "one-sided", "delta", "split", "f-dp", "f-dp-delta", "hull-split"],
 )
 def test_null_one_run_rarely_gives_positive_epsilon(kwargs, null_one_run):
     assert _one_run_positives(null_one_run, **kwargs) <= ALLOWED
