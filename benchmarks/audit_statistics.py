@@ -10,7 +10,11 @@ Settings (α = 0.05, fixed seeds):
 Each cell is the median over ``--repetitions`` data sets; "calls/s" is estimator calls per second
 and "scores/s" the scores processed per second.
 
-    PYTHONPATH=. python benchmarks/audit_statistics.py [--repetitions 5]
+A second table times the statistics at 10^6 scores per side (IN ~ N(1, 1), OUT ~ N(0, 1)) against
+``np.sort`` of the same 2·10^6 pooled scores, the best of ``--repetitions`` runs each (target: MIA
+metrics and the one-run bound within 3× the sort).
+
+    PYTHONPATH=. python benchmarks/audit_statistics.py [--repetitions 5] [--speed-only]
 """
 
 from __future__ import annotations
@@ -101,18 +105,68 @@ def _randomized_response_rows(repetitions, rng):
     return rows
 
 
+def _best_time(function, repetitions):
+    best = math.inf
+    for _ in range(repetitions):
+        start = time.perf_counter()
+        function()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _speed_table(repetitions, rng):
+    size = 1_000_000
+    scores = AuditScores(rng.normal(1, 1, size), rng.normal(0, 1, size), trials="independent")
+    pooled = np.concatenate([scores.in_scores, scores.out_scores])
+    sort_seconds = _best_time(lambda: np.sort(pooled), repetitions)
+    table = Table(title=f"cost at 10^6 scores per side against np.sort of 2·10^6 (best of {repetitions})")
+    for column in ("statistic", "ms", "× np.sort"):
+        table.add_column(column, justify="left" if column == "statistic" else "right")
+    table.add_row("np.sort (pooled)", f"{1e3 * sort_seconds:.1f}", "1.00")
+    cases = {
+        "mia_metrics (deterministic)": lambda: mia_metrics(scores),
+        "mia_metrics (hull)": lambda: mia_metrics(scores, convention="hull"),
+        "epsilon_one_run δ=0": lambda: epsilon_one_run(scores),
+        "epsilon_one_run δ=1e-5": lambda: epsilon_one_run(scores, delta=DELTA),
+        "epsilon_from_gdp": lambda: epsilon_from_gdp(scores, alpha=ALPHA, delta=DELTA),
+        "epsilon_lower_bound": lambda: epsilon_lower_bound(scores, alpha=ALPHA, delta=DELTA),
+    }
+    for name, function in cases.items():
+        seconds = _best_time(function, repetitions)
+        table.add_row(name, f"{1e3 * seconds:.1f}", f"{seconds / sort_seconds:.2f}")
+    return table
+
+
+def _one_run_analysis_rows(repetitions, rng):
+    rows = []
+    for epsilon in (1.0, 4.0):
+        datasets = [label_randomized_response_scores(10_000, epsilon, 2, rng) for _ in range(repetitions)]
+        for analysis in ("steinke", "f-dp"):
+            results, seconds = _timed(
+                lambda s: epsilon_one_run(s, alpha=ALPHA, delta=DELTA, threshold_strategy="explicit",
+                                          guess_thresholds=[(-0.5, 0.5)], analysis=analysis), datasets)
+            eps = float(np.median([r.eps_lb for r in results]))
+            rows.append((f"label RR ε={epsilon:g}, m=1e4, δ={DELTA:g}", f"one-run {analysis}", "explicit cuts ±0.5",
+                         results[0].valid_as, eps, epsilon, "-", seconds, 10_000 / seconds))
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repetitions", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--speed-only", action="store_true", help="only the cost table at 10^6 scores per side")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
+    Console(width=200).print(_speed_table(args.repetitions, rng))
+    if args.speed_only:
+        return
     table = Table(title=f"audits estimators (α={ALPHA}, median of {args.repetitions} data sets, seed {args.seed})")
     for column in ("setting", "estimator", "strategy", "valid_as", "ε_lb", "true/claimed ε", "ε_lb/ε", "μ_lb/μ",
                    "ms/call", "calls/s", "scores/s"):
         table.add_column(column, justify="right" if column not in ("setting", "estimator", "strategy") else "left")
     for row in _gaussian_rows(args.repetitions, rng) + _halved_sigma_rows(args.repetitions, rng) + \
-            _randomized_response_rows(args.repetitions, rng):
+            _randomized_response_rows(args.repetitions, rng) + _one_run_analysis_rows(args.repetitions, rng):
         setting, method, strategy, valid_as, eps, truth, mu_ratio, seconds, per_second = row
         table.add_row(setting, method, strategy, valid_as, "-" if math.isnan(eps) else f"{eps:.3f}", f"{truth:.3f}",
                       "-" if math.isnan(eps) else f"{eps / truth:.3f}", mu_ratio, f"{1e3 * seconds:.2f}",

@@ -158,3 +158,19 @@ def test_max_accuracy_and_its_upper_bound():
     assert max_accuracy(scores, alpha=0.05) >= max_accuracy(scores)
     with pytest.raises(ValueError, match="prevalence"):
         max_accuracy(scores, prevalence=1.5)
+
+
+@given(st.lists(st.integers(0, 9), min_size=1, max_size=40), st.lists(st.integers(0, 9), min_size=1, max_size=40),
+       st.floats(0.0, 1.0))
+def test_deterministic_tpr_and_advantage_by_brute_force(in_scores, out_scores, target):
+    # Every rule "IN if score >= t" for t over the scores and +inf: the largest TPR with FPR <= target, and
+    # max (TPR − FPR).
+    scores = AuditScores(in_scores, out_scores)
+    in_array, out_array = np.array(in_scores), np.array(out_scores)
+    cuts = np.r_[np.inf, np.unique(np.r_[in_array, out_array])]
+    tpr = np.array([(in_array >= t).mean() for t in cuts])
+    fpr = np.array([(out_array >= t).sum() / out_array.size for t in cuts])
+    assert tpr_at_fpr(scores, target) == tpr[fpr <= target].max()
+    assert advantage(scores) == pytest.approx(np.max(tpr - fpr), abs=1e-15)
+    assert auc(scores) == pytest.approx(np.mean(in_array[:, None] > out_array[None, :])
+                                        + 0.5 * np.mean(in_array[:, None] == out_array[None, :]), abs=1e-12)
