@@ -105,3 +105,17 @@ def test_uncorrected_search_matches_jax_privacy_tight_test(mu):
     true_epsilon = dpmech.gaussian_epsilon(0.05, sigma=1.0, sensitivity=mu)
     np.testing.assert_allclose(result.eps_lb, true_epsilon, rtol=0.05)
     assert result.valid_as == "estimate"
+
+
+def test_one_direction_spends_alpha_on_half_the_hypotheses():
+    # IN ~ N(1, 1), OUT ~ N(0, 1), 2000 per side: the forward rule carries the signal, so testing it alone
+    # (half the Bonferroni hypotheses) gives a larger μ_lb; on reversed scores only the two-sided test sees it.
+    rng = np.random.default_rng(21)
+    in_scores, out_scores = rng.normal(1, 1, 2000), rng.normal(0, 1, 2000)
+    forward = AuditScores(in_scores, out_scores, trials="independent")
+    one = epsilon_from_gdp(forward, two_sided=False)
+    both = epsilon_from_gdp(forward)
+    assert one.num_hypotheses * 2 == both.num_hypotheses and one.mu_lb > both.mu_lb > 0.7
+    reverse = AuditScores(-in_scores, -out_scores, trials="independent")
+    assert epsilon_from_gdp(reverse, two_sided=False).mu_lb == 0.0
+    assert epsilon_from_gdp(reverse).mu_lb == pytest.approx(both.mu_lb)

@@ -30,6 +30,7 @@ TWO_SAMPLE_ESTIMATORS = {
     ),
     "jeffreys-bonferroni": lambda s, seed: epsilon_lower_bound(s, alpha=ALPHA, interval="jeffreys"),
     "gdp-bonferroni": lambda s, seed: epsilon_from_gdp(s, alpha=ALPHA, delta=1e-5),
+    "gdp-bonferroni-one-direction": lambda s, seed: epsilon_from_gdp(s, alpha=ALPHA, two_sided=False),
     "gdp-split": lambda s, seed: epsilon_from_gdp(s, alpha=ALPHA, threshold_strategy="split", rng=seed),
     "gdp-explicit": lambda s, seed: epsilon_from_gdp(s, alpha=ALPHA, threshold_strategy="explicit", thresholds=[0.0, 1.0]),
 }
