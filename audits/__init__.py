@@ -7,6 +7,14 @@ and :mod:`audits.cli` is the ``dpmech audit`` command (an entry-point plugin);
 none of them is imported here.
 Every estimator returns an :class:`AuditResult` whose ``valid_as`` says whether
 ``eps_lb`` is a certified lower bound (under the recorded ``assumption``) or an estimate.
+Only scores declared ``AuditScores(..., trials="independent")`` (randomised,
+independent IN/OUT trials) can give a certified bound; the default,
+``trials="natural"``, labels every ε an estimate. Where the community's tools
+differ in convention, each is a named option: ``convention="hull"`` for
+jax_privacy's ROC-hull AUC and TPR, ``complement`` / ``two_sided`` for the
+tested inequalities, ``guess_rules="hull"`` and ``analysis="f-dp"`` for the
+one-run audit, :func:`epsilon_raw_counts` and :mod:`audits.ratio_bounds`
+(TF-Privacy) for point estimates.
 """
 
 import importlib
