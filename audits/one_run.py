@@ -47,8 +47,6 @@ so rules whose δ = 0 bound cannot beat the best so far are skipped.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from scipy import optimize, special
 

@@ -143,8 +143,9 @@ def _one_run_analysis_rows(repetitions, rng):
         datasets = [label_randomized_response_scores(10_000, epsilon, 2, rng) for _ in range(repetitions)]
         for analysis in ("steinke", "f-dp"):
             results, seconds = _timed(
-                lambda s: epsilon_one_run(s, alpha=ALPHA, delta=DELTA, threshold_strategy="explicit",
-                                          guess_thresholds=[(-0.5, 0.5)], analysis=analysis), datasets)
+                lambda s, analysis=analysis: epsilon_one_run(s, alpha=ALPHA, delta=DELTA, threshold_strategy="explicit",
+                                                             guess_thresholds=[(-0.5, 0.5)], analysis=analysis),
+                datasets)
             eps = float(np.median([r.eps_lb for r in results]))
             rows.append((f"label RR ε={epsilon:g}, m=1e4, δ={DELTA:g}", f"one-run {analysis}", "explicit cuts ±0.5",
                          results[0].valid_as, eps, epsilon, "-", seconds, 10_000 / seconds))

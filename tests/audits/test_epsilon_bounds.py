@@ -156,9 +156,6 @@ def test_result_record_is_frozen_and_serialisable():
         AuditResult(0.0, 0.0, 0.05, "x", (), {}, "", "maybe", "explicit", "", 1)
 
 
-from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
 _small_scores = st.lists(st.integers(-5, 5).map(float), min_size=1, max_size=30)
 
 

@@ -7,7 +7,13 @@ from scipy import stats
 import audits
 import audits.lira
 import audits.loss
-from audits import AuditScores, clopper_pearson_lower, clopper_pearson_upper, jeffreys_upper, rank_levels
+from audits import (
+    AuditScores,
+    clopper_pearson_lower,
+    clopper_pearson_upper,
+    jeffreys_upper,
+    rank_levels,
+)
 
 
 def test_scores_are_read_only_copies():
