@@ -7,6 +7,14 @@ and :mod:`audits.cli` is the ``dpmech audit`` command (an entry-point plugin);
 none of them is imported here.
 Every estimator returns an :class:`AuditResult` whose ``valid_as`` says whether
 ``eps_lb`` is a certified lower bound (under the recorded ``assumption``) or an estimate.
+Only scores declared ``AuditScores(..., trials="independent")`` (randomised,
+independent IN/OUT trials) can give a certified bound; the default,
+``trials="natural"``, labels every ε an estimate. Where the community's tools
+differ in convention, each is a named option: ``convention="hull"`` for
+jax_privacy's ROC-hull AUC and TPR, ``complement`` / ``two_sided`` for the
+tested inequalities, ``guess_rules="hull"`` and ``analysis="f-dp"`` for the
+one-run audit, :func:`epsilon_raw_counts` and :mod:`audits.ratio_bounds`
+(TF-Privacy) for point estimates.
 """
 
 import importlib
@@ -16,6 +24,13 @@ import importlib
 # scipy.stats for every other dpmech command.
 _EXPORTS = {
     "epsilon_lower_bound": "epsilon_bounds",
+    "epsilon_from_error_rates": "epsilon_bounds",
+    "epsilon_raw_counts": "epsilon_bounds",
+    "epsilon_ratio_bounds": "ratio_bounds",
+    "ratio_lower_bound": "ratio_bounds",
+    "fpr_resolution": "metrics",
+    "max_accuracy": "metrics",
+    "roc_counts": "metrics",
     "epsilon_from_gdp": "gdp",
     "clopper_pearson_lower": "intervals",
     "clopper_pearson_upper": "intervals",
@@ -60,13 +75,20 @@ __all__ = [
     "auc",
     "clopper_pearson_lower",
     "clopper_pearson_upper",
+    "epsilon_from_error_rates",
     "epsilon_from_gdp",
     "epsilon_lower_bound",
     "epsilon_one_run",
+    "epsilon_ratio_bounds",
+    "epsilon_raw_counts",
+    "fpr_resolution",
     "jeffreys_upper",
+    "max_accuracy",
     "mia_metrics",
     "one_run_p_value",
     "rank_levels",
+    "ratio_lower_bound",
+    "roc_counts",
     "roc_curve",
     "tpr_at_fpr",
 ]

@@ -8,10 +8,11 @@ neighbouring datasets has FNR >= G_μ(FPR) = Φ(Φ⁻¹(1 − FPR) − μ), i.e.
 With FPR_ub, FNR_ub holding simultaneously with probability >= 1 − α, each
 rule gives :math:`\mu(t) = \Phi^{-1}(1 - \mathrm{FPR_{ub}}) - \Phi^{-1}(\mathrm{FNR_{ub}})`
 (the expression is symmetric in FPR and FNR, so the complementary test is
-included). Both decision directions are always tested — "IN if score > t" and
+included). By default both decision directions are tested — "IN if score > t" and
 "IN if score < t", each with its own upper bounds on its own error rates —
 under ONE Bonferroni budget (:mod:`audits.thresholds`), and
-``mu_lb = max(μ_forward, μ_reverse, 0)``.
+``mu_lb = max(μ_forward, μ_reverse, 0)``; ``two_sided=False`` tests the forward
+rule only (half the hypotheses), for scores whose polarity is known in advance.
 
 Pitfall avoided: jax_privacy's ``epsilon_from_gdp`` before PR #270 took
 ``abs(Φ⁻¹(1 − FPR_ub) − Φ⁻¹(FNR_ub))`` as the reverse direction. The reverse
@@ -46,6 +47,7 @@ from dpmech import validation as check
 
 from . import _arguments as arg
 from .result import AuditResult
+from .scores import NATURAL_TRIALS_NOTE
 from .thresholds import select_and_bound
 
 _ASSUMPTION = (
@@ -70,6 +72,7 @@ def epsilon_from_gdp(
     thresholds=None,
     rng=None,
     num_thresholds: int | None = None,
+    two_sided: bool = True,
 ) -> AuditResult:
     """μ-GDP lower bound from both test directions under one α, and the ε it implies at ``delta``.
 
@@ -77,6 +80,8 @@ def epsilon_from_gdp(
         scores: an :class:`~audits.scores.AuditScores`.
         alpha: significance in (0, 1), shared by both directions.
         delta: δ in (0, 1) at which ε is reported.
+        two_sided: test both directions (default) or only "IN if score > t" (in
+            the caller's orientation), under the same α.
         interval, threshold_strategy, thresholds, rng, num_thresholds: as in
             :func:`audits.epsilon_bounds.epsilon_lower_bound`.
 
@@ -92,7 +97,7 @@ def epsilon_from_gdp(
         scores,
         alpha=alpha,
         strategy=strategy,
-        two_directions=True,
+        two_directions=arg.flag("two_sided", two_sided),
         interval=interval,
         thresholds=thresholds,
         rng=rng,
@@ -108,7 +113,7 @@ def epsilon_from_gdp(
         method="gdp",
         thresholds=(selection.threshold,),
         counts=selection.counts,
-        assumption=_ASSUMPTION,
+        assumption=_ASSUMPTION + ("" if scores.independent_trials else " " + NATURAL_TRIALS_NOTE),
         valid_as=selection.valid_as,
         threshold_strategy=strategy,
         decision_rule=selection.decision_rule,

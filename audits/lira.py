@@ -161,4 +161,4 @@ def leave_one_out_scores(confidences, membership, mode="online", fixed_variance=
     mean_out, variance_out = _fit(*out_stats, fixed)
     mean_in, variance_in = _fit(*in_stats, fixed) if mode == "online" else (None, None)
     scores = _score(centred, mean_in, variance_in, mean_out, variance_out, mode)
-    return scores, AuditScores(scores[membership], scores[~membership])
+    return scores, AuditScores(scores[membership], scores[~membership], trials="natural")

@@ -27,4 +27,5 @@ def negative_loss(logits, labels) -> np.ndarray:
 
 def loss_attack(member_logits, member_labels, nonmember_logits, nonmember_labels) -> AuditScores:
     """IN/OUT scores of the LOSS attack on a model's training members and held-out non-members."""
-    return AuditScores(negative_loss(member_logits, member_labels), negative_loss(nonmember_logits, nonmember_labels))
+    return AuditScores(negative_loss(member_logits, member_labels), negative_loss(nonmember_logits, nonmember_labels),
+                       trials="natural")

@@ -34,33 +34,76 @@ k is geometric in [1, m] (one-sided) or [1, m/2] (two-sided) and depends on m
 only; α is divided by its size. "split" picks the grid point on a random half of
 the canaries and applies its cuts to the other half (m is then that half's size).
 
-Numerics. The window sums of the binomial pmf are exact sums of positive
-terms (reverse cumulative sums); pmf terms more than 40 standard deviations
-below the mean are not summed and their total mass, P[Bin(r, q) < lower],
-is added to the maximum instead, so the p-value is never understated. ε is
-found by bracketing and ``scipy.optimize.brentq``, and the returned ε_lb is
-checked to satisfy p(ε_lb, δ) < α'. This relies on p being nondecreasing in ε,
-which the first term always is (binomial stochastic order); the tests check the
-whole expression on a grid.
+Numerics. The maximum over window sums is found by a search that uses the
+unimodality of the window averages (:func:`_window_average_max`), with binomial
+tails instead of pmf sums, and is rounded up, so the p-value is never
+understated. ε is found by bracketing and ``scipy.optimize.brentq``, and the
+returned ε_lb is checked to satisfy p(ε_lb, δ) < α'. This relies on p being
+nondecreasing in ε, which the first term always is (binomial stochastic order);
+the tests check the whole expression on a grid. Over a grid of guess rules, the
+δ = 0 bound of each rule bounds its δ > 0 bound from above (p(ε, δ) >= p(ε, 0)),
+so rules whose δ = 0 bound cannot beat the best so far are skipped.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, special
 
 from dpmech import validation as check
 
 from . import _arguments as arg
+from . import one_run_fdp
 from .result import CERTIFIED, ESTIMATE, AuditResult
+from .scores import NATURAL_TRIALS_NOTE
 
 GUESSING = ("one-sided", "two-sided")
+ANALYSES = ("steinke",) + one_run_fdp.CURVES
+GUESS_RULES = ("grid", "hull")
 DEFAULT_NUM_GUESS_COUNTS = 10
-_WINDOW_SDS = 40.0
+_GAUSSIAN_CURVE_NOTE = (
+    " eps_lb falsifies the Gaussian trade-off curve with μ = 1/σ(ε, δ): valid only if the mechanism's privacy "
+    "curve is Gaussian-shaped (e.g. a composed Gaussian mechanism); not an assumption-free (ε, δ) bound."
+)
+_SEARCH_WIDTH = 128
+_ROUNDING_MARGIN = 1e-10
 _XTOL = 1e-10
 _EPSILON_CAP = 700.0
+
+
+def _window_average_max(r: int, v: int, q: float) -> float:
+    """max over 1 <= i <= v of P[v − i <= Bin(r, q) <= v − 1] / i, never understated.
+
+    The averaged terms pmf(v − 1), pmf(v − 2), … first rise (up to the mode) and
+    then fall, and the running average of such a sequence rises while the next
+    term exceeds it and falls for good afterwards: the averages are unimodal in
+    i. A k-ary search on the sign of their increments brackets the maximum, which
+    is then taken over the bracket. Window masses are differences of binomial
+    tails on the side of the mean where they are small, so they keep their
+    relative precision; the result is raised by a relative 1e-10 to cover the
+    remaining rounding (measured <= 1.1e-12 against the exact pmf sums).
+    """
+    upper_side = v - 1 >= r * q
+    # scipy.special's bdtrc(k) = P[Bin > k] and bdtr(k) = P[Bin <= k]: stats.binom's checks cost more than the tails.
+    anchor = special.bdtrc(v - 1, r, q) if upper_side else special.bdtr(v - 1, r, q)
+
+    def averages(i):
+        below = v - 1 - i  # >= -1
+        if upper_side:
+            mass = special.bdtrc(below, r, q) - anchor
+        else:
+            mass = anchor - np.where(below < 0, 0.0, special.bdtr(np.maximum(below, 0), r, q))
+        return mass / i
+
+    low, high = 1, v
+    while high - low > _SEARCH_WIDTH:
+        points = np.linspace(low, high, _SEARCH_WIDTH + 1).astype(np.int64)
+        values = averages(points)
+        falling = np.flatnonzero(values[1:] < values[:-1])
+        # The maximum lies between the neighbours of the first point after which the averages fall.
+        first = falling[0] if falling.size else points.size - 1
+        low, high = int(points[max(first - 1, 0)]), int(points[min(first + 1, points.size - 1)])
+    return float(np.max(averages(np.arange(low, high + 1)))) * (1.0 + _ROUNDING_MARGIN)
 
 
 def _p_value(epsilon: float, delta: float, num_guesses: int, num_correct: int, num_canaries: int) -> float:
@@ -68,17 +111,10 @@ def _p_value(epsilon: float, delta: float, num_guesses: int, num_correct: int, n
     if v == 0:
         return 1.0
     q = float(special.expit(epsilon))
-    tail = float(stats.binom.sf(v - 1, r, q))
+    tail = float(special.bdtrc(v - 1, r, q))
     if delta == 0.0:
         return min(1.0, tail)
-    spread = _WINDOW_SDS * math.sqrt(r * q * (1.0 - q)) + 1.0
-    lower = max(0, int(math.floor(r * q - spread)))
-    lower = min(lower, v - 1)
-    pmf_desc = stats.binom.pmf(np.arange(v - 1, lower - 1, -1), r, q)
-    window_average = np.cumsum(pmf_desc) / np.arange(1, pmf_desc.size + 1)
-    unsummed = float(stats.binom.cdf(lower - 1, r, q)) if lower > 0 else 0.0
-    alpha_max = float(window_average.max()) + unsummed
-    return min(1.0, tail + alpha_max * delta * 2.0 * num_canaries)
+    return min(1.0, tail + _window_average_max(r, v, q) * delta * 2.0 * num_canaries)
 
 
 def one_run_p_value(epsilon, delta, num_guesses, num_correct, num_canaries) -> float:
@@ -136,9 +172,29 @@ def _cuts_from_counts(pooled_sorted: np.ndarray, counts: np.ndarray, guessing: s
     return out_cuts, in_cuts
 
 
-def _guess_tallies(in_oriented, out_oriented, out_cuts, in_cuts):
-    """(r, v) of "IN if score > in_cut, OUT if score < out_cut" for arrays of cuts."""
+def _candidate_cuts(scores, pooled_sorted, guessing, grid_size, guess_rules):
+    """(out_cuts, in_cuts) of the candidate guess rules: the count grid, or every ROC-hull threshold."""
+    if guess_rules == "grid":
+        return _cuts_from_counts(pooled_sorted, _guess_counts(pooled_sorted.size, guessing, grid_size), guessing)
+    from . import metrics
+
+    counts = metrics.roc_counts(scores)
+    # Hull vertex j is the rule "IN if score >= t_j", i.e. "IN if score > the next lower distinct score".
+    vertices = metrics.hull_indices(counts)[1:]
+    lower = np.r_[counts.oriented_thresholds[1:], -np.inf]
+    return np.full(vertices.size, -np.inf), lower[vertices]
+
+
+def _sorted_sides(scores):
+    """Oriented IN and OUT scores, each sorted, and the pooled scores sorted (a linear merge of the two)."""
+    in_oriented, out_oriented = scores.oriented()
     in_sorted, out_sorted = np.sort(in_oriented), np.sort(out_oriented)
+    # Two sorted runs: the stable sort (timsort) merges them in linear time.
+    return in_sorted, out_sorted, np.sort(np.concatenate([in_sorted, out_sorted]), kind="stable")
+
+
+def _guess_tallies(in_sorted, out_sorted, out_cuts, in_cuts):
+    """(r, v) of "IN if score > in_cut, OUT if score < out_cut" for arrays of cuts, from sorted sides."""
     in_above = in_sorted.size - np.searchsorted(in_sorted, in_cuts, side="right")
     out_above = out_sorted.size - np.searchsorted(out_sorted, in_cuts, side="right")
     in_below = np.searchsorted(in_sorted, out_cuts, side="left")
@@ -146,9 +202,24 @@ def _guess_tallies(in_oriented, out_oriented, out_cuts, in_cuts):
     return in_above + out_above + in_below + out_below, in_above + out_below
 
 
-def _best(significance, delta, r, v, m):
-    epsilons = np.array([_epsilon_for_counts(significance, delta, int(a), int(b), m) for a, b in zip(r, v)])
-    return int(np.argmax(epsilons)), epsilons
+def _best(significance, delta, r, v, m, analysis="steinke"):
+    """Index of the rule with the largest ε bound and that bound."""
+    if analysis != "steinke":
+        epsilons = [one_run_fdp.epsilon_for_counts(analysis, significance, delta, int(a), int(b), m) for a, b in zip(r, v)]
+        best = int(np.argmax(epsilons))
+        return best, float(epsilons[best])
+    pure = np.array([_epsilon_for_counts(significance, 0.0, int(a), int(b), m) for a, b in zip(r, v)])
+    if delta == 0.0:
+        best = int(np.argmax(pure))
+        return best, float(pure[best])
+    best, best_epsilon = int(np.argmax(pure)), -1.0
+    for index in np.argsort(-pure, kind="stable"):
+        if pure[index] <= best_epsilon:
+            break  # this and every later rule is bounded by its δ = 0 value
+        epsilon = _epsilon_for_counts(significance, delta, int(r[index]), int(v[index]), m)
+        if epsilon > best_epsilon:
+            best, best_epsilon = int(index), epsilon
+    return best, best_epsilon
 
 
 def epsilon_one_run(
@@ -161,6 +232,8 @@ def epsilon_one_run(
     guess_thresholds=None,
     rng=None,
     num_guess_counts: int | None = None,
+    analysis: str = "steinke",
+    guess_rules: str = "grid",
 ) -> AuditResult:
     """One-run ε lower bound (Steinke, Nasr & Jagielski 2023) from the scores of m randomised canaries.
 
@@ -176,6 +249,17 @@ def epsilon_one_run(
             the direction given by ``higher_is_in``; ±inf disables a side.
         rng: ``numpy.random.Generator`` or int seed, for "split" only.
         num_guess_counts: size of the k grid (default 10).
+        analysis: "steinke" (the p-value above), "f-dp" (Mahloujifar et al.'s
+            f-DP recursion on the (ε, δ) trade-off, usually tighter, same
+            assumptions) or "f-dp-gaussian" (jax_privacy's Gaussian trade-off;
+            needs δ > 0 and is valid only for GDP-shaped privacy curves); see
+            :mod:`audits.one_run_fdp`.
+        guess_rules: "grid" (the geometric grid of guess counts) or "hull"
+            (jax_privacy's convention: one-sided rules "IN if score >= t" at every
+            vertex of the ROC's convex hull, α divided by their number under
+            "bonferroni"). That number depends on the data, so the union bound
+            does not justify it: with "bonferroni" the result is an estimate;
+            with "split" the rule is chosen on one half and certified on the other.
 
     Returns:
         :class:`~audits.result.AuditResult` with ``method="one-run"``; counts hold
@@ -185,6 +269,12 @@ def epsilon_one_run(
     alpha = arg.significance(alpha)
     delta = arg.delta_at_least_zero(delta)
     guessing = check.choice("guessing", guessing, GUESSING)
+    analysis = check.choice("analysis", analysis, ANALYSES)
+    guess_rules = check.choice("guess_rules", guess_rules, GUESS_RULES)
+    if guess_rules == "hull" and guessing != "one-sided":
+        raise ValueError("guess_rules='hull' needs guessing='one-sided' (as in jax_privacy)")
+    if analysis == "f-dp-gaussian" and delta == 0.0:
+        raise ValueError("delta must be > 0 with analysis='f-dp-gaussian' (a Gaussian curve has no δ = 0 point)")
     strategy = arg.strategy(threshold_strategy)
     grid_size = check.integer_scalar(
         "num_guess_counts", DEFAULT_NUM_GUESS_COUNTS if num_guess_counts is None else num_guess_counts, 1
@@ -211,26 +301,24 @@ def epsilon_one_run(
         num_hypotheses, significance = pairs.shape[0], alpha / pairs.shape[0]
     elif strategy == "split":
         selection_half, evaluated = scores.split(rng)
-        in_oriented, out_oriented = selection_half.oriented()
-        pooled = np.sort(np.concatenate([in_oriented, out_oriented]))
-        counts = _guess_counts(pooled.size, guessing, grid_size)
-        all_out, all_in = _cuts_from_counts(pooled, counts, guessing)
-        r, v = _guess_tallies(in_oriented, out_oriented, all_out, all_in)
-        best, _ = _best(alpha, delta, r, v, pooled.size)
+        in_sorted, out_sorted, pooled = _sorted_sides(selection_half)
+        all_out, all_in = _candidate_cuts(selection_half, pooled, guessing, grid_size, guess_rules)
+        r, v = _guess_tallies(in_sorted, out_sorted, all_out, all_in)
+        best, _ = _best(alpha, delta, r, v, pooled.size, analysis)
         out_cuts, in_cuts = all_out[best : best + 1], all_in[best : best + 1]
         num_hypotheses, significance = 1, alpha
     else:
-        in_oriented, out_oriented = scores.oriented()
-        pooled = np.sort(np.concatenate([in_oriented, out_oriented]))
-        counts = _guess_counts(pooled.size, guessing, grid_size)
-        out_cuts, in_cuts = _cuts_from_counts(pooled, counts, guessing)
-        num_hypotheses = counts.size if strategy == "bonferroni" else 1
+        in_sorted, out_sorted, pooled = _sorted_sides(scores)
+        out_cuts, in_cuts = _candidate_cuts(scores, pooled, guessing, grid_size, guess_rules)
+        num_hypotheses = in_cuts.size if strategy == "bonferroni" else 1
         significance = alpha / num_hypotheses
 
-    in_oriented, out_oriented = evaluated.oriented()
+    if strategy in ("explicit", "split"):
+        in_sorted, out_sorted, _ = _sorted_sides(evaluated)
     m = evaluated.num_in + evaluated.num_out
-    r, v = _guess_tallies(in_oriented, out_oriented, out_cuts, in_cuts)
-    best, epsilons = _best(significance, delta, r, v, m)
+    r, v = _guess_tallies(in_sorted, out_sorted, out_cuts, in_cuts)
+    best, eps_lb = _best(significance, delta, r, v, m, analysis)
+    certifiable = strategy != "uncorrected" and not (strategy == "bonferroni" and guess_rules == "hull")
     sign = 1.0 if scores.higher_is_in else -1.0
     rule = (
         "IN if score > in_cut, OUT if score < out_cut, else abstain"
@@ -238,17 +326,17 @@ def epsilon_one_run(
         else "IN if score < in_cut, OUT if score > out_cut, else abstain"
     )
     return AuditResult(
-        eps_lb=float(epsilons[best]),
+        eps_lb=float(eps_lb),
         delta=delta,
         alpha=alpha,
-        method="one-run",
+        method="one-run" if analysis == "steinke" else f"one-run {analysis}",
         thresholds=(sign * out_cuts[best], sign * in_cuts[best]),
         counts={"guesses": int(r[best]), "correct": int(v[best]), "canaries": int(m)},
         assumption=(
             "One run; every canary included independently with probability 1/2; guesses depend on the "
             "output only (thresholds as threshold_strategy states); (ε, δ)-DP with respect to each canary."
-        ),
-        valid_as=ESTIMATE if strategy == "uncorrected" else CERTIFIED,
+        ) + (_GAUSSIAN_CURVE_NOTE if analysis == "f-dp-gaussian" else "") + ("" if scores.independent_trials else " " + NATURAL_TRIALS_NOTE),
+        valid_as=CERTIFIED if certifiable and scores.independent_trials else ESTIMATE,
         threshold_strategy=strategy,
         decision_rule=rule,
         num_hypotheses=num_hypotheses,

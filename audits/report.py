@@ -142,6 +142,6 @@ def write_report(audit, directory, *, title: str, extra: dict | None = None) -> 
     paths["json"].write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     paths["markdown"].write_text(_markdown(record, title), encoding="utf-8")
     np.savez(paths["scores"], in_scores=audit.scores.in_scores, out_scores=audit.scores.out_scores,
-             higher_is_in=audit.scores.higher_is_in)
+             higher_is_in=audit.scores.higher_is_in, trials=audit.scores.trials)
     _roc_plot(paths["roc"], audit, title)
     return paths

@@ -13,6 +13,14 @@ import dataclasses
 
 import numpy as np
 
+from dpmech import validation as check
+
+TRIALS = ("independent", "natural")
+NATURAL_TRIALS_NOTE = (
+    "trials='natural': the IN and OUT scores are not declared independent randomised trials (e.g. natural "
+    "members and non-members of one model), so no coverage guarantee holds and eps_lb is an estimate."
+)
+
 
 def _score_array(name: str, value) -> np.ndarray:
     try:
@@ -41,6 +49,16 @@ class AuditScores:
             lower score means IN. Estimators never guess the polarity: the
             reverse decision rule is tested only where an estimator says so,
             under the same α.
+        trials: "independent" when every score comes from its own randomised
+            trial: each IN score from a run on D ∪ {canary} and each OUT score
+            from a run on D, all runs independent (or, for the one-run audit,
+            canaries included independently with probability ½ in one run).
+            Only then can an estimator's bound be certified. "natural" (the
+            default) for anything else, e.g. the training members and held-out
+            non-members of one model: their scores share the model and were not
+            randomised into IN and OUT, so every ε computed from them is labelled
+            an estimate. Only the experimenter knows how the scores were made,
+            so certification must be asked for explicitly.
 
     The arrays are stored as read-only float64 copies.
     """
@@ -48,6 +66,7 @@ class AuditScores:
     in_scores: np.ndarray
     out_scores: np.ndarray
     higher_is_in: bool = True
+    trials: str = "natural"
 
     def __post_init__(self):
         object.__setattr__(self, "in_scores", _score_array("in_scores", self.in_scores))
@@ -55,6 +74,12 @@ class AuditScores:
         if not isinstance(self.higher_is_in, (bool, np.bool_)):
             raise ValueError(f"higher_is_in must be True or False (got {self.higher_is_in!r})")
         object.__setattr__(self, "higher_is_in", bool(self.higher_is_in))
+        object.__setattr__(self, "trials", check.choice("trials", self.trials, TRIALS))
+
+    @property
+    def independent_trials(self) -> bool:
+        """True when the caller declared the scores independent randomised trials (a certified bound is possible)."""
+        return self.trials == "independent"
 
     @property
     def num_in(self) -> int:
@@ -94,6 +119,6 @@ class AuditScores:
             halves.append((permuted[: scores.size // 2], permuted[scores.size // 2 :]))
         (in_select, in_evaluate), (out_select, out_evaluate) = halves
         return (
-            AuditScores(in_select, out_select, self.higher_is_in),
-            AuditScores(in_evaluate, out_evaluate, self.higher_is_in),
+            AuditScores(in_select, out_select, self.higher_is_in, self.trials),
+            AuditScores(in_evaluate, out_evaluate, self.higher_is_in, self.trials),
         )

@@ -10,7 +10,16 @@ Settings (α = 0.05, fixed seeds):
 Each cell is the median over ``--repetitions`` data sets; "calls/s" is estimator calls per second
 and "scores/s" the scores processed per second.
 
-    PYTHONPATH=. python benchmarks/audit_statistics.py [--repetitions 5]
+A second table times the statistics at 10^6 scores per side (IN ~ N(1, 1), OUT ~ N(0, 1)) against
+``np.sort`` of the same 2·10^6 pooled scores, the best of ``--repetitions`` runs each (target: MIA
+metrics and the one-run bound within 3× the sort).
+
+With ``--soundness N`` a third table gives, over N repetitions, the rate at which the certified
+estimators exceed the truth: ε_lb > 0 on null scores (IN and OUT both N(0, 1), 1000 per side; one run of
+2000 canaries with scores independent of membership) and ε_lb > ε at the claimed ε (one-run f-DP on exact
+ε = 2 randomized response, m = 1000). Every rate must stay at or below α up to Monte-Carlo error.
+
+    PYTHONPATH=. python benchmarks/audit_statistics.py [--repetitions 5] [--speed-only] [--soundness 2000]
 """
 
 from __future__ import annotations
@@ -55,7 +64,7 @@ def _gaussian_rows(repetitions, rng):
     }
     rows = []
     for mu in (1.0, 2.0, 3.0):
-        datasets = [AuditScores(rng.normal(mu, 1, 10_000), rng.normal(0, 1, 10_000)) for _ in range(repetitions)]
+        datasets = [AuditScores(rng.normal(mu, 1, 10_000), rng.normal(0, 1, 10_000), trials="independent") for _ in range(repetitions)]
         true_epsilon = dpmech.gaussian_epsilon(DELTA, sigma=1.0, sensitivity=mu)
         for (method, strategy), estimator in estimators.items():
             results, seconds = _timed(estimator, datasets)
@@ -74,7 +83,8 @@ def _halved_sigma_rows(repetitions, rng):
     rows = []
     for epsilon in (1.0, 2.0, 4.0):
         sigma = dpmech.calibrate_gaussian(epsilon, DELTA)
-        datasets = [AuditScores(rng.normal(1.0, sigma / 2, 10_000), rng.normal(0.0, sigma / 2, 10_000))
+        datasets = [AuditScores(rng.normal(1.0, sigma / 2, 10_000), rng.normal(0.0, sigma / 2, 10_000),
+                                trials="independent")
                     for _ in range(repetitions)]
         for method, estimator in (("clopper-pearson", lambda s: epsilon_lower_bound(s, alpha=ALPHA, delta=DELTA)),
                                   ("gdp", lambda s: epsilon_from_gdp(s, alpha=ALPHA, delta=DELTA))):
@@ -100,18 +110,109 @@ def _randomized_response_rows(repetitions, rng):
     return rows
 
 
+def _best_time(function, repetitions):
+    best = math.inf
+    for _ in range(repetitions):
+        start = time.perf_counter()
+        function()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _speed_table(repetitions, rng):
+    size = 1_000_000
+    scores = AuditScores(rng.normal(1, 1, size), rng.normal(0, 1, size), trials="independent")
+    pooled = np.concatenate([scores.in_scores, scores.out_scores])
+    sort_seconds = _best_time(lambda: np.sort(pooled), repetitions)
+    table = Table(title=f"cost at 10^6 scores per side against np.sort of 2·10^6 (best of {repetitions})")
+    for column in ("statistic", "ms", "× np.sort"):
+        table.add_column(column, justify="left" if column == "statistic" else "right")
+    table.add_row("np.sort (pooled)", f"{1e3 * sort_seconds:.1f}", "1.00")
+    cases = {
+        "mia_metrics (deterministic)": lambda: mia_metrics(scores),
+        "mia_metrics (hull)": lambda: mia_metrics(scores, convention="hull"),
+        "epsilon_one_run δ=0": lambda: epsilon_one_run(scores),
+        "epsilon_one_run δ=1e-5": lambda: epsilon_one_run(scores, delta=DELTA),
+        "epsilon_from_gdp": lambda: epsilon_from_gdp(scores, alpha=ALPHA, delta=DELTA),
+        "epsilon_lower_bound": lambda: epsilon_lower_bound(scores, alpha=ALPHA, delta=DELTA),
+    }
+    for name, function in cases.items():
+        seconds = _best_time(function, repetitions)
+        table.add_row(name, f"{1e3 * seconds:.1f}", f"{seconds / sort_seconds:.2f}")
+    return table
+
+
+def _one_run_analysis_rows(repetitions, rng):
+    rows = []
+    for epsilon in (1.0, 4.0):
+        datasets = [label_randomized_response_scores(10_000, epsilon, 2, rng) for _ in range(repetitions)]
+        for analysis in ("steinke", "f-dp"):
+            results, seconds = _timed(
+                lambda s, analysis=analysis: epsilon_one_run(s, alpha=ALPHA, delta=DELTA, threshold_strategy="explicit",
+                                                             guess_thresholds=[(-0.5, 0.5)], analysis=analysis),
+                datasets)
+            eps = float(np.median([r.eps_lb for r in results]))
+            rows.append((f"label RR ε={epsilon:g}, m=1e4, δ={DELTA:g}", f"one-run {analysis}", "explicit cuts ±0.5",
+                         results[0].valid_as, eps, epsilon, "-", seconds, 10_000 / seconds))
+    return rows
+
+
+def _soundness_table(repetitions, rng):
+    null_two_sample = {
+        "cp bonferroni, δ=1e-5": lambda s, seed: epsilon_lower_bound(s, alpha=ALPHA, delta=DELTA),
+        "cp bonferroni, complement=False": lambda s, seed: epsilon_lower_bound(s, alpha=ALPHA, complement=False),
+        "gdp bonferroni": lambda s, seed: epsilon_from_gdp(s, alpha=ALPHA, delta=DELTA),
+        "gdp bonferroni, one direction": lambda s, seed: epsilon_from_gdp(s, alpha=ALPHA, two_sided=False),
+        "gdp split": lambda s, seed: epsilon_from_gdp(s, alpha=ALPHA, threshold_strategy="split", rng=seed),
+    }
+    null_one_run = {
+        "one-run steinke": {},
+        "one-run f-dp": {"analysis": "f-dp"},
+        "one-run f-dp, δ=1e-5": {"analysis": "f-dp", "delta": DELTA},
+        "one-run hull rules, split": {"guessing": "one-sided", "guess_rules": "hull", "threshold_strategy": "split"},
+    }
+    table = Table(title=f"soundness: P[ε_lb > truth] over {repetitions} repetitions (α = {ALPHA})")
+    for column in ("estimator", "setting", "rate", "allowed (α)"):
+        table.add_column(column, justify="left" if column in ("estimator", "setting") else "right")
+    for name, estimator in null_two_sample.items():
+        hits = sum(estimator(AuditScores(rng.normal(size=1000), rng.normal(size=1000), trials="independent"),
+                             seed).eps_lb > 0 for seed in range(repetitions))
+        table.add_row(name, "null, 1000/side", f"{hits / repetitions:.4f}", f"{ALPHA}")
+    for name, options in null_one_run.items():
+        hits = 0
+        for seed in range(repetitions):
+            is_in, values = rng.random(2000) < 0.5, rng.normal(size=2000)
+            extra = {"rng": seed} if options.get("threshold_strategy") == "split" else {}
+            scores = AuditScores(values[is_in], values[~is_in], trials="independent")
+            hits += epsilon_one_run(scores, alpha=ALPHA, **options, **extra).eps_lb > 0
+        table.add_row(name, "null, m=2000", f"{hits / repetitions:.4f}", f"{ALPHA}")
+    hits = sum(epsilon_one_run(label_randomized_response_scores(1000, 2.0, 2, rng), alpha=ALPHA, analysis="f-dp",
+                               threshold_strategy="explicit", guess_thresholds=[(-0.5, 0.5)]).eps_lb > 2.0
+               for _ in range(repetitions))
+    table.add_row("one-run f-dp", "RR ε=2, m=1000, at the claim", f"{hits / repetitions:.4f}", f"{ALPHA}")
+    return table
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repetitions", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--speed-only", action="store_true", help="only the cost table at 10^6 scores per side")
+    parser.add_argument("--soundness", type=int, default=0, metavar="N",
+                        help="also the soundness table over N repetitions")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
+    if args.soundness:
+        Console(width=200).print(_soundness_table(args.soundness, rng))
+    Console(width=200).print(_speed_table(args.repetitions, rng))
+    if args.speed_only:
+        return
     table = Table(title=f"audits estimators (α={ALPHA}, median of {args.repetitions} data sets, seed {args.seed})")
     for column in ("setting", "estimator", "strategy", "valid_as", "ε_lb", "true/claimed ε", "ε_lb/ε", "μ_lb/μ",
                    "ms/call", "calls/s", "scores/s"):
         table.add_column(column, justify="right" if column not in ("setting", "estimator", "strategy") else "left")
     for row in _gaussian_rows(args.repetitions, rng) + _halved_sigma_rows(args.repetitions, rng) + \
-            _randomized_response_rows(args.repetitions, rng):
+            _randomized_response_rows(args.repetitions, rng) + _one_run_analysis_rows(args.repetitions, rng):
         setting, method, strategy, valid_as, eps, truth, mu_ratio, seconds, per_second = row
         table.add_row(setting, method, strategy, valid_as, "-" if math.isnan(eps) else f"{eps:.3f}", f"{truth:.3f}",
                       "-" if math.isnan(eps) else f"{eps / truth:.3f}", mu_ratio, f"{1e3 * seconds:.2f}",

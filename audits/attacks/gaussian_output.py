@@ -105,7 +105,7 @@ def gaussian_output_scores(theta_without, theta_with, mechanism, num_trials, rng
 
     out_scores = projected(without)
     in_scores = projected(with_canary)
-    return AuditScores(in_scores, out_scores, higher_is_in=True)
+    return AuditScores(in_scores, out_scores, higher_is_in=True, trials="independent")
 
 
 def worst_case_logistic_canary(theta, feature_bound, *, direction=None) -> tuple[np.ndarray, int]:

@@ -71,7 +71,7 @@ def label_canary_scores(num_canaries, num_classes, rng, release) -> AuditScores:
     held = np.where(is_in, label, alternative)
     released = np.asarray(release(held, rng))
     score = (released == label).astype(float) - (released == alternative).astype(float)
-    return AuditScores(score[is_in], score[~is_in], higher_is_in=True)
+    return AuditScores(score[is_in], score[~is_in], higher_is_in=True, trials="independent")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,7 +7,7 @@ from scipy import special, stats
 import dpmech
 from audits import AuditScores, clopper_pearson_upper, epsilon_from_gdp, rank_levels
 
-HAND = AuditScores(np.arange(15.0, 35.0), np.arange(20.0))
+HAND = AuditScores(np.arange(15.0, 35.0), np.arange(20.0), trials="independent")
 
 
 def _cp(k, n, a):
@@ -44,7 +44,7 @@ def _shortcut_mu(scores, alpha, delta, num_thresholds=50):
 def test_reverse_direction_shortcut_is_refuted_on_null_scores(n):
     # Null: IN and OUT both N(0, 1), N = n per side, α = 0.05, δ = 1e-5; the true μ is 0.
     rng = np.random.default_rng(270)
-    scores = AuditScores(rng.normal(size=n), rng.normal(size=n))
+    scores = AuditScores(rng.normal(size=n), rng.normal(size=n), trials="independent")
     assert epsilon_from_gdp(scores, alpha=0.05, delta=1e-5).mu_lb == 0.0
     shortcut = _shortcut_mu(scores, 0.05, 1e-5)
     assert dpmech.gaussian_epsilon(1e-5, sigma=1.0, sensitivity=shortcut) > 3.0
@@ -57,7 +57,7 @@ def test_known_answer_white_box_gaussian(mu):
     # asserted on the median; a single seed falls below 0.90 about 10% of the time at μ = 1.
     rng = np.random.default_rng(int(100 * mu))
     ratios = np.array([
-        epsilon_from_gdp(AuditScores(rng.normal(mu, 1, 10_000), rng.normal(0, 1, 10_000)), alpha=0.05, delta=1e-5).mu_lb
+        epsilon_from_gdp(AuditScores(rng.normal(mu, 1, 10_000), rng.normal(0, 1, 10_000), trials="independent"), alpha=0.05, delta=1e-5).mu_lb
         for _ in range(21)
     ]) / mu
     assert np.median(ratios) >= 0.90
@@ -70,17 +70,17 @@ def test_halved_sigma_is_detected(epsilon):
     # Claimed (ε, δ = 1e-5) with σ from dpmech; the mechanism uses σ/2. Sensitivity 1, N = 10^4 per side, α = 0.05.
     sigma = dpmech.calibrate_gaussian(epsilon, 1e-5)
     rng = np.random.default_rng(7)
-    scores = AuditScores(rng.normal(1.0, sigma / 2, 10_000), rng.normal(0.0, sigma / 2, 10_000))
+    scores = AuditScores(rng.normal(1.0, sigma / 2, 10_000), rng.normal(0.0, sigma / 2, 10_000), trials="independent")
     result = epsilon_from_gdp(scores, alpha=0.05, delta=1e-5)
     assert result.mu_lb > 1.0 / sigma  # refutes the μ-GDP claim with no shape assumption
     assert result.eps_lb > epsilon
-    honest = AuditScores(rng.normal(1.0, sigma, 10_000), rng.normal(0.0, sigma, 10_000))
+    honest = AuditScores(rng.normal(1.0, sigma, 10_000), rng.normal(0.0, sigma, 10_000), trials="independent")
     assert epsilon_from_gdp(honest, alpha=0.05, delta=1e-5).eps_lb < epsilon
 
 
 def test_uncorrected_and_jeffreys_are_estimates():
     rng = np.random.default_rng(9)
-    scores = AuditScores(rng.normal(1, 1, 500), rng.normal(0, 1, 500))
+    scores = AuditScores(rng.normal(1, 1, 500), rng.normal(0, 1, 500), trials="independent")
     assert epsilon_from_gdp(scores, threshold_strategy="uncorrected").valid_as == "estimate"
     assert epsilon_from_gdp(scores, interval="jeffreys").valid_as == "estimate"
     assert epsilon_from_gdp(scores, threshold_strategy="split", rng=1).num_hypotheses == 2
@@ -91,3 +91,31 @@ def test_uncorrected_and_jeffreys_are_estimates():
 def test_bad_arguments_name_the_parameter(kwargs, name):
     with pytest.raises(ValueError, match=name):
         epsilon_from_gdp(HAND, **kwargs)
+
+
+@pytest.mark.parametrize("mu", [0.1, 1.0, 3.0])
+def test_uncorrected_search_matches_jax_privacy_tight_test(mu):
+    # google-deepmind/jax_privacy, jax_privacy/auditing/canary_score_auditor_test.py,
+    # test_epsilon_from_gdp_tight: α = 0.1, δ = 0.05, 10^5 IN ~ N(μ, 1) and 10^5 OUT ~ N(0, 1) drawn in that
+    # order from default_rng(0xBAD5EED); ε within 5% of the true ε (0 at μ = 0.1, where δ(0) = 0.040 < δ).
+    # jax_privacy's search uses α/2 per rate over every threshold, i.e. our "uncorrected" estimate.
+    rng = np.random.default_rng(0xBAD5EED)
+    scores = AuditScores(rng.normal(mu, 1, 100_000), rng.normal(0, 1, 100_000), trials="independent")
+    result = epsilon_from_gdp(scores, alpha=0.1, delta=0.05, threshold_strategy="uncorrected")
+    true_epsilon = dpmech.gaussian_epsilon(0.05, sigma=1.0, sensitivity=mu)
+    np.testing.assert_allclose(result.eps_lb, true_epsilon, rtol=0.05)
+    assert result.valid_as == "estimate"
+
+
+def test_one_direction_spends_alpha_on_half_the_hypotheses():
+    # IN ~ N(1, 1), OUT ~ N(0, 1), 2000 per side: the forward rule carries the signal, so testing it alone
+    # (half the Bonferroni hypotheses) gives a larger μ_lb; on reversed scores only the two-sided test sees it.
+    rng = np.random.default_rng(21)
+    in_scores, out_scores = rng.normal(1, 1, 2000), rng.normal(0, 1, 2000)
+    forward = AuditScores(in_scores, out_scores, trials="independent")
+    one = epsilon_from_gdp(forward, two_sided=False)
+    both = epsilon_from_gdp(forward)
+    assert one.num_hypotheses * 2 == both.num_hypotheses and one.mu_lb > both.mu_lb > 0.7
+    reverse = AuditScores(-in_scores, -out_scores, trials="independent")
+    assert epsilon_from_gdp(reverse, two_sided=False).mu_lb == 0.0
+    assert epsilon_from_gdp(reverse).mu_lb == pytest.approx(both.mu_lb)

@@ -68,7 +68,7 @@ def test_k_ary_randomized_response_with_abstention():
 
 def test_ties_at_a_cut_are_abstained_on():
     # Every score equal: no rule separates the canaries, so nothing is guessed and ε_lb = 0.
-    scores = AuditScores(np.zeros(50), np.zeros(50))
+    scores = AuditScores(np.zeros(50), np.zeros(50), trials="independent")
     result = epsilon_one_run(scores)
     assert result.counts["guesses"] == 0 and result.eps_lb == 0.0
 
@@ -79,7 +79,7 @@ def test_grid_strategies_on_gaussian_canaries(guessing):
     rng = np.random.default_rng(12)
     is_in = rng.random(4000) < 0.5
     values = rng.normal(4.0 * is_in, 1.0)
-    scores = AuditScores(values[is_in], values[~is_in])
+    scores = AuditScores(values[is_in], values[~is_in], trials="independent")
     corrected = epsilon_one_run(scores, delta=1e-5, guessing=guessing)
     uncorrected = epsilon_one_run(scores, delta=1e-5, guessing=guessing, threshold_strategy="uncorrected")
     split = epsilon_one_run(scores, delta=1e-5, guessing=guessing, threshold_strategy="split", rng=4)
@@ -93,8 +93,8 @@ def test_grid_strategies_on_gaussian_canaries(guessing):
 def test_polarity_flip_gives_the_same_bound():
     rng = np.random.default_rng(13)
     in_scores, out_scores = rng.normal(3, 1, 900), rng.normal(0, 1, 1100)
-    up = epsilon_one_run(AuditScores(in_scores, out_scores))
-    down = epsilon_one_run(AuditScores(-in_scores, -out_scores, higher_is_in=False))
+    up = epsilon_one_run(AuditScores(in_scores, out_scores, trials="independent"))
+    down = epsilon_one_run(AuditScores(-in_scores, -out_scores, higher_is_in=False, trials="independent"))
     assert up.eps_lb == down.eps_lb and up.counts == down.counts
 
 
@@ -114,7 +114,7 @@ def test_polarity_flip_gives_the_same_bound():
 )
 def test_bad_arguments_name_the_parameter(kwargs, name):
     with pytest.raises(ValueError, match=name):
-        epsilon_one_run(AuditScores([1.0, 2.0], [0.0, -1.0]), **kwargs)
+        epsilon_one_run(AuditScores([1.0, 2.0], [0.0, -1.0], trials="independent"), **kwargs)
 
 
 @pytest.mark.parametrize(
@@ -142,3 +142,77 @@ def test_p_value_property_against_the_authors_loop(epsilon, delta, r, data):
     m = data.draw(st.integers(r, 500))
     assert one_run_p_value(epsilon, delta, r, v, m) == pytest.approx(_authors_p_value(epsilon, delta, r, v, m),
                                                                       rel=1e-9, abs=1e-300)
+
+
+@given(r=st.integers(1, 20_000), data=st.data(), epsilon=st.floats(0.0, 6.0))
+def test_window_maximum_is_never_understated(r, data, epsilon):
+    # The unimodal search against the exact maximum of reverse cumulative pmf sums (the authors' definition):
+    # never below it, and above it by at most the documented 1e-10 margin plus rounding.
+    from audits.one_run import _window_average_max
+
+    v = data.draw(st.integers(1, r))
+    q = float(special.expit(epsilon))
+    pmf_desc = stats.binom.pmf(np.arange(v - 1, -1, -1), r, q)
+    exact = float(np.max(np.cumsum(pmf_desc) / np.arange(1, v + 1)))
+    found = _window_average_max(r, v, q)
+    assert found >= exact
+    assert found <= exact * (1 + 2e-10) + 1e-300
+
+
+@pytest.mark.parametrize("curve", ["f-dp", "f-dp-gaussian"])
+@pytest.mark.parametrize("r, v, m", [(100, 90, 1000), (1000, 700, 5000), (50, 50, 50)])
+def test_fdp_margin_decreases_in_epsilon_and_bound_is_the_crossing(curve, r, v, m):
+    from audits.one_run_fdp import epsilon_for_counts, falsification_margin
+
+    grid = np.linspace(0.05, 8, 160)
+    margins = [falsification_margin(curve, e, 1e-5, r, v, m, 0.05) for e in grid]
+    assert np.all(np.diff(margins) <= 1e-15)
+    eps_lb = epsilon_for_counts(curve, 0.05, 1e-5, r, v, m)
+    assert eps_lb > 0
+    assert falsification_margin(curve, eps_lb, 1e-5, r, v, m, 0.05) > 0
+    assert falsification_margin(curve, eps_lb + 1e-6, 1e-5, r, v, m, 0.05) <= 0
+
+
+def test_fdp_recursion_matches_a_hand_computation():
+    # (ε, δ) = (0, 0) trade-off: f̄⁻¹(y) = y. r = 3 guesses, v = 2 correct, m = 10, τ = 0.1:
+    # start r₂ = 0.02, h₂ = 0.01; i = 1: h₁ = 0.02, r₁ = 0.02 + (1/2)(0.01) = 0.025;
+    # i = 0: h₀ = 0.025, r₀ = 0.025 + 0 = 0.025; margin = 0.05 − 0.3 < 0.
+    from audits.one_run_fdp import falsification_margin
+
+    assert falsification_margin("f-dp", 0.0, 0.0, 3, 2, 10, 0.1) == pytest.approx(0.025 + 0.025 - 0.3, rel=1e-14)
+
+
+def test_fdp_analyses_are_labelled():
+    scores = label_randomized_response_scores(2000, 2.0, 2, np.random.default_rng(5))
+    plain = epsilon_one_run(scores, analysis="f-dp", threshold_strategy="explicit", guess_thresholds=[(-0.5, 0.5)])
+    gaussian = epsilon_one_run(scores, delta=1e-5, analysis="f-dp-gaussian", threshold_strategy="explicit",
+                               guess_thresholds=[(-0.5, 0.5)])
+    assert plain.method == "one-run f-dp" and plain.valid_as == "certified" and 1.0 < plain.eps_lb < 2.5
+    assert gaussian.method == "one-run f-dp-gaussian" and "Gaussian-shaped" in gaussian.assumption
+    with pytest.raises(ValueError, match="delta"):
+        epsilon_one_run(scores, analysis="f-dp-gaussian")
+    with pytest.raises(ValueError, match="analysis"):
+        epsilon_one_run(scores, analysis="mahloujifar")
+
+
+def test_hull_guess_rules_follow_jax_privacy():
+    # jax_privacy's one-run search: one-sided rules "IN if score >= t" at every ROC-hull vertex, α divided by
+    # their number. Here: the chosen rule's counts are a hull vertex's (TP + FP, TP), and the data-dependent
+    # Bonferroni is labelled an estimate, its split version certified.
+    from audits.metrics import hull_indices, roc_counts
+
+    rng = np.random.default_rng(14)
+    is_in = rng.random(3000) < 0.5
+    values = np.round(rng.normal(2.0 * is_in, 1.0), 2)  # ties, so ">=" versus ">" matters
+    scores = AuditScores(values[is_in], values[~is_in], trials="independent")
+    result = epsilon_one_run(scores, guessing="one-sided", guess_rules="hull")
+    counts = roc_counts(scores)
+    vertices = hull_indices(counts)[1:]
+    pairs = set(zip((counts.true_positives + counts.false_positives)[vertices].tolist(),
+                    counts.true_positives[vertices].tolist()))
+    assert (result.counts["guesses"], result.counts["correct"]) in pairs
+    assert result.num_hypotheses == vertices.size and result.valid_as == "estimate" and result.eps_lb > 1.0
+    split = epsilon_one_run(scores, guessing="one-sided", guess_rules="hull", threshold_strategy="split", rng=2)
+    assert split.valid_as == "certified" and split.num_hypotheses == 1
+    with pytest.raises(ValueError, match="guess_rules"):
+        epsilon_one_run(scores, guess_rules="hull")

@@ -28,7 +28,7 @@ def test_gaussian_report_files_and_round_trip(gaussian_audit, tmp_path):
     markdown = paths["markdown"].read_text(encoding="utf-8")
     assert "white-box" in markdown and f"{gaussian_audit.eps_lb:.6g}" in markdown
     with np.load(paths["scores"]) as raw:
-        scores = AuditScores(raw["in_scores"], raw["out_scores"], bool(raw["higher_is_in"]))
+        scores = AuditScores(raw["in_scores"], raw["out_scores"], bool(raw["higher_is_in"]), str(raw["trials"]))
     recomputed = epsilon_from_gdp(scores, alpha=gaussian_audit.alpha, delta=gaussian_audit.delta)
     assert recomputed.as_dict() == gaussian_audit.result.as_dict()
 
@@ -42,7 +42,7 @@ def test_label_report_round_trip(tmp_path):
     assert stored["threat_model"] == {"access": "black-box", "canary": audit.threat_model.canary, "runs": 1,
                                       "trials_per_side": None, "canaries": 5000}
     with np.load(paths["scores"]) as raw:
-        scores = AuditScores(raw["in_scores"], raw["out_scores"], bool(raw["higher_is_in"]))
+        scores = AuditScores(raw["in_scores"], raw["out_scores"], bool(raw["higher_is_in"]), str(raw["trials"]))
     recomputed = epsilon_one_run(scores, threshold_strategy="explicit", guess_thresholds=[(-0.5, 0.5)])
     assert recomputed.eps_lb == audit.eps_lb
 

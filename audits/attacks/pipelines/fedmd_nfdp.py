@@ -104,7 +104,7 @@ def audit_fedmd_nfdp(data, config: FedMdNfdpConfig | None = None, seed: int = 0,
     outcomes = run_clients(_canary_run, arguments, runs_seed, n_jobs=n_jobs)
     score_values = np.array([score for score, _ in outcomes])
     sampled = np.array([was_sampled for _, was_sampled in outcomes[:trials]])
-    scores = AuditScores(score_values[:trials], score_values[trials:])
+    scores = AuditScores(score_values[:trials], score_values[trials:], trials="independent")
 
     at_claim = epsilon_lower_bound(scores, alpha=alpha, delta=claim.delta)
     meaningful_delta = MEANINGFUL_DELTA_FACTOR / n
