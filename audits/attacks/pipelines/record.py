@@ -113,7 +113,8 @@ def projected_scores(out_releases, in_releases, centre_without, centre_with) -> 
     """IN/OUT scores of sampled releases (R, ...) projected on the unit direction from ``centre_without`` to ``centre_with``.
 
     For releases that add isotropic Gaussian noise of scale 1 (whitened) this is the Neyman–Pearson
-    statistic of the two worlds (:mod:`audits.attacks.gaussian_output`); higher means IN.
+    statistic of the two worlds (:mod:`audits.attacks.gaussian_output`); higher means IN. Each
+    release is an independent draw of the release step, so the scores are independent trials.
     """
     difference = (np.asarray(centre_with, dtype=float) - np.asarray(centre_without, dtype=float)).ravel()
     distance = float(np.linalg.norm(difference))
@@ -125,7 +126,7 @@ def projected_scores(out_releases, in_releases, centre_without, centre_with) -> 
         releases = np.asarray(releases, dtype=float)
         return (releases.reshape(releases.shape[0], -1) - np.ravel(centre_without)) @ direction
 
-    return AuditScores(project(in_releases), project(out_releases), higher_is_in=True)
+    return AuditScores(project(in_releases), project(out_releases), higher_is_in=True, trials="independent")
 
 
 def displacement_check(parameters_without, parameters_with, event_sensitivity) -> dict:
