@@ -1,0 +1,200 @@
+"""Privacy-loss functions against dp_accounting's known answers, 50-digit references and its live code."""
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats
+
+from dpmech.conversions import privacy_loss as pl
+from tests.dpmech.conversions import dp_accounting_known_answers as known
+
+FUNCTIONS = {
+    "gaussian": (pl.gaussian_privacy_loss, pl.gaussian_inverse_privacy_loss, pl.gaussian_delta_for_epsilon),
+    "laplace": (pl.laplace_privacy_loss, pl.laplace_inverse_privacy_loss, pl.laplace_delta_for_epsilon),
+    "discrete_laplace": (
+        pl.discrete_laplace_privacy_loss,
+        pl.discrete_laplace_inverse_privacy_loss,
+        pl.discrete_laplace_delta_for_epsilon,
+    ),
+}
+
+
+def _rows(kind, which, table):
+    return [pytest.param(kind, which, *row, id=f"{kind}-{which}-{i}") for i, row in enumerate(table)]
+
+
+CASES = (
+    _rows("laplace", 0, known.TEST_LAPLACE_PRIVACY_LOSS)
+    + _rows("laplace", 1, known.TEST_LAPLACE_INVERSE_PRIVACY_LOSS)
+    + _rows("laplace", 2, known.TEST_LAPLACE_GET_DELTA_FOR_EPSILON)
+    + _rows("gaussian", 0, known.TEST_GAUSSIAN_PRIVACY_LOSS)
+    + _rows("gaussian", 1, known.TEST_GAUSSIAN_INVERSE_PRIVACY_LOSS)
+    + _rows("gaussian", 2, known.TEST_GAUSSIAN_GET_DELTA_FOR_EPSILON)
+    + _rows("discrete_laplace", 0, known.TEST_DISCRETE_LAPLACE_PRIVACY_LOSS)
+    + _rows("discrete_laplace", 1, known.TEST_DISCRETE_LAPLACE_INVERSE_PRIVACY_LOSS)
+    + _rows("discrete_laplace", 2, known.TEST_DISCRETE_LAPLACE_GET_DELTA_FOR_EPSILON)
+)
+VECTOR_CASES = (
+    _rows("laplace", 2, known.TEST_LAPLACE_GET_DELTA_FOR_EPSILON_VECTORIZED)
+    + _rows("gaussian", 2, known.TEST_GAUSSIAN_GET_DELTA_FOR_EPSILON_VECTORIZED)
+    + _rows("discrete_laplace", 2, known.TEST_DISCRETE_LAPLACE_GET_DELTA_FOR_EPSILON_VECTORIZED)
+)
+
+
+@pytest.mark.parametrize("kind,which,parameter,sensitivity,sampling_prob,adjacency,argument,expected", CASES)
+def test_dp_accounting_known_answers(kind, which, parameter, sensitivity, sampling_prob, adjacency, argument, expected):
+    """dp_accounting privacy_loss_mechanism_test.py: test_<mechanism>_{privacy_loss,inverse_privacy_loss,get_delta_for_epsilon}."""
+    function = FUNCTIONS[kind][which]
+    result = function(argument, parameter, sensitivity, sampling_prob, adjacency)
+    if math.isinf(expected):
+        assert result == expected
+    else:
+        assert result == pytest.approx(expected, abs=5e-8)
+
+
+@pytest.mark.parametrize("kind,which,parameter,sensitivity,sampling_prob,adjacency,epsilons,expected", VECTOR_CASES)
+def test_dp_accounting_known_answers_vectorised(kind, which, parameter, sensitivity, sampling_prob, adjacency, epsilons, expected):
+    """dp_accounting privacy_loss_mechanism_test.py: test_<mechanism>_get_delta_for_epsilon_vectorized."""
+    result = FUNCTIONS[kind][2](np.array(epsilons), parameter, sensitivity, sampling_prob, adjacency)
+    assert result.shape == (len(epsilons),)
+    np.testing.assert_allclose(result, expected, rtol=0, atol=5e-8)
+
+
+def _reference_delta(kind, epsilon, parameter, sensitivity, q, adjacency):
+    """sup_S μ_upper(S) − e^ε μ_lower(S) with 50 digits, by the same threshold rule in mpmath."""
+    with mpmath.workdps(50):
+        e, s, q = mpmath.mpf(epsilon), mpmath.mpf(sensitivity), mpmath.mpf(q)
+        p = mpmath.mpf(parameter)
+        if kind == "gaussian":
+            cdf = lambda x: mpmath.ncdf(x / p)  # noqa: E731
+        else:
+            cdf = lambda x: mpmath.mpf(1) / 2 * mpmath.exp(x / p) if x < 0 else 1 - mpmath.exp(-x / p) / 2  # noqa: E731
+        if adjacency == "remove":
+            upper = lambda x: (1 - q) * cdf(x) + q * cdf(x + s)  # noqa: E731
+            lower = cdf
+            loss = lambda x: mpmath.log((1 - q) + q * _ratio(kind, x, s, p))  # noqa: E731
+        else:
+            upper = cdf
+            lower = lambda x: (1 - q) * cdf(x) + q * cdf(x - s)  # noqa: E731
+            loss = lambda x: -mpmath.log((1 - q) + q * _ratio(kind, -x, s, p))  # noqa: E731
+        x = mpmath.findroot(lambda t: loss(t) - e, mpmath.mpf(0), solver="secant") if kind == "gaussian" else None
+        return upper(x) - mpmath.exp(e) * lower(x)
+
+
+def _ratio(kind, x, s, p):
+    return mpmath.exp(s * (-s / 2 - x) / p**2)
+
+
+@pytest.mark.parametrize("adjacency", ["add", "remove"])
+@pytest.mark.parametrize(
+    "epsilon,sigma,q",
+    [(1.0, 1.0, 1.0), (5.0, 0.5, 1.0), (30.0, 0.5, 1.0), (0.5, 2.0, 0.1), (3.0, 1.0, 0.01), (8.0, 0.8, 0.5), (-0.2, 1.0, 0.3)],
+)
+def test_gaussian_delta_matches_50_digit_reference_far_into_the_tail(epsilon, sigma, q, adjacency):
+    if adjacency == "add" and q < 1 and epsilon >= -math.log1p(-q):
+        pytest.skip("δ is exactly 0 there")
+    reference = _reference_delta("gaussian", epsilon, sigma, 1.0, q, adjacency)
+    result = pl.gaussian_delta_for_epsilon(epsilon, sigma, 1.0, q, adjacency)
+    assert result == pytest.approx(float(reference), rel=1e-10)
+    assert result > 0
+
+
+def test_gaussian_delta_at_q_one_equals_the_analytic_gaussian_profile():
+    from dpmech import gaussian_delta
+
+    epsilons = np.linspace(0, 20, 41)
+    for adjacency in ("add", "remove"):
+        np.testing.assert_allclose(
+            pl.gaussian_delta_for_epsilon(epsilons, 0.7, 1.3, 1.0, adjacency), gaussian_delta(epsilons, 0.7, 1.3), rtol=1e-11
+        )
+
+
+@given(
+    x=st.floats(-30, 30),
+    parameter=st.floats(0.1, 10),
+    sensitivity=st.floats(0.1, 5),
+    q=st.floats(0.01, 1.0),
+    adjacency=st.sampled_from(["add", "remove"]),
+    kind=st.sampled_from(["gaussian", "laplace"]),
+)
+def test_inverse_is_the_largest_x_whose_loss_reaches_the_value(x, parameter, sensitivity, q, adjacency, kind):
+    loss, inverse, _ = FUNCTIONS[kind]
+    value = loss(x, parameter, sensitivity, q, adjacency)
+    if not math.isfinite(value):
+        return
+    x_star = inverse(value, parameter, sensitivity, q, adjacency)
+    tolerance = 1e-9 * (1 + abs(value))
+    # Near the loss's supremum or infimum the inverse is ill-conditioned in x, so compare losses.
+    if math.isfinite(x_star):
+        assert loss(x_star, parameter, sensitivity, q, adjacency) >= value - tolerance
+        step = 1e-6 * (1 + abs(x_star))
+        assert loss(x_star + step, parameter, sensitivity, q, adjacency) <= value + tolerance
+    elif x_star == -math.inf:
+        # Only a value that rounded onto the loss's supremum −log(1 − q) (add) has no x reaching it.
+        assert adjacency == "add" and q < 1 and value >= -math.log1p(-q) - tolerance
+    else:
+        assert x_star == math.inf
+
+
+@given(
+    epsilon=st.floats(-3, 10),
+    parameter=st.floats(0.2, 5),
+    sensitivity=st.integers(1, 4),
+    q=st.floats(0.05, 1.0),
+    adjacency=st.sampled_from(["add", "remove"]),
+    kind=st.sampled_from(["gaussian", "laplace", "discrete_laplace"]),
+)
+def test_delta_matches_dp_accounting_and_is_a_hockey_stick_divergence(epsilon, parameter, sensitivity, q, adjacency, kind):
+    from dp_accounting.pld import privacy_loss_mechanism as m
+
+    classes = {"gaussian": m.GaussianPrivacyLoss, "laplace": m.LaplacePrivacyLoss, "discrete_laplace": m.DiscreteLaplacePrivacyLoss}
+    theirs = classes[kind](parameter, sensitivity=sensitivity, sampling_prob=q, adjacency_type=m.AdjacencyType[adjacency.upper()])
+    ours = FUNCTIONS[kind][2](epsilon, parameter, sensitivity, q, adjacency)
+    assert 0.0 <= ours <= 1.0
+    assert ours >= -np.expm1(min(epsilon, 0.0)) * (1 - 1e-12) - 1e-15  # δ(ε) >= 1 − e^ε
+    assert ours == pytest.approx(theirs.get_delta_for_epsilon(epsilon), abs=1e-9, rel=1e-7)
+
+
+@given(parameter=st.floats(0.2, 5), sensitivity=st.integers(1, 4), q=st.floats(0.05, 1.0), adjacency=st.sampled_from(["add", "remove"]))
+def test_discrete_laplace_delta_equals_exact_enumeration(parameter, sensitivity, q, adjacency):
+    support = np.arange(-200, 201)
+    mass = stats.dlaplace.pmf(support, parameter)
+    shifted = stats.dlaplace.pmf(support + sensitivity if adjacency == "remove" else support - sensitivity, parameter)
+    mixture = (1 - q) * mass + q * shifted
+    upper, lower = (mixture, mass) if adjacency == "remove" else (mass, mixture)
+    epsilons = np.linspace(-1, 3, 9)
+    exact = np.maximum(upper[None, :] - np.exp(epsilons)[:, None] * lower[None, :], 0).sum(axis=1)
+    np.testing.assert_allclose(pl.discrete_laplace_delta_for_epsilon(epsilons, parameter, sensitivity, q, adjacency), exact, atol=1e-12)
+
+
+def test_delta_is_monotone_non_increasing_in_epsilon():
+    epsilons = np.linspace(-5, 40, 2001)
+    for kind in FUNCTIONS:
+        for adjacency in ("add", "remove"):
+            delta = FUNCTIONS[kind][2](epsilons, 0.6, 1, 0.3, adjacency)
+            assert np.all(np.diff(delta) <= 1e-300)
+
+
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (lambda: pl.gaussian_privacy_loss(0.0, 0.0), "standard_deviation"),
+        (lambda: pl.gaussian_privacy_loss(0.0, 1.0, -1.0), "sensitivity"),
+        (lambda: pl.laplace_delta_for_epsilon(0.0, 1.0, 1.0, 0.0), "sampling_prob"),
+        (lambda: pl.laplace_delta_for_epsilon(0.0, 1.0, 1.0, 1.5), "sampling_prob"),
+        (lambda: pl.laplace_delta_for_epsilon(0.0, 1.0, 1.0, 1.0, "replace"), "adjacency"),
+        (lambda: pl.laplace_delta_for_epsilon(float("nan"), 1.0), "epsilon"),
+        (lambda: pl.discrete_laplace_privacy_loss(0.5, 1.0), "x must be an integer"),
+        (lambda: pl.discrete_laplace_privacy_loss(0, 1.0, 1.5), "sensitivity"),
+        (lambda: pl.gaussian_inverse_privacy_loss(3.0, 1.0, 1.0, 0.5, "add"), "privacy_loss"),
+        (lambda: pl.gaussian_inverse_privacy_loss(-3.0, 1.0, 1.0, 0.5, "remove"), "privacy_loss"),
+        (lambda: pl.gaussian_privacy_loss("1", 1.0), "x"),
+    ],
+)
+def test_bad_input_raises_value_error_naming_the_parameter(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
