@@ -309,3 +309,58 @@ def _make(kind: str, parameter_name: str, integer_sensitivity: bool, adjacencies
 (discrete_laplace_privacy_loss, discrete_laplace_inverse_privacy_loss, discrete_laplace_delta_for_epsilon) = _make(
     "discrete_laplace", "decay a (mass ∝ e^{−a|x|})", True
 )
+
+
+REPLACE_ONE = "replace_one"
+REPLACE_SPECIAL = "replace_special"
+
+
+def randomized_response_privacy_losses(noise_parameter, num_buckets, relation=REPLACE_ONE, adjacency=REMOVE):
+    """The exact privacy-loss distribution of K-ary randomized response, as (losses, probabilities).
+
+    dp_accounting's ``from_randomized_response`` (``pld/privacy_loss_distribution.py``) before
+    discretisation: R(x) outputs a uniform bucket with probability p (``noise_parameter``)
+    and x otherwise, so Pr[R(x) = x] = a = 1 − p + p/K and every other bucket has p/K.
+
+    * ``"replace_one"`` (x → x'): losses ln(a/(p/K)), its negative and 0 with probabilities
+      a, p/K and (K − 2)p/K; the same in both directions.
+    * ``"replace_special"`` (x → a special input whose output is uniform): ``adjacency="remove"``
+      compares R(x) with uniform (losses ln(Ka) with probability a and ln p with 1 − a),
+      ``"add"`` uniform with R(x) (losses −ln(Ka) with probability 1/K, −ln p with (K − 1)/K).
+
+    Atoms of probability 0 are left out; probabilities sum to 1.
+
+    Args:
+        noise_parameter: p in (0, 1].
+        num_buckets: K >= 2.
+        relation: ``"replace_one"`` or ``"replace_special"``.
+        adjacency: ``"remove"`` or ``"add"`` (matters only for ``"replace_special"``).
+    """
+    p = float(check.in_interval("noise_parameter", noise_parameter, 0.0, 1.0, low_open=True, high_open=False))
+    k = check.integer_scalar("num_buckets", num_buckets, 2)
+    relation = check.choice("relation", relation, (REPLACE_ONE, REPLACE_SPECIAL))
+    adjacency = check.choice("adjacency", adjacency, ADJACENCIES)
+    keep = 1.0 - p + p / k
+    if relation == REPLACE_ONE:
+        log_ratio = math.log1p(k * (1.0 - p) / p)
+        losses = np.array([log_ratio, -log_ratio, 0.0])
+        probabilities = np.array([keep, p / k, (k - 2) * p / k])
+    elif adjacency == REMOVE:
+        losses = np.array([math.log(k * keep), math.log(p)])
+        probabilities = np.array([keep, (k - 1) * p / k])
+    else:
+        losses = np.array([-math.log(k * keep), -math.log(p)])
+        probabilities = np.array([1.0 / k, (k - 1) / k])
+    present = probabilities > 0
+    return losses[present], probabilities[present]
+
+
+def randomized_response_delta_for_epsilon(epsilon, noise_parameter, num_buckets, relation=REPLACE_ONE, adjacency=REMOVE):
+    """Tight δ(ε) = Σ Pr[ℓ]·(1 − e^{ε − ℓ})₊ of K-ary randomized response; broadcasts over ε.
+
+    Arguments as in :func:`randomized_response_privacy_losses`; ε may be negative.
+    """
+    epsilon = _not_nan("epsilon", epsilon)
+    losses, probabilities = randomized_response_privacy_losses(noise_parameter, num_buckets, relation, adjacency)
+    gap = np.minimum(np.asarray(epsilon)[..., None] - losses, 0.0)
+    return check.scalar_or_array(np.sum(probabilities * -np.expm1(gap), axis=-1))

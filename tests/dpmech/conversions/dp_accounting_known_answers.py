@@ -1,7 +1,8 @@
 """Known answers from dp_accounting 0.6.0's own tests, copied verbatim.
 
 Source: google/differential-privacy, python/dp_accounting/pld/privacy_loss_mechanism_test.py
-(as shipped in the dp-accounting 0.6.0 wheel). Each list is the ``parameterized.parameters``
+(as shipped in the dp-accounting 0.6.0 wheel), and at the end pld/privacy_loss_distribution_test.py
+(RandomizedResponsePrivacyLossDistributionTest). Each list is the ``parameterized.parameters``
 table of the test named in its comment, with ADD, REM and REP written as 'add', 'remove' and
 'replace'. Columns: (noise parameter, sensitivity, sampling_prob, adjacency, input, expected).
 dp_accounting checks them with ``assertAlmostEqual`` (7 decimal places).
@@ -307,4 +308,28 @@ TEST_DISCRETE_LAPLACE_GET_DELTA_FOR_EPSILON_VECTORIZED = [
     (0.5, 4, 0.2, 'add', [-0.3, -0.2, -0.1, 0.0, 0.1, 0.2, 0.3], [0.31709255, 0.25960017, 0.19633877, 0.12642411, 0.058632421, 0.0, 0.0]),
     (0.5, 4, 1.0, 'remove', [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0], [0.86466472, 0.77686984, 0.7222211, 0.63212056, 0.54202002, 0.39346934, 0.0]),
     (0.5, 4, 0.2, 'remove', [-0.3, -0.2, -0.1, 0.0, 0.1, 0.2, 0.3], [0.25918178, 0.18126925, 0.14821539, 0.12642411, 0.11181698, 0.095673604, 0.07817137]),
+]
+
+
+# privacy_loss_distribution_test.py, RandomizedResponsePrivacyLossDistributionTest: PMFs of the PLD
+# discretised with interval 1 rounding up (pessimistic) or down (optimistic), or with the given
+# interval rounding up (noise_parameter 0.2, 4 buckets). 'expected_rounded_pmf' is the REMOVE
+# direction, 'expected_rounded_pmf_add' the ADD direction (REPLACE_SPECIAL only).
+RANDOMIZED_RESPONSE_PESSIMISTIC = [
+    {'noise_parameter': 0.5, 'num_buckets': 2, 'neighbor_rel': 'replace_one', 'expected_rounded_pmf': {2: 0.75, -1: 0.25}},
+    {'noise_parameter': 0.5, 'num_buckets': 2, 'neighbor_rel': 'replace_special', 'expected_rounded_pmf': {1: 0.75, 0: 0.25}, 'expected_rounded_pmf_add': {1: 0.5, 0: 0.5}},
+    {'noise_parameter': 0.2, 'num_buckets': 4, 'neighbor_rel': 'replace_one', 'expected_rounded_pmf': {3: 0.85, -2: 0.05, 0: 0.1}},
+    {'noise_parameter': 0.2, 'num_buckets': 4, 'neighbor_rel': 'replace_special', 'expected_rounded_pmf': {2: 0.85, -1: 0.15}, 'expected_rounded_pmf_add': {2: 0.75, -1: 0.25}},
+]
+RANDOMIZED_RESPONSE_DISCRETIZATION = [
+    {'value_discretization_interval': 0.7, 'neighbor_rel': 'replace_one', 'expected_rounded_pmf': {5: 0.85, -4: 0.05, 0: 0.1}},
+    {'value_discretization_interval': 0.5, 'neighbor_rel': 'replace_special', 'expected_rounded_pmf': {3: 0.85, -3: 0.15}, 'expected_rounded_pmf_add': {4: 0.75, -2: 0.25}},
+    {'value_discretization_interval': 2, 'neighbor_rel': 'replace_one', 'expected_rounded_pmf': {2: 0.85, -1: 0.05, 0: 0.1}},
+    {'value_discretization_interval': 2, 'neighbor_rel': 'replace_special', 'expected_rounded_pmf': {1: 0.85, 0: 0.15}, 'expected_rounded_pmf_add': {1: 0.75, 0: 0.25}},
+]
+RANDOMIZED_RESPONSE_OPTIMISTIC = [
+    {'noise_parameter': 0.5, 'num_buckets': 2, 'neighbor_rel': 'replace_one', 'expected_rounded_pmf': {1: 0.75, -2: 0.25}},
+    {'noise_parameter': 0.5, 'num_buckets': 2, 'neighbor_rel': 'replace_special', 'expected_rounded_pmf': {0: 0.75, -1: 0.25}, 'expected_rounded_pmf_add': {0: 0.5, -1: 0.5}},
+    {'noise_parameter': 0.2, 'num_buckets': 4, 'neighbor_rel': 'replace_one', 'expected_rounded_pmf': {2: 0.85, -3: 0.05, 0: 0.1}},
+    {'noise_parameter': 0.2, 'num_buckets': 4, 'neighbor_rel': 'replace_special', 'expected_rounded_pmf': {1: 0.85, -2: 0.15}, 'expected_rounded_pmf_add': {1: 0.75, -2: 0.25}},
 ]

@@ -11,6 +11,7 @@ from scipy import stats
 
 from dpmech.conversions import privacy_loss as pl
 from tests.dpmech.conversions import dp_accounting_known_answers as known
+from tests.profiles import examples
 
 FUNCTIONS = {
     "gaussian": (pl.gaussian_privacy_loss, pl.gaussian_inverse_privacy_loss, pl.gaussian_delta_for_epsilon),
@@ -96,7 +97,9 @@ def _ratio(kind, x, s, p):
 )
 def test_gaussian_delta_matches_50_digit_reference_far_into_the_tail(epsilon, sigma, q, adjacency):
     if adjacency == "add" and q < 1 and epsilon >= -math.log1p(-q):
-        pytest.skip("δ is exactly 0 there")
+        # Every output has loss below −log(1 − q) <= ε there: δ is exactly 0.
+        assert pl.gaussian_delta_for_epsilon(epsilon, sigma, 1.0, q, adjacency) == 0.0
+        return
     reference = _reference_delta("gaussian", epsilon, sigma, 1.0, q, adjacency)
     result = pl.gaussian_delta_for_epsilon(epsilon, sigma, 1.0, q, adjacency)
     assert result == pytest.approx(float(reference), rel=1e-10)
@@ -198,3 +201,63 @@ def test_delta_is_monotone_non_increasing_in_epsilon():
 def test_bad_input_raises_value_error_naming_the_parameter(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def _rounded_pmf(noise_parameter, num_buckets, relation, adjacency, interval, rounding):
+    losses, probabilities = pl.randomized_response_privacy_losses(noise_parameter, num_buckets, relation, adjacency)
+    pmf = {}
+    for loss, probability in zip(rounding(losses / interval).astype(int), probabilities):
+        pmf[int(loss)] = pmf.get(int(loss), 0.0) + probability
+    return pmf
+
+
+@pytest.mark.parametrize(
+    "row,interval,rounding",
+    [(row, 1.0, np.ceil) for row in known.RANDOMIZED_RESPONSE_PESSIMISTIC]
+    + [(row, 1.0, np.floor) for row in known.RANDOMIZED_RESPONSE_OPTIMISTIC]
+    + [(dict(row, noise_parameter=0.2, num_buckets=4), row["value_discretization_interval"], np.ceil) for row in known.RANDOMIZED_RESPONSE_DISCRETIZATION],
+)
+def test_randomized_response_losses_match_dp_accounting_discretised_pmfs(row, interval, rounding):
+    """privacy_loss_distribution_test.py: test_randomized_response_{pessimistic,optimistic,discretization}."""
+    directions = [("remove", row["expected_rounded_pmf"])]
+    if "expected_rounded_pmf_add" in row:
+        directions.append(("add", row["expected_rounded_pmf_add"]))
+    for adjacency, expected in directions:
+        pmf = _rounded_pmf(row["noise_parameter"], row["num_buckets"], row["neighbor_rel"], adjacency, interval, rounding)
+        assert pmf.keys() == expected.keys()
+        for loss, probability in expected.items():
+            assert pmf[loss] == pytest.approx(probability, abs=1e-12)
+
+
+@given(
+    p=st.floats(0.01, 0.99),  # dp_accounting refuses p = 1 (our loss is then 0 everywhere)
+    k=st.integers(2, 20),
+    relation=st.sampled_from(["replace_one", "replace_special"]),
+    adjacency=st.sampled_from(["add", "remove"]),
+)
+@examples(0.3)  # dp_accounting builds a PLD per example
+def test_randomized_response_delta_equals_enumeration_and_is_below_dp_accounting_pessimistic_pld(p, k, relation, adjacency):
+    from dp_accounting import privacy_accountant
+    from dp_accounting.pld import privacy_loss_distribution
+
+    keep = 1 - p + p / k
+    truth = np.full(k, p / k)
+    truth[0] = keep
+    if relation == "replace_one":
+        other = np.roll(truth, 1)
+    else:
+        other = np.full(k, 1.0 / k)
+    upper, lower = (truth, other) if adjacency == "remove" or relation == "replace_one" else (other, truth)
+    epsilons = np.linspace(-1, 4, 11)
+    exact = np.maximum(upper[None, :] - np.exp(epsilons)[:, None] * lower[None, :], 0).sum(axis=1)
+    ours = pl.randomized_response_delta_for_epsilon(epsilons, p, k, relation, adjacency)
+    np.testing.assert_allclose(ours, exact, atol=1e-14)
+    relations = {"replace_one": privacy_accountant.NeighboringRelation.REPLACE_ONE,
+                 "replace_special": privacy_accountant.NeighboringRelation.REPLACE_SPECIAL}
+    pld = privacy_loss_distribution.from_randomized_response(p, k, value_discretization_interval=1e-4, neighboring_relation=relations[relation])
+    if relation == "replace_one" or adjacency == "remove":
+        theirs = np.array([pld.get_delta_for_epsilon(float(e)) for e in epsilons[epsilons >= 0]])
+        # dp_accounting reports the larger of the two directions; its pessimistic rounding only adds.
+        both = np.maximum(ours, pl.randomized_response_delta_for_epsilon(epsilons, p, k, relation, "add"))[epsilons >= 0]
+        assert np.all(both <= theirs + 1e-12)
+        np.testing.assert_allclose(both, theirs, atol=1e-3)
