@@ -35,6 +35,7 @@ import numpy as np
 from scipy import special
 
 from .. import validation as check
+from ._logspace import logsumexp
 
 CLASSIC = "classic"
 IMPROVED = "improved"
@@ -66,7 +67,7 @@ def _divergence(orders, weights, log_ratios):
         largest = np.max(np.where(present, log_ratios, -np.inf), axis=-1)
         scaled = u * log_ratios
         small = np.log1p(np.sum(np.where(present, weights * np.expm1(scaled), 0.0), axis=-1))
-        large = special.logsumexp(np.where(present, np.log(weights) + scaled, -np.inf), axis=-1)
+        large = logsumexp(np.where(present, np.log(weights) + scaled, -np.inf), axis=-1)
         use_large = np.max(np.where(present, np.abs(scaled), 0.0), axis=-1) > 1.0
         u = u[..., 0]
         value = np.where(use_large, large, small) / np.where((u > 0) & np.isfinite(u), u, 1.0)
