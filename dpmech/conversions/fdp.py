@@ -145,7 +145,8 @@ def tradeoff_from_profile(alpha, epsilons, deltas):
     alpha = _alpha(alpha)
     epsilons, deltas = _profile_points(epsilons, deltas)
     curves = _approximate_dp_tradeoff(np.asarray(alpha)[..., None], epsilons, deltas)
-    return check.scalar_or_array(curves.max(axis=-1))
+    # Lowered by a relative 1e-12 so that rounding cannot lift it above the valid curve.
+    return check.scalar_or_array(curves.max(axis=-1) * (1.0 - 1e-12))
 
 
 def _profile_points(epsilons, deltas):
@@ -162,8 +163,8 @@ def profile_from_tradeoff(epsilon, alpha_grid, tradeoff_values):
     Dong, Roth & Su 2019, Prop. 2.12: an f-DP mechanism is (ε, 1 + f*(−e^ε))-DP. The function
     g(α) = 1 − f(α) − e^ε α is concave, so on each grid interval it lies below both
     neighbouring chords extended into it; the largest value of the lower of those two lines
-    bounds g there. The returned δ is therefore >= the exact δ(ε) of f (up to the rounding
-    of double arithmetic), whatever the grid; a finer grid makes it tighter.
+    bounds g there. The returned δ, raised by 1e-12 to cover rounding, is therefore >= the
+    exact δ(ε) of f whatever the grid; a finer grid makes it tighter.
 
     Args:
         epsilon: ε values (any real; a negative ε gives δ >= 1 − e^ε), any shape.
@@ -201,7 +202,8 @@ def profile_from_tradeoff(epsilon, alpha_grid, tradeoff_values):
     last = np.maximum(g_left[..., -1] + slope[..., -2] * h[-1], g_left[..., -1])
     bound = np.maximum(np.maximum(first, last), interior.max(axis=-1, initial=-np.inf))
     # f >= 0 caps g at 1 − e^ε α <= 1 everywhere.
-    return check.scalar_or_array(np.clip(bound, 0.0, 1.0))
+    # Raised by 1e-12 (absolute: the chords are differences of values of order 1) to cover rounding.
+    return check.scalar_or_array(np.clip(bound + 1e-12, 0.0, 1.0))
 
 
 def gdp_delta(epsilon, mu):

@@ -44,7 +44,9 @@ SIMPLE = "simple"
 OPTIMAL = "optimal"
 REPLACE_ONE = "replace_one"
 REPLACE_SPECIAL = "replace_special"
-_LARGE_EXPONENT = 500.0
+# Bounds are raised by this relative amount, far above their evaluation error (a few ulps
+# times the conditioning of log and expm1 here), so rounding never makes them optimistic.
+_SAFETY = 1e-12
 
 
 def _orders(orders, minimum=1.0):
@@ -206,7 +208,8 @@ def rdp_epsilon(delta, orders, rdp, method=IMPROVED):
     * ``"classic"``: ε = r + log(1/δ)/(α − 1) (Mironov 2017, Prop. 3).
 
     Every order gives a valid ε, so the minimum over any set of orders is valid; it is
-    the minimum over the orders supplied, not over all α.
+    the minimum over the orders supplied, not over all α, raised by a relative 1e-12 to
+    cover the rounding of its evaluation.
 
     Args:
         delta: δ in (0, 1).
@@ -222,14 +225,15 @@ def rdp_epsilon(delta, orders, rdp, method=IMPROVED):
     method = check.choice("method", method, METHODS)
     epsilons = _conversion_epsilon(orders, rdp, math.log(delta), method)
     best = int(np.argmin(epsilons))
-    return float(epsilons[best]), float(orders[best])
+    return float(epsilons[best]) * (1.0 + _SAFETY), float(orders[best])
 
 
 def rdp_delta(epsilon, orders, rdp):
     """The smallest δ over the given orders with (α, r(α))-RDP ⇒ (ε, δ)-DP; an upper bound on δ.
 
     log δ = (α − 1)(r − ε + log(1 − 1/α)) − log α (Canonne, Kamath & Steinke 2020, Prop. 12),
-    and δ <= sqrt(1 − e^{−r}) (Bretagnolle–Huber) at every order, capped at 1.
+    and δ <= sqrt(1 − e^{−r}) (Bretagnolle–Huber) at every order, capped at 1; raised by a
+    relative 1e-12 to cover rounding.
 
     Returns:
         (δ, α*) with α* the order that attains it.
@@ -241,7 +245,7 @@ def rdp_delta(epsilon, orders, rdp):
         log_delta = np.where(u > 0, u * (rdp - epsilon + np.log1p(-1.0 / orders)) - np.log(orders), np.inf)
         log_delta = np.minimum(log_delta, 0.5 * np.log(-np.expm1(-rdp)))
     best = int(np.argmin(log_delta))
-    return float(min(math.exp(log_delta[best]), 1.0)), float(orders[best])
+    return float(min(math.exp(log_delta[best]) * (1.0 + _SAFETY), 1.0)), float(orders[best])
 
 
 def _curve(orders, rdp):
@@ -264,15 +268,18 @@ def zcdp_epsilon(rho, delta, method=OPTIMAL):
       optimiser's accuracy.
     * ``"simple"``: ρ + 2 sqrt(ρ log(1/δ)) (Bun & Steinke 2016, Prop. 1.3).
 
-    Broadcasts over ``rho`` and ``delta``.
+    Broadcasts over ``rho`` and ``delta``. Results are raised by a relative 1e-12 to cover rounding.
     """
     rho = check.non_negative("rho", rho)
     delta = check.open_unit_interval("delta", delta)
     method = check.choice("method", method, (OPTIMAL, SIMPLE))
     rho, log_delta = np.broadcast_arrays(np.asarray(rho, dtype=float), np.log(delta))
     if method == SIMPLE:
-        return check.scalar_or_array(rho + 2.0 * np.sqrt(rho * -log_delta))
-    return check.scalar_or_array(_minimise_over_orders(lambda orders: _conversion_epsilon(orders, rho[..., None] * orders, log_delta[..., None], IMPROVED), rho.shape))
+        return check.scalar_or_array((rho + 2.0 * np.sqrt(rho * -log_delta)) * (1.0 + _SAFETY))
+    best = _minimise_over_orders(
+        lambda orders: _conversion_epsilon(orders, rho[..., None] * orders, log_delta[..., None], IMPROVED), rho.shape
+    )
+    return check.scalar_or_array(best * (1.0 + _SAFETY))
 
 
 def gaussian_rdp_epsilon(delta, sigma, sensitivity=1.0, compositions=1):
