@@ -31,6 +31,11 @@ digit once δ < 1e-16). Results are double-precision evaluations (relative
 error about 1e-12 against 50-digit references, checked in the tests), not
 directed-rounded bounds.
 
+Mechanisms: Gaussian (σ), Laplace (scale b), discrete Laplace (decay a), the discrete
+Gaussian truncated to [−T, T] as dp_accounting analyses it (Canonne, Kamath & Steinke
+2020), and K-ary randomized response (its exact privacy-loss distribution, as
+dp_accounting's ``from_randomized_response`` builds it before discretisation).
+
 Everything broadcasts over numpy arrays. The Gaussian also takes
 ``adjacency="replace"`` (replace-one with subsampling: μ_upper(x) = (1 − q)μ(x) + qμ(x + Δ),
 μ_lower(x) = (1 − q)μ(x) + qμ(x − Δ)); dp_accounting offers it for no other noise here.
@@ -166,6 +171,42 @@ def _log_q(q):
     """log q and log(1 − q), the latter −inf at q = 1."""
     with np.errstate(divide="ignore"):
         return np.log(q), np.log1p(-q)
+
+
+class _TruncatedDiscreteGaussian(_Noise):
+    """Mass ∝ e^{−x²/(2σ²)} on the integers of [−T, T] (dp_accounting's ``DiscreteGaussianPrivacyLoss``).
+
+    The loss is Gaussian-shaped inside, +∞ where only the shifted distribution's support
+    remains and −∞ where only the unshifted one's does; it is undefined elsewhere.
+    """
+
+    discrete = True
+
+    def __init__(self, sigma, truncation_bound):
+        self.sigma, self.bound = sigma, truncation_bound
+        support = np.arange(-truncation_bound, truncation_bound + 1)
+        log_mass = np.concatenate([[-np.inf], -0.5 * np.square(support) / sigma**2])
+        log_cdf = np.logaddexp.accumulate(log_mass)
+        self.log_cdf_table = log_cdf - log_cdf[-1]  # index 0 is x = −T − 1
+
+    def loss(self, x, sensitivity):
+        x = np.asarray(x, dtype=float)
+        if np.any((x > self.bound) | (x < -self.bound - sensitivity)):
+            raise ValueError(
+                f"x must lie where the truncated discrete Gaussian's loss is defined, [-T - Δ, T] for 'remove' "
+                f"and [-T, T + Δ] for 'add' with T = truncation_bound = {self.bound}"
+            )
+        inside = sensitivity * (-0.5 * sensitivity - x) / self.sigma**2
+        return np.where(x > self.bound - sensitivity, -np.inf, np.where(x < -self.bound, np.inf, inside))
+
+    def inverse(self, loss, sensitivity):
+        with np.errstate(invalid="ignore"):
+            inside = np.floor(np.clip(-0.5 * sensitivity - loss * self.sigma**2 / sensitivity, -self.bound - 1.0, self.bound - sensitivity))
+        return np.where(np.isneginf(loss), self.bound - sensitivity, inside)
+
+    def log_cdf(self, x):
+        index = np.floor(np.clip(np.asarray(x, dtype=float), -self.bound - 1.0, float(self.bound))) + self.bound + 1.0
+        return self.log_cdf_table[index.astype(np.int64)]
 
 
 def _privacy_loss(noise, x, sensitivity, q, adjacency):
@@ -364,3 +405,49 @@ def randomized_response_delta_for_epsilon(epsilon, noise_parameter, num_buckets,
     losses, probabilities = randomized_response_privacy_losses(noise_parameter, num_buckets, relation, adjacency)
     gap = np.minimum(np.asarray(epsilon)[..., None] - losses, 0.0)
     return check.scalar_or_array(np.sum(probabilities * -np.expm1(gap), axis=-1))
+
+
+def _truncated_discrete_gaussian(sigma, sensitivity, truncation_bound):
+    sigma = float(check.positive("sigma", sigma))
+    if truncation_bound is None:
+        # Canonne, Kamath & Steinke's tail bound: mass beyond ⌈11.6σ⌉ is below 1e-30 (dp_accounting's default).
+        truncation_bound = math.ceil(11.6 * sigma)
+    bound = check.integer_scalar("truncation_bound", truncation_bound, 1)
+    sensitivity = check.integer_scalar("sensitivity", sensitivity, 1)
+    if 2 * bound < sensitivity:
+        raise ValueError(f"truncation_bound must be at least sensitivity / 2 = {sensitivity / 2} (got {bound})")
+    return _TruncatedDiscreteGaussian(sigma, bound), float(sensitivity)
+
+
+def _discrete_gaussian_arguments(sigma, sensitivity, sampling_prob, adjacency, truncation_bound):
+    noise, sensitivity = _truncated_discrete_gaussian(sigma, sensitivity, truncation_bound)
+    _, q, adjacency = _common(sensitivity, sampling_prob, adjacency)
+    return noise, np.asarray(sensitivity), q, adjacency
+
+
+def discrete_gaussian_privacy_loss(x, sigma, sensitivity=1, sampling_prob=1.0, adjacency=REMOVE, truncation_bound=None):
+    """Privacy loss ℓ(x) of the discrete Gaussian truncated to [−T, T] (dp_accounting's conventions).
+
+    Canonne, Kamath & Steinke 2020 (the discrete Gaussian); the truncation is dp_accounting's:
+    T = ⌈11.6σ⌉ unless given, so that the analysed mechanism samples from the truncated
+    distribution (mass beyond T is below 1e-30). ``sigma`` is the scale parameter, not the
+    standard deviation; sensitivity Δ is an integer; x an integer where ℓ is defined
+    (ValueError elsewhere). Other arguments as in the module docstring; broadcasts over x.
+    """
+    noise, sensitivity, q, adjacency = _discrete_gaussian_arguments(sigma, sensitivity, sampling_prob, adjacency, truncation_bound)
+    x = _x_argument(noise, x)
+    return check.scalar_or_array(_privacy_loss(noise, x, sensitivity, q, adjacency))
+
+
+def discrete_gaussian_inverse_privacy_loss(privacy_loss, sigma, sensitivity=1, sampling_prob=1.0, adjacency=REMOVE, truncation_bound=None):
+    """The largest integer x with ℓ(x) >= privacy_loss for the truncated discrete Gaussian (see above)."""
+    noise, sensitivity, q, adjacency = _discrete_gaussian_arguments(sigma, sensitivity, sampling_prob, adjacency, truncation_bound)
+    loss = _not_nan("privacy_loss", privacy_loss)
+    return check.scalar_or_array(_inverse_privacy_loss(noise, loss, sensitivity, q, adjacency))
+
+
+def discrete_gaussian_delta_for_epsilon(epsilon, sigma, sensitivity=1, sampling_prob=1.0, adjacency=REMOVE, truncation_bound=None):
+    """Tight δ(ε) of one direction for the truncated discrete Gaussian (see above); ε may be negative."""
+    noise, sensitivity, q, adjacency = _discrete_gaussian_arguments(sigma, sensitivity, sampling_prob, adjacency, truncation_bound)
+    epsilon = _not_nan("epsilon", epsilon)
+    return check.scalar_or_array(_delta_for_epsilon(noise, epsilon, sensitivity, q, adjacency))

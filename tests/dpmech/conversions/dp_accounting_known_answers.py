@@ -333,3 +333,103 @@ RANDOMIZED_RESPONSE_OPTIMISTIC = [
     {'noise_parameter': 0.2, 'num_buckets': 4, 'neighbor_rel': 'replace_one', 'expected_rounded_pmf': {2: 0.85, -3: 0.05, 0: 0.1}},
     {'noise_parameter': 0.2, 'num_buckets': 4, 'neighbor_rel': 'replace_special', 'expected_rounded_pmf': {1: 0.85, -2: 0.15}, 'expected_rounded_pmf_add': {1: 0.75, -2: 0.25}},
 ]
+
+# Discrete Gaussian tables: (sigma, sensitivity, sampling_prob, adjacency, input, expected), the default
+# truncation bound ⌈11.6σ⌉; the get_delta tables carry the truncation bound as a third column.
+# privacy_loss_mechanism_test.py, DiscreteGaussianPrivacyLossTest.test_discrete_gaussian_privacy_loss: 32 rows
+TEST_DISCRETE_GAUSSIAN_PRIVACY_LOSS = [
+    (1.0, 1, 1.0, 'add', 5, -4.5),
+    (1, 1, 1, 'add', -3, 3.5),
+    (1, 2, 1, 'add', 3, -4.0),
+    (4.0, 4, 1.0, 'add', 20, -4.5),
+    (5, 5, 1, 'add', -15, 3.5),
+    (7.0, 14, 1.0, 'add', 21, -4.0),
+    (1.0, 1, 1.0, 'add', -12, inf),
+    (1.0, 1, 1.0, 'add', 13, -inf),
+    (1.0, 1, 0.8, 'add', -4, 1.565960898891332),
+    (1.0, 1, 0.7, 'add', 4, -3.156183763141021),
+    (1.0, 2, 0.4, 'add', -1, 0.4986891437585786),
+    (4.0, 4, 0.3, 'add', -16, 0.3519252431310541),
+    (5.0, 5, 0.4, 'add', 20, -2.628009438900115),
+    (7.0, 14, 0.1, 'add', -7, 0.1033275126220077),
+    (1.0, 1, 0.3, 'add', 13, -inf),
+    (1.0, 1, 0.3, 'add', -12, 0.3566749439387324),
+    (1.0, 1, 1.0, 'remove', 4, -4.5),
+    (1, 1, 1, 'remove', -4, 3.5),
+    (1.0, 2, 1.0, 'remove', 1, -4.0),
+    (4, 4, 1, 'remove', 16, -4.5),
+    (5.0, 5, 1.0, 'remove', -20, 3.5),
+    (7, 14, 1, 'remove', 7, -4.0),
+    (1.0, 1, 1.0, 'remove', -13, inf),
+    (1.0, 1, 1.0, 'remove', 12, -inf),
+    (1.0, 1, 0.8, 'remove', 4, -1.565960898891332),
+    (1.0, 1, 0.7, 'remove', -4, 3.156183763141021),
+    (1.0, 2, 0.4, 'remove', 1, -0.4986891437585786),
+    (4.0, 4, 0.3, 'remove', 16, -0.3519252431310541),
+    (5.0, 5, 0.4, 'remove', -20, 2.628009438900115),
+    (7.0, 14, 0.1, 'remove', 7, -0.1033275126220077),
+    (1.0, 1, 0.3, 'remove', -13, inf),
+    (1.0, 1, 0.3, 'remove', 12, -0.3566749439387324),
+]
+
+# privacy_loss_mechanism_test.py, DiscreteGaussianPrivacyLossTest.test_discrete_gaussian_privacy_loss_value_errors: 6 rows
+TEST_DISCRETE_GAUSSIAN_PRIVACY_LOSS_VALUE_ERRORS = [
+    (1.0, 1, 1.0, 'add', 0.4),
+    (2.0, 7, 1.0, 'remove', -1.1),
+    (1.0, 1, 0.6, 'add', -13),
+    (2.0, 1, 0.5, 'add', 26),
+    (1.0, 1, 0.6, 'remove', -14),
+    (2.0, 1, 0.5, 'remove', 25),
+]
+
+# privacy_loss_mechanism_test.py, DiscreteGaussianPrivacyLossTest.test_discrete_gaussian_inverse_privacy_loss: 24 rows
+TEST_DISCRETE_GAUSSIAN_INVERSE_PRIVACY_LOSS = [
+    (1.0, 1, 1.0, 'add', -4.5, 5),
+    (1.0, 1, 1.0, 'add', 3.5, -3),
+    (1.0, 2, 1.0, 'add', -4.0, 3),
+    (4.0, 4, 1.0, 'add', -4.51, 20),
+    (5.0, 5, 1.0, 'add', 3.49, -15),
+    (7.0, 14, 1.0, 'add', -4.0, 21),
+    (1.0, 1, 0.8, 'add', 1.565961, -5),
+    (1.0, 1, 0.7, 'add', -3.156182, 3),
+    (1.0, 2, 0.4, 'add', 0.4986892, -2),
+    (4.0, 4, 0.3, 'add', 0.3519254, -17),
+    (5.0, 5, 0.4, 'add', -2.6280094, 19),
+    (7.0, 14, 0.1, 'add', 0.1033276, -8),
+    (1.0, 1, 1.0, 'remove', -4.5, 4),
+    (1.0, 1, 1.0, 'remove', 3.5, -4),
+    (1.0, 2, 1.0, 'remove', -4.0, 1),
+    (4.0, 4, 1.0, 'remove', -4.51, 16),
+    (5.0, 5, 1.0, 'remove', 3.49, -20),
+    (7.0, 14, 1.0, 'remove', -4.0, 7),
+    (1.0, 1, 0.8, 'remove', -1.565961, 4),
+    (1.0, 1, 0.7, 'remove', 3.156182, -4),
+    (1.0, 2, 0.4, 'remove', -0.4986892, 1),
+    (4.0, 4, 0.3, 'remove', -0.3519254, 16),
+    (5.0, 5, 0.4, 'remove', 2.6280094, -20),
+    (7.0, 14, 0.1, 'remove', -0.1033276, 7),
+]
+
+# privacy_loss_mechanism_test.py, DiscreteGaussianPrivacyLossTest.test_discrete_gaussian_get_delta_for_epsilon: 8 rows
+TEST_DISCRETE_GAUSSIAN_GET_DELTA_FOR_EPSILON = [
+    (1.0, 1, 2, 1.0, 'add', 1.0, 0.150574425),
+    (10.0, 3, 5, 1.0, 'add', 1.0, 0.263672394),
+    (1.0, 1, 2, 0.8, 'add', 1.0, 0.024865564),
+    (5.0, 3, 5, 0.4, 'add', 0.1, 0.08558498),
+    (1.0, 1, 2, 1.0, 'remove', 1.0, 0.150574425),
+    (10.0, 3, 5, 1.0, 'remove', 1.0, 0.263672394),
+    (1.0, 1, 2, 0.8, 'remove', 1.0, 0.101734157),
+    (5.0, 3, 5, 0.4, 'remove', 0.1, 0.104486937),
+]
+
+# privacy_loss_mechanism_test.py, DiscreteGaussianPrivacyLossTest.test_discrete_gaussian_get_delta_for_epsilon_vectorized: 8 rows
+TEST_DISCRETE_GAUSSIAN_GET_DELTA_FOR_EPSILON_VECTORIZED = [
+    (1.0, 1, 2, 1.0, 'add', [-2.0, -1.0, 0.0, 1.0, 2.0], [0.872038958, 0.687513794, 0.402619947, 0.150574425, 0.054488685]),
+    (10.0, 3, 5, 1.0, 'add', [-2.0, -1.0, 0.0, 1.0, 2.0], [0.900348895, 0.729120212, 0.285480872, 0.263672394, 0.263672394]),
+    (1.0, 1, 2, 0.8, 'add', [-2.0, -1.0, 0.0, 1.0, 2.0], [0.87056411, 0.669546464, 0.322095958, 0.024865564, 0.0]),
+    (5.0, 3, 5, 0.4, 'add', [-0.2, -0.1, 0.0, 0.1, 0.2], [0.258926845, 0.189706273, 0.12952202, 0.08558498, 0.063350727]),
+    (1.0, 1, 2, 1.0, 'remove', [-2.0, -1.0, 0.0, 1.0, 2.0], [0.872038958, 0.687513794, 0.402619947, 0.150574425, 0.054488685]),
+    (10.0, 3, 5, 1.0, 'remove', [-2.0, -1.0, 0.0, 1.0, 2.0], [0.900348895, 0.729120212, 0.285480872, 0.263672394, 0.263672394]),
+    (1.0, 1, 2, 0.8, 'remove', [-2.0, -1.0, 0.0, 1.0, 2.0], [0.864664717, 0.641268089, 0.322095958, 0.101734157, 0.043590948]),
+    (5.0, 3, 5, 0.4, 'remove', [-0.2, -0.1, 0.0, 0.1, 0.2], [0.233136435, 0.172603074, 0.12952202, 0.104486937, 0.094851204]),
+]

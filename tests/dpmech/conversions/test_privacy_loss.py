@@ -261,3 +261,49 @@ def test_randomized_response_delta_equals_enumeration_and_is_below_dp_accounting
         both = np.maximum(ours, pl.randomized_response_delta_for_epsilon(epsilons, p, k, relation, "add"))[epsilons >= 0]
         assert np.all(both <= theirs + 1e-12)
         np.testing.assert_allclose(both, theirs, atol=1e-3)
+
+
+@pytest.mark.parametrize(
+    "which,sigma,sensitivity,q,adjacency,argument,expected",
+    [("loss", *row) for row in known.TEST_DISCRETE_GAUSSIAN_PRIVACY_LOSS]
+    + [("inverse", *row) for row in known.TEST_DISCRETE_GAUSSIAN_INVERSE_PRIVACY_LOSS],
+)
+def test_discrete_gaussian_loss_and_inverse_match_dp_accounting(which, sigma, sensitivity, q, adjacency, argument, expected):
+    """privacy_loss_mechanism_test.py: test_discrete_gaussian_privacy_loss and test_discrete_gaussian_inverse_privacy_loss."""
+    function = pl.discrete_gaussian_privacy_loss if which == "loss" else pl.discrete_gaussian_inverse_privacy_loss
+    result = function(argument, sigma, sensitivity, q, adjacency)
+    assert result == expected if math.isinf(expected) else result == pytest.approx(expected, abs=5e-8)
+
+
+@pytest.mark.parametrize(
+    "sigma,sensitivity,bound,q,adjacency,epsilons,expected",
+    [(*row[:5], [row[5]], [row[6]]) for row in known.TEST_DISCRETE_GAUSSIAN_GET_DELTA_FOR_EPSILON]
+    + list(known.TEST_DISCRETE_GAUSSIAN_GET_DELTA_FOR_EPSILON_VECTORIZED),
+)
+def test_discrete_gaussian_delta_matches_dp_accounting(sigma, sensitivity, bound, q, adjacency, epsilons, expected):
+    """privacy_loss_mechanism_test.py: test_discrete_gaussian_get_delta_for_epsilon(_vectorized)."""
+    result = pl.discrete_gaussian_delta_for_epsilon(np.array(epsilons), sigma, sensitivity, q, adjacency, bound)
+    np.testing.assert_allclose(result, expected, rtol=0, atol=5e-8)
+
+
+@pytest.mark.parametrize("sigma,sensitivity,q,adjacency,x", known.TEST_DISCRETE_GAUSSIAN_PRIVACY_LOSS_VALUE_ERRORS)
+def test_discrete_gaussian_loss_is_refused_where_undefined(sigma, sensitivity, q, adjacency, x):
+    """privacy_loss_mechanism_test.py: test_discrete_gaussian_privacy_loss_value_errors."""
+    with pytest.raises(ValueError, match="x must"):
+        pl.discrete_gaussian_privacy_loss(x, sigma, sensitivity, q, adjacency)
+
+
+@given(sigma=st.floats(0.3, 4.0), sensitivity=st.integers(1, 3), q=st.floats(0.05, 1.0), adjacency=st.sampled_from(["add", "remove"]))
+def test_discrete_gaussian_delta_equals_exact_enumeration(sigma, sensitivity, q, adjacency):
+    bound = math.ceil(11.6 * sigma)
+    support = np.arange(-bound - sensitivity, bound + sensitivity + 1)
+    mass = np.where(np.abs(support) <= bound, np.exp(-0.5 * support**2 / sigma**2), 0.0)
+    mass /= mass.sum()
+    shift = sensitivity if adjacency == "remove" else -sensitivity
+    shifted = np.roll(mass, -shift)  # mass at x + shift; the padding keeps the roll from wrapping support
+    mixture = (1 - q) * mass + q * shifted
+    upper, lower = (mixture, mass) if adjacency == "remove" else (mass, mixture)
+    epsilons = np.linspace(-1, 3, 9)
+    exact = np.maximum(upper[None, :] - np.exp(epsilons)[:, None] * lower[None, :], 0).sum(axis=1)
+    ours = pl.discrete_gaussian_delta_for_epsilon(epsilons, sigma, sensitivity, q, adjacency)
+    np.testing.assert_allclose(ours, exact, atol=1e-12)
