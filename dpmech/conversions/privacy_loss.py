@@ -33,7 +33,8 @@ directed-rounded bounds.
 
 Mechanisms: Gaussian (σ), Laplace (scale b), discrete Laplace (decay a), the discrete
 Gaussian truncated to [−T, T] as dp_accounting analyses it (Canonne, Kamath & Steinke
-2020), and K-ary randomized response (its exact privacy-loss distribution, as
+2020), the mixture of Gaussians (a random sensitivity; dp_accounting's
+``MixtureGaussianPrivacyLoss``), and K-ary randomized response (its exact privacy-loss distribution, as
 dp_accounting's ``from_randomized_response`` builds it before discretisation).
 
 Everything broadcasts over numpy arrays. The Gaussian also takes
@@ -49,6 +50,7 @@ import numpy as np
 from scipy import special
 
 from .. import validation as check
+from ._logspace import logsumexp
 
 ADD = "add"
 REMOVE = "remove"
@@ -451,3 +453,122 @@ def discrete_gaussian_delta_for_epsilon(epsilon, sigma, sensitivity=1, sampling_
     noise, sensitivity, q, adjacency = _discrete_gaussian_arguments(sigma, sensitivity, sampling_prob, adjacency, truncation_bound)
     epsilon = _not_nan("epsilon", epsilon)
     return check.scalar_or_array(_delta_for_epsilon(noise, epsilon, sensitivity, q, adjacency))
+
+
+def _mixture_arguments(standard_deviation, sensitivities, sampling_probs, adjacency):
+    sigma = float(check.positive("standard_deviation", standard_deviation))
+    sensitivities = np.atleast_1d(check.non_negative("sensitivities", sensitivities))
+    probabilities = np.atleast_1d(check.in_interval("sampling_probs", sampling_probs, 0.0, 1.0, low_open=False, high_open=False))
+    if sensitivities.ndim != 1 or sensitivities.shape != probabilities.shape:
+        raise ValueError(
+            f"sensitivities and sampling_probs must be 1-D arrays of one length (got shapes {sensitivities.shape} and {probabilities.shape})"
+        )
+    if abs(math.fsum(probabilities) - 1.0) > 1e-9:
+        raise ValueError(f"sampling_probs must sum to 1 (got {math.fsum(probabilities)!r})")
+    present = probabilities > 0
+    sensitivities, probabilities = sensitivities[present], probabilities[present]
+    if not np.any(sensitivities > 0):
+        raise ValueError("sensitivities must include a positive value with positive probability")
+    adjacency = check.choice("adjacency", adjacency, ADJACENCIES)
+    return sigma, sensitivities, np.log(probabilities), adjacency
+
+
+def _mixture_loss(x, sigma, sensitivities, log_probabilities, adjacency):
+    x = np.asarray(x, dtype=float)[..., None]
+    if adjacency == REMOVE:
+        return logsumexp(log_probabilities + sensitivities * (-0.5 * sensitivities - x) / sigma**2)
+    return -logsumexp(log_probabilities + sensitivities * (x - 0.5 * sensitivities) / sigma**2)
+
+
+def _mixture_inverse(loss, sigma, sensitivities, log_probabilities, adjacency):
+    """Largest x with ℓ(x) >= loss (±inf outside the loss's range), by bisection between closed-form brackets.
+
+    Each component bounds the loss from one side: for REMOVE, ℓ(x) >= log p_j + t_j(x) with
+    t_j(x) = c_j(−c_j/2 − x)/σ², and ℓ(x) <= log(p_0 + (1 − p_0)·max_{c>0} e^{t_c(x)}), p_0 the
+    mass on c = 0; solving each for x brackets the root. ADD is REMOVE mirrored: ℓ_add(x) = −ℓ_remove(−x)
+    with the sign of the loss flipped.
+    """
+    loss = np.asarray(loss, dtype=float)
+    # Brackets of the REMOVE loss at ±loss; ADD mirrors them (ℓ_add(x) = −ℓ_remove(−x)).
+    mirrored = -loss if adjacency == ADD else loss
+    lower, upper, log_p0 = _mixture_bracket(mirrored, sigma, sensitivities, log_probabilities)
+    if adjacency == ADD:
+        lower, upper = -upper, -lower
+    finite = np.isfinite(mirrored) & (mirrored > log_p0)
+    # The brackets hold in exact arithmetic; a margin keeps rounding from putting the root outside.
+    low = np.where(finite, lower - 1e-6 * (1.0 + np.abs(lower)), 0.0)
+    high = np.where(finite, np.maximum(upper, lower) + 1e-6 * (1.0 + np.abs(upper)), 0.0)
+    for _ in range(80):  # the bracket halves each step: from any width to one ulp
+        middle = 0.5 * (low + high)
+        reaches = _mixture_loss(middle, sigma, sensitivities, log_probabilities, adjacency) >= loss
+        low, high = np.where(reaches, middle, low), np.where(reaches, high, middle)
+    beyond = np.inf if adjacency == REMOVE else -np.inf
+    return np.where(finite, low, np.where(mirrored <= log_p0, beyond, -beyond))
+
+
+def _mixture_bracket(loss, sigma, sensitivities, log_probabilities):
+    """Closed-form [lower, upper] around the REMOVE inverse at ``loss`` (see :func:`_mixture_inverse`)."""
+    positive = sensitivities > 0
+    c, log_p = sensitivities[positive], log_probabilities[positive]
+    log_p0 = logsumexp(log_probabilities[~positive]) if np.any(~positive) else -np.inf
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        lower = np.max(sigma**2 / c * (log_p - loss[..., None]) - 0.5 * c, axis=-1)
+        # T* = log((e^loss − p_0)/(1 − p_0)), the largest single-component exponent compatible with loss.
+        top = _log_exp_minus(loss, log_p0) - np.log1p(-np.exp(log_p0))
+        upper = np.max(-top[..., None] * sigma**2 / c - 0.5 * c, axis=-1)
+    return lower, upper, log_p0
+
+
+def mixture_gaussian_privacy_loss(x, standard_deviation, sensitivities, sampling_probs, adjacency=REMOVE):
+    """Privacy loss of the mixture-of-Gaussians mechanism (dp_accounting's ``MixtureGaussianPrivacyLoss``).
+
+    The released value is f + N(0, σ²) where the change of f caused by one record is c_j with
+    probability p_j (Poisson subsampling is c ∈ {0, Δ} with probabilities 1 − q, q).
+    ``"remove"``: μ_upper = Σ_j p_j N(−c_j, σ²), μ_lower = N(0, σ²); ``"add"``: μ_upper = N(0, σ²),
+    μ_lower = Σ_j p_j N(c_j, σ²). ℓ(x) = ln(μ_upper(x)/μ_lower(x)), evaluated as a logsumexp.
+
+    Args:
+        x: points, any shape.
+        standard_deviation: σ > 0.
+        sensitivities: 1-D array of c_j >= 0, at least one positive.
+        sampling_probs: 1-D array of p_j in [0, 1] summing to 1 (within 1e-9); zeros are dropped.
+        adjacency: ``"add"`` or ``"remove"``.
+    """
+    sigma, c, log_p, adjacency = _mixture_arguments(standard_deviation, sensitivities, sampling_probs, adjacency)
+    x = _not_nan("x", x)
+    return check.scalar_or_array(_mixture_loss(x, sigma, c, log_p, adjacency))
+
+
+def mixture_gaussian_inverse_privacy_loss(privacy_loss, standard_deviation, sensitivities, sampling_probs, adjacency=REMOVE):
+    """The largest x with ℓ(x) >= privacy_loss for the mixture of Gaussians, to one ulp (bisection).
+
+    dp_accounting answers to within 1e-6 only. The loss takes every value above log p_0
+    (``"remove"``) or below −log p_0 (``"add"``), p_0 the probability of sensitivity 0; a value
+    beyond that raises, the boundary itself gives ±inf.
+    """
+    sigma, c, log_p, adjacency = _mixture_arguments(standard_deviation, sensitivities, sampling_probs, adjacency)
+    loss = _not_nan("privacy_loss", privacy_loss)
+    log_p0 = logsumexp(log_p[c == 0]) if np.any(c == 0) else -np.inf
+    if adjacency == REMOVE and np.any(loss < log_p0):
+        raise ValueError(f"privacy_loss must be >= log(p_0) = {log_p0!r} for adjacency='remove', p_0 the probability of sensitivity 0")
+    if adjacency == ADD and np.any(loss > -log_p0):
+        raise ValueError(f"privacy_loss must be <= -log(p_0) = {-log_p0!r} for adjacency='add', p_0 the probability of sensitivity 0")
+    return check.scalar_or_array(_mixture_inverse(loss, sigma, c, log_p, adjacency))
+
+
+def mixture_gaussian_delta_for_epsilon(epsilon, standard_deviation, sensitivities, sampling_probs, adjacency=REMOVE):
+    """Tight δ(ε) of one direction for the mixture of Gaussians; ε may be negative; broadcasts over ε.
+
+    δ = F_upper(x*) − e^ε F_lower(x*) at x* = ℓ⁻¹(ε), both terms as logarithms (``log_ndtr``).
+    """
+    sigma, c, log_p, adjacency = _mixture_arguments(standard_deviation, sensitivities, sampling_probs, adjacency)
+    epsilon = _not_nan("epsilon", epsilon)
+    x = _mixture_inverse(epsilon, sigma, c, log_p, adjacency)[..., None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if adjacency == REMOVE:
+            log_a = logsumexp(log_p + special.log_ndtr((x + c) / sigma))
+            log_b = epsilon + special.log_ndtr(x[..., 0] / sigma)
+        else:
+            log_a = special.log_ndtr(x[..., 0] / sigma)
+            log_b = epsilon + logsumexp(log_p + special.log_ndtr((x - c) / sigma))
+    return check.scalar_or_array(_log_difference_to_delta(log_a, log_b))

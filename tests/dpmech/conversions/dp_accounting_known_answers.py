@@ -433,3 +433,43 @@ TEST_DISCRETE_GAUSSIAN_GET_DELTA_FOR_EPSILON_VECTORIZED = [
     (1.0, 1, 2, 0.8, 'remove', [-2.0, -1.0, 0.0, 1.0, 2.0], [0.864664717, 0.641268089, 0.322095958, 0.101734157, 0.043590948]),
     (5.0, 3, 5, 0.4, 'remove', [-0.2, -0.1, 0.0, 0.1, 0.2], [0.233136435, 0.172603074, 0.12952202, 0.104486937, 0.094851204]),
 ]
+
+# privacy_loss_mechanism_test.py, MixtureGaussianPrivacyLossTest.test_privacy_loss: 20 rows
+MIXTURE_PRIVACY_LOSS = [
+    {'testcase_name': 'gaussian_add_1', 'standard_deviation': 1.0, 'sensitivities': [1.0], 'sampling_probs': [1.0], 'adjacency_type': 'add', 'x': 5.0, 'expected_privacy_loss': -4.5},
+    {'testcase_name': 'gaussian_add_2', 'standard_deviation': 1.0, 'sensitivities': [2.0], 'sampling_probs': [1.0], 'adjacency_type': 'add', 'x': 3.0, 'expected_privacy_loss': -4.0},
+    {'testcase_name': 'gaussian_add_3', 'standard_deviation': 7.0, 'sensitivities': [14.0], 'sampling_probs': [1.0], 'adjacency_type': 'add', 'x': 21.0, 'expected_privacy_loss': -4.0},
+    {'testcase_name': 'sampled_gaussian_add_1', 'standard_deviation': 1.0, 'sensitivities': [0.0, 1.0], 'sampling_probs': [0.2, 0.8], 'adjacency_type': 'add', 'x': 0.5, 'expected_privacy_loss': 0.0},
+    {'testcase_name': 'sampled_gaussian_add_2', 'standard_deviation': 1.0, 'sensitivities': [0.0, 2.0], 'sampling_probs': [0.3, 0.7], 'adjacency_type': 'add', 'x': 0, 'expected_privacy_loss': 0.929541389699331},
+    {'testcase_name': 'sampled_gaussian_add_3', 'standard_deviation': 7.0, 'sensitivities': [0.0, 14.0], 'sampling_probs': [0.1, 0.9], 'adjacency_type': 'add', 'x': -7, 'expected_privacy_loss': 2.150000710600199},
+    {'testcase_name': 'mixture_gaussian_add_1', 'standard_deviation': 1.0, 'sensitivities': [0.0, 1.0, 2.0], 'sampling_probs': [0.2, 0.6, 0.2], 'adjacency_type': 'add', 'x': 0.5, 'expected_privacy_loss': 0.1351602748368097},
+    {'testcase_name': 'mixture_gaussian_add_2', 'standard_deviation': 1.0, 'sensitivities': [1.0, 2.0], 'sampling_probs': [0.2, 0.8], 'adjacency_type': 'add', 'x': 0.5, 'expected_privacy_loss': 0.7046054708796523},
+    {'testcase_name': 'mixture_gaussian_add_3', 'standard_deviation': 7.0, 'sensitivities': [0.0, 7.0, 14.0], 'sampling_probs': [0.2, 0.6, 0.2], 'adjacency_type': 'add', 'x': 0.5, 'expected_privacy_loss': 0.4746752545839654},
+    {'testcase_name': 'mixture_gaussian_add_4', 'standard_deviation': 7.0, 'sensitivities': [0.0, 7.0, 14.0], 'sampling_probs': [0.2, 0.6, 0.2], 'adjacency_type': 'add', 'x': -0.5, 'expected_privacy_loss': 0.5757291778782041},
+    {'testcase_name': 'gaussian_rem_1', 'standard_deviation': 1.0, 'sensitivities': [1.0], 'sampling_probs': [1.0], 'adjacency_type': 'remove', 'x': 4.0, 'expected_privacy_loss': -4.5},
+    {'testcase_name': 'gaussian_rem_2', 'standard_deviation': 1.0, 'sensitivities': [2.0], 'sampling_probs': [1.0], 'adjacency_type': 'remove', 'x': 1.0, 'expected_privacy_loss': -4.0},
+    {'testcase_name': 'gaussian_rem_3', 'standard_deviation': 7.0, 'sensitivities': [14.0], 'sampling_probs': [1.0], 'adjacency_type': 'remove', 'x': 7.0, 'expected_privacy_loss': -4.0},
+    {'testcase_name': 'sampled_gaussian_rem_1', 'standard_deviation': 1.0, 'sensitivities': [0.0, 1.0], 'sampling_probs': [0.2, 0.8], 'adjacency_type': 'remove', 'x': -0.5, 'expected_privacy_loss': 0.0},
+    {'testcase_name': 'sampled_gaussian_rem_2', 'standard_deviation': 1.0, 'sensitivities': [0.0, 2.0], 'sampling_probs': [0.3, 0.7], 'adjacency_type': 'remove', 'x': 0.0, 'expected_privacy_loss': -0.929541389699331},
+    {'testcase_name': 'sampled_gaussian_rem_3', 'standard_deviation': 7.0, 'sensitivities': [0.0, 14.0], 'sampling_probs': [0.1, 0.9], 'adjacency_type': 'remove', 'x': 7.0, 'expected_privacy_loss': -2.150000710600199},
+    {'testcase_name': 'mixture_gaussian_rem_1', 'standard_deviation': 1.0, 'sensitivities': [0.0, 1.0, 2.0], 'sampling_probs': [0.2, 0.6, 0.2], 'adjacency_type': 'remove', 'x': 0.5, 'expected_privacy_loss': -0.8423781325734492},
+    {'testcase_name': 'mixture_gaussian_rem_2', 'standard_deviation': 1.0, 'sensitivities': [1.0, 2.0], 'sampling_probs': [0.2, 0.8], 'adjacency_type': 'remove', 'x': 0.5, 'expected_privacy_loss': -2.176785009442309},
+    {'testcase_name': 'mixture_gaussian_rem_3', 'standard_deviation': 7.0, 'sensitivities': [0.0, 7.0, 14.0], 'sampling_probs': [0.2, 0.6, 0.2], 'adjacency_type': 'remove', 'x': 0.5, 'expected_privacy_loss': -0.5757291778782041},
+    {'testcase_name': 'mixture_gaussian_rem_4', 'standard_deviation': 7.0, 'sensitivities': [0.0, 7.0, 14.0], 'sampling_probs': [0.2, 0.6, 0.2], 'adjacency_type': 'remove', 'x': -0.5, 'expected_privacy_loss': -0.4746752545839654},
+]
+
+# privacy_loss_mechanism_test.py, MixtureGaussianPrivacyLossTest.test_get_delta_for_epsilon: 12 rows
+MIXTURE_GET_DELTA_FOR_EPSILON = [
+    {'testcase_name': 'gaussian_add_1', 'standard_deviation': 1.0, 'sensitivities': [1.0], 'sampling_probs': [1.0], 'adjacency_type': 'add', 'epsilon': 1.0, 'expected_delta': 0.12693674},
+    {'testcase_name': 'gaussian_add_2', 'standard_deviation': 1.0, 'sensitivities': [3.0], 'sampling_probs': [1.0], 'adjacency_type': 'add', 'epsilon': 1.0, 'expected_delta': 0.78760074},
+    {'testcase_name': 'sampled_gaussian_add_1', 'standard_deviation': 1.0, 'sensitivities': [0.0, 1.0], 'sampling_probs': [0.2, 0.8], 'adjacency_type': 'add', 'epsilon': 1.0, 'expected_delta': 0.0231362104090899},
+    {'testcase_name': 'sampled_gaussian_add_2', 'standard_deviation': 1.0, 'sensitivities': [0.0, 3.0], 'sampling_probs': [0.3, 0.7], 'adjacency_type': 'add', 'epsilon': 1.0, 'expected_delta': 0.1195051215523554},
+    {'testcase_name': 'mixture_gaussian_add_1', 'standard_deviation': 1.0, 'sensitivities': [0.0, 1.0, 2.0], 'sampling_probs': [0.2, 0.6, 0.2], 'adjacency_type': 'add', 'epsilon': 1.0, 'expected_delta': 0.036691263832032806},
+    {'testcase_name': 'mixture_gaussian_add_2', 'standard_deviation': 1.0, 'sensitivities': [1.0, 2.0], 'sampling_probs': [0.2, 0.8], 'adjacency_type': 'add', 'epsilon': 1.0, 'expected_delta': 0.3894964356580768},
+    {'testcase_name': 'gaussian_remove_1', 'standard_deviation': 1.0, 'sensitivities': [1.0], 'sampling_probs': [1.0], 'adjacency_type': 'remove', 'epsilon': 1.0, 'expected_delta': 0.12693674},
+    {'testcase_name': 'gaussian_remove_2', 'standard_deviation': 1.0, 'sensitivities': [3.0], 'sampling_probs': [1.0], 'adjacency_type': 'remove', 'epsilon': 1.0, 'expected_delta': 0.78760074},
+    {'testcase_name': 'sampled_gaussian_remove_1', 'standard_deviation': 1.0, 'sensitivities': [0.0, 1.0], 'sampling_probs': [0.2, 0.8], 'adjacency_type': 'remove', 'epsilon': 1.0, 'expected_delta': 0.0816951786585355},
+    {'testcase_name': 'sampled_gaussian_remove_2', 'standard_deviation': 1.0, 'sensitivities': [0.0, 3.0], 'sampling_probs': [0.3, 0.7], 'adjacency_type': 'remove', 'epsilon': 1.0, 'expected_delta': 0.5356298793262404},
+    {'testcase_name': 'mixture_gaussian_remove_1', 'standard_deviation': 1.0, 'sensitivities': [0.0, 1.0, 2.0], 'sampling_probs': [0.2, 0.6, 0.2], 'adjacency_type': 'remove', 'epsilon': 1.0, 'expected_delta': 0.15768284088654105},
+    {'testcase_name': 'mixture_gaussian_remove_2', 'standard_deviation': 1.0, 'sensitivities': [1.0, 2.0], 'sampling_probs': [0.2, 0.8], 'adjacency_type': 'remove', 'epsilon': 1.0, 'expected_delta': 0.433276675545065},
+]

@@ -307,3 +307,61 @@ def test_discrete_gaussian_delta_equals_exact_enumeration(sigma, sensitivity, q,
     exact = np.maximum(upper[None, :] - np.exp(epsilons)[:, None] * lower[None, :], 0).sum(axis=1)
     ours = pl.discrete_gaussian_delta_for_epsilon(epsilons, sigma, sensitivity, q, adjacency)
     np.testing.assert_allclose(ours, exact, atol=1e-12)
+
+
+@pytest.mark.parametrize("row", known.MIXTURE_PRIVACY_LOSS, ids=lambda row: row["testcase_name"])
+def test_mixture_privacy_loss_matches_dp_accounting(row):
+    """privacy_loss_mechanism_test.py: MixtureGaussianPrivacyLossTest.test_privacy_loss."""
+    result = pl.mixture_gaussian_privacy_loss(row["x"], row["standard_deviation"], row["sensitivities"], row["sampling_probs"], row["adjacency_type"])
+    assert result == pytest.approx(row["expected_privacy_loss"], abs=5e-8)
+
+
+@pytest.mark.parametrize("row", known.MIXTURE_GET_DELTA_FOR_EPSILON, ids=lambda row: row["testcase_name"])
+def test_mixture_delta_matches_dp_accounting(row):
+    """privacy_loss_mechanism_test.py: MixtureGaussianPrivacyLossTest.test_get_delta_for_epsilon."""
+    result = pl.mixture_gaussian_delta_for_epsilon(row["epsilon"], row["standard_deviation"], row["sensitivities"], row["sampling_probs"], row["adjacency_type"])
+    assert result == pytest.approx(row["expected_delta"], abs=5e-8)
+
+
+@given(
+    sigma=st.floats(0.3, 5.0),
+    q=st.floats(0.01, 1.0),
+    adjacency=st.sampled_from(["add", "remove"]),
+    epsilon=st.floats(-2.0, 6.0),
+    x=st.floats(-10.0, 10.0),
+)
+def test_mixture_with_sensitivities_zero_and_one_is_the_subsampled_gaussian(sigma, q, adjacency, epsilon, x):
+    args = (sigma, [0.0, 1.0], [1 - q, q], adjacency)
+    assert pl.mixture_gaussian_privacy_loss(x, *args) == pytest.approx(pl.gaussian_privacy_loss(x, sigma, 1.0, q, adjacency), rel=1e-12, abs=1e-12)
+    assert pl.mixture_gaussian_delta_for_epsilon(epsilon, *args) == pytest.approx(
+        pl.gaussian_delta_for_epsilon(epsilon, sigma, 1.0, q, adjacency), rel=1e-9, abs=1e-15
+    )
+
+
+@given(
+    sigma=st.floats(0.3, 5.0),
+    weights=st.lists(st.floats(0.05, 1.0), min_size=2, max_size=4),
+    adjacency=st.sampled_from(["add", "remove"]),
+    x=st.floats(-8.0, 8.0),
+)
+def test_mixture_inverse_is_the_largest_x_reaching_the_loss(sigma, weights, adjacency, x):
+    sensitivities = np.arange(len(weights), dtype=float)  # includes sensitivity 0
+    probabilities = np.array(weights) / math.fsum(weights)
+    value = pl.mixture_gaussian_privacy_loss(x, sigma, sensitivities, probabilities, adjacency)
+    x_star = pl.mixture_gaussian_inverse_privacy_loss(value, sigma, sensitivities, probabilities, adjacency)
+    if math.isfinite(x_star):
+        assert pl.mixture_gaussian_privacy_loss(x_star, sigma, sensitivities, probabilities, adjacency) >= value
+        step = 1e-9 * (1 + abs(x_star))
+        assert pl.mixture_gaussian_privacy_loss(x_star + step, sigma, sensitivities, probabilities, adjacency) <= value
+    else:  # the loss rounded onto its limit log p_0 (remove) or −log p_0 (add)
+        log_p0 = math.log(probabilities[0])
+        assert value == pytest.approx(log_p0 if adjacency == "remove" else -log_p0, abs=1e-12)
+
+
+def test_mixture_refuses_probabilities_that_do_not_sum_to_one_and_zero_sensitivity_only():
+    with pytest.raises(ValueError, match="sampling_probs must sum to 1"):
+        pl.mixture_gaussian_privacy_loss(0.0, 1.0, [0.0, 1.0], [0.5, 0.6])
+    with pytest.raises(ValueError, match="positive value"):
+        pl.mixture_gaussian_privacy_loss(0.0, 1.0, [0.0, 1.0], [1.0, 0.0])
+    with pytest.raises(ValueError, match="privacy_loss must be >= log"):
+        pl.mixture_gaussian_inverse_privacy_loss(math.log(0.2) - 0.1, 1.0, [0.0, 1.0], [0.2, 0.8])
