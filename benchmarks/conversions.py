@@ -47,7 +47,7 @@ def tasks(quick: bool):
     n = 200 if quick else 2000
     epsilons = np.linspace(0.0, 8.0, n)
     xs = np.linspace(-6.0, 6.0, n)
-    losses = np.linspace(-0.1, 3.0, n)  # the subsampled loss stays above log(1 − q) = −0.105
+    losses = np.linspace(-0.1, 3.0, n)  # above log(1 − q) = −0.105 and log p_0 = −0.69 below
     orders = np.concatenate([np.linspace(1.1, 10.0, 90), np.geomspace(10.0, 1e4, 110)])
     remove = mechanisms.AdjacencyType.REMOVE
     replace_one = privacy_accountant.NeighboringRelation.REPLACE_ONE
@@ -87,6 +87,25 @@ def tasks(quick: bool):
         f"Gaussian inverse privacy loss, q = 0.1, {n} values",
         lambda: each(gaussian(0.1).inverse_privacy_loss, losses),
         lambda: privacy_loss.gaussian_inverse_privacy_loss(losses, 0.8, 1.0, 0.1),
+        "absolute",
+    )
+    mixture = ([0.0, 1.0, 2.0], [0.5, 0.3, 0.2])
+    yield (
+        f"mixture of Gaussians inverse loss, {n} values",
+        lambda: mechanisms.MixtureGaussianPrivacyLoss(0.8, *mixture, adjacency_type=remove).inverse_privacy_losses(np.sort(losses) + 0.0),
+        lambda: privacy_loss.mixture_gaussian_inverse_privacy_loss(losses, 0.8, *mixture),
+        "absolute",
+    )
+    yield (
+        f"mixture of Gaussians δ(ε), {n} ε",
+        lambda: mechanisms.MixtureGaussianPrivacyLoss(0.8, *mixture, adjacency_type=remove).get_delta_for_epsilon(epsilons),
+        lambda: privacy_loss.mixture_gaussian_delta_for_epsilon(epsilons, 0.8, *mixture),
+        "absolute",
+    )
+    yield (
+        f"discrete Gaussian δ(ε), σ = 3, q = 0.5, {n} ε",
+        lambda: mechanisms.DiscreteGaussianPrivacyLoss(3.0, sensitivity=2, sampling_prob=0.5, adjacency_type=remove).get_delta_for_epsilon(epsilons),
+        lambda: privacy_loss.discrete_gaussian_delta_for_epsilon(epsilons, 3.0, 2, 0.5),
         "absolute",
     )
     yield (

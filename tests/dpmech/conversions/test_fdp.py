@@ -147,3 +147,14 @@ def test_gdp_mu_is_the_largest_mu_meeting_the_target(epsilon, delta):
 def test_bad_input_raises_value_error_naming_the_parameter(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@given(mu=st.floats(0.2, 4.0), alpha=st.floats(0.0, 1.0))
+@examples(0.3)
+def test_tradeoff_from_a_symmetric_profile_is_symmetric(mu, alpha):
+    epsilons = np.linspace(0, 4 * mu + 4, 300)
+    deltas = gaussian_delta(epsilons, 1.0, mu)
+    beta = fdp.tradeoff_from_profile(alpha, epsilons, deltas)
+    # f = f⁻¹: the point (β, α) lies on the curve too (where the curve is not flat at 0).
+    if beta > 0:
+        assert fdp.tradeoff_from_profile(beta, epsilons, deltas) == pytest.approx(alpha, abs=1e-9)

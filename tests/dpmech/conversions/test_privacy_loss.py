@@ -365,3 +365,20 @@ def test_mixture_refuses_probabilities_that_do_not_sum_to_one_and_zero_sensitivi
         pl.mixture_gaussian_privacy_loss(0.0, 1.0, [0.0, 1.0], [1.0, 0.0])
     with pytest.raises(ValueError, match="privacy_loss must be >= log"):
         pl.mixture_gaussian_inverse_privacy_loss(math.log(0.2) - 0.1, 1.0, [0.0, 1.0], [0.2, 0.8])
+
+
+@given(
+    epsilons=st.lists(st.floats(-2.0, 6.0), min_size=1, max_size=4),
+    parameters=st.lists(st.floats(0.3, 3.0), min_size=1, max_size=3),
+    kind=st.sampled_from(["gaussian", "laplace"]),
+    adjacency=st.sampled_from(["add", "remove"]),
+)
+def test_array_results_equal_the_scalar_ones_entry_by_entry(epsilons, parameters, kind, adjacency):
+    function = FUNCTIONS[kind][2]
+    grid = function(np.array(epsilons)[:, None], np.array(parameters)[None, :], 1.0, 0.4, adjacency)
+    assert grid.shape == (len(epsilons), len(parameters))
+    for i, epsilon in enumerate(epsilons):
+        for j, parameter in enumerate(parameters):
+            scalar = function(epsilon, parameter, 1.0, 0.4, adjacency)
+            assert isinstance(scalar, float)
+            assert grid[i, j] == scalar
