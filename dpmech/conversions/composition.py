@@ -84,7 +84,7 @@ def _total_deltas_all(epsilon, delta, k, log_binomials):
     """1 − (1 − δ)^k (1 − δ_i) for every i in 0..⌊k/2⌋ at once (an (m+1) × m array of terms)."""
     i = np.arange(log_binomials.size)[:, None]
     ell = np.arange(log_binomials.size - 1)[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # the masked ℓ >= i half overflows
         log_terms = np.where(
             ell < i,
             log_binomials[:-1] + epsilon * (k - ell) - k * np.logaddexp(0.0, epsilon) + np.log(-np.expm1(-2.0 * epsilon * (i - ell))),

@@ -91,11 +91,11 @@ def laplace_tradeoff(alpha, mu):
     mu = check.non_negative("mu", mu)
     alpha, mu = np.broadcast_arrays(alpha, mu)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        small = 1.0 - np.exp(mu) * alpha
+        small = np.where(alpha == 0, 1.0, 1.0 - np.exp(mu) * alpha)
         middle = np.exp(-mu) / (4.0 * alpha)
         large = np.exp(-mu) * (1.0 - alpha)
         corner = 0.5 * np.exp(-mu)
-        result = np.where(alpha < corner, small, np.where(alpha <= 0.5, middle, large))
+        result = np.where(alpha == 0, 1.0, np.where(alpha < corner, small, np.where(alpha <= 0.5, middle, large)))
     return check.scalar_or_array(result)
 
 

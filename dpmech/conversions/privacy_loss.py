@@ -268,15 +268,37 @@ def _gaussian_replace_inverse(noise, loss, sensitivity, log_q, log_one_minus_q):
 
 
 def _delta_for_epsilon(noise, epsilon, sensitivity, q, adjacency):
+    """δ(ε) by the threshold rule; δ(−∞) = 1.
+
+    δ(+∞) is the μ_upper-mass of infinite privacy loss: 0 for most noises, positive for the
+    truncated discrete Gaussian, whose edges carry mass under one distribution only.
+    """
+    below = np.asarray(epsilon) == -np.inf
+    delta = _delta_for_finite_epsilon(noise, np.where(below, 0.0, epsilon), sensitivity, q, adjacency)
+    return np.where(below, 1.0, delta)
+
+
+def _plus(log_factor, log_cdf):
+    """log_factor + log_cdf, −inf where the CDF is 0 (even when the factor is +inf, at ε = +∞)."""
+    return np.where(np.isneginf(log_cdf), -np.inf, log_factor + log_cdf)
+
+
+def _log_abs_expm1(value):
+    """log|e^value − 1| without overflow (−inf at 0)."""
+    with np.errstate(divide="ignore", over="ignore"):
+        return np.where(value > 0, value + np.log1p(-np.exp(-np.abs(value))), np.log(-np.expm1(np.minimum(value, 0.0))))
+
+
+def _delta_for_finite_epsilon(noise, epsilon, sensitivity, q, adjacency):
     epsilon, sensitivity, q = np.broadcast_arrays(epsilon, sensitivity, q)
     log_q, log_one_minus_q = _log_q(q)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if adjacency == REPLACE:
             # F_u − e^ε F_l = qF(x+Δ) − e^ε qF(x−Δ) + (1 − q)(1 − e^ε)F(x), the last term on the side of its sign.
             x = _inverse_privacy_loss(noise, epsilon, sensitivity, q, REPLACE)
-            log_middle = log_one_minus_q + np.log(np.abs(np.expm1(epsilon))) + noise.log_cdf(x)
+            log_middle = np.where(q < 1.0, _plus(log_one_minus_q + _log_abs_expm1(epsilon), noise.log_cdf(x)), -np.inf)
             log_a = np.logaddexp(log_q + noise.log_cdf(x + sensitivity), np.where(epsilon < 0, log_middle, -np.inf))
-            log_b = np.logaddexp(log_q + epsilon + noise.log_cdf(x - sensitivity), np.where(epsilon > 0, log_middle, -np.inf))
+            log_b = np.logaddexp(_plus(log_q + epsilon, noise.log_cdf(x - sensitivity)), np.where(epsilon > 0, log_middle, -np.inf))
             return _log_difference_to_delta(log_a, log_b)
         if adjacency == REMOVE:
             # δ = q F(x* + Δ) − (e^ε − (1 − q)) F(x*); at ε <= log(1 − q) every x counts: δ = 1 − e^ε.
@@ -284,14 +306,14 @@ def _delta_for_epsilon(noise, epsilon, sensitivity, q, adjacency):
             safe_epsilon = np.where(trivial, 0.0, epsilon)
             x = _inverse_privacy_loss(noise, safe_epsilon, sensitivity, q, REMOVE)
             log_a = log_q + noise.log_cdf(x + sensitivity)
-            log_b = _log_exp_minus(safe_epsilon, log_one_minus_q) + noise.log_cdf(x)
+            log_b = _plus(_log_exp_minus(safe_epsilon, log_one_minus_q), noise.log_cdf(x))
             return np.where(trivial, -np.expm1(np.minimum(epsilon, 0.0)), _log_difference_to_delta(log_a, log_b))
-        # δ = (1 − (1 − q)e^ε) F(x*) − q e^ε F(x* − Δ); zero once ε >= −log(1 − q).
-        zero = epsilon >= -log_one_minus_q
+        # δ = (1 − (1 − q)e^ε) F(x*) − q e^ε F(x* − Δ); zero once ε >= −log(1 − q) (q < 1).
+        zero = (epsilon >= -log_one_minus_q) & (q < 1.0)
         safe_epsilon = np.where(zero, 0.0, epsilon)
         x = _inverse_privacy_loss(noise, safe_epsilon, sensitivity, q, ADD)
-        log_a = np.log1p(-np.exp(log_one_minus_q + safe_epsilon)) + noise.log_cdf(x)
-        log_b = log_q + safe_epsilon + noise.log_cdf(x - sensitivity)
+        log_a = np.where(q < 1.0, np.log1p(-np.exp(log_one_minus_q + safe_epsilon)), 0.0) + noise.log_cdf(x)
+        log_b = _plus(log_q + safe_epsilon, noise.log_cdf(x - sensitivity))
         return np.where(zero, 0.0, _log_difference_to_delta(log_a, log_b))
 
 
@@ -475,9 +497,11 @@ def _mixture_arguments(standard_deviation, sensitivities, sampling_probs, adjace
 
 def _mixture_loss(x, sigma, sensitivities, log_probabilities, adjacency):
     x = np.asarray(x, dtype=float)[..., None]
-    if adjacency == REMOVE:
-        return logsumexp(log_probabilities + sensitivities * (-0.5 * sensitivities - x) / sigma**2)
-    return -logsumexp(log_probabilities + sensitivities * (x - 0.5 * sensitivities) / sigma**2)
+    sign = 1.0 if adjacency == ADD else -1.0
+    with np.errstate(invalid="ignore"):
+        exponents = np.where(sensitivities > 0, sensitivities * (sign * x - 0.5 * sensitivities) / sigma**2, 0.0)
+    terms = logsumexp(log_probabilities + exponents)
+    return terms if adjacency == REMOVE else -terms
 
 
 def _mixture_inverse(loss, sigma, sensitivities, log_probabilities, adjacency):
@@ -489,6 +513,11 @@ def _mixture_inverse(loss, sigma, sensitivities, log_probabilities, adjacency):
     with the sign of the loss flipped.
     """
     loss = np.asarray(loss, dtype=float)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return _mixture_inverse_bisection(loss, sigma, sensitivities, log_probabilities, adjacency)
+
+
+def _mixture_inverse_bisection(loss, sigma, sensitivities, log_probabilities, adjacency):
     # Brackets of the REMOVE loss at ±loss; ADD mirrors them (ℓ_add(x) = −ℓ_remove(−x)).
     mirrored = -loss if adjacency == ADD else loss
     lower, upper, log_p0 = _mixture_bracket(mirrored, sigma, sensitivities, log_probabilities)
@@ -563,6 +592,13 @@ def mixture_gaussian_delta_for_epsilon(epsilon, standard_deviation, sensitivitie
     """
     sigma, c, log_p, adjacency = _mixture_arguments(standard_deviation, sensitivities, sampling_probs, adjacency)
     epsilon = _not_nan("epsilon", epsilon)
+    finite = np.isfinite(epsilon)
+    epsilon_finite = np.where(finite, epsilon, 0.0)
+    delta = _mixture_delta(epsilon_finite, sigma, c, log_p, adjacency)
+    return check.scalar_or_array(np.where(finite, delta, np.where(epsilon > 0, 0.0, 1.0)))
+
+
+def _mixture_delta(epsilon, sigma, c, log_p, adjacency):
     x = _mixture_inverse(epsilon, sigma, c, log_p, adjacency)[..., None]
     with np.errstate(divide="ignore", invalid="ignore"):
         if adjacency == REMOVE:
@@ -571,4 +607,4 @@ def mixture_gaussian_delta_for_epsilon(epsilon, standard_deviation, sensitivitie
         else:
             log_a = special.log_ndtr(x[..., 0] / sigma)
             log_b = epsilon + logsumexp(log_p + special.log_ndtr((x - c) / sigma))
-    return check.scalar_or_array(_log_difference_to_delta(log_a, log_b))
+    return _log_difference_to_delta(log_a, log_b)

@@ -76,32 +76,47 @@ def _divergence(orders, weights, log_ratios):
         return np.where(u == 0, kl, np.where(np.isinf(u), largest, value))
 
 
-def _symmetric_divergence(orders, other, log_ratio, rest):
+def _symmetric_divergence(orders, log_other, log_ratio, rest):
     """D_α for P with atoms (b e^L, b, rest) and Q with (b, b e^L, rest): losses +L, −L and 0.
 
-    E_P[e^{uℓ}] − 1 = b·expm1(uL)·e^{−uL}·expm1((u+1)L), a product of accurate factors, so the
-    first-order terms that cancel in the plain sum (size uL each, for a result of size uL²)
-    never appear.
+    E_P[e^{uℓ}] − 1 = b·expm1(uL)·e^{−uL}·expm1((u+1)L), a product of accurate factors (taken
+    in logs), so the first-order terms that cancel in the plain sum (size uL each, for a result
+    of size uL²) never appear. Once uL > 1 the divergence is L + log(a + b e^{−2uL} + rest·e^{−uL})/u,
+    which cannot overflow. ``log_other`` is log b, so that b far below the smallest double is kept.
     """
     u = orders - 1.0
+    other = np.exp(log_other)
+    log_keep = log_other + log_ratio
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         scaled = u * log_ratio
-        finite_u = np.where(np.isfinite(u), u, 1.0)
-        small = np.log1p(other * np.expm1(scaled) * np.exp(-scaled) * np.expm1(scaled + log_ratio)) / np.where(u > 0, finite_u, 1.0)
-        log_keep = np.log(other) + log_ratio
-        large = np.logaddexp(log_keep + scaled, np.logaddexp(np.log(other) - scaled, np.log(rest))) / finite_u
+        finite_u = np.where(np.isfinite(u) & (u > 0), u, 1.0)
+        small_scaled = np.minimum(scaled, 1.0)
+        whole = small_scaled + log_ratio  # (u + 1)L
+        log_expm1_whole = np.where(whole < 30.0, np.log(np.expm1(np.minimum(whole, 30.0))), whole + np.log1p(-np.exp(-whole)))
+        log_product = log_other + np.log(np.expm1(small_scaled)) - small_scaled + log_expm1_whole
+        small = np.log1p(np.exp(log_product)) / finite_u
+        terms = np.broadcast_arrays(log_keep, log_other - 2.0 * scaled, np.log(rest) - scaled)
+        tail = logsumexp(np.stack(terms, axis=-1))
+        large = log_ratio + tail / finite_u
         value = np.where(scaled > 1.0, large, small)
-        kl = other * np.expm1(log_ratio) * log_ratio
-        return np.where(u == 0, kl, np.where(np.isinf(u), log_ratio, value))
+        # KL = (a − b)L with a − b = b·expm1(L), or 1 − rest − 2b where expm1 would overflow.
+        kl = np.where(log_ratio < 1.0, other * np.expm1(np.minimum(log_ratio, 1.0)), 1.0 - rest - 2.0 * other) * log_ratio
+        return np.where(u == 0, kl, np.where(np.isinf(u), log_ratio, np.where(log_ratio == 0, 0.0, value)))
 
 
 def gaussian_rdp(orders, sigma, sensitivity=1.0, compositions=1):
-    """kαΔ²/(2σ²), the RDP curve of k Gaussian releases (Mironov 2017, Prop. 7). Broadcasts."""
+    """kαΔ²/(2σ²), the RDP curve of k Gaussian releases (Mironov 2017, Prop. 7). Broadcasts.
+
+    Orders must be finite: the Gaussian is not pure DP, its D_∞ is infinite.
+    """
     orders = _orders(orders)
-    sigma = check.positive("sigma", sigma)
-    sensitivity = check.positive("sensitivity", sensitivity)
-    compositions = check.integer_at_least("compositions", compositions, 1)
-    return check.scalar_or_array(orders * compositions * np.square(sensitivity / np.asarray(sigma)) / 2.0)
+    if np.any(np.isinf(orders)):
+        raise ValueError("orders must be finite for the Gaussian (its order-infinity divergence is infinite)")
+    with np.errstate(over="ignore"):
+        rdp = orders * gaussian_zcdp(sigma, sensitivity, compositions)
+    if not np.all(np.isfinite(rdp)):
+        raise ValueError("orders times kΔ²/(2σ²) overflows a double; use smaller orders or a larger sigma")
+    return check.scalar_or_array(rdp)
 
 
 def gaussian_zcdp(sigma, sensitivity=1.0, compositions=1):
@@ -109,7 +124,11 @@ def gaussian_zcdp(sigma, sensitivity=1.0, compositions=1):
     sigma = check.positive("sigma", sigma)
     sensitivity = check.positive("sensitivity", sensitivity)
     compositions = check.integer_at_least("compositions", compositions, 1)
-    return check.scalar_or_array(compositions * np.square(sensitivity / np.asarray(sigma)) / 2.0)
+    with np.errstate(over="ignore"):
+        rho = compositions * np.square(sensitivity / np.asarray(sigma)) / 2.0
+    if not np.all(np.isfinite(rho)):
+        raise ValueError("sigma must not be so small against sensitivity that kΔ²/(2σ²) overflows a double")
+    return check.scalar_or_array(rho)
 
 
 def laplace_rdp(orders, scale, sensitivity=1.0):
@@ -124,7 +143,8 @@ def laplace_rdp(orders, scale, sensitivity=1.0):
     epsilon = np.asarray(sensitivity / np.asarray(scale))
     orders, epsilon = np.broadcast_arrays(orders, epsilon)
     finite = np.where(np.isinf(orders), 2.0, orders)
-    c = np.expm1((1.0 - 2.0 * finite) * epsilon) / (2.0 * finite - 1.0)
+    with np.errstate(over="ignore"):  # (1 − 2α)ε may reach −inf, where expm1 gives −1 as it should
+        c = np.expm1((1.0 - 2.0 * finite) * epsilon) / (2.0 * finite - 1.0)
     x = (finite - 1.0) * c
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.where(np.abs(x) < 1e-10, 1.0 - 0.5 * x, np.log1p(x) / np.where(x == 0, 1.0, x))
@@ -140,7 +160,7 @@ def pure_dp_rdp(orders, epsilon):
     """
     orders = _orders(orders)
     epsilon = np.asarray(check.non_negative("epsilon", epsilon))
-    return check.scalar_or_array(_symmetric_divergence(orders, special.expit(-epsilon), epsilon, 0.0))
+    return check.scalar_or_array(_symmetric_divergence(orders, -np.logaddexp(0.0, epsilon), epsilon, 0.0))
 
 
 def pure_dp_zcdp(epsilon):
@@ -171,7 +191,7 @@ def randomized_response_rdp(orders, noise_parameter, num_buckets, relation=REPLA
     relation = check.choice("relation", relation, (REPLACE_ONE, REPLACE_SPECIAL))
     if relation == REPLACE_ONE:
         log_ratio = np.log1p(k * (1.0 - p) / p)  # log(a/b), a = 1 − p + p/K, b = p/K
-        result = _symmetric_divergence(orders, p / k, log_ratio, np.maximum(k - 2.0, 0.0) * p / k)
+        result = _symmetric_divergence(orders, np.log(p / k), log_ratio, np.maximum(k - 2.0, 0.0) * p / k)
         return check.scalar_or_array(np.where(k == 1, 0.0, result))
     p, k = p[..., None], k[..., None]
     other = p / k
@@ -192,6 +212,8 @@ def _conversion_epsilon(orders, rdp, log_delta, method):
         else:
             value = rdp + np.log1p(-1.0 / orders) - (log_delta + np.log(orders)) / u
         value = np.where(u > 0, value, np.inf)
+        # α = ∞ is pure DP with ε = r, which holds for every δ.
+        value = np.where(np.isinf(orders), rdp, value)
         if method == IMPROVED:
             # Bretagnolle–Huber: TV <= sqrt(1 − e^{−KL}) and KL <= D_α, so δ above it gives ε = 0.
             value = np.where(2.0 * log_delta > np.log(-np.expm1(-rdp)), 0.0, value)
@@ -243,6 +265,8 @@ def rdp_delta(epsilon, orders, rdp):
     with np.errstate(divide="ignore", invalid="ignore"):
         u = orders - 1.0
         log_delta = np.where(u > 0, u * (rdp - epsilon + np.log1p(-1.0 / orders)) - np.log(orders), np.inf)
+        # α = ∞ is pure DP with ε = r: δ = 0 at ε >= r, nothing below.
+        log_delta = np.where(np.isinf(orders), np.where(epsilon >= rdp, -np.inf, np.inf), log_delta)
         log_delta = np.minimum(log_delta, 0.5 * np.log(-np.expm1(-rdp)))
     best = int(np.argmin(log_delta))
     return float(min(math.exp(log_delta[best]) * (1.0 + _SAFETY), 1.0)), float(orders[best])
