@@ -317,14 +317,6 @@ def _delta_for_finite_epsilon(noise, epsilon, sensitivity, q, adjacency):
         return np.where(zero, 0.0, _log_difference_to_delta(log_a, log_b))
 
 
-def _noise(kind, parameter):
-    if kind == "gaussian":
-        return _Gaussian(check.positive("standard_deviation", parameter))
-    if kind == "laplace":
-        return _Laplace(check.positive("parameter", parameter))
-    return _DiscreteLaplace(check.positive("parameter", parameter))
-
-
 def _x_argument(noise, x):
     x = _not_nan("x", x)
     if noise.discrete and np.any(np.isfinite(x) & (x != np.floor(x))):
@@ -332,48 +324,125 @@ def _x_argument(noise, x):
     return x
 
 
-def _make(kind: str, parameter_name: str, integer_sensitivity: bool, adjacencies=ADJACENCIES):
-    def privacy_loss(x, parameter, sensitivity=1.0, sampling_prob=1.0, adjacency=REMOVE):
-        noise = _noise(kind, parameter)
-        sensitivity, q, adjacency = _common(sensitivity, sampling_prob, adjacency, integer_sensitivity, adjacencies)
-        x = _x_argument(noise, x)
-        return check.scalar_or_array(_privacy_loss(noise, x, sensitivity, q, adjacency))
-
-    def inverse_privacy_loss(privacy_loss, parameter, sensitivity=1.0, sampling_prob=1.0, adjacency=REMOVE):
-        noise = _noise(kind, parameter)
-        sensitivity, q, adjacency = _common(sensitivity, sampling_prob, adjacency, integer_sensitivity, adjacencies)
-        loss = _not_nan("privacy_loss", privacy_loss)
-        return check.scalar_or_array(_inverse_privacy_loss(noise, loss, sensitivity, q, adjacency))
-
-    def delta_for_epsilon(epsilon, parameter, sensitivity=1.0, sampling_prob=1.0, adjacency=REMOVE):
-        noise = _noise(kind, parameter)
-        sensitivity, q, adjacency = _common(sensitivity, sampling_prob, adjacency, integer_sensitivity, adjacencies)
-        epsilon = _not_nan("epsilon", epsilon)
-        return check.scalar_or_array(_delta_for_epsilon(noise, epsilon, sensitivity, q, adjacency))
-
-    for function, suffix, what in (
-        (privacy_loss, "privacy_loss", "The privacy loss ℓ(x) = ln(μ_upper(x)/μ_lower(x)) (dp_accounting's ``privacy_loss``)."),
-        (inverse_privacy_loss, "inverse_privacy_loss", "The largest x with ℓ(x) >= privacy_loss, or ±inf (dp_accounting's ``inverse_privacy_loss``)."),
-        (delta_for_epsilon, "delta_for_epsilon", "The tight δ(ε) of one direction (dp_accounting's ``get_delta_for_epsilon``); ε may be negative."),
-    ):
-        function.__name__ = function.__qualname__ = f"{kind}_{suffix}"
-        function.__doc__ = (
-            f"{what}\n\n    Mechanism: {kind.replace('_', ' ')} noise with {parameter_name} = ``parameter``; "
-            "sensitivity Δ (an integer for discrete noise), Poisson sampling probability q in (0, 1], and "
-            "``adjacency`` ``'add'`` or ``'remove'``, as in the module docstring. Arguments broadcast."
-        )
-    return privacy_loss, inverse_privacy_loss, delta_for_epsilon
+def _loss(noise, x, sensitivity, sampling_prob, adjacency, integer_sensitivity=False, adjacencies=ADJACENCIES):
+    sensitivity, q, adjacency = _common(sensitivity, sampling_prob, adjacency, integer_sensitivity, adjacencies)
+    return check.scalar_or_array(_privacy_loss(noise, _x_argument(noise, x), sensitivity, q, adjacency))
 
 
-(gaussian_privacy_loss, gaussian_inverse_privacy_loss, gaussian_delta_for_epsilon) = _make(
-    "gaussian", "standard deviation σ", False, (ADD, REMOVE, REPLACE)
-)
-(laplace_privacy_loss, laplace_inverse_privacy_loss, laplace_delta_for_epsilon) = _make(
-    "laplace", "scale b (density e^{−|x|/b}/(2b))", False
-)
-(discrete_laplace_privacy_loss, discrete_laplace_inverse_privacy_loss, discrete_laplace_delta_for_epsilon) = _make(
-    "discrete_laplace", "decay a (mass ∝ e^{−a|x|})", True
-)
+def _inverse(noise, loss, sensitivity, sampling_prob, adjacency, integer_sensitivity=False, adjacencies=ADJACENCIES):
+    sensitivity, q, adjacency = _common(sensitivity, sampling_prob, adjacency, integer_sensitivity, adjacencies)
+    return check.scalar_or_array(_inverse_privacy_loss(noise, _not_nan("privacy_loss", loss), sensitivity, q, adjacency))
+
+
+def _delta(noise, epsilon, sensitivity, sampling_prob, adjacency, integer_sensitivity=False, adjacencies=ADJACENCIES):
+    sensitivity, q, adjacency = _common(sensitivity, sampling_prob, adjacency, integer_sensitivity, adjacencies)
+    return check.scalar_or_array(_delta_for_epsilon(noise, _not_nan("epsilon", epsilon), sensitivity, q, adjacency))
+
+
+_GAUSSIAN_ADJACENCIES = (ADD, REMOVE, REPLACE)
+
+
+def gaussian_privacy_loss(x, standard_deviation, sensitivity=1.0, sampling_prob=1.0, adjacency=REMOVE):
+    """Privacy loss ℓ(x) of the (Poisson-subsampled) Gaussian mechanism, dp_accounting's ``GaussianPrivacyLoss``.
+
+    Without subsampling ℓ(x) = Δ(−Δ/2 − x)/σ² for ``"remove"`` (μ_upper = N(−Δ, σ²),
+    μ_lower = N(0, σ²)); with rate q, ln(1 − q + q e^{ℓ(x)}); ``"add"`` is −ℓ_remove(−x);
+    ``"replace"`` the sum of both (module docstring; Balle & Wang 2018, Koskela et al. 2020).
+
+    Args:
+        x: points, any shape (±inf allowed).
+        standard_deviation: σ > 0.
+        sensitivity: Δ > 0.
+        sampling_prob: q in (0, 1].
+        adjacency: ``"add"``, ``"remove"`` or ``"replace"``.
+    """
+    noise = _Gaussian(check.positive("standard_deviation", standard_deviation))
+    return _loss(noise, x, sensitivity, sampling_prob, adjacency, adjacencies=_GAUSSIAN_ADJACENCIES)
+
+
+def gaussian_inverse_privacy_loss(privacy_loss, standard_deviation, sensitivity=1.0, sampling_prob=1.0, adjacency=REMOVE):
+    """The largest x with ℓ(x) >= privacy_loss for the subsampled Gaussian (±inf where none or all do).
+
+    Closed form: the inverse of ln(1 − q + q e^{ℓ₀}) composed with ℓ₀⁻¹(v) = −Δ/2 − vσ²/Δ, and for
+    ``"replace"`` x = σ²/Δ·(arsinh(−α sinh(v/2)) − v/2), α = e^{Δ²/(2σ²)}(1 − q)/q. Raises where
+    the value lies outside the loss's range (below log(1 − q) for ``"remove"``, above −log(1 − q)
+    for ``"add"``), as dp_accounting does. Arguments as in :func:`gaussian_privacy_loss`.
+    """
+    noise = _Gaussian(check.positive("standard_deviation", standard_deviation))
+    return _inverse(noise, privacy_loss, sensitivity, sampling_prob, adjacency, adjacencies=_GAUSSIAN_ADJACENCIES)
+
+
+def gaussian_delta_for_epsilon(epsilon, standard_deviation, sensitivity=1.0, sampling_prob=1.0, adjacency=REMOVE):
+    """Tight δ(ε) of one direction of the subsampled Gaussian, dp_accounting's ``get_delta_for_epsilon``.
+
+    δ(ε) = F_upper(x*) − e^ε F_lower(x*) at x* = ℓ⁻¹(ε) (module docstring), evaluated in log space;
+    at q = 1 it is Balle & Wang's analytic δ (:func:`dpmech.gaussian_delta`). ε may be negative
+    (δ >= 1 − e^ε). Arguments as in :func:`gaussian_privacy_loss`.
+    """
+    noise = _Gaussian(check.positive("standard_deviation", standard_deviation))
+    return _delta(noise, epsilon, sensitivity, sampling_prob, adjacency, adjacencies=_GAUSSIAN_ADJACENCIES)
+
+
+def laplace_privacy_loss(x, parameter, sensitivity=1.0, sampling_prob=1.0, adjacency=REMOVE):
+    """Privacy loss of the (Poisson-subsampled) Laplace mechanism, dp_accounting's ``LaplacePrivacyLoss``.
+
+    Noise density e^{−|x|/b}/(2b), b = ``parameter``. Without subsampling, ``"remove"``:
+    ℓ(x) = (|x| − |x + Δ|)/b, which is Δ/b for x <= −Δ and −Δ/b for x >= 0; subsampling and
+    ``"add"`` as in the module docstring.
+
+    Args:
+        x: points, any shape.
+        parameter: Laplace scale b > 0.
+        sensitivity: Δ > 0.
+        sampling_prob: q in (0, 1].
+        adjacency: ``"add"`` or ``"remove"``.
+    """
+    return _loss(_Laplace(check.positive("parameter", parameter)), x, sensitivity, sampling_prob, adjacency)
+
+
+def laplace_inverse_privacy_loss(privacy_loss, parameter, sensitivity=1.0, sampling_prob=1.0, adjacency=REMOVE):
+    """The largest x with ℓ(x) >= privacy_loss for the subsampled Laplace mechanism (±inf at the flat ends).
+
+    Arguments as in :func:`laplace_privacy_loss`; values outside the loss's range raise, as in dp_accounting.
+    """
+    return _inverse(_Laplace(check.positive("parameter", parameter)), privacy_loss, sensitivity, sampling_prob, adjacency)
+
+
+def laplace_delta_for_epsilon(epsilon, parameter, sensitivity=1.0, sampling_prob=1.0, adjacency=REMOVE):
+    """Tight δ(ε) of one direction of the subsampled Laplace mechanism (module docstring); ε may be negative.
+
+    Without subsampling δ(ε) = 1 − e^{(ε − Δ/b)/2} for |ε| <= Δ/b, 1 − e^ε below and 0 above. Arguments as in
+    :func:`laplace_privacy_loss`.
+    """
+    return _delta(_Laplace(check.positive("parameter", parameter)), epsilon, sensitivity, sampling_prob, adjacency)
+
+
+def discrete_laplace_privacy_loss(x, parameter, sensitivity=1, sampling_prob=1.0, adjacency=REMOVE):
+    """Privacy loss of the discrete Laplace mechanism (mass ∝ e^{−a|x|} on the integers), dp_accounting's conventions.
+
+    ℓ(x) = a(|x| − |x + Δ|) for ``"remove"`` without subsampling, at integer x only.
+
+    Args:
+        x: integer points, any shape.
+        parameter: decay a > 0.
+        sensitivity: integer Δ >= 1.
+        sampling_prob: q in (0, 1].
+        adjacency: ``"add"`` or ``"remove"``.
+    """
+    noise = _DiscreteLaplace(check.positive("parameter", parameter))
+    return _loss(noise, x, sensitivity, sampling_prob, adjacency, integer_sensitivity=True)
+
+
+def discrete_laplace_inverse_privacy_loss(privacy_loss, parameter, sensitivity=1, sampling_prob=1.0, adjacency=REMOVE):
+    """The largest integer x with ℓ(x) >= privacy_loss for the discrete Laplace mechanism (±inf at the ends)."""
+    noise = _DiscreteLaplace(check.positive("parameter", parameter))
+    return _inverse(noise, privacy_loss, sensitivity, sampling_prob, adjacency, integer_sensitivity=True)
+
+
+def discrete_laplace_delta_for_epsilon(epsilon, parameter, sensitivity=1, sampling_prob=1.0, adjacency=REMOVE):
+    """Tight δ(ε) of one direction of the subsampled discrete Laplace mechanism; ε may be negative."""
+    noise = _DiscreteLaplace(check.positive("parameter", parameter))
+    return _delta(noise, epsilon, sensitivity, sampling_prob, adjacency, integer_sensitivity=True)
 
 
 REPLACE_ONE = "replace_one"

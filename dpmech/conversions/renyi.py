@@ -203,6 +203,23 @@ def randomized_response_rdp(orders, noise_parameter, num_buckets, relation=REPLA
     return check.scalar_or_array(np.maximum(forward, backward))
 
 
+def randomized_response_noise_parameter(epsilon, num_buckets):
+    """dp_accounting's noise parameter p of the K-ary randomized response that is exactly ε-DP.
+
+    :mod:`dpmech.randomized_response` keeps the label with probability e^ε/(e^ε + K − 1), which is
+    p = K/(e^ε + K − 1) (written with e^{−ε} so large ε cannot overflow); its replace-one privacy
+    loss is then ln(1 + K(1 − p)/p) = ε. Broadcasts.
+
+    Args:
+        epsilon: ε >= 0.
+        num_buckets: K >= 2.
+    """
+    epsilon = check.non_negative("epsilon", epsilon)
+    k = np.asarray(check.integer_at_least("num_buckets", num_buckets, 2), dtype=float)
+    shrink = np.exp(-np.asarray(epsilon, dtype=float))
+    return check.scalar_or_array(k * shrink / (1.0 + (k - 1.0) * shrink))
+
+
 def _conversion_epsilon(orders, rdp, log_delta, method):
     """ε(α) of one RDP point; a valid ε for every α > 1 (inputs broadcast, already validated)."""
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -159,3 +159,15 @@ def test_bad_input_raises_value_error_naming_the_parameter(call, message):
 def test_order_one_gives_kl_and_infinity_gives_the_largest_loss():
     assert renyi.pure_dp_rdp(1.0, 2.0) == pytest.approx(2.0 * math.tanh(1.0))
     assert renyi.pure_dp_rdp(np.inf, 2.0) == 2.0
+
+
+@given(epsilon=st.floats(0.001, 30.0), k=st.integers(2, 100))
+def test_noise_parameter_of_epsilon_rr_gives_epsilon_at_order_infinity_and_dpmech_probabilities(epsilon, k):
+    from dpmech import randomized_response_distribution
+
+    p = renyi.randomized_response_noise_parameter(epsilon, k)
+    assert renyi.randomized_response_rdp(np.inf, p, k) == pytest.approx(epsilon, rel=1e-9)
+    keep = randomized_response_distribution(np.array([0]), epsilon, k)[0, 0]
+    assert 1 - p + p / k == pytest.approx(keep, rel=1e-12)
+    if k == 2:  # binary RR is the extremal ε-DP mechanism: its curve is the pure-DP curve
+        assert renyi.randomized_response_rdp(3.0, p, 2) == pytest.approx(renyi.pure_dp_rdp(3.0, epsilon), rel=1e-9)
