@@ -184,6 +184,12 @@ def profile_from_tradeoff(epsilon, alpha_grid, tradeoff_values):
         raise ValueError("alpha_grid and tradeoff_values must be 1-D arrays of one length >= 3")
     if alpha[0] != 0.0 or alpha[-1] != 1.0 or np.any(np.diff(alpha) <= 0):
         raise ValueError("alpha_grid must increase strictly from 0 to 1")
+    # The bound below is a theorem only for convex, non-increasing f: refuse anything else
+    # (beyond rounding), rather than return a δ that could be too small.
+    weight = (alpha[2:] - alpha[1:-1]) / (alpha[2:] - alpha[:-2])
+    chord = weight * f[:-2] + (1.0 - weight) * f[2:]
+    if np.any(np.diff(f) > 1e-12) or np.any(f[1:-1] > chord + 1e-12):
+        raise ValueError("tradeoff_values must be a convex, non-increasing function of alpha_grid (a trade-off curve)")
     g = 1.0 - f - np.exp(epsilon)[..., None] * alpha
     h = np.diff(alpha)
     slope = np.diff(g, axis=-1) / h

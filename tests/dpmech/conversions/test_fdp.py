@@ -158,3 +158,11 @@ def test_tradeoff_from_a_symmetric_profile_is_symmetric(mu, alpha):
     # f = f⁻¹: the point (β, α) lies on the curve too (where the curve is not flat at 0).
     if beta > 0:
         assert fdp.tradeoff_from_profile(beta, epsilons, deltas) == pytest.approx(alpha, abs=1e-9)
+
+
+def test_profile_from_tradeoff_refuses_a_curve_that_is_not_convex_or_increases():
+    grid = np.linspace(0, 1, 5)
+    with pytest.raises(ValueError, match="convex"):
+        fdp.profile_from_tradeoff(1.0, grid, [1.0, 0.5, 0.45, 0.1, 0.0])  # concave kink at 0.5
+    with pytest.raises(ValueError, match="convex"):
+        fdp.profile_from_tradeoff(1.0, grid, [0.9, 1.0, 0.5, 0.2, 0.0])
