@@ -32,7 +32,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from .. import validation as check
 from ._logspace import logsumexp

@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from dpmech.conversions import fdp, privacy_loss as pl, renyi
+from dpmech.conversions import fdp, renyi
+from dpmech.conversions import privacy_loss as pl
 
 
 @pytest.mark.parametrize(

@@ -53,7 +53,7 @@ def test_randomized_response_tradeoff_equals_the_neyman_pearson_test(epsilon, k)
 def test_laplace_tradeoff_equals_the_threshold_test_by_quadrature(mu):
     # Reject Lap(0,1) for x > t: α = P(X > t), β = Q(X <= t) with Q = Lap(μ, 1).
     thresholds = np.linspace(-20, 20, 4001)
-    cdf = lambda x: np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0)), 1 - 0.5 * np.exp(-np.maximum(x, 0)))  # noqa: E731
+    cdf = lambda x: np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0)), 1 - 0.5 * np.exp(-np.maximum(x, 0)))
     alpha, beta = 1 - cdf(thresholds), cdf(thresholds - mu)
     np.testing.assert_allclose(fdp.laplace_tradeoff(alpha, mu), beta, atol=1e-12)
 

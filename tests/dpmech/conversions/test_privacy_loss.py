@@ -2,13 +2,13 @@
 
 import math
 
-import mpmath
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
+from dpmech import high_precision
 from dpmech.conversions import privacy_loss as pl
 from tests.dpmech.conversions import dp_accounting_known_answers as known
 from tests.profiles import examples
@@ -65,31 +65,6 @@ def test_dp_accounting_known_answers_vectorised(kind, which, parameter, sensitiv
     np.testing.assert_allclose(result, expected, rtol=0, atol=5e-8)
 
 
-def _reference_delta(kind, epsilon, parameter, sensitivity, q, adjacency):
-    """sup_S μ_upper(S) − e^ε μ_lower(S) with 50 digits, by the same threshold rule in mpmath."""
-    with mpmath.workdps(50):
-        e, s, q = mpmath.mpf(epsilon), mpmath.mpf(sensitivity), mpmath.mpf(q)
-        p = mpmath.mpf(parameter)
-        if kind == "gaussian":
-            cdf = lambda x: mpmath.ncdf(x / p)  # noqa: E731
-        else:
-            cdf = lambda x: mpmath.mpf(1) / 2 * mpmath.exp(x / p) if x < 0 else 1 - mpmath.exp(-x / p) / 2  # noqa: E731
-        if adjacency == "remove":
-            upper = lambda x: (1 - q) * cdf(x) + q * cdf(x + s)  # noqa: E731
-            lower = cdf
-            loss = lambda x: mpmath.log((1 - q) + q * _ratio(kind, x, s, p))  # noqa: E731
-        else:
-            upper = cdf
-            lower = lambda x: (1 - q) * cdf(x) + q * cdf(x - s)  # noqa: E731
-            loss = lambda x: -mpmath.log((1 - q) + q * _ratio(kind, -x, s, p))  # noqa: E731
-        x = mpmath.findroot(lambda t: loss(t) - e, mpmath.mpf(0), solver="secant") if kind == "gaussian" else None
-        return upper(x) - mpmath.exp(e) * lower(x)
-
-
-def _ratio(kind, x, s, p):
-    return mpmath.exp(s * (-s / 2 - x) / p**2)
-
-
 @pytest.mark.parametrize("adjacency", ["add", "remove"])
 @pytest.mark.parametrize(
     "epsilon,sigma,q",
@@ -100,7 +75,7 @@ def test_gaussian_delta_matches_50_digit_reference_far_into_the_tail(epsilon, si
         # Every output has loss below −log(1 − q) <= ε there: δ is exactly 0.
         assert pl.gaussian_delta_for_epsilon(epsilon, sigma, 1.0, q, adjacency) == 0.0
         return
-    reference = _reference_delta("gaussian", epsilon, sigma, 1.0, q, adjacency)
+    reference = high_precision.subsampled_gaussian_delta(epsilon, sigma, q, adjacency)
     result = pl.gaussian_delta_for_epsilon(epsilon, sigma, 1.0, q, adjacency)
     assert result == pytest.approx(float(reference), rel=1e-10)
     assert result > 0

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpmech import gaussian_epsilon
+from dpmech import gaussian_epsilon, high_precision
 from dpmech.conversions import renyi
 from tests.profiles import examples
 
@@ -68,19 +68,13 @@ def test_laplace_rdp_known_answer_properties(epsilon):
     assert renyi.rdp_epsilon(1e-10, orders, rdp)[0] == pytest.approx(epsilon, rel=1e-6)
 
 
-def _reference_divergence(order, p, q):
-    with mpmath.workdps(50):
-        a = mpmath.mpf(order)
-        return mpmath.log(mpmath.fsum(mpmath.mpf(x) ** a * mpmath.mpf(y) ** (1 - a) for x, y in zip(p, q))) / (a - 1)
-
-
 @pytest.mark.parametrize("order", [1.0 + 1e-9, 1.001, 1.5, 2.0, 10.0, 300.0])
 @pytest.mark.parametrize("epsilon", [1e-3, 0.5, 3.0])
 def test_pure_dp_curve_is_binary_randomized_response_to_50_digits(order, epsilon):
     with mpmath.workdps(50):
         e = mpmath.mpf(epsilon)
         keep = mpmath.exp(e) / (1 + mpmath.exp(e))
-        reference = _reference_divergence(order, [keep, 1 - keep], [1 - keep, keep])
+        reference = high_precision.renyi_divergence(order, [keep, 1 - keep], [1 - keep, keep])
     assert renyi.pure_dp_rdp(order, epsilon) == pytest.approx(float(reference), rel=1e-9)
 
 
