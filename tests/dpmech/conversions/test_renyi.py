@@ -165,3 +165,13 @@ def test_noise_parameter_of_epsilon_rr_gives_epsilon_at_order_infinity_and_dpmec
     assert 1 - p + p / k == pytest.approx(keep, rel=1e-12)
     if k == 2:  # binary RR is the extremal ε-DP mechanism: its curve is the pure-DP curve
         assert renyi.randomized_response_rdp(3.0, p, 2) == pytest.approx(renyi.pure_dp_rdp(3.0, epsilon), rel=1e-9)
+
+
+@given(sigma=st.floats(0.5, 20.0), delta=st.floats(1e-12, 0.1))
+def test_rdp_epsilon_and_delta_are_consistent_and_improved_beats_classic(sigma, delta):
+    orders = np.concatenate([np.linspace(1.05, 10, 60), np.geomspace(10, 1e4, 60)])
+    rdp = renyi.gaussian_rdp(orders, sigma)
+    epsilon, _ = renyi.rdp_epsilon(delta, orders, rdp)
+    assert epsilon <= renyi.rdp_epsilon(delta, orders, rdp, "classic")[0]
+    if epsilon > 0:
+        assert renyi.rdp_delta(epsilon, orders, rdp)[0] <= delta * (1 + 1e-9)
