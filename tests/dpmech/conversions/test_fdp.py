@@ -166,3 +166,35 @@ def test_profile_from_tradeoff_refuses_a_curve_that_is_not_convex_or_increases()
         fdp.profile_from_tradeoff(1.0, grid, [1.0, 0.5, 0.45, 0.1, 0.0])  # concave kink at 0.5
     with pytest.raises(ValueError, match="convex"):
         fdp.profile_from_tradeoff(1.0, grid, [0.9, 1.0, 0.5, 0.2, 0.0])
+
+
+def test_gdp_tradeoff_matches_the_r_package_fdp():
+    """fdp reference/gdp.md: gdp(1.0)() on α = 0, 0.01, ..., 1 (101 values, 10 decimals)."""
+    from tests.dpmech.conversions import fdp_r_package_known_answers as r
+
+    alphas = np.round(np.arange(101) * 0.01, 2)
+    np.testing.assert_allclose(fdp.gdp_tradeoff(alphas, 1.0), r.GDP_1_BETA, rtol=0, atol=5.01e-11)
+
+
+def test_laplace_tradeoff_matches_the_r_package_fdp():
+    """fdp reference/lap.md: lap(1.0)() on its grid (35 values, 7 decimals)."""
+    from tests.dpmech.conversions import fdp_r_package_known_answers as r
+
+    alphas, betas = np.array(r.LAPLACE_1).T
+    alphas[1] = 0.5 * math.exp(-1.0)  # printed rounded; the grid point is e^{−μ}/2
+    np.testing.assert_allclose(fdp.laplace_tradeoff(alphas, 1.0), betas, rtol=0, atol=5.01e-8)
+
+
+def test_approximate_dp_tradeoff_and_gdp_delta_match_the_r_package_fdp():
+    """fdp reference/epsdelta.md and gdp_to_epsdelta.md."""
+    from tests.dpmech.conversions import fdp_r_package_known_answers as r
+
+    alphas, betas = np.array(r.EPSDELTA_1_001).T
+    np.testing.assert_allclose(fdp.approximate_dp_tradeoff(alphas, 1.0, 0.01), betas, rtol=0, atol=5.01e-8)
+    corner = 1 / (1 + math.e)  # the skeleton's kink, printed as 0.2689414
+    assert corner == pytest.approx(r.EPSDELTA_1_SKELETON[1][0], abs=5e-8)
+    assert fdp.approximate_dp_tradeoff(corner, 1.0, 0.0) == pytest.approx(r.EPSDELTA_1_SKELETON[1][1], abs=5e-8)
+    assert fdp.gdp_delta(1.0, 1.0) == pytest.approx(r.GDP_TO_EPSDELTA_MU_1_EPSILON_1, rel=1e-13)
+    from dpmech.directed_rounding import format_up
+
+    assert format_up(fdp.gdp_delta(1.0, 1.0), 6) == str(r.GDP_TO_EPSDELTA_MU_1_EPSILON_1_ROUNDED_UP_6)

@@ -305,6 +305,7 @@ def test_mixture_delta_matches_dp_accounting(row):
     epsilon=st.floats(-2.0, 6.0),
     x=st.floats(-10.0, 10.0),
 )
+@examples(0.5)
 def test_mixture_with_sensitivities_zero_and_one_is_the_subsampled_gaussian(sigma, q, adjacency, epsilon, x):
     args = (sigma, [0.0, 1.0], [1 - q, q], adjacency)
     assert pl.mixture_gaussian_privacy_loss(x, *args) == pytest.approx(pl.gaussian_privacy_loss(x, sigma, 1.0, q, adjacency), rel=1e-12, abs=1e-12)
@@ -319,6 +320,7 @@ def test_mixture_with_sensitivities_zero_and_one_is_the_subsampled_gaussian(sigm
     adjacency=st.sampled_from(["add", "remove"]),
     x=st.floats(-8.0, 8.0),
 )
+@examples(0.5)
 def test_mixture_inverse_is_the_largest_x_reaching_the_loss(sigma, weights, adjacency, x):
     sensitivities = np.arange(len(weights), dtype=float)  # includes sensitivity 0
     probabilities = np.array(weights) / math.fsum(weights)

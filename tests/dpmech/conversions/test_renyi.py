@@ -114,6 +114,7 @@ def test_rdp_route_epsilon_is_never_below_the_exact_gaussian_epsilon(sigma, delt
 
 
 @given(rho=st.floats(1e-6, 100.0), delta=st.floats(1e-15, 0.5))
+@examples(0.3)
 def test_optimal_zcdp_conversion_is_monotone_and_at_most_the_simple_one(rho, delta):
     optimal = renyi.zcdp_epsilon(rho, delta)
     assert optimal <= renyi.zcdp_epsilon(rho, delta, "simple") + 1e-12
