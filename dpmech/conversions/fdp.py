@@ -11,10 +11,10 @@ Closed forms used here (each a theorem of that paper):
 
 * μ-GDP: G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) = T(N(0, 1), N(μ, 1)); the Gaussian mechanism
   with sensitivity Δ and noise σ is (Δ/σ)-GDP, k-fold composition is (√k μ)-GDP.
-* (ε, δ)-DP: f_{ε,δ}(α) = max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) (Prop. 2.4 / Wasserman & Zhou 2010).
+* (ε, δ)-DP: f_{ε,δ}(α) = max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2019; Wasserman & Zhou 2010).
 * Laplace with scale b and sensitivity Δ, μ = Δ/b: T(Lap(0,1), Lap(μ,1))(α) = 1 − e^μ α for
   α < e^{−μ}/2, e^{−μ}/(4α) for e^{−μ}/2 <= α <= 1/2, e^{−μ}(1 − α) beyond (derived from
-  the Neyman–Pearson threshold test; DRS Sec. 2.3).
+  the Neyman–Pearson threshold test, as in Dong, Roth & Su 2019).
 * K-ary randomized response keeping the true label with probability e^ε/(e^ε + K − 1):
   the Neyman–Pearson test of R(x) against R(x'), three linear pieces.
 * Profile → trade-off (Prop. 2.12): a mechanism that is (ε, δ(ε))-DP for every ε >= 0 (both
@@ -43,7 +43,7 @@ def _alpha(alpha):
 
 
 def gdp_tradeoff(alpha, mu):
-    """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ), the trade-off curve of μ-GDP (Dong, Roth & Su 2019, Def. 2.7).
+    """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ), the trade-off curve of μ-GDP (Dong, Roth & Su 2019).
 
     Φ⁻¹(1 − α) is evaluated as −Φ⁻¹(α), which keeps full relative accuracy for α near 0.
 
@@ -58,7 +58,7 @@ def gdp_tradeoff(alpha, mu):
 
 
 def approximate_dp_tradeoff(alpha, epsilon, delta):
-    """f_{ε,δ}(α) = max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2019, Prop. 2.4).
+    """f_{ε,δ}(α) = max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2019; Wasserman & Zhou 2010).
 
     Args:
         alpha: type-I error in [0, 1].
@@ -81,7 +81,7 @@ def laplace_tradeoff(alpha, mu):
     """T(Lap(0, 1), Lap(μ, 1))(α), the trade-off curve of the Laplace mechanism with μ = Δ/b.
 
     1 − e^μ α for α < e^{−μ}/2; e^{−μ}/(4α) for e^{−μ}/2 <= α <= 1/2; e^{−μ}(1 − α) for α > 1/2
-    (Dong, Roth & Su 2019, Sec. 2.3; the likelihood-ratio test rejects for large outputs).
+    (Dong, Roth & Su 2019; the likelihood-ratio test rejects for large outputs).
 
     Args:
         alpha: type-I error in [0, 1].

@@ -4,7 +4,7 @@ Definitions. M is (α, r)-RDP (Mironov 2017) when the Rényi divergence
 D_α(M(D) ‖ M(D')) = (1/(α−1)) log E_{M(D)}[(p/q)^{α−1}] is at most r for every
 neighbouring pair (in both orders); ρ-zCDP (Bun & Steinke 2016) means r(α) <= ρα
 for every α > 1. Both compose additively: the curve of a composition is the sum
-of the curves (Mironov 2017, Prop. 1; Bun & Steinke 2016, Lemma 2.3), so arrays
+of the curves (Mironov 2017, Prop. 1; Bun & Steinke 2016), so arrays
 of curves on common orders are simply added.
 
 Curves here (each exact for its mechanism, i.e. the largest D_α over neighbouring pairs):
