@@ -10,7 +10,8 @@ and broadcasts over numpy arrays:
   ``randomized_response_privacy_losses`` / ``randomized_response_delta_for_epsilon``;
 * :mod:`.fdp`: trade-off curves (``gdp_tradeoff``, ``approximate_dp_tradeoff``,
   ``laplace_tradeoff``, ``randomized_response_tradeoff``), ``tradeoff_from_profile`` and
-  ``profile_from_tradeoff`` (Dong, Roth & Su, Prop. 2.12), ``gdp_delta``, ``gdp_epsilon``, ``gdp_mu``;
+  ``profile_from_tradeoff`` (Dong, Roth & Su, Prop. 2.12), ``gaussian_gdp_mu``, ``gdp_delta``,
+  ``gdp_epsilon``, ``gdp_mu``;
 * :mod:`.renyi`: RDP curves (``gaussian_rdp``, ``laplace_rdp``, ``pure_dp_rdp``,
   ``randomized_response_rdp``), zCDP (``gaussian_zcdp``, ``pure_dp_zcdp``), and conversions to
   (ε, δ) (``rdp_epsilon``, ``rdp_delta``, ``zcdp_epsilon``, ``gaussian_rdp_epsilon``);

@@ -212,6 +212,22 @@ def profile_from_tradeoff(epsilon, alpha_grid, tradeoff_values):
     return check.scalar_or_array(np.clip(bound + 1e-12, 0.0, 1.0))
 
 
+def gaussian_gdp_mu(sigma, sensitivity=1.0, compositions=1):
+    """μ = Δ√k/σ: k Gaussian releases with noise σ and sensitivity Δ are exactly μ-GDP.
+
+    Dong, Roth & Su 2019: the Gaussian mechanism is (Δ/σ)-GDP and μ-GDP composes to
+    √(Σ μ_i²)-GDP, with no loss. Broadcasts.
+    """
+    sigma = check.positive("sigma", sigma)
+    sensitivity = check.positive("sensitivity", sensitivity)
+    compositions = check.integer_at_least("compositions", compositions, 1)
+    with np.errstate(over="ignore"):
+        mu = sensitivity * np.sqrt(compositions) / np.asarray(sigma)
+    if not np.all(np.isfinite(mu)):
+        raise ValueError("sigma must not be so small against sensitivity that Δ√k/σ overflows a double")
+    return check.scalar_or_array(mu)
+
+
 def gdp_delta(epsilon, mu):
     """The exact δ(ε) of μ-GDP, Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong, Roth & Su 2019, Cor. 2.13).
 
@@ -247,6 +263,7 @@ def gdp_mu(epsilon, delta):
 
 __all__ = (
     "approximate_dp_tradeoff",
+    "gaussian_gdp_mu",
     "gdp_delta",
     "gdp_epsilon",
     "gdp_mu",

@@ -198,3 +198,9 @@ def test_approximate_dp_tradeoff_and_gdp_delta_match_the_r_package_fdp():
     from dpmech.directed_rounding import format_up
 
     assert format_up(fdp.gdp_delta(1.0, 1.0), 6) == str(r.GDP_TO_EPSDELTA_MU_1_EPSILON_1_ROUNDED_UP_6)
+
+
+@given(sigma=st.floats(0.1, 50.0), sensitivity=st.floats(0.1, 5.0), k=st.integers(1, 1000), epsilon=st.floats(0.0, 10.0))
+def test_gaussian_gdp_mu_gives_the_exact_gaussian_profile(sigma, sensitivity, k, epsilon):
+    mu = fdp.gaussian_gdp_mu(sigma, sensitivity, k)
+    assert fdp.gdp_delta(epsilon, mu) == pytest.approx(gaussian_delta(epsilon, sigma, sensitivity, k), rel=1e-12, abs=1e-300)
