@@ -28,6 +28,7 @@ ROOT = HERE.parent
 # name -> (script arguments, what it measures); run in this order.
 BENCHMARKS = {
     "accounting": (["accounting.py"], "Gaussian accounting against dp-accounting and prv-accountant (issues 2 and 8)"),
+    "conversions": (["conversions.py"], "RDP, zCDP, f-DP, privacy-loss functions and advanced composition against dp-accounting (issue 12)"),
     "verification": (["verification.py"], "the verification suite's timing (issue 4)"),
     "batched_logistic": (["batched_logistic.py"], "shadow and client heads: batched torch LR against a scikit-learn loop (issue 5)"),
     "audit_statistics": (["audit_statistics.py"], "audit estimators: known answers and trials per second (issue 7)"),
