@@ -181,3 +181,13 @@ def test_certified_gradient_bound_holds_in_50_digits(n, dimension, num_classes, 
                                       gradient_tolerance=1e-11)
     model.fit(features, labels)
     assert _gradient_norm_50_digits(model.parameters_, features, labels, regularization) <= model.gradient_norm_bound_ <= 1e-11
+
+
+def test_wide_multinomial_models_are_certified_without_forming_the_hessian():
+    # C·p = 3·701 > 2048: Newton directions come from conjugate gradients on Hessian-vector products.
+    rng = np.random.default_rng(2)
+    features = rng.normal(size=(30, 700))
+    features /= np.linalg.norm(features, axis=1, keepdims=True)
+    labels = rng.integers(0, 3, size=30)
+    model = LogisticRegressionTrainer(regularization=0.05, num_classes=3, gradient_tolerance=1e-10).fit(features, labels)
+    assert np.linalg.norm(_mean_form_gradient(model.parameters_, features, labels, 0.05, 3)) <= model.gradient_norm_bound_ <= 1e-10
