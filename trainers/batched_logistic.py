@@ -94,11 +94,14 @@ class _MultinomialObjective:
     (the pooled Hessian), or are exact when that factor is ``None`` (used for the single pooled
     model, where forming H is cheap)."""
 
-    def __init__(self, features, labels, weights, regularization, num_classes, max_cg_iterations, preconditioner=None):
+    def __init__(self, features, labels, weights, regularization, num_classes, max_cg_iterations, preconditioner=None,
+                 exact_newton=True):
         self.features, self.weights, self.regularization = features, weights, regularization
         self.one_hot = torch.nn.functional.one_hot(labels, num_classes).T.to(features.dtype)
         self.max_cg_iterations = max_cg_iterations
         self.preconditioner = preconditioner
+        # Without a factor: exact Newton (forms the (C p)² Hessian), or plain CG when that is too big.
+        self.exact_newton = exact_newton
 
     def evaluate(self, theta):
         logits = theta @ self.features.T
@@ -128,7 +131,7 @@ class _MultinomialObjective:
         return torch.linalg.cholesky(hessian)
 
     def newton_direction(self, theta, probabilities, gradient):
-        if self.preconditioner is None:
+        if self.preconditioner is None and self.exact_newton:
             factor = self.hessian_factor(theta)
             flat = gradient.reshape(gradient.shape[0], -1).T
             return -torch.cholesky_solve(flat, factor).T.contiguous().reshape(gradient.shape)
@@ -140,6 +143,8 @@ class _MultinomialObjective:
             return (mixed * weights) @ self.features + self.regularization * vectors
 
         def precondition(vectors):
+            if self.preconditioner is None:
+                return vectors
             flat = vectors.reshape(vectors.shape[0], -1).T
             # contiguous: a batched matmul on the transposed layout is ~200x slower on CPU
             return torch.cholesky_solve(flat, self.preconditioner).T.contiguous().reshape(vectors.shape)
@@ -233,6 +238,7 @@ def _minimise(objective, theta, tol, max_iter, certify=True):
 
 
 _FLOAT32_WORKING_TOLERANCE = 1e-4
+_EXACT_NEWTON_MAX_PARAMETERS = 2048
 
 
 def logistic_objective(features, labels, weights, regularization, num_classes, max_cg_iterations=500,
@@ -241,11 +247,14 @@ def logistic_objective(features, labels, weights, regularization, num_classes, m
 
     ``labels``: int64 tensor (n,); ``weights``: (B, n), each row summing to 1 (1/n_b on the
     records of model b); ``preconditioner``: the pooled Hessian's Cholesky factor (multinomial CG),
-    or None for exact Newton directions (cheap for few models).
+    or None for exact Newton directions when C·p <= 2048 (cheap for few models) and
+    unpreconditioned CG above, where the (C p)² Hessian would not fit.
     """
     if num_classes == 2:
         return _BinaryObjective(features, labels.to(features.dtype), weights, regularization)
-    return _MultinomialObjective(features, labels, weights, regularization, num_classes, max_cg_iterations, preconditioner)
+    exact_newton = num_classes * features.shape[1] <= _EXACT_NEWTON_MAX_PARAMETERS
+    return _MultinomialObjective(features, labels, weights, regularization, num_classes, max_cg_iterations,
+                                 preconditioner, exact_newton)
 
 
 def certify_minimisers(objective, theta, gradient_tolerance, max_iter):

@@ -6,8 +6,10 @@ A trainer holds its configuration (λ, bounds, class set, seed) as attributes, s
 ``sensitivity(n)`` is a function of the public configuration and the record count n only. A user
 plugs in their own learner by writing a class with these two methods; nothing else is needed.
 
-The sensitivity must be a bound that :mod:`dpmech.sensitivity` proves for the trainer's exact
-objective, under the replace-one neighbouring relation (one record of the n changed, n fixed),
+The sensitivity must be a bound that :mod:`dpmech.sensitivity` proves for the parameters ``train``
+actually returns (a solver stopped at a certified gradient tolerance τ adds 2τ/λ,
+:func:`dpmech.sensitivity.approximate_minimizer_sensitivity`), under the replace-one
+neighbouring relation (one record of the n changed, n fixed),
 which is the relation every bound in :mod:`dpmech.sensitivity` is stated for. A trainer never
 computes its own bound: it names the dpmech function and passes n, λ and its public bounds.
 """

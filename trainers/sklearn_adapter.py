@@ -38,13 +38,13 @@ from sklearn.utils.validation import check_is_fitted
 import dpmech.sensitivity
 from dpmech import validation as check
 
-from .batched_logistic import certify_minimisers, logistic_objective
 from ._features import (
     as_class_labels,
     as_feature_matrix,
     require_norms_within,
     with_bias_coordinate,
 )
+from .batched_logistic import certify_minimisers, logistic_objective
 
 
 class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):

@@ -73,7 +73,9 @@ def empirical_sensitivity(train, pairs, bound) -> SensitivityReport:
     Args:
         train: callable (features, labels) -> parameter array, deterministic
             (same data, same output), trained to the precision the bound assumes
-            (an exact minimiser, or the exact PSGD schedule).
+            (an exact minimiser; a minimiser certified to ‖∇J‖₂ <= τ against a
+            bound that adds 2τ/λ, as the logistic-regression trainers declare;
+            or the exact PSGD schedule).
         pairs: iterable of ((X, y), (X', y')), neighbours under the bound's
             relation (replace-one for :mod:`dpmech.sensitivity`).
         bound: the claimed L2 sensitivity Δ > 0.

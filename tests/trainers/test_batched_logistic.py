@@ -7,7 +7,6 @@ from scipy.special import softmax
 from sklearn.linear_model import LogisticRegression
 
 from dpmech import sensitivity
-
 from trainers.batched_logistic import BatchedLogisticRegression
 from trainers.data import load_digits_dataset
 from trainers.sklearn_adapter import LogisticRegressionTrainer

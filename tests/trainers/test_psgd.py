@@ -1,8 +1,14 @@
 """DP-Helmet PSGD: step schedule, projection after every step, summed SVM objectives, seeding."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+import dpmech.sensitivity
 
 from trainers.psgd import (
     HUBER_SVM,
@@ -209,3 +215,23 @@ def test_shuffled_batches_partition_every_epoch_into_nominal_batches(n, batch_si
     assert all(torch.equal(a, b) for a, b in zip(epochs[0], shuffled_batches(n, batch_size, 1, 4)[0]))
     with pytest.raises(ValueError, match="batch_size"):
         shuffled_batches(n, 0, 1, 4)
+
+
+@given(st.integers(1, 300), st.integers(1, 400), st.integers(1, 8), st.floats(0.01, 100.0), st.floats(0.1, 40.0),
+       st.floats(0.01, 3.0), st.floats(0.05, 1.0), st.integers(2, 10), st.booleans())
+def test_contraction_recursion_of_the_trainers_schedule_stays_within_their_sensitivity(
+    n, batch_size, epochs, regularization, input_clip, radius, huber_h, num_classes, softmax
+):
+    common = dict(num_classes=num_classes, regularization=regularization, input_clip=input_clip,
+                  projection_radius=radius, epochs=epochs, batch_size=batch_size)
+    if softmax:
+        trainer = SoftmaxSLPTrainer(**common)
+        lipschitz, classes = dpmech.sensitivity.softmax_slp_lipschitz(input_clip, radius, regularization), 1
+    else:
+        trainer = HuberSVMTrainer(huber_h=huber_h, **common)
+        lipschitz, classes = dpmech.sensitivity.huber_svm_lipschitz(input_clip, radius, regularization), num_classes
+    smoothness = analytic_smoothness(trainer._model, regularization, input_clip, huber_h)
+    # The SVM's C one-vs-rest blocks each follow the recursion; the record moves all C of them.
+    worst = math.sqrt(classes) * dpmech.sensitivity.psgd_contraction_sensitivity(
+        n, batch_size, epochs, smoothness, regularization, lipschitz)
+    assert worst <= trainer.sensitivity(n) * (1 + 1e-12)

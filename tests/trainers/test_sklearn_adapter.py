@@ -3,12 +3,16 @@
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy.special import log_softmax, softmax
 from sklearn.base import clone
 
 from dpmech import sensitivity
 from trainers.data import load_digits_dataset
 from trainers.sklearn_adapter import LogisticRegressionTrainer
+
+from tests.profiles import examples
 
 
 def _mean_form_gradient(parameters, features, labels, regularization, num_classes):
@@ -162,3 +166,28 @@ def test_declared_sensitivity_covers_the_released_parameters_optimisation_error(
     else:
         exact = sensitivity.multinomial_logistic_regression_sensitivity(0.01, size, 1.0, regularized_intercept=True)
     assert model.sensitivity(size) - exact >= 2 * np.linalg.norm(gradient) / 0.01
+
+
+@examples(0.2)
+@given(st.integers(1, 8), st.integers(1, 3), st.integers(2, 3), st.floats(0.01, 10.0), st.floats(0.1, 2.0),
+       st.integers(0, 2**32 - 1))
+def test_certified_gradient_bound_holds_in_50_digits(n, dimension, num_classes, regularization, bound, seed):
+    # τ = 1e-11 sits a few orders above the float64 rounding allowance, so the certificate is tight.
+    rng = np.random.default_rng(seed)
+    features = rng.normal(size=(n, dimension))
+    features *= bound / np.maximum(bound, np.linalg.norm(features, axis=1, keepdims=True)) * rng.uniform(0.5, 1.0, (n, 1))
+    labels = rng.integers(0, num_classes, size=n)
+    model = LogisticRegressionTrainer(regularization=regularization, num_classes=num_classes, feature_bound=bound,
+                                      gradient_tolerance=1e-11)
+    model.fit(features, labels)
+    assert _gradient_norm_50_digits(model.parameters_, features, labels, regularization) <= model.gradient_norm_bound_ <= 1e-11
+
+
+def test_wide_multinomial_models_are_certified_without_forming_the_hessian():
+    # C·p = 3·701 > 2048: Newton directions come from conjugate gradients on Hessian-vector products.
+    rng = np.random.default_rng(2)
+    features = rng.normal(size=(30, 700))
+    features /= np.linalg.norm(features, axis=1, keepdims=True)
+    labels = rng.integers(0, 3, size=30)
+    model = LogisticRegressionTrainer(regularization=0.05, num_classes=3, gradient_tolerance=1e-10).fit(features, labels)
+    assert np.linalg.norm(_mean_form_gradient(model.parameters_, features, labels, 0.05, 3)) <= model.gradient_norm_bound_ <= 1e-10
