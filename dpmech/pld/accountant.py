@@ -83,7 +83,8 @@ def _estimated_points(sketches, counts, tilt, step):
     """Grid points of the widest convolution: the composed tilted window plus one factor's."""
     variance, widest = 0.0, 0.0
     for sketch, count in zip(sketches, counts):
-        losses, log_masses, _ = sketch
+        left, right, log_masses, _ = sketch
+        losses = 0.5 * (left + right)
         log_tilted = log_masses + tilt * losses
         weights = np.exp(log_tilted - log_tilted.max())
         weights /= weights.sum()
@@ -106,6 +107,8 @@ class ComposedLoss:
         self.directions = []
         for direction in range(2):
             pairs = [pair_directions[direction] for pair_directions, _ in entries]
+            if direction == 1 and all(pair.symmetric for pair in pairs):
+                break
             sketches = [grid.coarse_law(pair) for pair in pairs]
             if epsilon is not None:
                 tilt = _choose_tilt(sketches, counts, epsilon=epsilon)

@@ -11,11 +11,11 @@ and every number of compositions:
   with P_j, Q_j the cell's P- and Q-masses. Moving mass to a larger loss also makes δ grow,
   so we may use any β ≥ β_j: we use the largest one the error bounds on P_j and Q_j allow.
   The error of this discretisation is O(h²) per composition.
-* **Lower (rounding down).** The P-mass of each cell sits at its left end l_j. Its
-  error is up to h per composition, so the lower end is the wider one.
+* **Lower (post-processing; see :class:`~dpmech.pld.distribution.BucketedPair`).** Each
+  loss is mapped to its cell index, the tails outside the window to the end cells, and
+  the pair of laws of the index under P and Q is composed exactly (up to the bounds).
 * Tails outside the chosen window: the upper measure puts the mass below the window
-  on its lowest point and the mass above it at +∞; the lower measure drops the mass
-  below and puts the mass above on its highest point.
+  on its lowest point and the mass above it at +∞.
 
 Every mass is taken on the safe side of its floating-point error bound: the cell
 masses come from differences of log-CDFs whose error is bounded by the accuracy
@@ -29,7 +29,7 @@ import math
 import numpy as np
 from scipy import special
 
-from .distribution import GridMeasure
+from .distribution import BucketedPair, GridMeasure
 from .pairs import LOG_ERROR
 
 LOG_FLOOR = -740.0  # probabilities below e^-740 are beneath the smallest double
@@ -70,58 +70,60 @@ def _cell_log_masses(pair, edges, measure):
 
 
 def discretize(pair, step, tilt, first, last):
-    """(upper, lower) GridMeasures of ``pair`` on the grid points first·h, ..., last·h."""
+    """(upper GridMeasure, lower BucketedPair) of ``pair`` on the grid points first·h, ..., last·h."""
     count = last - first + 1
     losses = (first + np.arange(count)) * step
-    upper_masses = np.zeros(count)
-    lower_masses = np.zeros(count)
-    upper_infinity = lower_infinity = 0.0
     log_upper = np.full(count, -np.inf)
-    log_lower = np.full(count, -np.inf)
-    if pair.has_continuous_part() and count > 1:
-        p_low, p_high = _cell_log_masses(pair, losses, "P")
-        q_low, _ = _cell_log_masses(pair, losses, "Q")
-        with np.errstate(invalid="ignore", over="ignore"):
-            ratio = np.exp(np.minimum(losses[:-1] + q_low - p_high, 0.0))
-            beta = np.clip((1.0 - ratio) / -math.expm1(-step) * (1 + 1e-12) + 1e-15, 0.0, 1.0)
-        beta = np.where(np.isfinite(p_high), beta, 0.0)
-        with np.errstate(divide="ignore"):
-            log_upper[:-1] = p_high + np.log1p(-beta)
-            log_upper[1:] = np.logaddexp(log_upper[1:], p_high + np.log(beta))
-        log_lower[:-1] = p_low
-        below_high = pair.log_cdf(losses[:1], "P")[0]
-        above_high = pair.log_sf(losses[-1:], "P")[0]
-        log_upper[0] = np.logaddexp(log_upper[0], below_high + _error(below_high))
-        upper_infinity += math.exp(above_high + _error(above_high))
-        log_lower[-1] = np.logaddexp(log_lower[-1], above_high - _error(above_high))
-    elif pair.has_continuous_part():
-        # A one-point window: every continuous mass is rounded to it or beyond.
-        below = pair.log_cdf(losses[:1], "P")[0]
-        above = pair.log_sf(losses[:1], "P")[0]
-        log_upper[0] = below + _error(below)
-        upper_infinity += math.exp(above + _error(above))
-        log_lower[0] = below - _error(below)
-    upper_masses = np.exp(log_upper)
-    lower_masses = np.exp(log_lower)
-    atom_loss, atom_p, _ = pair.atoms()
-    for loss, mass in zip(atom_loss.tolist(), atom_p.tolist()):
-        if mass <= 0.0:
-            continue
+    log_p = np.full(count, -np.inf)  # lower bounds of the P-mass of each bucket
+    log_q = np.full(count, -np.inf)  # upper bounds of its Q-mass
+    upper_infinity = lower_infinity = 0.0
+    if pair.has_continuous_part():
+        if count > 1:
+            p_low, p_high = _cell_log_masses(pair, losses, "P")
+            q_low, q_high = _cell_log_masses(pair, losses, "Q")
+            with np.errstate(invalid="ignore", over="ignore"):
+                ratio = np.exp(np.minimum(losses[:-1] + q_low - p_high, 0.0))
+                beta = np.clip((1.0 - ratio) / -math.expm1(-step) * (1 + 1e-12) + 1e-15, 0.0, 1.0)
+            beta = np.where(np.isfinite(p_high), beta, 0.0)
+            with np.errstate(divide="ignore"):
+                log_upper[:-1] = p_high + np.log1p(-beta)
+                log_upper[1:] = np.logaddexp(log_upper[1:], p_high + np.log(beta))
+            log_p[:-1], log_q[:-1] = p_low, q_high
+        # Outside the window: the upper measure rounds the mass below up to the first point and sends
+        # the mass above to +∞; the buckets merge each tail into their end bucket.
+        below_p = float(pair.log_cdf(losses[:1], "P")[0])
+        above_p = float(pair.log_sf(losses[-1:], "P")[0])
+        below_q = float(pair.log_cdf(losses[:1], "Q")[0])
+        above_q = float(pair.log_sf(losses[-1:], "Q")[0])
+        log_upper[0] = np.logaddexp(log_upper[0], below_p + _error(below_p))
+        upper_infinity += math.exp(above_p + _error(above_p))
+        log_p[0] = np.logaddexp(log_p[0], below_p - _error(below_p))
+        log_q[0] = np.logaddexp(log_q[0], below_q + _error(below_q))
+        log_p[-1] = np.logaddexp(log_p[-1], above_p - _error(above_p))
+        log_q[-1] = np.logaddexp(log_q[-1], above_q + _error(above_q))
+    upper_masses, p_masses, q_masses = np.exp(log_upper), np.exp(log_p), np.exp(log_q)
+    atom_loss, atom_p, atom_q = pair.atoms()
+    for loss, mass, q_mass in zip(atom_loss.tolist(), atom_p.tolist(), atom_q.tolist()):
         if loss == math.inf:
             upper_infinity += mass
             lower_infinity += mass
             continue
-        if loss < losses[0]:
-            upper_masses[0] += mass
-            continue
-        if loss > losses[-1]:
-            upper_infinity += mass
-            lower_masses[-1] += mass
+        if mass <= 0.0:
+            continue  # Q-mass where P has none falls in a bucket with no P-mass: it never counts
+        if loss < losses[0] or loss > losses[-1]:
+            index = 0 if loss < losses[0] else count - 1
+            p_masses[index] += mass
+            q_masses[index] += q_mass
+            if loss < losses[0]:
+                upper_masses[0] += mass
+            else:
+                upper_infinity += mass
             continue
         index = min(int(math.floor(loss / step)) - first, count - 1)
         while index > 0 and losses[index] > loss:
             index -= 1
-        lower_masses[index] += mass
+        p_masses[index] += mass
+        q_masses[index] += q_mass
         gap = loss - losses[index]
         if gap <= 0.0 or index == count - 1:
             upper_masses[index] += mass
@@ -131,7 +133,10 @@ def discretize(pair, step, tilt, first, last):
         upper_masses[index + 1] += mass * beta
     with np.errstate(divide="ignore"):
         upper = GridMeasure.from_log_masses(step, tilt, first, np.log(upper_masses), upper_infinity, True)
-        lower = GridMeasure.from_log_masses(step, tilt, first, np.log(lower_masses), lower_infinity, False)
+        lower = BucketedPair(
+            GridMeasure.from_log_masses(step, tilt, first, np.log(p_masses), lower_infinity, False),
+            GridMeasure.from_log_masses(step, tilt + 1.0, first, np.log(q_masses), 0.0, True, tail_to_infinity=False),
+        )
     return upper, lower
 
 
@@ -157,47 +162,70 @@ def loss_range(pair):
     return low, high
 
 
-def coarse_law(pair):
-    """(losses, log P-masses, log mass at +∞): a cheap sketch of the law of L to choose a tilt and a window.
+def _quantiles(pair, low, high, log_levels, use_sf):
+    """Losses where log P_c(L <= t) (or log P_c(L > t)) reaches each level, by vectorised bisection."""
+    function = pair.log_sf if use_sf else pair.log_cdf
+    left = np.full(log_levels.shape, low)
+    right = np.full(log_levels.shape, high)
+    for _ in range(60):
+        middle = 0.5 * (left + right)
+        above = function(middle, "P") > log_levels
+        if use_sf:
+            left, right = np.where(above, middle, left), np.where(above, right, middle)
+        else:
+            left, right = np.where(above, left, middle), np.where(above, middle, right)
+    return 0.5 * (left + right)
 
-    Continuous cells are represented by their right ends, so tilting by λ >= 0 overstates
-    each cell's weight: windows chosen from the sketch are on the generous side.
+
+def coarse_law(pair):
+    """(left, right, log P-mass) of cells sketching the law of L, and the log mass at +∞.
+
+    Continuous cells are cut at quantiles, dense in the bulk and log-spaced in the tails,
+    so that E[e^{λL}] from the cells' midpoints is accurate where the bulk is narrow
+    (a subsampled mechanism's loss). Atoms are cells of zero width. Used only to choose
+    a tilt and a window, never as a bound.
     """
     atom_loss, atom_p, _ = pair.atoms()
     finite = np.isfinite(atom_loss) & (atom_p > 0)
-    log_infinity = math.log(float(atom_p[atom_loss == math.inf].sum())) if np.any(atom_loss == math.inf) else -math.inf
-    losses = [atom_loss[finite]]
+    at_infinity = atom_p[atom_loss == math.inf]
+    log_infinity = math.log(float(at_infinity.sum())) if at_infinity.size and at_infinity.sum() > 0 else -math.inf
+    lefts, rights = [atom_loss[finite]], [atom_loss[finite]]
     with np.errstate(divide="ignore"):
         log_masses = [np.log(atom_p[finite])]
     if pair.has_continuous_part():
         low, high = loss_range(pair)
-        edges = np.linspace(low, high, _COARSE_CELLS + 1)
+        log_total = float(pair.log_sf(np.array([low]), "P")[0])
+        levels = np.concatenate([np.linspace(LOG_FLOOR, -12.0, 128), np.log(np.linspace(math.exp(-12.0), 0.5, 1024))])
+        levels = levels[levels < log_total]
+        lower_edges = _quantiles(pair, low, high, levels, use_sf=False)
+        upper_edges = _quantiles(pair, low, high, levels[::-1], use_sf=True)
+        edges = np.unique(np.concatenate([[low], lower_edges, upper_edges, [high], np.linspace(low, high, 257)]))
         log_cdf = pair.log_cdf(edges, "P")
         with np.errstate(invalid="ignore", divide="ignore"):
             cells = log_cdf[1:] + _log1mexp(np.minimum(log_cdf[:-1] - log_cdf[1:], 0.0))
         keep = np.isfinite(cells)
-        losses.append(edges[1:][keep])
+        lefts.append(edges[:-1][keep])
+        rights.append(edges[1:][keep])
         log_masses.append(cells[keep])
-    return np.concatenate(losses), np.concatenate(log_masses), log_infinity
+    return np.concatenate(lefts), np.concatenate(rights), np.concatenate(log_masses), log_infinity
 
 
 def log_mgf(sketch, tilts):
-    """log E_P[e^{λL}; L finite] of a coarse sketch for each λ in ``tilts``."""
-    losses, log_masses, _ = sketch
+    """log E_P[e^{λL}; L finite] of a coarse sketch (cell midpoints) for each λ in ``tilts``."""
+    left, right, log_masses, _ = sketch
+    middle = 0.5 * (left + right)
     tilts = np.atleast_1d(np.asarray(tilts, dtype=float))
-    return special.logsumexp(log_masses[None, :] + tilts[:, None] * losses[None, :], axis=1)
+    return special.logsumexp(log_masses[None, :] + tilts[:, None] * middle[None, :], axis=1)
 
 
 def window(sketch, tilt, tail):
     """(low, high) losses outside which the tilted sketch has at most ``tail`` of its mass on each side."""
-    losses, log_masses, _ = sketch
-    order = np.argsort(losses)
-    losses, log_masses = losses[order], log_masses[order]
-    log_tilted = log_masses + tilt * losses
+    left, right, log_masses, _ = sketch
+    order = np.argsort(0.5 * (left + right))
+    left, right, log_masses = left[order], right[order], log_masses[order]
+    log_tilted = log_masses + tilt * right
     weights = np.exp(log_tilted - special.logsumexp(log_tilted))
     cumulative = np.cumsum(weights)
     low = int(np.searchsorted(cumulative, tail, side="left"))
     high = int(np.searchsorted(cumulative, cumulative[-1] - tail, side="left"))
-    low = max(low - 1, 0)
-    high = min(high + 1, losses.size - 1)
-    return float(losses[low]), float(losses[high])
+    return float(left[:low + 1].min()), float(right[min(high, right.size - 1):].max() if high < right.size else right.max())

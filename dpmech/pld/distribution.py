@@ -69,7 +69,9 @@ def _convolve(a, b):
         # Each entry sums at most min(len) rounded products: γ_m Σ|a_i b_j| <= γ_m ‖a‖₂‖b‖₂.
         return np.convolve(a, b), _gamma(min(a.size, b.size) + 1) * norm2_a * norm2_b
     n = 1 << (size - 1).bit_length()
-    result = np.fft.irfft(np.fft.rfft(a, n) * np.fft.rfft(b, n), n)[:size]
+    transform = np.fft.rfft(a, n)
+    product = transform * transform if b is a else transform * np.fft.rfft(b, n)
+    result = np.fft.irfft(product, n)[:size]
     return result, convolution_error_bound(n, norm1_a, norm2_a, norm1_b, norm2_b)
 
 
@@ -90,6 +92,7 @@ class GridMeasure:
     # A bound on the round-off added to each tilted entry so far: entries below it may be
     # noise, so trimming decides on what lies above it.
     noise: float = 0.0
+    tail_to_infinity: bool = True
 
     @property
     def losses(self):
@@ -107,19 +110,32 @@ class GridMeasure:
     # --- construction -------------------------------------------------------------------------
 
     @classmethod
-    def from_log_masses(cls, step, tilt, start, log_masses, infinity, upper):
+    def from_log_masses(cls, step, tilt, start, log_masses, infinity, upper, tail_to_infinity=True):
         """Tilt and normalise log masses given on consecutive grid points from ``start``."""
         losses = (start + np.arange(log_masses.size)) * step
         log_tilted = log_masses + tilt * losses
         log_scale = float(special.logsumexp(log_tilted)) if np.any(np.isfinite(log_tilted)) else 0.0
         tilted = np.exp(log_tilted - log_scale)
-        tilted *= (1 + _SLACK) if upper else (1 - _SLACK)
-        return cls(step, tilt, start, tilted, log_scale, float(infinity), upper)
+        if upper:
+            # An entry that underflowed is below 1e-300 after all.
+            tilted = tilted * (1 + _SLACK) + 1e-300
+        else:
+            tilted *= 1 - _SLACK
+        return cls(step, tilt, start, tilted, log_scale, float(infinity), upper, 0.0, tail_to_infinity)
 
     # --- composition --------------------------------------------------------------------------
 
     def compose(self, other, tail=TAIL):
         """The convolution of two measures on the same grid, trimmed, on the safe side."""
+        composed = self.convolved(other)
+        return composed.cut(*composed.cut_points(tail))
+
+    def power(self, count, tail=TAIL):
+        """The ``count``-fold composition with itself, by repeated squaring."""
+        return power(self, count, tail)
+
+    def convolved(self, other):
+        """The convolution, normalised but not trimmed, with the FFT round-off on this side."""
         if (self.step, self.tilt, self.upper) != (other.step, other.tilt, other.upper):
             raise ValueError("only measures on the same grid, with the same tilt and side, compose")
         tilted, error = _convolve(self.tilted, other.tilted)
@@ -133,55 +149,52 @@ class GridMeasure:
             infinity = (self.infinity * (mass_other + other.infinity) + mass_self * other.infinity) * (1 - 4 * _SLACK)
         return GridMeasure._normalised(
             self.step, self.tilt, self.start + other.start, tilted, self.log_scale + other.log_scale, infinity,
-            self.upper, noise,
-        )._trimmed(tail)
-
-    def power(self, count, tail=TAIL):
-        """The ``count``-fold composition with itself, by repeated squaring."""
-        result, square = None, self
-        while True:
-            if count & 1:
-                result = square if result is None else result.compose(square, tail)
-            count >>= 1
-            if not count:
-                return result
-            square = square.compose(square, tail)
+            self.upper, noise, self.tail_to_infinity,
+        )
 
     @staticmethod
-    def _normalised(step, tilt, start, tilted, log_scale, infinity, upper, noise=0.0):
+    def _normalised(step, tilt, start, tilted, log_scale, infinity, upper, noise=0.0, tail_to_infinity=True):
         total = float(tilted.sum())
         if total <= 0.0:
-            return GridMeasure(step, tilt, start, np.zeros(1), 0.0, infinity, upper)
+            return GridMeasure(step, tilt, start, np.zeros(1), 0.0, infinity, upper, 0.0, tail_to_infinity)
         tilted = tilted / total
         tilted *= (1 + _SLACK) if upper else (1 - _SLACK)
-        return GridMeasure(step, tilt, start, tilted, log_scale + math.log(total), infinity, upper, noise / total)
+        return GridMeasure(
+            step, tilt, start, tilted, log_scale + math.log(total), infinity, upper, noise / total, tail_to_infinity
+        )
 
-    def _trimmed(self, tail):
-        """Cut the tilted tails below ``tail``: upper moves them up (to the cut or +∞), lower down or away."""
+    def cut_points(self, tail):
+        """First and last index to keep: the tilted mass beyond each, above the round-off, is below ``tail``."""
         cumulative = np.cumsum(np.maximum(self.tilted - 2 * self.noise, 0.0))
         low = int(np.searchsorted(cumulative, tail, side="right"))
         high = int(np.searchsorted(cumulative, cumulative[-1] - tail, side="left"))
-        low, high = min(low, self.tilted.size - 1), max(min(high, self.tilted.size - 1), low)
+        return min(low, self.tilted.size - 1), max(min(high, self.tilted.size - 1), min(low, self.tilted.size - 1))
+
+    def cut(self, low, high):
+        """Keep indices low..high. An upper measure moves the mass below up to the cut and the mass
+        above to +∞ (or down to the cut when ``tail_to_infinity`` is False, a merge that a bucketed
+        pair needs on both of its sides); a lower measure drops the mass below and moves the mass
+        above down to the cut."""
         if low == 0 and high == self.tilted.size - 1:
             return self
         losses = self.losses
-        log_masses = self.log_masses()
         kept = self.tilted[low : high + 1].copy()
         infinity = self.infinity
-        if self.upper:
-            if low > 0:
-                # At most the exact measure's total mass, 1, sits below the cut: move it up to the cut.
-                moved = min(1.0, math.exp(min(float(special.logsumexp(log_masses[:low])), 1.0)))
-                kept[0] += moved * math.exp(self.tilt * losses[low] - self.log_scale) * (1 + _SLACK)
-            if high < self.tilted.size - 1:
-                moved = min(1.0, math.exp(min(float(special.logsumexp(log_masses[high + 1 :])), 1.0)))
-                infinity = min(1.0, (infinity + moved) * (1 + _SLACK))
-        elif high < self.tilted.size - 1:
+        above = high < self.tilted.size - 1
+        if self.upper and low > 0:
+            # At most the exact measure's total mass, 1, sits below the cut: move it up to the cut.
+            moved = min(1.0, math.exp(min(float(special.logsumexp(self.log_masses()[:low])), 1.0)))
+            kept[0] += moved * math.exp(self.tilt * losses[low] - self.log_scale) * (1 + _SLACK)
+        if self.upper and above and self.tail_to_infinity:
+            moved = min(1.0, math.exp(min(float(special.logsumexp(self.log_masses()[high + 1 :])), 1.0)))
+            infinity = min(1.0, (infinity + moved) * (1 + _SLACK))
+        elif above:
             # Moving mass down to the cut shrinks its tilted weight by e^{−λ(l − l_cut)}.
             weights = np.exp(-self.tilt * (losses[high + 1 :] - losses[high]))
-            kept[-1] += float(self.tilted[high + 1 :] @ weights) * (1 - _SLACK)
+            kept[-1] += float(self.tilted[high + 1 :] @ weights) * ((1 + _SLACK) if self.upper else (1 - _SLACK))
         return GridMeasure._normalised(
-            self.step, self.tilt, self.start + low, kept, self.log_scale, infinity, self.upper, self.noise
+            self.step, self.tilt, self.start + low, kept, self.log_scale, infinity, self.upper, self.noise,
+            self.tail_to_infinity,
         )
 
     # --- queries ------------------------------------------------------------------------------
@@ -201,26 +214,95 @@ class GridMeasure:
         result = float(np.logaddexp(log_finite, log_infinity))
         if not math.isfinite(result):
             return result
-        return result + 1e-12 if self.upper else result - 1e-12
+        return result + 1e-12
 
     def epsilon(self, log_target):
-        """For an upper measure the smallest ε >= 0 it certifies at δ = e^log_target (inf if none);
-        for a lower one the largest ε at which it still exceeds the target (0 if none)."""
-        log_infinity = math.log(self.infinity) if self.infinity > 0 else -math.inf
-        if log_infinity > log_target or (self.upper and log_infinity == log_target):
+        """The smallest ε >= 0 this upper measure certifies at δ = e^log_target (inf if none)."""
+        if self.infinity > 0 and math.log(self.infinity) >= log_target:
             return math.inf
-        if self.log_delta(0.0) <= log_target:
-            return 0.0
-        return self._search(log_target, 0.0, max(float(self.losses[-1]), 0.0) + self.step)
+        return _search(self.log_delta, log_target, float(self.losses[-1]) + self.step, upper=True)
 
-    def _search(self, log_target, low, high):
-        """Bisection keeping log_delta(low) > target >= log_delta(high); returns high (upper) or low (lower)."""
-        for _ in range(200):
-            middle = 0.5 * (low + high)
-            if middle in (low, high):
-                break
-            if self.log_delta(middle) > log_target:
-                low = middle
-            else:
-                high = middle
-        return high if self.upper else low
+
+def _search(log_delta, log_target, high, upper):
+    """Bisection on [0, high] keeping log_delta(low) > target >= log_delta(high).
+
+    Returns the right end for an upper bound (certified: its δ is at most the target) and
+    the left end for a lower bound (its δ still exceeds the target), 0 when δ(0) <= target.
+    """
+    low, high = 0.0, max(high, 0.0)
+    if log_delta(0.0) <= log_target:
+        return 0.0
+    for _ in range(200):
+        middle = 0.5 * (low + high)
+        if middle in (low, high):
+            break
+        if log_delta(middle) > log_target:
+            low = middle
+        else:
+            high = middle
+    return high if upper else low
+
+
+def power(measure, count, tail=TAIL):
+    """The ``count``-fold composition of anything with a ``compose(other, tail)``, by repeated squaring."""
+    result, square = None, measure
+    while True:
+        if count & 1:
+            result = square if result is None else result.compose(square, tail)
+        count >>= 1
+        if not count:
+            return result
+        square = square.compose(square, tail)
+
+
+@dataclass(frozen=True)
+class BucketedPair:
+    r"""Lower bound by post-processing: the law of the rounded-down loss under P and under Q.
+
+    Mapping each loss L_i to its grid cell, R_i = ⌊L_i/h⌋ (and merging cells outside a
+    window into its end cells) is a post-processing of the mechanism's output, so the
+    pair of laws of ΣR_i under P and Q has δ(ε) = Σ_r (p_r − e^ε q_r)_+ no larger than the
+    true one (data processing). Lower bounds on p and upper bounds on q keep it a lower
+    bound. Unlike rounding the loss down, this loses only where a cell straddles the
+    decision boundary: the error is second order in the accumulated rounding.
+
+    ``p`` is a lower GridMeasure with tilt λ, ``q`` an upper one with tilt λ + 1 (so that
+    q_r e^{(λ+1)l_r} is about p_r e^{λ l_r}) whose cut tails are merged, never sent to +∞.
+    """
+
+    p: GridMeasure
+    q: GridMeasure
+
+    def compose(self, other, tail=TAIL):
+        p, q = self.p.convolved(other.p), self.q.convolved(other.q)
+        low, high = p.cut_points(tail)
+        return BucketedPair(p.cut(low, high), q.cut(low, high))
+
+    def power(self, count, tail=TAIL):
+        return power(self, count, tail)
+
+    def log_delta(self, epsilon):
+        """log of a lower bound of δ(ε) = Σ_r (p_r − e^ε q_r)_+ + P(L = +∞)."""
+        p, q = self.p, self.q
+        losses = p.losses
+        gaps = losses - epsilon
+        # p_r − e^ε q_r = e^{s_p − λ l_r} (t^p_r − t^q_r e^{s_q − s_p + ε − l_r}).
+        with np.errstate(divide="ignore"):
+            log_p = np.log(p.tilted) + math.log1p(-4 * _SLACK)
+            log_q = np.log(q.tilted) + math.log1p(4 * _SLACK) + q.log_scale - p.log_scale - gaps
+        positive = log_p > log_q
+        log_finite = -math.inf
+        if np.any(positive):
+            log_difference = log_p[positive] + np.log(-np.expm1(log_q[positive] - log_p[positive]))
+            log_terms = log_difference - p.tilt * gaps[positive]
+            log_finite = p.log_scale - p.tilt * epsilon + float(special.logsumexp(log_terms))
+        log_infinity = math.log(p.infinity) if p.infinity > 0 else -math.inf
+        result = float(np.logaddexp(log_finite, log_infinity))
+        return result - 1e-12 if math.isfinite(result) else result
+
+    def epsilon(self, log_target):
+        """A lower bound on the smallest ε >= 0 with δ(ε) <= e^log_target (inf if P(L = +∞) exceeds it)."""
+        if self.p.infinity > 0 and math.log(self.p.infinity) > log_target:
+            return math.inf
+        return _search(self.log_delta, log_target, float(self.p.losses[-1]) + self.p.step, upper=False)
+
