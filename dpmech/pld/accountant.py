@@ -88,8 +88,8 @@ def _estimated_points(sketches, counts, tilt, step):
         log_tilted = log_masses + tilt * losses
         weights = np.exp(log_tilted - log_tilted.max())
         weights /= weights.sum()
-        mean = float(weights @ losses)
-        variance += count * float(weights @ np.square(losses - mean))
+        mean = float((weights * losses).sum())
+        variance += count * float((weights * np.square(losses - mean)).sum())
         low, high = grid.window(sketch, tilt, TAIL)
         widest = max(widest, high - low)
     return 2.0 * (2 * _TAIL_SIGMAS * math.sqrt(variance) + 2 * widest) / step + 3
