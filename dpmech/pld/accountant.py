@@ -34,7 +34,7 @@ from .pairs import Pair, reverse
 DEFAULT_DISCRETIZATION = 1e-4
 MAX_POINTS = 1 << 23
 _TAIL_SIGMAS = 14.0  # a tilted tail of 1e-40 is about 13.2 standard deviations out
-_TILTS = np.concatenate([[0.0], np.geomspace(1e-3, 1e3, 241)])
+_TILTS = np.concatenate([[0.0], np.geomspace(1e-3, 1e3, 121)])
 
 
 @dataclass(frozen=True)

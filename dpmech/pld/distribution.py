@@ -99,9 +99,12 @@ class GridMeasure:
     def losses(self):
         return (self.start + np.arange(self.tilted.size)) * self.step
 
-    def log_masses(self):
+    def log_masses(self, first=0, stop=None):
+        """log m_j for j in first..stop−1."""
+        tilted = self.tilted[first:stop]
+        losses = (self.start + first + np.arange(tilted.size)) * self.step
         with np.errstate(divide="ignore"):
-            return np.log(self.tilted) + self.log_scale - self.tilt * self.losses
+            return np.log(tilted) + self.log_scale - self.tilt * losses
 
     def finite_mass(self):
         """Total finite mass, rounded toward the side this measure bounds; capped at 1 for an upper one."""
@@ -145,6 +148,9 @@ class GridMeasure:
         if self.upper:
             tilted = tilted + error
             infinity = min(1.0, (self.infinity + other.infinity) * (1 + _SLACK))
+        elif self.infinity == 0.0 and other.infinity == 0.0:
+            tilted = np.maximum(tilted - error, 0.0)
+            infinity = 0.0
         else:
             tilted = np.maximum(tilted - error, 0.0)
             mass_self, mass_other = self.finite_mass(), other.finite_mass()
@@ -182,20 +188,19 @@ class GridMeasure:
         above down to the cut."""
         if low == 0 and high == self.tilted.size - 1:
             return self
-        losses = self.losses
         kept = self.tilted[low : high + 1].copy()
         infinity = self.infinity
         above = high < self.tilted.size - 1
         if self.upper and low > 0:
             # At most the exact measure's total mass, 1, sits below the cut: move it up to the cut.
-            moved = min(1.0, math.exp(min(float(special.logsumexp(self.log_masses()[:low])), 1.0)))
-            kept[0] += moved * math.exp(self.tilt * losses[low] - self.log_scale) * (1 + _SLACK)
+            moved = min(1.0, math.exp(min(float(special.logsumexp(self.log_masses(0, low))), 1.0)))
+            kept[0] += moved * math.exp(self.tilt * (self.start + low) * self.step - self.log_scale) * (1 + _SLACK)
         if self.upper and above and self.tail_to_infinity:
-            moved = min(1.0, math.exp(min(float(special.logsumexp(self.log_masses()[high + 1 :])), 1.0)))
+            moved = min(1.0, math.exp(min(float(special.logsumexp(self.log_masses(high + 1))), 1.0)))
             infinity = min(1.0, (infinity + moved) * (1 + _SLACK))
         elif above:
             # Moving mass down to the cut shrinks its tilted weight by e^{−λ(l − l_cut)}.
-            weights = np.exp(-self.tilt * (losses[high + 1 :] - losses[high]))
+            weights = np.exp(-self.tilt * self.step * np.arange(1, self.tilted.size - high))
             kept[-1] += float((self.tilted[high + 1 :] * weights).sum()) * ((1 + _SLACK) if self.upper else (1 - _SLACK))
         return GridMeasure._normalised(
             self.step, self.tilt, self.start + low, kept, self.log_scale, infinity, self.upper, self.noise,

@@ -124,7 +124,9 @@ class LaplacePair(Pair):
 
     def atoms(self):
         half_tail = 0.5 * math.exp(-self._edge)
-        return np.array([-self._edge, self._edge]), np.array([half_tail, 0.5]), np.array([0.5, half_tail])
+        # 1/b is known to half an ulp: the atoms sit on the double just outside it, the larger loss.
+        edge = math.nextafter(self._edge, math.inf)
+        return np.array([-self._edge, edge]), np.array([half_tail, 0.5]), np.array([0.5, half_tail])
 
     def support(self):
         return (-self._edge, self._edge)
