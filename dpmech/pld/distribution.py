@@ -119,7 +119,12 @@ class GridMeasure:
         losses = (start + np.arange(log_masses.size)) * step
         log_tilted = log_masses + tilt * losses
         log_scale = float(special.logsumexp(log_tilted)) if np.any(np.isfinite(log_tilted)) else 0.0
-        tilted = np.exp(log_tilted - log_scale)
+        # Each exponent is rounded relative to its magnitude (λ·l may be thousands): widen each entry
+        # by its own bound, 4u per unit of magnitude.
+        with np.errstate(invalid="ignore"):
+            magnitude = np.abs(log_masses) + np.abs(tilt * losses) + abs(log_scale) + 2.0
+            rounding = 4 * UNIT_ROUNDOFF * np.where(np.isfinite(magnitude), magnitude, 0.0)
+            tilted = np.exp(log_tilted - log_scale + (rounding if upper else -rounding))
         # No subnormal numbers: they slow the FFT a hundredfold. An upper measure raises them to
         # _TINY, a lower one drops them, both on the safe side.
         if upper:
@@ -177,9 +182,16 @@ class GridMeasure:
     def cut_points(self, tail):
         """First and last index to keep: the tilted mass beyond each, above the round-off, is below ``tail``."""
         cumulative = np.cumsum(np.maximum(self.tilted - 2 * self.noise, 0.0))
-        low = int(np.searchsorted(cumulative, tail, side="right"))
-        high = int(np.searchsorted(cumulative, cumulative[-1] - tail, side="left"))
-        return min(low, self.tilted.size - 1), max(min(high, self.tilted.size - 1), min(low, self.tilted.size - 1))
+        size = self.tilted.size
+        low = min(int(np.searchsorted(cumulative, tail, side="right")), size - 1)
+        high = max(min(int(np.searchsorted(cumulative, cumulative[-1] - tail, side="left")), size - 1), low)
+        # A short cut saves little time and would send round-off to +∞ where a bounded loss ends.
+        short = max(16, size // 8)
+        if low < short:
+            low = 0
+        if size - 1 - high < short:
+            high = size - 1
+        return low, high
 
     def cut(self, low, high):
         """Keep indices low..high. An upper measure moves the mass below up to the cut and the mass
@@ -216,21 +228,28 @@ class GridMeasure:
         log_finite = -math.inf
         if first < losses.size:
             gaps = losses[first:] - epsilon
-            terms = self.tilted[first:] * np.exp(-self.tilt * gaps) * -np.expm1(-gaps)
-            total = float(terms.sum())
-            if total > 0.0:
-                log_finite = self.log_scale - self.tilt * epsilon + math.log(total)
+            # In logs: far from ε the tilt factor e^{−λ·gap} underflows, and an upper bound must not.
+            with np.errstate(divide="ignore"):
+                log_terms = np.log(self.tilted[first:]) - self.tilt * gaps + np.log(-np.expm1(-gaps))
+            log_finite = self.log_scale - self.tilt * epsilon + float(special.logsumexp(log_terms))
         log_infinity = math.log(self.infinity) if self.infinity > 0 else -math.inf
         result = float(np.logaddexp(log_finite, log_infinity))
         if not math.isfinite(result):
             return result
-        return result + 1e-12
+        return result + _query_rounding(self.log_scale, self.tilt, epsilon, losses)
 
     def epsilon(self, log_target):
         """The smallest ε >= 0 this upper measure certifies at δ = e^log_target (inf if none)."""
         if self.infinity > 0 and math.log(self.infinity) >= log_target:
             return math.inf
         return _search(self.log_delta, log_target, float(self.losses[-1]) + self.step, upper=True)
+
+
+def _query_rounding(log_scale, tilt, epsilon, losses):
+    """A bound on the rounding, in log terms, of a δ assembled from tilted entries: a few ulps per
+    unit of every exponent's magnitude, plus the relative error of summing (log2 n ulps)."""
+    reach = max(abs(float(losses[0])), abs(float(losses[-1])), abs(epsilon))
+    return 16 * UNIT_ROUNDOFF * (abs(log_scale) + (tilt + 1.0) * 2 * reach + 64.0 + math.log2(losses.size + 1))
 
 
 def _search(log_delta, log_target, high, upper):
@@ -297,9 +316,10 @@ class BucketedPair:
         losses = p.losses
         gaps = losses - epsilon
         # p_r − e^ε q_r = e^{s_p − λ l_r} (t^p_r − t^q_r e^{s_q − s_p + ε − l_r}).
+        rounding = _query_rounding(abs(p.log_scale) + abs(q.log_scale), q.tilt, epsilon, losses)
         with np.errstate(divide="ignore"):
-            log_p = np.log(p.tilted) + math.log1p(-4 * _SLACK)
-            log_q = np.log(q.tilted) + math.log1p(4 * _SLACK) + q.log_scale - p.log_scale - gaps
+            log_p = np.log(p.tilted) - rounding
+            log_q = np.log(q.tilted) + rounding + q.log_scale - p.log_scale - gaps
         positive = log_p > log_q
         log_finite = -math.inf
         if np.any(positive):
@@ -308,7 +328,7 @@ class BucketedPair:
             log_finite = p.log_scale - p.tilt * epsilon + float(special.logsumexp(log_terms))
         log_infinity = math.log(p.infinity) if p.infinity > 0 else -math.inf
         result = float(np.logaddexp(log_finite, log_infinity))
-        return result - 1e-12 if math.isfinite(result) else result
+        return result - rounding if math.isfinite(result) else result
 
     def epsilon(self, log_target):
         """A lower bound on the smallest ε >= 0 with δ(ε) <= e^log_target (inf if P(L = +∞) exceeds it)."""
