@@ -42,6 +42,7 @@ UNIT_ROUNDOFF = 2.0**-53
 # Relative slack for the few roundings of a normalisation or a weighting step.
 _SLACK = 16 * UNIT_ROUNDOFF
 _TINY = 1e-290
+_LOG_NEGLIGIBLE = -690.0
 # Tilted mass trimmed from each end after a convolution.
 TAIL = 1e-40
 
@@ -183,6 +184,8 @@ class GridMeasure:
         """First and last index to keep: the tilted mass beyond each, above the round-off, is below ``tail``."""
         cumulative = np.cumsum(np.maximum(self.tilted - 2 * self.noise, 0.0))
         size = self.tilted.size
+        if cumulative[-1] < 0.5:
+            return 0, size - 1  # round-off rivals the mass: no cut can be told from noise
         low = min(int(np.searchsorted(cumulative, tail, side="right")), size - 1)
         high = max(min(int(np.searchsorted(cumulative, cumulative[-1] - tail, side="left")), size - 1), low)
         # A short cut saves little time and would send round-off to +∞ where a bounded loss ends.
@@ -191,6 +194,17 @@ class GridMeasure:
             low = 0
         if size - 1 - high < short:
             high = size - 1
+        if self.upper and self.tail_to_infinity and high < size - 1:
+            # What goes to +∞ counts in full in every δ; the round-off there, tiny in tilted terms,
+            # is not when the tilt is steep. Keep more of the top until what is sent is below
+            # 1e-300, or the window has grown by a quarter.
+            limit = min(size - 1, high + (high - low + 1) // 4)
+            log_top = self.log_masses(high + 1, limit + 1)
+            above = np.logaddexp.accumulate(log_top[::-1])[::-1]
+            beyond = float(special.logsumexp(self.log_masses(limit + 1))) if limit < size - 1 else -math.inf
+            above = np.logaddexp(above, beyond)
+            small = np.flatnonzero(above <= _LOG_NEGLIGIBLE)
+            high = high + int(small[0]) if small.size else limit
         return low, high
 
     def cut(self, low, high):
@@ -261,10 +275,9 @@ def _search(log_delta, log_target, high, upper):
     low, high = 0.0, max(high, 0.0)
     if log_delta(0.0) <= log_target:
         return 0.0
-    for _ in range(200):
+    # Ten significant digits: the certificate holds at either end, only the width is at stake.
+    while high - low > 1e-10 * max(1.0, high):
         middle = 0.5 * (low + high)
-        if middle in (low, high):
-            break
         if log_delta(middle) > log_target:
             low = middle
         else:
