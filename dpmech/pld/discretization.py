@@ -200,9 +200,7 @@ def coarse_law(pair):
         lower_edges = _quantiles(pair, low, high, levels, use_sf=False)
         upper_edges = _quantiles(pair, low, high, levels[::-1], use_sf=True)
         edges = np.unique(np.concatenate([[low], lower_edges, upper_edges, [high], np.linspace(low, high, 257)]))
-        log_cdf = pair.log_cdf(edges, "P")
-        with np.errstate(invalid="ignore", divide="ignore"):
-            cells = log_cdf[1:] + _log1mexp(np.minimum(log_cdf[:-1] - log_cdf[1:], 0.0))
+        _, cells = _cell_log_masses(pair, edges, "P")  # from the survival function in the upper tail
         keep = np.isfinite(cells)
         lefts.append(edges[:-1][keep])
         rights.append(edges[1:][keep])
@@ -226,6 +224,8 @@ def window(sketch, tilt, tail):
     log_tilted = log_masses + tilt * right
     weights = np.exp(log_tilted - special.logsumexp(log_tilted))
     cumulative = np.cumsum(weights)
+    from_top = np.cumsum(weights[::-1])[::-1]  # 1 − 1e-40 is 1 in double precision
     low = int(np.searchsorted(cumulative, tail, side="left"))
-    high = int(np.searchsorted(cumulative, cumulative[-1] - tail, side="left"))
-    return float(left[:low + 1].min()), float(right[min(high, right.size - 1):].max() if high < right.size else right.max())
+    beyond = np.flatnonzero(from_top > tail)
+    high = int(beyond[-1]) if beyond.size else right.size - 1
+    return float(left[: low + 1].min()), float(right[high:].max())

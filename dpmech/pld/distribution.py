@@ -182,17 +182,18 @@ class GridMeasure:
 
     def cut_points(self, tail):
         """First and last index to keep: the tilted mass beyond each, above the round-off, is below ``tail``."""
-        cumulative = np.cumsum(np.maximum(self.tilted - 2 * self.noise, 0.0))
+        signal = np.maximum(self.tilted - 2 * self.noise, 0.0)
+        cumulative = np.cumsum(signal)
         size = self.tilted.size
         if cumulative[-1] < 0.5:
             return 0, size - 1  # round-off rivals the mass: no cut can be told from noise
+        # Each tail summed from its own end: 1 − 1e-40 is 1 in double precision.
+        from_top = np.cumsum(signal[::-1])[::-1]
         low = min(int(np.searchsorted(cumulative, tail, side="right")), size - 1)
-        high = max(min(int(np.searchsorted(cumulative, cumulative[-1] - tail, side="left")), size - 1), low)
-        # A short cut saves little time and would send round-off to +∞ where a bounded loss ends.
-        short = max(16, size // 8)
-        if low < short:
-            low = 0
-        if size - 1 - high < short:
+        beyond = np.flatnonzero(from_top > tail)
+        high = max(int(beyond[-1]) if beyond.size else size - 1, low)
+        # A short cut at the top saves little time and would send round-off to +∞ where a bounded loss ends.
+        if size - 1 - high < max(16, size // 8):
             high = size - 1
         if self.upper and self.tail_to_infinity and high < size - 1:
             # What goes to +∞ counts in full in every δ; the round-off there, tiny in tilted terms,

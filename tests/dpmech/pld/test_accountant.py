@@ -219,3 +219,13 @@ def test_guard_refuses_before_allocating(monkeypatch):
 def test_bad_input_raises_naming_the_parameter(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_issue_12_headline_at_delta_1e_20_where_prv_refuses():
+    """A finite certified ε at δ = 1e-20 (the window must keep the tilted upper tail: summing it from
+    the bottom, 1 − 1e-40 rounds to 1 and the tail went to +∞, giving ε = inf)."""
+    ledger = [(pld.poisson_subsampled(pld.GaussianPair(1.0), 0.01), 1000)]
+    answer = pld.epsilon(ledger, 1e-20, 1e-3)
+    assert math.isfinite(answer.upper) and answer.upper - answer.lower < 2e-3
+    loss = pld.ComposedLoss(ledger, 1e-3, delta=1e-20)
+    assert loss.delta(answer.upper).upper <= 1e-20
