@@ -25,8 +25,20 @@ from .pairs import (
 from .subsampling import MixturePair, poisson_subsampled, sampled_without_replacement
 
 __all__ = [
-    "ComposedLoss", "Interval", "delta", "epsilon", "log_delta",
-    "FinitePair", "GaussianPair", "LaplacePair", "Pair", "ReversedPair",
-    "approximate_dp_pair", "randomized_response_pair", "reverse",
-    "MixturePair", "poisson_subsampled", "sampled_without_replacement",
+    "ComposedLoss",
+    "FinitePair",
+    "GaussianPair",
+    "Interval",
+    "LaplacePair",
+    "MixturePair",
+    "Pair",
+    "ReversedPair",
+    "approximate_dp_pair",
+    "delta",
+    "epsilon",
+    "log_delta",
+    "poisson_subsampled",
+    "randomized_response_pair",
+    "reverse",
+    "sampled_without_replacement",
 ]

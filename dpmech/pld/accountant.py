@@ -99,8 +99,10 @@ class ComposedLoss:
     """The upper and lower grid measures of a ledger in both directions, for one tilt and step."""
 
     def __init__(self, ledger, discretization=DEFAULT_DISCRETIZATION, *, epsilon=None, delta=None,
-                 max_points=MAX_POINTS):
+                 max_points=MAX_POINTS, lower=True):
         self.step = float(check.positive("discretization", discretization))
+        # Without the lower end (``lower=False``) every lower bound reported is the trivial 0.
+        self.with_lower = check.boolean("lower", lower)
         max_points = check.integer_scalar("max_points", max_points, 16)
         entries = _ledger(ledger)
         counts = [count for _, count in entries]
@@ -131,19 +133,27 @@ class ComposedLoss:
                         f"max_points = {max_points}); use a coarser discretization"
                     )
                 single_upper, single_lower = grid.discretize(pair, self.step, tilt, first, last)
-                single_upper, single_lower = single_upper.power(count), single_lower.power(count)
+                single_upper = single_upper.power(count)
                 upper = single_upper if upper is None else upper.compose(single_upper)
-                lower = single_lower if lower is None else lower.compose(single_lower)
+                if self.with_lower:
+                    single_lower = single_lower.power(count)
+                    lower = single_lower if lower is None else lower.compose(single_lower)
             self.directions.append((upper, lower))
 
     def log_delta(self, epsilon):
         """Interval of log δ(ε) (the larger direction), vectorised over ε >= 0."""
         values = check.non_negative("epsilon", epsilon)
         flat = np.atleast_1d(values).ravel()
-        lower = np.array([max(low.log_delta(e) for _, low in self.directions) for e in flat])
+        lower = np.array([max(self._lower_log_delta(low, e) for _, low in self.directions) for e in flat])
         upper = np.array([max(up.log_delta(e) for up, _ in self.directions) for e in flat])
         shape = np.shape(values)
         return Interval(check.scalar_or_array(lower.reshape(shape)), check.scalar_or_array(upper.reshape(shape)))
+
+    def _lower_log_delta(self, lower, epsilon):
+        return lower.log_delta(epsilon) if self.with_lower else -math.inf
+
+    def _lower_epsilon(self, lower, log_target):
+        return lower.epsilon(log_target) if self.with_lower else 0.0
 
     def delta(self, epsilon):
         """Interval of δ(ε); a positive lower end that underflows is returned as the smallest subnormal."""
@@ -158,7 +168,7 @@ class ComposedLoss:
         """Interval of the smallest ε >= 0 with δ(ε) <= delta, vectorised over delta ∈ (0, 1)."""
         values = check.open_unit_interval("delta", delta)
         flat = np.log(np.atleast_1d(values).ravel())
-        lower = np.array([max(low.epsilon(t) for _, low in self.directions) for t in flat])
+        lower = np.array([max(self._lower_epsilon(low, t) for _, low in self.directions) for t in flat])
         upper = np.array([max(up.epsilon(t) for up, _ in self.directions) for t in flat])
         shape = np.shape(values)
         return Interval(check.scalar_or_array(lower.reshape(shape)), check.scalar_or_array(upper.reshape(shape)))

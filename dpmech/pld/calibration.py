@@ -18,11 +18,12 @@ from __future__ import annotations
 import math
 
 from .. import validation as check
+from ..calibration import calibrate_gaussian
 from .accountant import ComposedLoss
 from .pairs import GaussianPair
 from .subsampling import poisson_subsampled
 
-_STAGES = (16.0, 4.0, 1.0)
+_STAGES = (4.0, 1.0)
 
 
 def calibrate(family, epsilon, delta, low, high, *, more_private="larger", discretization=1e-3,
@@ -48,39 +49,62 @@ def calibrate(family, epsilon, delta, low, high, *, more_private="larger", discr
     discretization = check.positive("discretization", discretization)
     relative_tolerance = check.positive("relative_tolerance", relative_tolerance)
     if not callable(family):
-        raise ValueError("family must be a callable from the parameter to a ledger")
+        raise ValueError("family must be a callable from the parameter to a ledger")  # noqa: TRY004 - dpmech refuses bad input with ValueError
     # Work with "private" = the end that meets the target and "open" = the end not known to.
     private, open_ = (high, low) if more_private == "larger" else (low, high)
 
-    def verdict(value, step):
-        interval = ComposedLoss(family(value), step, epsilon=epsilon).delta(epsilon)
-        if interval.upper <= delta:
-            return "private"
-        return "not private" if interval.lower > delta else "undecided"
+    def log_excess(value, step, lower=True):
+        """log of certified upper δ over the target, and whether the lower δ already exceeds it."""
+        interval = ComposedLoss(family(value), step, epsilon=epsilon, lower=lower).log_delta(epsilon)
+        return interval.upper - math.log(delta), interval.lower > math.log(delta)
 
-    if verdict(private, discretization) != "private":
+    if log_excess(private, discretization, lower=False)[0] > 0:
         raise ValueError(
             f"the {'high' if more_private == 'larger' else 'low'} end {private!r} does not meet "
             f"(epsilon, delta) = ({epsilon!r}, {delta!r}); widen the bracket"
         )
-    for factor in _STAGES:
+    # Coarse grids narrow the bracket by bisection in log scale while they can decide.
+    for factor in _STAGES[:-1]:
         step = discretization * factor
-        while abs(math.log(private / open_)) > math.log1p(relative_tolerance):
+        while abs(math.log(private / open_)) > 0.05:
             middle = math.sqrt(private * open_)
-            answer = verdict(middle, step)
-            if answer == "private":
+            excess, refused = log_excess(middle, step)
+            if excess <= 0:
                 private = middle
-            elif answer == "not private":
+            elif refused:
                 open_ = middle
             else:
                 break
+    # The finest grid: regula falsi (Illinois) on log δ_upper against log σ; the private end stays certified.
+    f_private, _ = log_excess(private, discretization, lower=False)
+    f_open = None
+    for _ in range(12):
+        if abs(math.log(private / open_)) <= math.log1p(relative_tolerance):
+            break
+        if f_open is None or not (math.isfinite(f_open) and math.isfinite(f_private)) or f_open <= f_private:
+            middle = math.sqrt(private * open_)
+        else:
+            weight = f_private / (f_private - f_open)
+            middle = math.exp(math.log(private) + weight * (math.log(open_) - math.log(private)))
+            # Stay inside and off the ends so the bracket always shrinks.
+            span = math.log(open_ / private)
+            offset = min(max(math.log(middle / private) / span, 0.02), 0.98)
+            middle = private * math.exp(offset * span)
+        excess, _ = log_excess(middle, discretization, lower=False)
+        if excess <= 0:
+            private, f_private = middle, excess
+            if f_open is not None:
+                f_open *= 0.5
+        else:
+            open_, f_open = middle, excess
     return private
 
 
 def poisson_subsampled_gaussian_sigma(sampling_probability, steps, epsilon, delta, *, sensitivity=1.0,
                                       discretization=1e-3, relative_tolerance=1e-3):
-    """Noise multiplier σ of ``steps`` Poisson-subsampled Gaussian releases (add/remove neighbours)
-    whose certified upper δ(ε) is at most ``delta``: never under-noised.
+    """Noise standard deviation σ of ``steps`` Poisson-subsampled Gaussian releases (add/remove
+    neighbours) whose certified upper δ(ε) is at most ``delta``: never under-noised. With
+    ``sensitivity`` 1 it is the noise multiplier.
 
     Noise N(0, σ²Δ²) on a sum of sensitivity Δ, sampling rate q (Zhu, Dong & Wang 2022, Sec. 5;
     Abadi et al. 2016 for the DP-SGD setting).
@@ -92,5 +116,17 @@ def poisson_subsampled_gaussian_sigma(sampling_probability, steps, epsilon, delt
     def ledger(sigma):
         return [(poisson_subsampled(GaussianPair(sensitivity / sigma), float(rate)), steps)]
 
-    return calibrate(ledger, epsilon, delta, 0.1, 50.0, discretization=discretization,
-                     relative_tolerance=relative_tolerance)
+    # Start from the central-limit (μ-GDP) approximation μ = q√(k(e^{1/σ²} − 1)) (Bu, Dong, Long &
+    # Su 2020) calibrated with the exact Gaussian profile; only a bracket around it is needed.
+    mu = calibrate_gaussian(epsilon, delta) ** -1
+    guess = sensitivity / math.sqrt(math.log1p(mu * mu / (float(rate) ** 2 * steps)))
+    high = 1.5 * guess
+    for _ in range(6):
+        try:
+            return calibrate(ledger, epsilon, delta, 0.6 * guess, high, discretization=discretization,
+                             relative_tolerance=relative_tolerance)
+        except ValueError as error:
+            if "widen the bracket" not in str(error):
+                raise
+            high *= 2.0
+    raise ValueError(f"no noise multiplier up to {high:g} meets (epsilon, delta) = ({epsilon!r}, {delta!r})")

@@ -27,9 +27,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
-from .distribution import BucketedPair, GridMeasure
+from .distribution import BucketedPair, GridMeasure, log_sum_exp
 from .pairs import LOG_ERROR
 
 LOG_FLOOR = -740.0  # probabilities below e^-740 are beneath the smallest double
@@ -119,7 +118,7 @@ def discretize(pair, step, tilt, first, last):
             else:
                 upper_infinity += mass
             continue
-        index = min(int(math.floor(loss / step)) - first, count - 1)
+        index = min(math.floor(loss / step) - first, count - 1)
         while index > 0 and losses[index] > loss:
             index -= 1
         p_masses[index] += mass
@@ -213,7 +212,9 @@ def log_mgf(sketch, tilts):
     left, right, log_masses, _ = sketch
     middle = 0.5 * (left + right)
     tilts = np.atleast_1d(np.asarray(tilts, dtype=float))
-    return special.logsumexp(log_masses[None, :] + tilts[:, None] * middle[None, :], axis=1)
+    exponents = log_masses[None, :] + tilts[:, None] * middle[None, :]
+    largest = exponents.max(axis=1, keepdims=True)
+    return largest[:, 0] + np.log(np.exp(exponents - largest).sum(axis=1))
 
 
 def window(sketch, tilt, tail):
@@ -222,7 +223,7 @@ def window(sketch, tilt, tail):
     order = np.argsort(0.5 * (left + right))
     left, right, log_masses = left[order], right[order], log_masses[order]
     log_tilted = log_masses + tilt * right
-    weights = np.exp(log_tilted - special.logsumexp(log_tilted))
+    weights = np.exp(log_tilted - log_sum_exp(log_tilted))
     cumulative = np.cumsum(weights)
     from_top = np.cumsum(weights[::-1])[::-1]  # 1 − 1e-40 is 1 in double precision
     low = int(np.searchsorted(cumulative, tail, side="left"))

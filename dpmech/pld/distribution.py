@@ -36,7 +36,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 UNIT_ROUNDOFF = 2.0**-53
 # Relative slack for the few roundings of a normalisation or a weighting step.
@@ -45,6 +44,17 @@ _TINY = 1e-290
 _LOG_NEGLIGIBLE = -690.0
 # Tilted mass trimmed from each end after a convolution.
 TAIL = 1e-40
+
+
+def log_sum_exp(values):
+    """log Σ e^v, −∞ for an empty or all −∞ input; a lean scipy.special.logsumexp for 1-d arrays."""
+    values = np.asarray(values, dtype=float)
+    if values.size == 0:
+        return -math.inf
+    largest = float(values.max())
+    if not math.isfinite(largest):
+        return largest
+    return largest + math.log(float(np.exp(values - largest).sum()))
 
 
 def _gamma(k):
@@ -109,7 +119,7 @@ class GridMeasure:
 
     def finite_mass(self):
         """Total finite mass, rounded toward the side this measure bounds; capped at 1 for an upper one."""
-        total = math.exp(min(float(special.logsumexp(self.log_masses())), 1.0))
+        total = math.exp(min(float(log_sum_exp(self.log_masses())), 1.0))
         return min(1.0, total * (1 + _SLACK)) if self.upper else total * (1 - _SLACK)
 
     # --- construction -------------------------------------------------------------------------
@@ -119,7 +129,8 @@ class GridMeasure:
         """Tilt and normalise log masses given on consecutive grid points from ``start``."""
         losses = (start + np.arange(log_masses.size)) * step
         log_tilted = log_masses + tilt * losses
-        log_scale = float(special.logsumexp(log_tilted)) if np.any(np.isfinite(log_tilted)) else 0.0
+        log_scale = log_sum_exp(log_tilted)
+        log_scale = log_scale if math.isfinite(log_scale) else 0.0
         # Each exponent is rounded relative to its magnitude (λ·l may be thousands): widen each entry
         # by its own bound, 4u per unit of magnitude.
         with np.errstate(invalid="ignore"):
@@ -202,7 +213,7 @@ class GridMeasure:
             limit = min(size - 1, high + (high - low + 1) // 4)
             log_top = self.log_masses(high + 1, limit + 1)
             above = np.logaddexp.accumulate(log_top[::-1])[::-1]
-            beyond = float(special.logsumexp(self.log_masses(limit + 1))) if limit < size - 1 else -math.inf
+            beyond = float(log_sum_exp(self.log_masses(limit + 1))) if limit < size - 1 else -math.inf
             above = np.logaddexp(above, beyond)
             small = np.flatnonzero(above <= _LOG_NEGLIGIBLE)
             high = high + int(small[0]) if small.size else limit
@@ -220,10 +231,10 @@ class GridMeasure:
         above = high < self.tilted.size - 1
         if self.upper and low > 0:
             # At most the exact measure's total mass, 1, sits below the cut: move it up to the cut.
-            moved = min(1.0, math.exp(min(float(special.logsumexp(self.log_masses(0, low))), 1.0)))
+            moved = min(1.0, math.exp(min(float(log_sum_exp(self.log_masses(0, low))), 1.0)))
             kept[0] += moved * math.exp(self.tilt * (self.start + low) * self.step - self.log_scale) * (1 + _SLACK)
         if self.upper and above and self.tail_to_infinity:
-            moved = min(1.0, math.exp(min(float(special.logsumexp(self.log_masses(high + 1))), 1.0)))
+            moved = min(1.0, math.exp(min(float(log_sum_exp(self.log_masses(high + 1))), 1.0)))
             infinity = min(1.0, (infinity + moved) * (1 + _SLACK))
         elif above:
             # Moving mass down to the cut shrinks its tilted weight by e^{−λ(l − l_cut)}.
@@ -246,7 +257,7 @@ class GridMeasure:
             # In logs: far from ε the tilt factor e^{−λ·gap} underflows, and an upper bound must not.
             with np.errstate(divide="ignore"):
                 log_terms = np.log(self.tilted[first:]) - self.tilt * gaps + np.log(-np.expm1(-gaps))
-            log_finite = self.log_scale - self.tilt * epsilon + float(special.logsumexp(log_terms))
+            log_finite = self.log_scale - self.tilt * epsilon + float(log_sum_exp(log_terms))
         log_infinity = math.log(self.infinity) if self.infinity > 0 else -math.inf
         result = float(np.logaddexp(log_finite, log_infinity))
         if not math.isfinite(result):
@@ -339,7 +350,7 @@ class BucketedPair:
         if np.any(positive):
             log_difference = log_p[positive] + np.log(-np.expm1(log_q[positive] - log_p[positive]))
             log_terms = log_difference - p.tilt * gaps[positive]
-            log_finite = p.log_scale - p.tilt * epsilon + float(special.logsumexp(log_terms))
+            log_finite = p.log_scale - p.tilt * epsilon + float(log_sum_exp(log_terms))
         log_infinity = math.log(p.infinity) if p.infinity > 0 else -math.inf
         result = float(np.logaddexp(log_finite, log_infinity))
         return result - rounding if math.isfinite(result) else result

@@ -222,7 +222,7 @@ class ReversedPair(Pair):
 
     def __init__(self, pair):
         if not isinstance(pair, Pair):
-            raise ValueError(f"pair must be a dpmech.pld Pair (got {type(pair).__name__})")
+            raise ValueError(f"pair must be a dpmech.pld Pair (got {type(pair).__name__})")  # noqa: TRY004 - dpmech refuses bad input with ValueError
         self.pair = pair
 
     def __repr__(self):
@@ -254,7 +254,7 @@ class ReversedPair(Pair):
 def reverse(pair):
     """The (Q, P) pair: itself for a symmetric pair."""
     if not isinstance(pair, Pair):
-        raise ValueError(f"pair must be a dpmech.pld Pair (got {type(pair).__name__})")
+        raise ValueError(f"pair must be a dpmech.pld Pair (got {type(pair).__name__})")  # noqa: TRY004 - dpmech refuses bad input with ValueError
     if pair.symmetric:
         return pair
     if isinstance(pair, ReversedPair):

@@ -35,7 +35,7 @@ class MixturePair(Pair):
 
     def __init__(self, pair, rate):
         if not isinstance(pair, Pair):
-            raise ValueError(f"pair must be a dpmech.pld Pair (got {type(pair).__name__})")
+            raise ValueError(f"pair must be a dpmech.pld Pair (got {type(pair).__name__})")  # noqa: TRY004 - dpmech refuses bad input with ValueError
         self.pair = pair
         self.rate = float(check.in_interval("rate", rate, 0.0, 1.0, low_open=True, high_open=False))
         self._log_rate = math.log(self.rate)

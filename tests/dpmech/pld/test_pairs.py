@@ -112,7 +112,7 @@ def test_reversed_pair_swaps_the_measures_and_negates_the_loss():
 
 def test_randomized_response_pair_is_the_textbook_one():
     pair = pld.randomized_response_pair(math.log(3.0), categories=3)
-    loss, p, q = pair.atoms()
+    loss, p, _ = pair.atoms()
     assert np.allclose(np.sort(p), [0.2, 0.2, 0.6]) and np.allclose(np.sort(loss), [-math.log(3), 0, math.log(3)])
 
 
