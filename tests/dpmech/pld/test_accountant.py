@@ -229,3 +229,53 @@ def test_issue_12_headline_at_delta_1e_20_where_prv_refuses():
     assert math.isfinite(answer.upper) and answer.upper - answer.lower < 2e-3
     loss = pld.ComposedLoss(ledger, 1e-3, delta=1e-20)
     assert loss.delta(answer.upper).upper <= 1e-20
+
+
+@given(mu=st.floats(0.3, 2.0), count=st.integers(1, 30), log_delta=st.floats(-69.0, -5.0))
+@examples(0.1)
+def test_epsilon_interval_contains_the_50_digit_epsilon_down_to_1e_30(mu, count, log_delta):
+    delta = math.exp(log_delta)
+    total = mu * math.sqrt(count)
+    start = total * (total / 2 + math.sqrt(-2 * log_delta))
+    assume(float(high_precision.delta(0.0, total)) > delta)
+    reference = float(high_precision.epsilon(delta, total, start))
+    answer = pld.epsilon([(pld.GaussianPair(mu), count)], delta, STEP)
+    assert answer.lower <= reference <= answer.upper
+
+
+def test_sampling_without_replacement_meets_advanced_joint_convexity():
+    """Balle, Barthe & Gaboardi 2018, Thm. 10: an (ε, δ)-DP mechanism on m of n records sampled without
+    replacement is (log(1 + γ(e^ε − 1)), γδ)-DP under replace-one, γ = m/n; the mixture pair is tight there."""
+    epsilon, delta, sample, source = 1.0, 1e-4, 10, 100
+    gamma = sample / source
+    pairs = pld.sampled_without_replacement(pld.approximate_dp_pair(epsilon, delta), sample, source)
+    amplified = math.log1p(gamma * math.expm1(epsilon))
+    # An atom sits exactly at the amplified ε: the upper end exceeds γδ by about its mass times the step.
+    step = 1e-6
+    interval = pld.delta([(pairs, 1)], amplified, step)
+    assert interval.lower <= gamma * delta * (1 + 1e-9) <= interval.upper + 1e-15
+    assert interval.upper <= gamma * delta + step
+
+
+@pytest.mark.parametrize(
+    "ledger, prv_event, delta",
+    [
+        ([(pld.LaplacePair(2.0), 50)], ("laplace", 0.5, 50), 1e-6),
+        ([(pld.poisson_subsampled(pld.GaussianPair(1 / 0.8), 0.05), 200)], ("sgm", 0.8, 0.05, 200), 1e-6),
+    ],
+)
+def test_interval_meets_prv_accountants_error_bars(ledger, prv_event, delta):
+    """prv_accountant (Gopi, Lee & Wutschitz 2021) bounds ε within its eps_error: the intervals intersect."""
+    from prv_accountant import PRVAccountant
+    from prv_accountant.privacy_random_variables import LaplaceMechanism, PoissonSubsampledGaussianMechanism
+
+    if prv_event[0] == "laplace":
+        prv, count = LaplaceMechanism(mu=prv_event[1]), prv_event[2]
+    else:
+        prv, count = PoissonSubsampledGaussianMechanism(noise_multiplier=prv_event[1],
+                                                        sampling_probability=prv_event[2]), prv_event[3]
+    accountant = PRVAccountant(prvs=[prv], max_self_compositions=[count], eps_error=0.01, delta_error=delta / 1000)
+    low, _, high = accountant.compute_epsilon(delta=delta, num_self_compositions=[count])
+    answer = pld.epsilon(ledger, delta, 1e-3)
+    assert answer.lower <= high and low <= answer.upper
+    assert answer.upper - answer.lower < high - low
