@@ -52,7 +52,7 @@ def timed(function, repeats=3):
 
 
 def _interval(value):
-    return f"[{value.lower:.6g}, {value.upper:.6g}]"
+    return f"[{value.lower:.6g}, {value.upper:.6g}] (width {value.upper - value.lower:.2g})"
 
 
 def _sgm_ledger(sigma, rate=0.01, steps=1000):
@@ -95,14 +95,14 @@ def rows():
                         "-" if math.isnan(their_time) else f"{their_time / our_time:.2f}"))
 
     # 1. The issue-12 headline: Poisson-subsampled Gaussian, q = 0.01, σ = 1, 1000 steps.
-    ours = timed(lambda: pld.epsilon(_sgm_ledger(1.0), 1e-5, 1e-3))
+    ours = timed(lambda: pld.epsilon(_sgm_ledger(1.0), 1e-5, 9e-4))
     dp = timed(lambda: _dp_accounting_sgm_epsilon(1e-5))
     prv = timed(lambda: _prv_sgm_epsilon(1e-5))
     add("SGM q=0.01 σ=1 k=1000 ε(δ=1e-5)", ours,
         [("dp_accounting PLD 1e-4", (dp[0], f"{dp[1]:.6g}")),
          ("prv_accountant ±0.01", (prv[0], "({:.6g}, {:.6g}, {:.6g})".format(*prv[1])))])
 
-    ours = timed(lambda: pld.epsilon(_sgm_ledger(1.0), 1e-20, 1e-3))
+    ours = timed(lambda: pld.epsilon(_sgm_ledger(1.0), 1e-20, 9e-4))
     dp = timed(lambda: _dp_accounting_sgm_epsilon(1e-20))
     try:
         prv_value = "({:.6g}, {:.6g}, {:.6g})".format(*_prv_sgm_epsilon(1e-20))
