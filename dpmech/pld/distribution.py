@@ -32,6 +32,7 @@ with B = ‖b‖₁ + ε_n√n‖b‖₂; we double it to cover the real-input p
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -106,9 +107,14 @@ class GridMeasure:
     noise: float = 0.0
     tail_to_infinity: bool = True
 
-    @property
+    @functools.cached_property
     def losses(self):
         return (self.start + np.arange(self.tilted.size)) * self.step
+
+    @functools.cached_property
+    def log_tilted(self):
+        with np.errstate(divide="ignore"):
+            return np.log(self.tilted)
 
     def log_masses(self, first=0, stop=None):
         """log m_j for j in first..stop−1."""
@@ -256,7 +262,7 @@ class GridMeasure:
             gaps = losses[first:] - epsilon
             # In logs: far from ε the tilt factor e^{−λ·gap} underflows, and an upper bound must not.
             with np.errstate(divide="ignore"):
-                log_terms = np.log(self.tilted[first:]) - self.tilt * gaps + np.log(-np.expm1(-gaps))
+                log_terms = self.log_tilted[first:] - self.tilt * gaps + np.log(-np.expm1(-gaps))
             log_finite = self.log_scale - self.tilt * epsilon + float(log_sum_exp(log_terms))
         log_infinity = math.log(self.infinity) if self.infinity > 0 else -math.inf
         result = float(np.logaddexp(log_finite, log_infinity))
@@ -342,9 +348,8 @@ class BucketedPair:
         gaps = losses - epsilon
         # p_r − e^ε q_r = e^{s_p − λ l_r} (t^p_r − t^q_r e^{s_q − s_p + ε − l_r}).
         rounding = _query_rounding(abs(p.log_scale) + abs(q.log_scale), q.tilt, epsilon, losses)
-        with np.errstate(divide="ignore"):
-            log_p = np.log(p.tilted) - rounding
-            log_q = np.log(q.tilted) + rounding + q.log_scale - p.log_scale - gaps
+        log_p = p.log_tilted - rounding
+        log_q = q.log_tilted + (rounding + q.log_scale - p.log_scale) - gaps
         positive = log_p > log_q
         log_finite = -math.inf
         if np.any(positive):
