@@ -46,7 +46,7 @@ def poisson_subsampled_gaussian_delta(epsilon, mu, rate, direction):
         epsilon, mu, rate = mpmath.mpf(epsilon), mpmath.mpf(mu), mpmath.mpf(rate)
         if direction == "remove":
             cut = (mpmath.log((mpmath.exp(epsilon) - 1 + rate) / rate) + mu**2 / 2) / mu
-            tail = lambda shift: mpmath.ncdf(-(cut - shift))  # noqa: E731
+            tail = lambda shift: mpmath.ncdf(-(cut - shift))
             return (1 - rate) * tail(0) + rate * tail(mu) - mpmath.exp(epsilon) * tail(0)
         if direction != "add":
             raise ValueError(f"direction must be 'remove' or 'add' (got {direction!r})")
@@ -54,7 +54,7 @@ def poisson_subsampled_gaussian_delta(epsilon, mu, rate, direction):
         if inner <= 0:
             return mpmath.mpf(0)
         cut = (mpmath.log(inner / rate) + mu**2 / 2) / mu
-        head = lambda shift: mpmath.ncdf(cut - shift)  # noqa: E731
+        head = lambda shift: mpmath.ncdf(cut - shift)
         return head(0) - mpmath.exp(epsilon) * ((1 - rate) * head(0) + rate * head(mu))
 
 

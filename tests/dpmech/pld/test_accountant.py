@@ -267,7 +267,10 @@ def test_sampling_without_replacement_meets_advanced_joint_convexity():
 def test_interval_meets_prv_accountants_error_bars(ledger, prv_event, delta):
     """prv_accountant (Gopi, Lee & Wutschitz 2021) bounds ε within its eps_error: the intervals intersect."""
     from prv_accountant import PRVAccountant
-    from prv_accountant.privacy_random_variables import LaplaceMechanism, PoissonSubsampledGaussianMechanism
+    from prv_accountant.privacy_random_variables import (
+        LaplaceMechanism,
+        PoissonSubsampledGaussianMechanism,
+    )
 
     if prv_event[0] == "laplace":
         prv, count = LaplaceMechanism(mu=prv_event[1]), prv_event[2]

@@ -28,7 +28,7 @@ def test_subsampled_gaussian_sigma_is_never_under_noised_and_tight(rate, epsilon
 def test_laplace_scale_matches_the_pure_dp_formula():
     """One Laplace release is (1/b, 0)-DP exactly; at δ = 1e-12 the scale is within 0.5 % above 1/ε."""
     scale = calibrate(lambda b: [(pld.LaplacePair(b), 1)], 1.0, 1e-12, 0.5, 5.0)
-    exact = lambda b: -math.expm1((1.0 - 1 / b) / 2) if 1 / b > 1.0 else 0.0  # noqa: E731
+    exact = lambda b: -math.expm1((1.0 - 1 / b) / 2) if 1 / b > 1.0 else 0.0
     assert exact(scale) <= 1e-12
     assert 1.0 * (1 - 1e-3) <= scale <= 1.005
 
