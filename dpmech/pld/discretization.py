@@ -229,4 +229,4 @@ def window(sketch, tilt, tail):
     low = int(np.searchsorted(cumulative, tail, side="left"))
     beyond = np.flatnonzero(from_top > tail)
     high = int(beyond[-1]) if beyond.size else right.size - 1
-    return float(left[: low + 1].min()), float(right[high:].max())
+    return float(left[low]), float(right[high])
