@@ -2,10 +2,10 @@ r"""Calibration of a one-parameter family against a target (ε, δ), never under
 
 The returned parameter is one whose *certified upper* δ(ε) (see :mod:`dpmech.pld.accountant`)
 is at most the target, so the mechanism it configures is (ε, δ)-DP for the composed
-dominating pairs. Bisection runs on a bracket [a, b] in which b is always certified and a
-is either the caller's lower end or a value whose certified *lower* δ already exceeds
-the target (so no smaller noise can be private enough). Coarse grids narrow the bracket
-cheaply; finer ones decide the points the coarse interval could not.
+dominating pairs. The search runs on a bracket [a, b] in which b is always certified:
+regula falsi (Illinois) on log δ_upper against log of the parameter, on the finest grid,
+after optional coarser grids have narrowed the bracket by bisection where their
+intervals decide (a point whose certified *lower* δ exceeds the target is not private).
 
 The family must be monotone: more noise (a larger parameter, or a smaller one with
 ``more_private='smaller'``) never increases δ(ε). That holds for σ of a Gaussian and
