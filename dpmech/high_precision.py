@@ -35,29 +35,66 @@ def epsilon(target_delta, mu, start):
         return mpmath.findroot(lambda e: mpmath.log(delta(e, mu)) - target, mpmath.mpf(start))
 
 
-def subsampled_gaussian_delta(epsilon, sigma, sampling_prob, adjacency, sensitivity=1):
-    """Tight δ(ε) of one direction of the Poisson-subsampled Gaussian, as an mpmath number.
+def poisson_subsampled_gaussian_delta(epsilon, mu, rate, direction):
+    """δ(ε) of one Poisson-subsampled Gaussian, P = (1−q)N(0,1) + qN(μ,1) against Q = N(0,1).
 
-    dp_accounting's conventions: ``"remove"`` compares (1 − q)N(0, σ²) + qN(−Δ, σ²) with N(0, σ²),
-    ``"add"`` N(0, σ²) with (1 − q)N(0, σ²) + qN(Δ, σ²). The privacy loss is monotone, so
-    δ = F_upper(x*) − e^ε F_lower(x*) at the x* where the loss equals ε, found by root finding.
-    ε must lie inside the loss's range (above log(1 − q) for remove, below −log(1 − q) for add).
+    ``direction`` 'remove' is δ(P‖Q), 'add' is δ(Q‖P) (Zhu, Dong & Wang 2022, Sec. 5). The
+    likelihood ratio 1 − q + q e^{μx − μ²/2} is increasing in x, so each hockey-stick
+    integral is a difference of normal tails cut at the point where the ratio equals e^{±ε}.
     """
     with mpmath.workdps(DIGITS):
-        e, s, q, d = (mpmath.mpf(v) for v in (epsilon, sigma, sampling_prob, sensitivity))
+        epsilon, mu, rate = mpmath.mpf(epsilon), mpmath.mpf(mu), mpmath.mpf(rate)
+        if direction == "remove":
+            cut = (mpmath.log((mpmath.exp(epsilon) - 1 + rate) / rate) + mu**2 / 2) / mu
+            tail = lambda shift: mpmath.ncdf(-(cut - shift))
+            return (1 - rate) * tail(0) + rate * tail(mu) - mpmath.exp(epsilon) * tail(0)
+        if direction != "add":
+            raise ValueError(f"direction must be 'remove' or 'add' (got {direction!r})")
+        inner = mpmath.exp(-epsilon) - 1 + rate
+        if inner <= 0:
+            return mpmath.mpf(0)
+        cut = (mpmath.log(inner / rate) + mu**2 / 2) / mu
+        head = lambda shift: mpmath.ncdf(cut - shift)
+        return head(0) - mpmath.exp(epsilon) * ((1 - rate) * head(0) + rate * head(mu))
 
-        def ratio(x):  # μ(x + Δ)/μ(x) for the unit-shift Gaussian
-            return mpmath.exp(d * (-d / 2 - x) / s**2)
 
-        cdf = lambda x: mpmath.ncdf(x / s)
-        if adjacency == "remove":
-            loss = lambda x: mpmath.log(1 - q + q * ratio(x))
-            upper, lower = (lambda x: (1 - q) * cdf(x) + q * cdf(x + d)), cdf
-        else:
-            loss = lambda x: -mpmath.log(1 - q + q * ratio(-x))
-            upper, lower = cdf, (lambda x: (1 - q) * cdf(x) + q * cdf(x - d))
-        x = mpmath.findroot(lambda t: loss(t) - e, mpmath.mpf(0), solver="secant")
-        return upper(x) - mpmath.exp(e) * lower(x)
+def finite_pairs_delta(atom_lists, epsilon):
+    """δ(ε) of the composition of finite pairs, by exact enumeration of the composed loss.
+
+    ``atom_lists`` holds one (loss, p_mass) sequence per composed pair (losses may be +∞);
+    δ = Σ p (1 − e^{ε − L})_+ over the product law, with L = +∞ contributing its mass.
+    """
+    with mpmath.workdps(DIGITS):
+        law = {mpmath.mpf(0): mpmath.mpf(1)}
+        for atoms in atom_lists:
+            composed = {}
+            for loss, mass in law.items():
+                for atom_loss, atom_mass in atoms:
+                    if atom_mass == 0:
+                        continue
+                    key = loss + (mpmath.inf if atom_loss == float("inf") else mpmath.mpf(atom_loss))
+                    composed[key] = composed.get(key, 0) + mass * mpmath.mpf(atom_mass)
+            law = composed
+        epsilon = mpmath.mpf(epsilon)
+        total = mpmath.mpf(0)
+        for loss, mass in law.items():
+            if loss == mpmath.inf:
+                total += mass
+            elif loss > epsilon:
+                total += mass * (1 - mpmath.exp(epsilon - loss))
+        return total
+
+
+def subsampled_gaussian_delta(epsilon, sigma, sampling_prob, adjacency, sensitivity=1):
+    """Tight δ(ε) of one direction of the Poisson-subsampled Gaussian in dp_accounting's conventions.
+
+    ``"remove"`` compares (1 − q)N(0, σ²) + qN(−Δ, σ²) with N(0, σ²), ``"add"`` N(0, σ²) with
+    (1 − q)N(0, σ²) + qN(Δ, σ²): reflected and scaled by σ, these are the two directions of
+    :func:`poisson_subsampled_gaussian_delta` with μ = Δ/σ.
+    """
+    with mpmath.workdps(DIGITS):
+        mu = mpmath.mpf(sensitivity) / mpmath.mpf(sigma)
+        return poisson_subsampled_gaussian_delta(epsilon, mu, sampling_prob, adjacency)
 
 
 def renyi_divergence(order, p, q):

@@ -1,0 +1,44 @@
+"""dpmech's own numeric privacy-loss-distribution engine, with certified intervals.
+
+* :mod:`.pairs`: dominating pairs (Gaussian, Laplace, finite, randomized response,
+  generic (ε, δ)) described by the law of their privacy loss;
+* :mod:`.subsampling`: Poisson sampling and sampling without replacement as mixture pairs;
+* :mod:`.discretization`: upper (connect-the-dots) and lower (rounded-down) grid measures;
+* :mod:`.distribution`: tilted grid measures, FFT composition with a round-off bound;
+* :mod:`.accountant`: δ(ε), log δ(ε) and ε(δ) as certified intervals, with guards;
+* :mod:`.calibration`: the smallest noise parameter whose certified upper δ meets a target.
+
+Not exported from ``dpmech`` yet.
+"""
+
+from .accountant import ComposedLoss, Interval, delta, epsilon, log_delta
+from .pairs import (
+    FinitePair,
+    GaussianPair,
+    LaplacePair,
+    Pair,
+    ReversedPair,
+    approximate_dp_pair,
+    randomized_response_pair,
+    reverse,
+)
+from .subsampling import MixturePair, poisson_subsampled, sampled_without_replacement
+
+__all__ = [
+    "ComposedLoss",
+    "FinitePair",
+    "GaussianPair",
+    "Interval",
+    "LaplacePair",
+    "MixturePair",
+    "Pair",
+    "ReversedPair",
+    "approximate_dp_pair",
+    "delta",
+    "epsilon",
+    "log_delta",
+    "poisson_subsampled",
+    "randomized_response_pair",
+    "reverse",
+    "sampled_without_replacement",
+]

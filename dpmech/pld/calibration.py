@@ -1,0 +1,132 @@
+r"""Calibration of a one-parameter family against a target (ε, δ), never under-noised.
+
+The returned parameter is one whose *certified upper* δ(ε) (see :mod:`dpmech.pld.accountant`)
+is at most the target, so the mechanism it configures is (ε, δ)-DP for the composed
+dominating pairs. The search runs on a bracket [a, b] in which b is always certified:
+regula falsi (Illinois) on log δ_upper against log of the parameter, on the finest grid,
+after optional coarser grids have narrowed the bracket by bisection where their
+intervals decide (a point whose certified *lower* δ exceeds the target is not private).
+
+The family must be monotone: more noise (a larger parameter, or a smaller one with
+``more_private='smaller'``) never increases δ(ε). That holds for σ of a Gaussian and
+the scale of a Laplace (post-processing: more noise is the same mechanism plus
+independent noise) and for the ε of randomized response (smaller ε is more private).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import validation as check
+from ..calibration import calibrate_gaussian
+from .accountant import ComposedLoss
+from .pairs import GaussianPair
+from .subsampling import poisson_subsampled
+
+_STAGES = (4.0, 1.0)
+
+
+def calibrate(family, epsilon, delta, low, high, *, more_private="larger", discretization=1e-3,
+              relative_tolerance=1e-3):
+    """The parameter, within ``relative_tolerance`` of the certified optimum on the grid used, whose
+    certified upper δ(ε) is at most ``delta``.
+
+    Args:
+        family: callable taking the parameter and returning a ledger (see :mod:`dpmech.pld.accountant`).
+        epsilon, delta: the target; ε >= 0, δ ∈ (0, 1).
+        low, high: a bracket, 0 < low < high; the more private end must meet the target.
+        more_private: 'larger' (noise scales) or 'smaller' (an RR ε).
+        discretization: the finest loss grid step used.
+        relative_tolerance: stop when the bracket's ends differ by this factor.
+    """
+    epsilon = check.non_negative("epsilon", epsilon)
+    delta = check.open_unit_interval("delta", delta)
+    low = check.positive("low", low)
+    high = check.positive("high", high)
+    if not low < high:
+        raise ValueError(f"low must be below high (got {low!r} >= {high!r})")
+    more_private = check.choice("more_private", more_private, ("larger", "smaller"))
+    discretization = check.positive("discretization", discretization)
+    relative_tolerance = check.positive("relative_tolerance", relative_tolerance)
+    if not callable(family):
+        raise ValueError("family must be a callable from the parameter to a ledger")  # noqa: TRY004 - dpmech refuses bad input with ValueError
+    # Work with "private" = the end that meets the target and "open" = the end not known to.
+    private, open_ = (high, low) if more_private == "larger" else (low, high)
+
+    def log_excess(value, step, lower=True):
+        """log of certified upper δ over the target, and whether the lower δ already exceeds it."""
+        interval = ComposedLoss(family(value), step, epsilon=epsilon, lower=lower).log_delta(epsilon)
+        return interval.upper - math.log(delta), interval.lower > math.log(delta)
+
+    if log_excess(private, discretization, lower=False)[0] > 0:
+        raise ValueError(
+            f"the {'high' if more_private == 'larger' else 'low'} end {private!r} does not meet "
+            f"(epsilon, delta) = ({epsilon!r}, {delta!r}); widen the bracket"
+        )
+    # Coarse grids narrow the bracket by bisection in log scale while they can decide.
+    for factor in _STAGES[:-1]:
+        step = discretization * factor
+        while abs(math.log(private / open_)) > 0.05:
+            middle = math.sqrt(private * open_)
+            excess, refused = log_excess(middle, step)
+            if excess <= 0:
+                private = middle
+            elif refused:
+                open_ = middle
+            else:
+                break
+    # The finest grid: regula falsi (Illinois) on log δ_upper against log σ; the private end stays certified.
+    f_private, _ = log_excess(private, discretization, lower=False)
+    f_open = None
+    for _ in range(12):
+        if abs(math.log(private / open_)) <= math.log1p(relative_tolerance):
+            break
+        if f_open is None or not (math.isfinite(f_open) and math.isfinite(f_private)) or f_open <= f_private:
+            middle = math.sqrt(private * open_)
+        else:
+            weight = f_private / (f_private - f_open)
+            middle = math.exp(math.log(private) + weight * (math.log(open_) - math.log(private)))
+            # Stay inside and off the ends so the bracket always shrinks.
+            span = math.log(open_ / private)
+            offset = min(max(math.log(middle / private) / span, 0.02), 0.98)
+            middle = private * math.exp(offset * span)
+        excess, _ = log_excess(middle, discretization, lower=False)
+        if excess <= 0:
+            private, f_private = middle, excess
+            if f_open is not None:
+                f_open *= 0.5
+        else:
+            open_, f_open = middle, excess
+    return private
+
+
+def poisson_subsampled_gaussian_sigma(sampling_probability, steps, epsilon, delta, *, sensitivity=1.0,
+                                      discretization=1e-3, relative_tolerance=1e-3):
+    """Noise standard deviation σ of ``steps`` Poisson-subsampled Gaussian releases (add/remove
+    neighbours) whose certified upper δ(ε) is at most ``delta``: never under-noised. With
+    ``sensitivity`` 1 it is the noise multiplier.
+
+    Noise N(0, σ²Δ²) on a sum of sensitivity Δ, sampling rate q (Zhu, Dong & Wang 2022, Sec. 5;
+    Abadi et al. 2016 for the DP-SGD setting).
+    """
+    rate = check.in_interval("sampling_probability", sampling_probability, 0.0, 1.0, low_open=True, high_open=False)
+    steps = check.integer_scalar("steps", steps, 1)
+    sensitivity = check.positive("sensitivity", sensitivity)
+
+    def ledger(sigma):
+        return [(poisson_subsampled(GaussianPair(sensitivity / sigma), float(rate)), steps)]
+
+    # Start from the central-limit (μ-GDP) approximation μ = q√(k(e^{1/σ²} − 1)) (Bu, Dong, Long &
+    # Su 2020) calibrated with the exact Gaussian profile; only a bracket around it is needed.
+    mu = calibrate_gaussian(epsilon, delta) ** -1
+    guess = sensitivity / math.sqrt(math.log1p(mu * mu / (float(rate) ** 2 * steps)))
+    high = 1.5 * guess
+    for _ in range(6):
+        try:
+            return calibrate(ledger, epsilon, delta, 0.6 * guess, high, discretization=discretization,
+                             relative_tolerance=relative_tolerance)
+        except ValueError as error:
+            if "widen the bracket" not in str(error):
+                raise
+            high *= 2.0
+    raise ValueError(f"no noise multiplier up to {high:g} meets (epsilon, delta) = ({epsilon!r}, {delta!r})")

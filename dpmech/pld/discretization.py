@@ -1,0 +1,232 @@
+r"""From a dominating pair to an upper and a lower :class:`~dpmech.pld.distribution.GridMeasure`.
+
+Write y = e^{−L}. The composed δ(ε) = E[(1 − e^{ε} Π y_i)_+] is, in each y_i with the
+others fixed, decreasing and convex, and in each L_i increasing. Hence, for every ε ∈ ℝ
+and every number of compositions:
+
+* **Upper (connect the dots; Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022).** The
+  P-mass of a loss L in the cell [l_j, l_{j+1}] is split between the two ends with
+  weights 1 − β and β, β = (1 − e^{l_j − L})/(1 − e^{−h}), which keeps E[y] and spreads y
+  (Jensen: δ can only grow). Summed over the cell, β_j = (1 − e^{l_j}Q_j/P_j)/(1 − e^{−h})
+  with P_j, Q_j the cell's P- and Q-masses. Moving mass to a larger loss also makes δ grow,
+  so we may use any β ≥ β_j: we use the largest one the error bounds on P_j and Q_j allow.
+  The error of this discretisation is O(h²) per composition.
+* **Lower (post-processing; see :class:`~dpmech.pld.distribution.BucketedPair`).** Each
+  loss is mapped to its cell index, the tails outside the window to the end cells, and
+  the pair of laws of the index under P and Q is composed exactly (up to the bounds).
+* Tails outside the chosen window: the upper measure puts the mass below the window
+  on its lowest point and the mass above it at +∞.
+
+Every mass is taken on the safe side of its floating-point error bound: the cell
+masses come from differences of log-CDFs whose error is bounded by the accuracy
+premise of :mod:`dpmech.pld.pairs`, propagated by interval arithmetic.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .distribution import BucketedPair, GridMeasure, log_sum_exp
+from .pairs import LOG_ERROR
+
+LOG_FLOOR = -740.0  # probabilities below e^-740 are beneath the smallest double
+_LOG_HALF = math.log(0.5)
+_COARSE_CELLS = 2048
+
+
+def _log1mexp(x):
+    """log(1 − e^x) for x <= 0 (−∞ at 0), accurate on both sides of −ln 2 (Mächler 2012)."""
+    x = np.minimum(np.asarray(x, dtype=float), 0.0)
+    with np.errstate(divide="ignore"):
+        return np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
+
+
+def _error(log_value):
+    return LOG_ERROR * np.maximum(1.0, np.abs(np.where(np.isfinite(log_value), log_value, 0.0)))
+
+
+def _cell_log_masses(pair, edges, measure):
+    """(low, high) bounds on log of the continuous mass of each cell (edges[j], edges[j+1]]."""
+    log_cdf = pair.log_cdf(edges, measure)
+    log_sf = pair.log_sf(edges, measure)
+    cdf_error, sf_error = _error(log_cdf), _error(log_sf)
+    with np.errstate(invalid="ignore"):
+        # F(b) − F(a) in the lower half, S(a) − S(b) in the upper half: the smaller numbers cancel less.
+        from_cdf = log_cdf[1:] <= _LOG_HALF
+        big = np.where(from_cdf, log_cdf[1:], log_sf[:-1])
+        small = np.where(from_cdf, log_cdf[:-1], log_sf[1:])
+        big_error = np.where(from_cdf, cdf_error[1:], sf_error[:-1])
+        small_error = np.where(from_cdf, cdf_error[:-1], sf_error[1:])
+        gap = small - big
+        gap = np.where(np.isfinite(big), np.where(np.isfinite(small), gap, -np.inf), 0.0)
+        high = big + big_error + _log1mexp(gap - big_error - small_error)
+        low = big - big_error + _log1mexp(np.minimum(gap + big_error + small_error, 0.0))
+    empty = ~np.isfinite(big)
+    high[empty], low[empty] = -np.inf, -np.inf
+    return low, high
+
+
+def discretize(pair, step, tilt, first, last):
+    """(upper GridMeasure, lower BucketedPair) of ``pair`` on the grid points first·h, ..., last·h."""
+    count = last - first + 1
+    losses = (first + np.arange(count)) * step
+    log_upper = np.full(count, -np.inf)
+    log_p = np.full(count, -np.inf)  # lower bounds of the P-mass of each bucket
+    log_q = np.full(count, -np.inf)  # upper bounds of its Q-mass
+    upper_infinity = lower_infinity = 0.0
+    if pair.has_continuous_part():
+        if count > 1:
+            p_low, p_high = _cell_log_masses(pair, losses, "P")
+            q_low, q_high = _cell_log_masses(pair, losses, "Q")
+            with np.errstate(invalid="ignore", over="ignore"):
+                ratio = np.exp(np.minimum(losses[:-1] + q_low - p_high, 0.0))
+                beta = np.clip((1.0 - ratio) / -math.expm1(-step) * (1 + 1e-12) + 1e-15, 0.0, 1.0)
+            beta = np.where(np.isfinite(p_high), beta, 0.0)
+            with np.errstate(divide="ignore"):
+                log_upper[:-1] = p_high + np.log1p(-beta)
+                log_upper[1:] = np.logaddexp(log_upper[1:], p_high + np.log(beta))
+            log_p[:-1], log_q[:-1] = p_low, q_high
+        # Outside the window: the upper measure rounds the mass below up to the first point and sends
+        # the mass above to +∞; the buckets merge each tail into their end bucket.
+        below_p = float(pair.log_cdf(losses[:1], "P")[0])
+        above_p = float(pair.log_sf(losses[-1:], "P")[0])
+        below_q = float(pair.log_cdf(losses[:1], "Q")[0])
+        above_q = float(pair.log_sf(losses[-1:], "Q")[0])
+        log_upper[0] = np.logaddexp(log_upper[0], below_p + _error(below_p))
+        upper_infinity += math.exp(above_p + _error(above_p))
+        log_p[0] = np.logaddexp(log_p[0], below_p - _error(below_p))
+        log_q[0] = np.logaddexp(log_q[0], below_q + _error(below_q))
+        log_p[-1] = np.logaddexp(log_p[-1], above_p - _error(above_p))
+        log_q[-1] = np.logaddexp(log_q[-1], above_q + _error(above_q))
+    upper_masses, p_masses, q_masses = np.exp(log_upper), np.exp(log_p), np.exp(log_q)
+    atom_loss, atom_p, atom_q = pair.atoms()
+    for loss, mass, q_mass in zip(atom_loss.tolist(), atom_p.tolist(), atom_q.tolist()):
+        if loss == math.inf:
+            upper_infinity += mass
+            lower_infinity += mass
+            continue
+        if mass <= 0.0:
+            continue  # Q-mass where P has none falls in a bucket with no P-mass: it never counts
+        if loss < losses[0] or loss > losses[-1]:
+            index = 0 if loss < losses[0] else count - 1
+            p_masses[index] += mass
+            q_masses[index] += q_mass
+            if loss < losses[0]:
+                upper_masses[0] += mass
+            else:
+                upper_infinity += mass
+            continue
+        index = min(math.floor(loss / step) - first, count - 1)
+        while index > 0 and losses[index] > loss:
+            index -= 1
+        p_masses[index] += mass
+        q_masses[index] += q_mass
+        gap = loss - losses[index]
+        if gap <= 0.0 or index == count - 1:
+            upper_masses[index] += mass
+            continue
+        beta = min(1.0, -math.expm1(-gap) / -math.expm1(-step) * (1 + 1e-12) + 1e-15)
+        upper_masses[index] += mass * (1.0 - beta)
+        upper_masses[index + 1] += mass * beta
+    with np.errstate(divide="ignore"):
+        upper = GridMeasure.from_log_masses(step, tilt, first, np.log(upper_masses), upper_infinity, True)
+        lower = BucketedPair(
+            GridMeasure.from_log_masses(step, tilt, first, np.log(p_masses), lower_infinity, False),
+            GridMeasure.from_log_masses(step, tilt + 1.0, first, np.log(q_masses), 0.0, True, tail_to_infinity=False),
+        )
+    return upper, lower
+
+
+def _tail_point(function, measure, start, direction):
+    """A t with function(t) <= LOG_FLOOR, found by doubling away from ``start``; ``direction`` is ±1."""
+    width = 1.0
+    for _ in range(60):
+        point = start + direction * width
+        if function(np.array([point]), measure)[0] <= LOG_FLOOR:
+            return point
+        width *= 2.0
+    raise ValueError("the privacy-loss law has tails too heavy to discretise")
+
+
+def loss_range(pair):
+    """(low, high) outside which the continuous P-mass of L is below e^LOG_FLOOR on each side."""
+    low, high = pair.support()
+    centre = 0.0 if not (math.isfinite(low) and math.isfinite(high)) else 0.5 * (low + high)
+    if not math.isfinite(low):
+        low = _tail_point(pair.log_cdf, "P", min(centre, high) if math.isfinite(high) else centre, -1)
+    if not math.isfinite(high):
+        high = _tail_point(pair.log_sf, "P", max(centre, low), +1)
+    return low, high
+
+
+def _quantiles(pair, low, high, log_levels, use_sf):
+    """Losses where log P_c(L <= t) (or log P_c(L > t)) reaches each level, by vectorised bisection."""
+    function = pair.log_sf if use_sf else pair.log_cdf
+    left = np.full(log_levels.shape, low)
+    right = np.full(log_levels.shape, high)
+    for _ in range(40):  # a sketch: 2^-40 of the range is plenty
+        middle = 0.5 * (left + right)
+        above = function(middle, "P") > log_levels
+        if use_sf:
+            left, right = np.where(above, middle, left), np.where(above, right, middle)
+        else:
+            left, right = np.where(above, left, middle), np.where(above, middle, right)
+    return 0.5 * (left + right)
+
+
+def coarse_law(pair):
+    """(left, right, log P-mass) of cells sketching the law of L, and the log mass at +∞.
+
+    Continuous cells are cut at quantiles, dense in the bulk and log-spaced in the tails,
+    so that E[e^{λL}] from the cells' midpoints is accurate where the bulk is narrow
+    (a subsampled mechanism's loss). Atoms are cells of zero width. Used only to choose
+    a tilt and a window, never as a bound.
+    """
+    atom_loss, atom_p, _ = pair.atoms()
+    finite = np.isfinite(atom_loss) & (atom_p > 0)
+    at_infinity = atom_p[atom_loss == math.inf]
+    log_infinity = math.log(float(at_infinity.sum())) if at_infinity.size and at_infinity.sum() > 0 else -math.inf
+    lefts, rights = [atom_loss[finite]], [atom_loss[finite]]
+    with np.errstate(divide="ignore"):
+        log_masses = [np.log(atom_p[finite])]
+    if pair.has_continuous_part():
+        low, high = loss_range(pair)
+        log_total = float(pair.log_sf(np.array([low]), "P")[0])
+        levels = np.concatenate([np.linspace(LOG_FLOOR, -12.0, 128), np.log(np.linspace(math.exp(-12.0), 0.5, 1024))])
+        levels = levels[levels < log_total]
+        lower_edges = _quantiles(pair, low, high, levels, use_sf=False)
+        upper_edges = _quantiles(pair, low, high, levels[::-1], use_sf=True)
+        edges = np.unique(np.concatenate([[low], lower_edges, upper_edges, [high], np.linspace(low, high, 257)]))
+        _, cells = _cell_log_masses(pair, edges, "P")  # from the survival function in the upper tail
+        keep = np.isfinite(cells)
+        lefts.append(edges[:-1][keep])
+        rights.append(edges[1:][keep])
+        log_masses.append(cells[keep])
+    return np.concatenate(lefts), np.concatenate(rights), np.concatenate(log_masses), log_infinity
+
+
+def log_mgf(sketch, tilts):
+    """log E_P[e^{λL}; L finite] of a coarse sketch (cell midpoints) for each λ in ``tilts``."""
+    left, right, log_masses, _ = sketch
+    middle = 0.5 * (left + right)
+    tilts = np.atleast_1d(np.asarray(tilts, dtype=float))
+    exponents = log_masses[None, :] + tilts[:, None] * middle[None, :]
+    largest = exponents.max(axis=1, keepdims=True)
+    return largest[:, 0] + np.log(np.exp(exponents - largest).sum(axis=1))
+
+
+def window(sketch, tilt, tail):
+    """(low, high) losses outside which the tilted sketch has at most ``tail`` of its mass on each side."""
+    left, right, log_masses, _ = sketch
+    order = np.argsort(0.5 * (left + right))
+    left, right, log_masses = left[order], right[order], log_masses[order]
+    log_tilted = log_masses + tilt * right
+    weights = np.exp(log_tilted - log_sum_exp(log_tilted))
+    cumulative = np.cumsum(weights)
+    from_top = np.cumsum(weights[::-1])[::-1]  # 1 − 1e-40 is 1 in double precision
+    low = int(np.searchsorted(cumulative, tail, side="left"))
+    beyond = np.flatnonzero(from_top > tail)
+    high = int(beyond[-1]) if beyond.size else right.size - 1
+    return float(left[low]), float(right[high])

@@ -1,0 +1,262 @@
+r"""Dominating pairs (P, Q) described by the law of their privacy loss L = log(dP/dQ).
+
+A pair (P, Q) dominates a mechanism M under a neighbouring relation when the
+hockey-stick divergence :math:`H_{e^\varepsilon}(P\|Q) \ge H_{e^\varepsilon}(M(D)\|M(D'))`
+for every ε ∈ ℝ and every ordered pair of neighbours (Zhu, Dong & Wang 2022,
+"Optimal accounting of differential privacy via characteristic function",
+Def. 7). Then δ(ε) = E_P[(1 − e^{ε−L})_+] (with L = +∞ contributing 1) bounds
+the δ of M at ε, and the product of dominating pairs dominates the composition.
+
+Every pair here exposes the law of L under P and under Q as
+
+* atoms: ``(loss, p_mass, q_mass)`` arrays, ``loss`` possibly +∞ (mass of P
+  where Q vanishes) or −∞ (mass of Q where P vanishes);
+* a continuous part: :meth:`Pair.log_cdf` and :meth:`Pair.log_sf` give
+  log P_c(L ≤ t) and log P_c(L > t) (``measure='P'``) or the same under Q,
+  and :meth:`Pair.support` the interval outside which they vanish.
+
+Accuracy premise (used by :mod:`dpmech.pld.discretization`): every computed
+log-probability of the continuous part is within
+``LOG_ERROR * max(1, |log F|)`` of the exact one. scipy's ``log_ndtr`` is
+accurate to a few ulps; the premise leaves four orders of magnitude for the
+rounding of arguments and is checked against 50-digit mpmath in
+``tests/dpmech/pld/test_pairs.py``.
+
+Symmetric pairs (Gaussian, Laplace, randomized response) are their own
+reverse; :func:`reverse` gives the (Q, P) pair of any other.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import special
+
+from .. import validation as check
+
+LOG_ERROR = 1e-12
+_EMPTY = np.empty(0)
+
+
+class Pair:
+    """A dominating pair (P, Q); subclasses describe the law of L = log(dP/dQ)."""
+
+    symmetric = False
+
+    def atoms(self):
+        """(loss, p_mass, q_mass) of the atoms of L; losses may be ±∞."""
+        return _EMPTY, _EMPTY, _EMPTY
+
+    def support(self):
+        """(low, high): the continuous part of L lives in this interval."""
+        return (0.0, 0.0)
+
+    def has_continuous_part(self) -> bool:
+        return False
+
+    def log_cdf(self, t, measure):
+        """log P_c(L ≤ t) or log Q_c(L ≤ t) of the continuous part (sub-probability)."""
+        raise NotImplementedError
+
+    def log_sf(self, t, measure):
+        """log P_c(L > t) or log Q_c(L > t) of the continuous part."""
+        raise NotImplementedError
+
+
+def _measure(measure):
+    return check.choice("measure", measure, ("P", "Q"))
+
+
+class GaussianPair(Pair):
+    r"""P = N(μ, 1), Q = N(0, 1): L = μx − μ²/2 is N(μ²/2, μ²) under P and N(−μ²/2, μ²) under Q.
+
+    Dominates the Gaussian mechanism with sensitivity Δ and noise σ, μ = Δ/σ,
+    under the relation Δ was computed for (Balle & Wang 2018, Thm. 8). Symmetric.
+    """
+
+    symmetric = True
+
+    def __init__(self, mu):
+        self.mu = check.positive("mu", mu)
+
+    def __repr__(self):
+        return f"GaussianPair(mu={self.mu!r})"
+
+    def has_continuous_part(self):
+        return True
+
+    def support(self):
+        return (-math.inf, math.inf)
+
+    def _standardised(self, t, measure):
+        mean = 0.5 * self.mu * self.mu * (1.0 if _measure(measure) == "P" else -1.0)
+        return (np.asarray(t, dtype=float) - mean) / self.mu
+
+    def log_cdf(self, t, measure):
+        return special.log_ndtr(self._standardised(t, measure))
+
+    def log_sf(self, t, measure):
+        return special.log_ndtr(-self._standardised(t, measure))
+
+
+class LaplacePair(Pair):
+    r"""P = Lap(1, b), Q = Lap(0, b) with b = scale/sensitivity: the Laplace mechanism's pair.
+
+    L = (|x| − |x − 1|)/b ∈ [−1/b, 1/b] has atoms P(L = 1/b) = ½, Q(L = 1/b) = ½e^{−1/b},
+    P(L = −1/b) = ½e^{−1/b}, Q(L = −1/b) = ½, and on (−1/b, 1/b) the continuous
+    parts P_c(L ≤ t) = ½e^{t/2 − 1/(2b)} − ½e^{−1/b}, Q_c(L ≤ t) = ½ − ½e^{−t/2 − 1/(2b)}
+    (x = (bt + 1)/2 on (0, 1)). Dominates the Laplace mechanism under the relation the
+    sensitivity was computed for (Koskela et al. 2021; dp_accounting's LaplacePrivacyLoss). Symmetric.
+    """
+
+    symmetric = True
+
+    def __init__(self, scale):
+        self.scale = check.positive("scale", scale)
+        self._edge = 1.0 / self.scale
+
+    def __repr__(self):
+        return f"LaplacePair(scale={self.scale!r})"
+
+    def has_continuous_part(self):
+        return True
+
+    def atoms(self):
+        half_tail = 0.5 * math.exp(-self._edge)
+        # 1/b is known to half an ulp: the atoms sit on the double just outside it, the larger loss.
+        edge = math.nextafter(self._edge, math.inf)
+        return np.array([-self._edge, edge]), np.array([half_tail, 0.5]), np.array([0.5, half_tail])
+
+    def support(self):
+        return (-self._edge, self._edge)
+
+    def _clipped(self, t):
+        return np.clip(np.asarray(t, dtype=float), -self._edge, self._edge)
+
+    def log_cdf(self, t, measure):
+        t = self._clipped(t)
+        with np.errstate(divide="ignore"):
+            if _measure(measure) == "P":
+                # ½e^{−1/b}(e^{(t + 1/b)/2} − 1)
+                return math.log(0.5) - self._edge + np.log(np.expm1(0.5 * (t + self._edge)))
+            # ½(1 − e^{−(t + 1/b)/2})
+            return math.log(0.5) + np.log(-np.expm1(-0.5 * (t + self._edge)))
+
+    def log_sf(self, t, measure):
+        t = self._clipped(t)
+        with np.errstate(divide="ignore"):
+            if _measure(measure) == "P":
+                # ½(1 − e^{(t − 1/b)/2})
+                return math.log(0.5) + np.log(-np.expm1(0.5 * (t - self._edge)))
+            # ½e^{−1/b}(e^{(1/b − t)/2} − 1)
+            return math.log(0.5) - self._edge + np.log(np.expm1(0.5 * (self._edge - t)))
+
+
+class FinitePair(Pair):
+    """P and Q on finitely many outcomes, given as probability vectors of the same length.
+
+    Outcomes where Q is 0 and P is not give L = +∞ (a δ that no ε removes);
+    outcomes where P is 0 give L = −∞. Each vector must sum to 1 within 1e-12.
+    """
+
+    def __init__(self, p, q):
+        p = check.real_at_least("p", p, 0.0)
+        q = check.real_at_least("q", q, 0.0)
+        p, q = np.atleast_1d(p).astype(float), np.atleast_1d(q).astype(float)
+        if p.ndim != 1 or p.shape != q.shape:
+            raise ValueError(f"p and q must be vectors of the same length (got shapes {p.shape} and {q.shape})")
+        for name, vector in (("p", p), ("q", q)):
+            if abs(math.fsum(vector) - 1.0) > 1e-12:
+                raise ValueError(f"{name} must sum to 1 within 1e-12 (got {math.fsum(vector)!r})")
+        keep = (p > 0) | (q > 0)
+        self.p, self.q = p[keep], q[keep]
+        with np.errstate(divide="ignore"):
+            self.loss = np.log(self.p) - np.log(self.q)
+        self.symmetric = bool(np.array_equal(np.sort(self.loss), np.sort(-self.loss))) and bool(
+            np.array_equal(np.sort(self.p), np.sort(self.q))
+        )
+
+    def __repr__(self):
+        return f"FinitePair(p={self.p.tolist()!r}, q={self.q.tolist()!r})"
+
+    def atoms(self):
+        return self.loss, self.p, self.q
+
+
+def randomized_response_pair(epsilon, categories=2):
+    r"""K-ary randomized response with parameter ε: the worst pair of its outputs.
+
+    Reports the true category with probability e^ε/(e^ε + K − 1) and each other one
+    with 1/(e^ε + K − 1) (Kairouz, Oh & Viswanath 2016). Its two inputs x ≠ x' give
+    P = (e^ε, 1, 1, …)/Z and Q = (1, e^ε, 1, …)/Z, which dominate every pair of
+    neighbours (each changes one user's input). K = 2 is also the worst pair of any
+    ε-DP mechanism (Kairouz et al. 2015, Thm. 2.1).
+    """
+    epsilon = check.non_negative("epsilon", epsilon)
+    categories = check.integer_scalar("categories", categories, 2)
+    # Probabilities from e^{−ε} so a large ε does not overflow.
+    shrink = math.exp(-epsilon)
+    normaliser = 1.0 + (categories - 1) * shrink
+    p = np.full(categories, shrink / normaliser)
+    q = p.copy()
+    p[0], q[1] = 1.0 / normaliser, 1.0 / normaliser
+    return FinitePair(p / p.sum(), q / q.sum())
+
+
+def approximate_dp_pair(epsilon, delta):
+    r"""The dominating pair of every (ε, δ)-DP mechanism (Kairouz et al. 2015, Thm. 2.1; Zhu et al. 2022, Prop. 8).
+
+    P = (δ, (1−δ)e^ε/(1+e^ε), (1−δ)/(1+e^ε), 0), Q = (0, (1−δ)/(1+e^ε), (1−δ)e^ε/(1+e^ε), δ).
+    """
+    epsilon = check.non_negative("epsilon", epsilon)
+    delta = check.in_interval("delta", delta, 0.0, 1.0, low_open=False, high_open=True)
+    delta = float(delta)
+    high = (1.0 - delta) / (1.0 + math.exp(-epsilon))
+    low = (1.0 - delta) - high
+    return FinitePair(np.array([delta, high, low, 0.0]), np.array([0.0, low, high, delta]))
+
+
+class ReversedPair(Pair):
+    """The pair (Q, P) of a pair (P, Q): its loss is −L, distributed under Q."""
+
+    def __init__(self, pair):
+        if not isinstance(pair, Pair):
+            raise ValueError(f"pair must be a dpmech.pld Pair (got {type(pair).__name__})")  # noqa: TRY004 - dpmech refuses bad input with ValueError
+        self.pair = pair
+
+    def __repr__(self):
+        return f"ReversedPair({self.pair!r})"
+
+    def has_continuous_part(self):
+        return self.pair.has_continuous_part()
+
+    def atoms(self):
+        loss, p, q = self.pair.atoms()
+        return -loss, q, p
+
+    def support(self):
+        low, high = self.pair.support()
+        return (-high, -low)
+
+    @staticmethod
+    def _other(measure):
+        return "Q" if _measure(measure) == "P" else "P"
+
+    def log_cdf(self, t, measure):
+        # The continuous part has no atoms, so P(−L ≤ t) = P(L ≥ −t) = P(L > −t).
+        return self.pair.log_sf(-np.asarray(t, dtype=float), self._other(measure))
+
+    def log_sf(self, t, measure):
+        return self.pair.log_cdf(-np.asarray(t, dtype=float), self._other(measure))
+
+
+def reverse(pair):
+    """The (Q, P) pair: itself for a symmetric pair."""
+    if not isinstance(pair, Pair):
+        raise ValueError(f"pair must be a dpmech.pld Pair (got {type(pair).__name__})")  # noqa: TRY004 - dpmech refuses bad input with ValueError
+    if pair.symmetric:
+        return pair
+    if isinstance(pair, ReversedPair):
+        return pair.pair
+    return ReversedPair(pair)
