@@ -59,7 +59,13 @@ class GaussianOutputMechanism:
             raise ValueError("delta must be a single number in (0, 1) (got an array)")
         object.__setattr__(self, "delta", float(delta))
         _check_relation(self.neighbouring)
-        object.__setattr__(self, "sigma", calibrate_gaussian(self.epsilon, self.delta, self.sensitivity, method=self.method))
+        sigma = calibrate_gaussian(self.epsilon, self.delta, self.sensitivity, method=self.method)
+        if not np.isfinite(sigma):
+            raise ValueError(
+                f"sensitivity must be small enough that σ is a finite double (got {self.sensitivity!r}, "
+                f"which needs σ = {sigma!r})"
+            )
+        object.__setattr__(self, "sigma", sigma)
 
     @property
     def event(self) -> GaussianEvent:
@@ -73,8 +79,11 @@ class GaussianOutputMechanism:
             params: finite array (or scalar) f(D).
             rng: ``numpy.random.Generator`` or an integer seed.
         """
-        array = np.asarray(params, dtype=float)
+        array = check.real_array("params", params, "a finite real number or array")
         if not np.all(np.isfinite(array)):
             raise ValueError("params must be finite (got NaN or infinity)")
         rng = check.generator("rng", rng)
-        return array + rng.normal(0.0, self.sigma, size=array.shape)
+        released = array + rng.normal(0.0, self.sigma, size=array.shape)
+        if not np.all(np.isfinite(released)):
+            raise ValueError(f"params must be small enough that params + noise is finite (σ = {self.sigma!r})")
+        return released
