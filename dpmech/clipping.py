@@ -55,7 +55,8 @@ def _inside_ball(array: np.ndarray, bound: float) -> np.ndarray:
     """
     scaled, exponent = _scaled_rows(array)
     norms = np.linalg.norm(scaled, axis=1)
-    scaled_bound = np.ldexp(bound, -exponent)
+    with np.errstate(over="ignore", under="ignore"):  # see above: the answer is plain when these happen
+        scaled_bound = np.ldexp(bound, -exponent)
     margin = _norm_error(array.shape[1])
     inside = norms * (1.0 + 2.0 * margin) <= scaled_bound
     unclear = np.flatnonzero(~inside & ~(norms * (1.0 - 2.0 * margin) > scaled_bound))
