@@ -44,6 +44,7 @@ user level.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -75,7 +76,13 @@ def average_sensitivity(local_sensitivity, num_users) -> float:
     user's data) sits at one user only.
     """
     local_sensitivity, num_users, _ = _validated_setting(local_sensitivity, num_users, 1.0)
-    return local_sensitivity / num_users
+    quotient = local_sensitivity / num_users
+    # A sensitivity must not be understated: step up when the division rounded down.
+    if Fraction(quotient) * num_users < Fraction(local_sensitivity):
+        quotient = math.nextafter(quotient, math.inf)
+    if quotient == 0.0:
+        raise ValueError(f"local_sensitivity must be at least 5e-324·|U| (got {local_sensitivity!r}, |U| = {num_users})")
+    return quotient
 
 
 def calibrate_user_noise(epsilon, delta, local_sensitivity, num_users, honest_fraction, method="analytic") -> float:
@@ -102,7 +109,8 @@ def calibrate_user_noise(epsilon, delta, local_sensitivity, num_users, honest_fr
             f"local_sensitivity must be small enough that the noise std is a finite double "
             f"(got {local_sensitivity!r}, which needs σ = {sum_sigma!r})"
         )
-    return sum_sigma / math.sqrt(honest_fraction * num_users)
+    # σ/√(t|U|) errs by at most 1.5 ulps (product, square root, quotient); two steps up keep σ_u·√(t|U|) >= σ.
+    return math.nextafter(math.nextafter(sum_sigma / math.sqrt(honest_fraction * num_users), math.inf), math.inf)
 
 
 def blind_averaging_event(user_noise_std, local_sensitivity, num_users, honest_fraction, neighbouring=None):

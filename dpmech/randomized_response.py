@@ -95,7 +95,10 @@ def _validated_labels(labels, num_classes: int) -> np.ndarray:
         array = np.asarray(check.integer_at_least("labels", array, 0))
     if array.size and (array.min() < 0 or array.max() >= num_classes):
         bad = array[(array < 0) | (array >= num_classes)][0]
-        raise ValueError(f"labels must be integers in [0, {num_classes}) (got {bad!r})")
+        raise ValueError(
+            f"labels must be integers in [0, K) = [0, {num_classes}), K = num_classes or the number of prior "
+            f"columns (got {bad!r})"
+        )
     return array.astype(np.int64)
 
 
@@ -146,11 +149,14 @@ def _uniform_probability(epsilon: float, k) -> np.ndarray:
 
 
 def _keep_and_other(epsilon: float, k):
-    """The realised P[label] = 1 − u(k−1)/k and P[each other member] = u/k (≥ 2⁻¹⁰⁷⁴), with u rounded up."""
+    """The realised P[label] = (1 − u) + u/k and P[each other member] = u/k (≥ 2⁻¹⁰⁷⁴), with u rounded up.
+
+    Written so that u = 1 (tiny ε) gives two equal doubles, the uniform channel it is.
+    """
     k = np.asarray(k, dtype=float)
     uniform = _uniform_probability(epsilon, k)
     other = np.maximum(uniform / k, _SMALLEST_PROBABILITY)
-    return 1.0 - uniform * ((k - 1.0) / k), other
+    return (1.0 - uniform) + uniform / k, other
 
 
 def _prior_order(priors: np.ndarray) -> np.ndarray:
