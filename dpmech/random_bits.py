@@ -125,3 +125,48 @@ def exact_bernoulli(probabilities, source: RandomSource) -> np.ndarray:
         leading_zeros = -exponent[below]
         result[hits] = _all_zero_bits(leading_zeros, source)
     return result.reshape(probabilities.shape)
+
+
+def _uniform_below_32(bounds: np.ndarray, source: RandomSource) -> np.ndarray:
+    """Lemire's multiply-shift for bounds below 2³²: x·b >> 32 for a 32-bit x, rejecting when (x·b mod 2³²) < 2³² mod b."""
+    result = np.empty(bounds.shape, dtype=np.uint64)
+    pending = np.arange(bounds.size)
+    low_mask = np.uint64(2**32 - 1)
+    while pending.size:
+        bound = bounds[pending]
+        word = source.words((pending.size + 1) // 2)
+        halves = np.concatenate((word >> np.uint64(32), word & low_mask))[: pending.size]
+        product = halves * bound
+        low = product & low_mask
+        accepted = low >= bound  # then low >= b > 2³² mod b: no need for the modulo
+        unclear = np.flatnonzero(~accepted)
+        if unclear.size:
+            accepted[unclear] = low[unclear] >= (np.uint64(2**32) - bound[unclear]) % bound[unclear]
+        result[pending[accepted]] = product[accepted] >> np.uint64(32)
+        pending = pending[~accepted]
+    return result
+
+
+def uniform_below(bounds, source: RandomSource) -> np.ndarray:
+    """Independent uniform integers in [0, b) for each int64 bound b >= 1, by rejection from 64-bit words (exact).
+
+    A word w is accepted when w < 2⁶⁴ − (2⁶⁴ mod b), so w mod b is uniform; a
+    rejection (probability below b/2⁶⁴) draws again.
+    """
+    bounds = np.asarray(bounds, dtype=np.int64)
+    if np.any(bounds < 1):
+        raise ValueError("bounds must be integers >= 1")
+    flat_bounds = bounds.ravel().astype(np.uint64)
+    if flat_bounds.size and flat_bounds.max() < 2**32:
+        return _uniform_below_32(flat_bounds, source).astype(np.int64).reshape(bounds.shape)
+    result = np.empty(flat_bounds.shape, dtype=np.uint64)
+    pending = np.arange(flat_bounds.size)
+    while pending.size:
+        bound = flat_bounds[pending]
+        word = source.words(pending.size)
+        # 2⁶⁴ mod b is (2⁶⁴ − b) mod b, and 2⁶⁴ − b is −b in wrapping uint64 arithmetic.
+        excess = (np.zeros_like(bound) - bound) % bound
+        accepted = (excess == 0) | (word < np.zeros_like(excess) - excess)
+        result[pending[accepted]] = word[accepted] % bound[accepted]
+        pending = pending[~accepted]
+    return result.astype(np.int64).reshape(bounds.shape)
