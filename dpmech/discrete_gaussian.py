@@ -8,8 +8,12 @@ integers; σ² is its scale parameter (its variance is slightly below σ²).
 
 Exactness. σ² = a/b is a rational (an int, a ``fractions.Fraction``, or a
 float taken at its exact binary value). The acceptance exponent is
-(|Y| − a/(bt))²·b/(2a) = M²/D with the integers M = |b·t·|Y| − a| and
-D = 2·a·b·t², required below 2⁶². M² is split into q = ⌊M²/D⌋ and
+(|Y| − a/(bt))²·b/(2a) = M²/D with the integers M = |b·t·|Y| − a|/g and
+D = 2·a·b·t²/g², g = gcd(b·t, a) (g² divides 2abt² because g divides both
+a and bt), and D must stay below 2⁶². The rejection is correct for any
+t >= 1 (CKS's t = ⌊σ⌋ + 1 bounds its running time); when σ² is an integer
+with a divisor t = ⌊√σ²⌋ or ⌊√σ²⌋ + 1 that t is used, so that D = 2σ² and
+σ up to 2³⁰ stays exact (calibrated σ² are chosen of that form). M² is split into q = ⌊M²/D⌋ and
 r = M² mod D in int64 when M < 3,037,000,500 (so M² < 2⁶³) and in Python
 integers for the rare larger M of far-tail proposals; then
 Bernoulli(exp(−q − r/D)) is drawn by :func:`dpmech.discrete_laplace.bernoulli_exp_minus`.
@@ -35,34 +39,48 @@ _SQUARE_SAFE = 3_037_000_499
 
 
 def laplace_parameter(sigma_squared: Fraction) -> int:
-    """t = ⌊σ⌋ + 1, with ⌊√x⌋ = ⌊√⌊x⌋⌋ for rational x >= 0."""
-    return math.isqrt(sigma_squared.numerator // sigma_squared.denominator) + 1
+    """t: a divisor ⌊√σ²⌋ or ⌊√σ²⌋ + 1 of an integer σ², else ⌊σ⌋ + 1 (⌊√x⌋ = ⌊√⌊x⌋⌋ for rational x >= 0)."""
+    root = math.isqrt(sigma_squared.numerator // sigma_squared.denominator)
+    if sigma_squared.denominator == 1:
+        for candidate in (root, root + 1):
+            if candidate >= 1 and sigma_squared.numerator % candidate == 0:
+                return candidate
+    return root + 1
+
+
+def _acceptance_constants(sigma_squared: Fraction):
+    """(t, g, D) with g = gcd(b·t, a) and D = 2abt²/g² for σ² = a/b."""
+    a, b = sigma_squared.numerator, sigma_squared.denominator
+    t = laplace_parameter(sigma_squared)
+    common = math.gcd(b * t, a)
+    return t, common, 2 * a * b * t * t // (common * common)
 
 
 def validated_sigma_squared(sigma_squared) -> Fraction:
-    """σ² as a Fraction a/b whose acceptance denominator D = 2·a·b·t² stays below 2⁶²."""
+    """σ² as a Fraction a/b whose acceptance denominator D (module docstring) stays below 2⁶²."""
     exact = rational("sigma_squared", sigma_squared)
-    t = laplace_parameter(exact)
-    if 2 * exact.numerator * exact.denominator * t * t >= MAX_INTEGER:
+    if _acceptance_constants(exact)[2] >= MAX_INTEGER:
         raise ValueError(
-            f"sigma_squared must be a rational a/b with 2·a·b·(⌊σ⌋+1)² below 2**62, e.g. σ² up to about 2**30 "
-            f"with b = 1 (got {exact})"
+            f"sigma_squared must be a rational a/b whose acceptance denominator 2abt²/gcd(bt, a)² is below 2**62: "
+            f"an integer t·c with t = ⌊√(tc)⌋ up to about 2**61, or a/b with small b and σ up to about 2**15/b "
+            f"(got {exact})"
         )
     return exact
 
 
-def _acceptance_exponent(magnitudes: np.ndarray, a: int, b: int, t: int):
-    """q = ⌊M²/D⌋ (capped at 2⁶²) and r = M² mod D for M = |b·t·|Y| − a|, D = 2abt²."""
-    denominator = 2 * a * b * t * t
+def _acceptance_exponent(magnitudes: np.ndarray, sigma_squared: Fraction):
+    """q = ⌊M²/D⌋ (capped at 2⁶²) and r = M² mod D for M = |b·t·|Y| − a|/g (module docstring)."""
+    a, b = sigma_squared.numerator, sigma_squared.denominator
+    t, common, denominator = _acceptance_constants(sigma_squared)
     scale = b * t
     small_y = magnitudes <= MAX_INTEGER // scale
-    distance = np.abs(scale * np.where(small_y, magnitudes, 0) - a)
+    distance = np.abs(scale * np.where(small_y, magnitudes, 0) - a) // common
     small = small_y & (distance <= _SQUARE_SAFE)
     square = distance * distance
     whole = np.where(small, square // denominator, 0)
     remainder = np.where(small, square % denominator, 0)
     for index in np.flatnonzero(~small):
-        exact_whole, exact_remainder = divmod((scale * int(magnitudes[index]) - a) ** 2, denominator)
+        exact_whole, exact_remainder = divmod(((scale * int(magnitudes[index]) - a) // common) ** 2, denominator)
         whole[index] = min(exact_whole, MAX_INTEGER)
         remainder[index] = exact_remainder
     return whole, remainder, denominator
@@ -70,13 +88,12 @@ def _acceptance_exponent(magnitudes: np.ndarray, a: int, b: int, t: int):
 
 def sample_discrete_gaussian(sigma_squared: Fraction, count: int, source: RandomSource) -> np.ndarray:
     """``count`` draws of N_Z(0, σ²) by CKS Alg. 3 (already validated arguments)."""
-    a, b = sigma_squared.numerator, sigma_squared.denominator
     t = laplace_parameter(sigma_squared)
     result = np.empty(count, dtype=np.int64)
     pending = np.arange(count)
     while pending.size:
         proposal = sample_discrete_laplace(Fraction(t), pending.size, source)
-        whole, remainder, denominator = _acceptance_exponent(np.abs(proposal), a, b, t)
+        whole, remainder, denominator = _acceptance_exponent(np.abs(proposal), sigma_squared)
         accepted = bernoulli_exp_minus(whole, remainder, np.full(pending.size, denominator), source)
         result[pending[accepted]] = proposal[accepted]
         pending = pending[~accepted]
@@ -88,7 +105,8 @@ def discrete_gaussian(sigma_squared, size, rng):
 
     Args:
         sigma_squared: σ² > 0, a rational (int, ``fractions.Fraction``, or a
-            float at its exact binary value) a/b with 2·a·b·(⌊σ⌋+1)² < 2⁶².
+            float at its exact binary value) whose acceptance denominator
+            (module docstring) is below 2⁶².
         size: number of independent draws, an integer >= 0 (or a shape tuple).
         rng: ``"os"`` (the OS CSPRNG, for real releases), a
             ``numpy.random.Generator`` or an integer seed (experiments).

@@ -38,13 +38,15 @@ import numpy as np
 
 from . import validation as check
 from .calibration import calibrate_gaussian
-from .discrete_gaussian import validated_sigma_squared
+from .discrete_laplace import rational
 
 _MARGIN = 1e-9
 _TAIL_WIDTH = 40.0
 _SMALLEST = 5e-324
-# σ² is calibrated on a grid of 1/64: D = 2·a·b·t² stays small and the excess noise is at most 1/64 in σ².
+# σ² is calibrated on a grid of 1/64 below 2**12 and on the integers of the form t·c,
+# t = ⌊√(tc)⌋, above: both keep the sampler's integers small (see dpmech.discrete_gaussian).
 SIGMA_SQUARED_DENOMINATOR = 64
+_INTEGER_FROM = 2**12
 
 
 def _validated_epsilon(epsilon) -> np.ndarray:
@@ -102,7 +104,7 @@ def discrete_gaussian_delta(epsilon, sigma_squared, sensitivity, dimension=1):
         δ as a float, or an array of the shape of ``epsilon``.
     """
     epsilon_array = _validated_epsilon(epsilon)
-    sigma_squared = float(validated_sigma_squared(sigma_squared))
+    sigma_squared = float(rational("sigma_squared", sigma_squared))
     dimension = check.integer_scalar("dimension", dimension, 1)
     if dimension == 1:
         sensitivity = check.integer_scalar("sensitivity", sensitivity, 1)
@@ -116,7 +118,9 @@ def discrete_gaussian_delta(epsilon, sigma_squared, sensitivity, dimension=1):
 
 
 def calibrate_discrete_gaussian(epsilon, delta, sensitivity, dimension=1) -> Fraction:
-    """The smallest σ² on the grid (1/64)·Z with :func:`discrete_gaussian_delta` <= δ: never under-noised.
+    """The smallest σ² on the grid (1/64)·Z (σ² < 2¹², else on the integers t·c with t = ⌊√(tc)⌋) that meets δ.
+
+    Never under-noised: the returned σ² satisfies :func:`discrete_gaussian_delta` <= δ.
 
     Bisection between a σ² that fails and one that meets δ, both multiples
     of 1/64, starting from the continuous Gaussian's analytic σ for the same
@@ -132,10 +136,12 @@ def calibrate_discrete_gaussian(epsilon, delta, sensitivity, dimension=1) -> Fra
     )
     start = calibrate_gaussian(epsilon, delta, float(continuous_sensitivity)) ** 2
 
-    def meets(units: int) -> bool:
-        return discrete_gaussian_delta(epsilon, Fraction(units, SIGMA_SQUARED_DENOMINATOR), sensitivity, dimension) <= delta
+    denominator = SIGMA_SQUARED_DENOMINATOR if start < _INTEGER_FROM else 1
 
-    low = max(1, math.floor(start * SIGMA_SQUARED_DENOMINATOR / 4))
+    def meets(units: int) -> bool:
+        return discrete_gaussian_delta(epsilon, Fraction(units, denominator), sensitivity, dimension) <= delta
+
+    low = max(1, math.floor(start * denominator / 4))
     while low > 1 and meets(low):
         low //= 2
     high = max(low + 1, math.ceil(start * SIGMA_SQUARED_DENOMINATOR))
@@ -147,4 +153,12 @@ def calibrate_discrete_gaussian(epsilon, delta, sensitivity, dimension=1) -> Fra
             high = middle
         else:
             low = middle
-    return Fraction(high, SIGMA_SQUARED_DENOMINATOR)
+    if denominator == 1:
+        # Up to the next t·c with t = ⌊√n⌋ (at most a relative 1/√n more), re-checked rather than assumed monotone.
+        while True:
+            root = math.isqrt(high)
+            high = root * -(-high // root)
+            if meets(high):
+                break
+            high += 1
+    return Fraction(high, denominator)
