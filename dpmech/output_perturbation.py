@@ -47,6 +47,22 @@ from .random_bits import random_source
 SAMPLERS = ("continuous", "discrete")
 
 
+def rounded_grid_sensitivity(sensitivity: float, granularity: float, dimension: int):
+    """Sensitivity in grid units after rounding to γ·Z^d: ⌊Δ/γ⌋ + 1 for d = 1, else Δ/γ + √d, rounded up.
+
+    Proof (module docstring): each coordinate's rounding error is at most 1/2.
+    """
+    ratio = sensitivity / granularity
+    if not ratio < 2.0**40:
+        raise ValueError(f"granularity must be at least sensitivity/2**40 (got {granularity!r})")
+    if dimension == 1:
+        # Δ/γ is rounded up before the floor, so that the floor is never too small.
+        return math.floor(math.nextafter(ratio, math.inf)) + 1
+    # Two roundings (the sum and the square root), each covered by one step up.
+    total = math.nextafter(ratio, math.inf) + math.nextafter(math.sqrt(dimension), math.inf)
+    return math.nextafter(math.nextafter(total, math.inf), math.inf)
+
+
 @dataclass(frozen=True)
 class GaussianOutputMechanism:
     """Adds Gaussian noise to a parameter array with L2 sensitivity Δ, calibrated to (ε, δ).
@@ -128,15 +144,7 @@ class GaussianOutputMechanism:
         dimension = check.integer_scalar("dimension", self.dimension, 1)
         object.__setattr__(self, "granularity", float(granularity))
         object.__setattr__(self, "dimension", dimension)
-        ratio = self.sensitivity / self.granularity
-        if not ratio < 2.0**40:
-            raise ValueError(f"granularity must be at least sensitivity/2**40 (got {self.granularity!r})")
-        if dimension == 1:
-            # ⌊Δ/γ⌋ + 1, with Δ/γ rounded up first so that the floor is never too small.
-            grid_sensitivity = math.floor(math.nextafter(ratio, math.inf)) + 1
-        else:
-            grid_sensitivity = math.nextafter(math.nextafter(ratio, math.inf) + math.sqrt(dimension), math.inf)
-            grid_sensitivity = math.nextafter(grid_sensitivity, math.inf)
+        grid_sensitivity = rounded_grid_sensitivity(self.sensitivity, self.granularity, dimension)
         sigma_squared = calibrate_discrete_gaussian(self.epsilon, self.delta, grid_sensitivity, dimension)
         object.__setattr__(self, "grid_sensitivity", grid_sensitivity)
         object.__setattr__(self, "sigma_squared_grid", sigma_squared)
