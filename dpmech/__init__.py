@@ -7,6 +7,9 @@ two accountants). It never imports torch, ``trainers`` or ``audits``.
 from .blind_averaging import average_sensitivity, blind_average, blind_averaging_event, calibrate_user_noise
 from .calibration import calibrate_gaussian, split_gaussian_budget
 from .clipping import clip_features
+from .discrete_gaussian import discrete_gaussian
+from .discrete_gaussian_privacy import calibrate_discrete_gaussian, discrete_gaussian_delta
+from .discrete_laplace import discrete_laplace
 from .events import (
     ADD_REMOVE_ONE,
     REPLACE_ONE,
@@ -21,6 +24,7 @@ from .group_privacy import group_privacy
 from .ledger import PrivacyGuarantee, PrivacyLedger
 from .nfdp import NfdpGuarantee, nfdp_guarantee, nfdp_subsample
 from .output_perturbation import GaussianOutputMechanism
+from .random_bits import OS_RANDOMNESS, exact_bernoulli, random_source
 from .randomized_response import (
     randomized_response,
     randomized_response_distribution,
@@ -71,4 +75,12 @@ __all__ = [
     "rr_with_prior_event",
     "rr_with_prior_optimal_k",
     "split_gaussian_budget",
+    # exact discrete noise and randomness sources (mech)
+    "OS_RANDOMNESS",
+    "calibrate_discrete_gaussian",
+    "discrete_gaussian",
+    "discrete_gaussian_delta",
+    "discrete_laplace",
+    "exact_bernoulli",
+    "random_source",
 ]
