@@ -94,7 +94,7 @@ def sample_discrete_gaussian(sigma_squared: Fraction, count: int, source: Random
     while pending.size:
         proposal = sample_discrete_laplace(Fraction(t), pending.size, source)
         whole, remainder, denominator = _acceptance_exponent(np.abs(proposal), sigma_squared)
-        accepted = bernoulli_exp_minus(whole, remainder, np.full(pending.size, denominator), source)
+        accepted = bernoulli_exp_minus(whole, remainder, denominator, source)
         result[pending[accepted]] = proposal[accepted]
         pending = pending[~accepted]
     return result

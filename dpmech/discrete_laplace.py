@@ -28,26 +28,28 @@ from fractions import Fraction
 import numpy as np
 
 from . import validation as check
-from .random_bits import RandomSource, random_source, uniform_below
+from .random_bits import RandomSource, random_source, uniform_below, uniform_integers
 
 # A rational scale or σ² is held as int64 numerator and denominator: both below 2**62.
 MAX_INTEGER = 2**62
 
 
-def _bernoulli_ratio(numerators: np.ndarray, denominators: np.ndarray, source: RandomSource) -> np.ndarray:
-    """Bernoulli(n/d) for 0 <= n <= d: a uniform integer below d is below n."""
-    return uniform_below(denominators, source) < numerators
+def _bernoulli_ratio(numerators: np.ndarray, denominator: int, source: RandomSource) -> np.ndarray:
+    """Bernoulli(n/d) for 0 <= n <= d, one d for all: a uniform integer below d is below n."""
+    if denominator < 2**32:
+        return uniform_integers(denominator, numerators.size, source) < numerators
+    return uniform_below(np.full(numerators.size, denominator), source) < numerators
 
 
-def _bernoulli_exp_of_fraction(numerators, denominators, source: RandomSource) -> np.ndarray:
-    """Bernoulli(exp(−n/d)) for 0 <= n <= d (CKS Alg. 1); all active draws share the step k."""
+def _bernoulli_exp_of_fraction(numerators, denominator: int, source: RandomSource) -> np.ndarray:
+    """Bernoulli(exp(−n/d)) for 0 <= n <= d (CKS Alg. 1); all active draws share d and the step k."""
     result = np.empty(numerators.shape, dtype=bool)
     active = np.arange(numerators.size)
     step = 1
     while active.size:
-        success = _bernoulli_ratio(numerators[active], denominators[active], source)
+        success = _bernoulli_ratio(numerators[active], denominator, source)
         if step > 1:
-            success &= uniform_below(np.full(active.size, step), source) == 0
+            success &= uniform_integers(step, active.size, source) == 0
         result[active[~success]] = step % 2 == 1
         active = active[success]
         step += 1
@@ -60,15 +62,15 @@ def _bernoulli_exp_minus_one(count: int, source: RandomSource) -> np.ndarray:
     active = np.arange(count)
     step = 2
     while active.size:
-        success = uniform_below(np.full(active.size, step), source) == 0
+        success = uniform_integers(step, active.size, source) == 0
         result[active[~success]] = step % 2 == 1
         active = active[success]
         step += 1
     return result
 
 
-def bernoulli_exp_minus(whole, numerators, denominators, source: RandomSource) -> np.ndarray:
-    """Bernoulli(exp(−(w + n/d))) exactly, for int64 arrays w >= 0, 0 <= n < d.
+def bernoulli_exp_minus(whole, numerators, denominator: int, source: RandomSource) -> np.ndarray:
+    """Bernoulli(exp(−(w + n/d))) exactly, for int64 arrays w >= 0 and 0 <= n < d, one int d in [1, 2⁶²).
 
     exp(−w) is w independent Bernoulli(exp(−1)) draws that all succeed; the
     draws of all entries advance together and an entry stops at its first
@@ -76,7 +78,6 @@ def bernoulli_exp_minus(whole, numerators, denominators, source: RandomSource) -
     """
     whole = np.asarray(whole, dtype=np.int64)
     numerators = np.asarray(numerators, dtype=np.int64)
-    denominators = np.asarray(denominators, dtype=np.int64)
     result = np.ones(whole.shape, dtype=bool)
     remaining = whole.copy()
     active = np.flatnonzero(remaining > 0)
@@ -86,7 +87,7 @@ def bernoulli_exp_minus(whole, numerators, denominators, source: RandomSource) -
         remaining[active] -= 1
         active = active[success & (remaining[active] > 0)]
     survivors = np.flatnonzero(result)
-    result[survivors] = _bernoulli_exp_of_fraction(numerators[survivors], denominators[survivors], source)
+    result[survivors] = _bernoulli_exp_of_fraction(numerators[survivors], int(denominator), source)
     return result
 
 
@@ -122,8 +123,8 @@ def sample_discrete_laplace(scale: Fraction, count: int, source: RandomSource) -
     pending = np.arange(count)
     while pending.size:
         size = pending.size
-        uniform = uniform_below(np.full(size, t), source)
-        accepted = bernoulli_exp_minus(np.zeros(size, dtype=np.int64), uniform, np.full(size, t), source)
+        uniform = uniform_integers(t, size, source) if t < 2**32 else uniform_below(np.full(size, t), source)
+        accepted = _bernoulli_exp_of_fraction(uniform, t, source)
         magnitude = (uniform + t * geometric_exp_minus_one(size, source)) // s
         negative = (source.words(size) >> np.uint64(63)).astype(bool)
         accepted &= ~(negative & (magnitude == 0))

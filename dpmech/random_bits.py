@@ -127,24 +127,29 @@ def exact_bernoulli(probabilities, source: RandomSource) -> np.ndarray:
     return result.reshape(probabilities.shape)
 
 
-def _uniform_below_32(bounds: np.ndarray, source: RandomSource) -> np.ndarray:
-    """Lemire's multiply-shift for bounds below 2³²: x·b >> 32 for a 32-bit x, rejecting when (x·b mod 2³²) < 2³² mod b."""
-    result = np.empty(bounds.shape, dtype=np.uint64)
-    pending = np.arange(bounds.size)
-    low_mask = np.uint64(2**32 - 1)
-    while pending.size:
-        bound = bounds[pending]
-        word = source.words((pending.size + 1) // 2)
-        halves = np.concatenate((word >> np.uint64(32), word & low_mask))[: pending.size]
-        product = halves * bound
-        low = product & low_mask
-        accepted = low >= bound  # then low >= b > 2³² mod b: no need for the modulo
-        unclear = np.flatnonzero(~accepted)
-        if unclear.size:
-            accepted[unclear] = low[unclear] >= (np.uint64(2**32) - bound[unclear]) % bound[unclear]
-        result[pending[accepted]] = product[accepted] >> np.uint64(32)
-        pending = pending[~accepted]
+def _uniform_below_32(bounds, count: int, source: RandomSource) -> np.ndarray:
+    """Lemire's multiply-shift for bounds below 2³² (an array of ``count``, or one int for all).
+
+    x·b >> 32 for a uniform 32-bit x, rejected exactly when (x·b mod 2³²) < 2³² mod b,
+    which can only happen when x·b mod 2³² < b; the rejected entries draw again.
+    """
+    halves = source.words((count + 1) // 2).view(np.uint32)[:count].astype(np.uint64)
+    product = halves * bounds
+    result = product >> np.uint64(32)
+    low = product & np.uint64(2**32 - 1)
+    unclear = np.flatnonzero(low < bounds)
+    if unclear.size:
+        unclear_bounds = bounds[unclear] if np.ndim(bounds) else bounds
+        rejected = unclear[low[unclear] < (np.uint64(2**32) - unclear_bounds) % unclear_bounds]
+        if rejected.size:
+            again = bounds[rejected] if np.ndim(bounds) else bounds
+            result[rejected] = _uniform_below_32(again, rejected.size, source)
     return result
+
+
+def uniform_integers(bound: int, count: int, source: RandomSource) -> np.ndarray:
+    """``count`` independent uniform integers in [0, bound), for one int bound in [1, 2³²)."""
+    return _uniform_below_32(np.uint64(bound), count, source).astype(np.int64)
 
 
 def uniform_below(bounds, source: RandomSource) -> np.ndarray:
@@ -158,7 +163,7 @@ def uniform_below(bounds, source: RandomSource) -> np.ndarray:
         raise ValueError("bounds must be integers >= 1")
     flat_bounds = bounds.ravel().astype(np.uint64)
     if flat_bounds.size and flat_bounds.max() < 2**32:
-        return _uniform_below_32(flat_bounds, source).astype(np.int64).reshape(bounds.shape)
+        return _uniform_below_32(flat_bounds, flat_bounds.size, source).astype(np.int64).reshape(bounds.shape)
     result = np.empty(flat_bounds.shape, dtype=np.uint64)
     pending = np.arange(flat_bounds.size)
     while pending.size:
