@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpmech.random_bits import RandomSource, exact_bernoulli, random_source
+from dpmech.random_bits import RandomSource, exact_bernoulli, random_source, uniform_below, uniform_integers
 
 
 def stream(*words):
@@ -42,8 +42,8 @@ def test_the_mantissa_comparison_is_exact_at_its_boundary(mantissa, leading_zero
 
 @pytest.mark.parametrize("p", [0.3, 0.0875, 1e-3, 2.0**-12 * 0.7])
 def test_frequencies_match_p(p):
-    # 400,000 draws with a fixed seed; two-sided binomial test at α = 1e-6.
-    draws = exact_bernoulli(np.full(400_000, p), random_source(20260123))
+    # 200,000 draws with a fixed seed; two-sided binomial test at α = 1e-6.
+    draws = exact_bernoulli(np.full(200_000, p), random_source(20260123))
     assert stats.binomtest(int(draws.sum()), draws.size, p).pvalue > 1e-6
 
 
@@ -58,3 +58,28 @@ def test_sources_state_what_they_are_and_refuse_an_implicit_default():
             random_source(bad)
     with pytest.raises(ValueError, match="probabilities"):
         exact_bernoulli([1.5], seeded)
+
+
+@pytest.mark.parametrize("bound", [1, 2, 7, 1000, 2**31 + 11])
+def test_uniform_integers_are_uniform_below_a_32_bit_bound(bound):
+    draws = uniform_integers(bound, 60_000, random_source(11))
+    assert draws.dtype == np.int64 and draws.min() >= 0 and draws.max() < bound
+    cells = min(bound, 16)
+    # Equal cells of [0, bound) when bound is a multiple of cells, else the exact cell sizes.
+    edges = np.linspace(0, bound, cells + 1).round().astype(np.int64)
+    expected = np.diff(edges) / bound * draws.size
+    observed = np.histogram(draws, bins=edges)[0]
+    if cells > 1:
+        assert stats.chisquare(observed, expected).pvalue > 1e-6
+
+
+def test_uniform_below_handles_bounds_beyond_32_bits_and_mixed_bounds():
+    bounds = np.array([3 * 2**40 + 5, 2**62, 5, 1] * 20_000)
+    draws = uniform_below(bounds, random_source(12))
+    assert np.all((draws >= 0) & (draws < bounds))
+    # The top bit of a draw below 2**62 is set half the time; below 3·2**40 + 5, a draw is below 2**40 a third of it.
+    large = draws[bounds == 2**62]
+    assert stats.binomtest(int(np.sum(large >= 2**61)), large.size, 0.5).pvalue > 1e-6
+    third = draws[bounds == 3 * 2**40 + 5]
+    assert stats.binomtest(int(np.sum(third < 2**40)), third.size, 2**40 / (3 * 2**40 + 5)).pvalue > 1e-6
+    assert np.all(draws[bounds == 1] == 0)
