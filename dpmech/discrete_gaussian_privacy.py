@@ -7,7 +7,9 @@ is an integer vector.
 
 * d = 1, |q(D) − q(D')| <= Δ (an integer): CKS Theorem 7, tight,
   δ(ε) = P[X > εσ²/Δ − Δ/2] − e^ε·P[X > εσ²/Δ + Δ/2], X ~ N_Z(0, σ²).
-  The tails are sums of exp(−x²/(2σ²)) over the integers, computed in
+  The first integers above the thresholds come from ⌊εσ²/Δ − Δ/2⌋ in
+  exact rational arithmetic (a double threshold can round across an
+  integer). The tails are sums of exp(−x²/(2σ²)) over the integers, computed in
   double precision for all ε at once from one cumulative sum over
   |x| <= N = ⌈max threshold + 40σ⌉ + 1 (the rest is below e^{−800} of
   the mass). Returned as a proven upper bound: every relative rounding
@@ -53,24 +55,26 @@ def _validated_epsilon(epsilon) -> np.ndarray:
     return np.asarray(check.non_negative("epsilon", epsilon), dtype=float)
 
 
-def _one_dimensional_delta(epsilon: np.ndarray, sigma_squared: float, sensitivity: int) -> np.ndarray:
-    low_threshold = epsilon * sigma_squared / sensitivity - sensitivity / 2.0
-    high_threshold = low_threshold + sensitivity
-    width = math.ceil(max(float(np.max(high_threshold, initial=0.0)), 0.0) + _TAIL_WIDTH * math.sqrt(sigma_squared)) + 1
+def _one_dimensional_delta(epsilon: np.ndarray, sigma_squared: Fraction, sensitivity: int) -> np.ndarray:
+    # ⌊c⌋ for c = εσ²/Δ − Δ/2 in exact rational arithmetic (a double c can round across an integer,
+    # e.g. 1 − 2⁻⁵⁴ to 1); then P[X > c] = P[X >= ⌊c⌋ + 1] and P[X > c + Δ] = P[X >= ⌊c⌋ + Δ + 1].
+    floor_low = np.array(
+        [math.floor(Fraction(value) * sigma_squared / sensitivity - Fraction(sensitivity, 2)) for value in epsilon.tolist()],
+        dtype=np.int64,
+    ).reshape(epsilon.shape)
+    variance = float(sigma_squared)
+    width = math.ceil(max(float(np.max(floor_low, initial=0)) + sensitivity, 0.0) + _TAIL_WIDTH * math.sqrt(variance)) + 2
     support = np.arange(-width, width + 1, dtype=float)
-    weights = np.exp(-(support * support) / (2.0 * sigma_squared))
+    weights = np.exp(-(support * support) / (2.0 * variance))
     total = weights.sum()
-    # tail[i] = Σ_{x >= support[i]} w(x): a reversed cumulative sum.
-    tail = np.cumsum(weights[::-1])[::-1]
+    # tail[i] = Σ_{x >= support[i]} w(x): a reversed cumulative sum, with 0 past the end.
+    tail = np.append(np.cumsum(weights[::-1])[::-1], 0.0)
 
-    def above(threshold):
-        # P[X > c] = tail at the first integer strictly above c.
-        first = np.clip(np.floor(threshold).astype(np.int64) + 1 + width, 0, support.size)
-        padded = np.append(tail, 0.0)
-        return padded[first] / total
+    def at_least(first_integer):
+        return tail[np.clip(first_integer + width, 0, support.size)] / total
 
-    upper = above(low_threshold) * (1.0 + 3 * _MARGIN)
-    lower = above(high_threshold) * (1.0 - 3 * _MARGIN)
+    upper = at_least(floor_low + 1) * (1.0 + 3 * _MARGIN)
+    lower = at_least(floor_low + sensitivity + 1) * (1.0 - 3 * _MARGIN)
     delta = upper - np.exp(epsilon) * (1.0 - _MARGIN) * lower
     delta = np.where(delta > 0.0, delta, upper)
     return np.minimum(np.maximum(delta, _SMALLEST), 1.0)
@@ -104,7 +108,7 @@ def discrete_gaussian_delta(epsilon, sigma_squared, sensitivity, dimension=1):
         δ as a float, or an array of the shape of ``epsilon``.
     """
     epsilon_array = _validated_epsilon(epsilon)
-    sigma_squared = float(rational("sigma_squared", sigma_squared))
+    sigma_squared = rational("sigma_squared", sigma_squared)
     dimension = check.integer_scalar("dimension", dimension, 1)
     if dimension == 1:
         sensitivity = check.integer_scalar("sensitivity", sensitivity, 1)
@@ -113,7 +117,7 @@ def discrete_gaussian_delta(epsilon, sigma_squared, sensitivity, dimension=1):
         sensitivity = check.positive("sensitivity", sensitivity)
         if np.ndim(sensitivity):
             raise ValueError("sensitivity must be a single number > 0 (got an array)")
-        delta = _zcdp_delta(epsilon_array.ravel(), float(sensitivity) ** 2 / (2.0 * sigma_squared))
+        delta = _zcdp_delta(epsilon_array.ravel(), float(sensitivity) ** 2 / (2.0 * float(sigma_squared)))
     return check.scalar_or_array(delta.reshape(epsilon_array.shape))
 
 

@@ -133,17 +133,20 @@ def _uniform_below_32(bounds, count: int, source: RandomSource) -> np.ndarray:
     x·b >> 32 for a uniform 32-bit x, rejected exactly when (x·b mod 2³²) < 2³² mod b,
     which can only happen when x·b mod 2³² < b; the rejected entries draw again.
     """
-    halves = source.words((count + 1) // 2).view(np.uint32)[:count].astype(np.uint64)
-    product = halves * bounds
-    result = product >> np.uint64(32)
-    low = product & np.uint64(2**32 - 1)
-    unclear = np.flatnonzero(low < bounds)
-    if unclear.size:
-        unclear_bounds = bounds[unclear] if np.ndim(bounds) else bounds
-        rejected = unclear[low[unclear] < (np.uint64(2**32) - unclear_bounds) % unclear_bounds]
-        if rejected.size:
-            again = bounds[rejected] if np.ndim(bounds) else bounds
-            result[rejected] = _uniform_below_32(again, rejected.size, source)
+    result = np.empty(count, dtype=np.uint64)
+    pending = np.arange(count)
+    while pending.size:
+        bound = bounds[pending] if np.ndim(bounds) else bounds
+        halves = source.words((pending.size + 1) // 2).view(np.uint32)[: pending.size].astype(np.uint64)
+        product = halves * bound
+        low = product & np.uint64(2**32 - 1)
+        accepted = low >= bound
+        unclear = np.flatnonzero(~accepted)
+        if unclear.size:
+            unclear_bound = bound[unclear] if np.ndim(bound) else bound
+            accepted[unclear] = low[unclear] >= (np.uint64(2**32) - unclear_bound) % unclear_bound
+        result[pending[accepted]] = product[accepted] >> np.uint64(32)
+        pending = pending[~accepted]
     return result
 
 

@@ -55,7 +55,7 @@ import numpy as np
 
 from . import validation as check
 from .events import REPLACE_ONE, PureEpsilonEvent
-from .random_bits import exact_bernoulli, random_source
+from .random_bits import exact_bernoulli, random_source, uniform_below
 
 PRIOR_SUM_TOLERANCE = 1e-9
 # Labels are int64 and a uniform label draw must be exact: at most 2**53 classes.
@@ -208,8 +208,9 @@ def _sample_top_k(labels, priors, k, epsilon, rng) -> np.ndarray:
     rows = np.arange(labels.shape[0])
     order = _prior_order(priors)
     label_in_top = _ranks(order)[rows, labels] < k
-    replaced = ~label_in_top | exact_bernoulli(_uniform_probability(epsilon, k), random_source(rng))
-    position = rng.integers(0, k)
+    source = random_source(rng)
+    replaced = ~label_in_top | exact_bernoulli(_uniform_probability(epsilon, k), source)
+    position = uniform_below(k, source)
     return np.where(replaced, order[rows, position], labels)
 
 
@@ -248,7 +249,8 @@ def randomized_response(labels, epsilon, num_classes, rng) -> np.ndarray:
         labels: 1-D integer array of class indices in [0, num_classes).
         epsilon: ε > 0, one number for the whole batch.
         num_classes: K in [2, 2**53].
-        rng: ``numpy.random.Generator`` or an integer seed.
+        rng: ``"os"`` (the OS CSPRNG, for real releases), a
+            ``numpy.random.Generator`` or an integer seed (experiments).
 
     Returns:
         int64 array of the randomised labels, the shape of ``labels``.
@@ -256,10 +258,10 @@ def randomized_response(labels, epsilon, num_classes, rng) -> np.ndarray:
     epsilon = _validated_epsilon(epsilon)
     num_classes = _validated_num_classes(num_classes)
     labels = _validated_labels(labels, num_classes)
-    rng = check.generator("rng", rng)
+    source = random_source(rng)
     uniform = np.full(labels.shape[0], _uniform_probability(epsilon, num_classes))
-    replaced = exact_bernoulli(uniform, random_source(rng))
-    return np.where(replaced, rng.integers(0, num_classes, size=labels.shape[0]), labels)
+    replaced = exact_bernoulli(uniform, source)
+    return np.where(replaced, uniform_below(np.full(labels.shape[0], num_classes), source), labels)
 
 
 def randomized_response_event(epsilon, num_classes) -> PureEpsilonEvent:
@@ -305,7 +307,8 @@ def rr_top_k(labels, priors, k, epsilon, rng) -> np.ndarray:
             summing to 1 within 1e-9.
         k: size of Y_k, an integer in [1, K].
         epsilon: ε > 0.
-        rng: ``numpy.random.Generator`` or an integer seed.
+        rng: ``"os"`` (the OS CSPRNG, for real releases), a
+            ``numpy.random.Generator`` or an integer seed (experiments).
 
     Returns:
         int64 array of n randomised labels, each in Y_k of its row.
@@ -313,7 +316,6 @@ def rr_top_k(labels, priors, k, epsilon, rng) -> np.ndarray:
     epsilon = _validated_epsilon(epsilon)
     labels, priors = _validated_label_inputs(labels, priors)
     k = _validated_k(k, priors.shape[1])
-    rng = check.generator("rng", rng)
     return _sample_top_k(labels, priors, np.full(labels.shape[0], k), epsilon, rng)
 
 
@@ -386,7 +388,8 @@ def rr_with_prior(labels, priors, epsilon, rng, google_compat=False) -> np.ndarr
         labels: 1-D integer array of n class indices in [0, K).
         priors: (n, K) array, rows non-negative and summing to 1 within 1e-9.
         epsilon: ε > 0.
-        rng: ``numpy.random.Generator`` or an integer seed.
+        rng: ``"os"`` (the OS CSPRNG, for real releases), a
+            ``numpy.random.Generator`` or an integer seed (experiments).
         google_compat: use the reference code's k* instead of the paper's.
 
     Returns:
@@ -395,7 +398,7 @@ def rr_with_prior(labels, priors, epsilon, rng, google_compat=False) -> np.ndarr
     epsilon = _validated_epsilon(epsilon)
     google_compat = check.boolean("google_compat", google_compat)
     labels, priors = _validated_label_inputs(labels, priors)
-    rng = check.generator("rng", rng)
+    random_source(rng)  # refuse a bad rng before any work
     k = _optimal_k(priors, _prior_order(priors), epsilon, google_compat)
     return _sample_top_k(labels, priors, k, epsilon, rng)
 

@@ -98,6 +98,14 @@ def test_one_dimensional_profile_is_an_upper_bound_within_1e_minus_8_of_the_50_d
     assert bound <= exact + 1e-8 * scale + 1e-300
 
 
+@pytest.mark.parametrize("epsilon", [7.999999999999999, 8.0, 8.000000000000002])
+def test_profile_thresholds_are_exact_where_a_double_would_round_across_an_integer(epsilon):
+    # c = εσ²/Δ − Δ/2 = −2⁻⁵⁴ for the first ε: c + 1 rounds to 1.0 in doubles, which dropped the x = 1 term.
+    exact, scale = reference_delta(epsilon, Fraction(1, 16), 1)
+    bound = discrete_gaussian_delta(epsilon, Fraction(1, 16), 1)
+    assert exact <= bound <= exact + 1e-8 * scale
+
+
 def test_profile_differs_from_the_continuous_formula_at_small_sigma_and_agrees_at_large():
     small = discrete_gaussian_delta(1.0, Fraction(1, 4), 1)
     assert abs(small - dpmech.gaussian_delta(1.0, 0.5, 1.0)) > 0.05

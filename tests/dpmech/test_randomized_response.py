@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import dpmech
-from dpmech.random_bits import RandomSource
 from dpmech.randomized_response import worst_case_log_ratio
 
 RATIO_RTOL = 1e-12
@@ -240,6 +239,17 @@ def test_rr_with_prior_sampler_frequencies(google_compat):
     assert_frequencies_match(samples, LABELS, PRIORS, distribution)
 
 
+def test_samplers_take_the_os_csprng():
+    labels = np.arange(2000) % 5
+    priors = np.tile(PRIORS[0], (2000, 1))
+    for out in (
+        dpmech.randomized_response(labels, 1.0, 5, "os"),
+        dpmech.rr_top_k(labels, priors, 3, 1.0, "os"),
+        dpmech.rr_with_prior(labels, priors, 1.0, "os"),
+    ):
+        assert out.dtype == np.int64 and np.all((out >= 0) & (out < 5)) and np.any(out != labels)
+
+
 def test_samplers_are_reproducible_from_a_seed_and_take_a_generator():
     labels = np.arange(50) % 5
     priors = np.tile(PRIORS[0], (50, 1))
@@ -298,21 +308,24 @@ def test_bad_input_raises_value_error_naming_the_parameter(parameter, call):
 RR_MODULE = importlib.import_module("dpmech.randomized_response")
 
 
-def all_zero_words(rng):
-    """A source whose bits are all zero: every exact Bernoulli draw of positive probability comes out True."""
-    return RandomSource(lambda count: np.zeros(count, dtype=np.uint64), "all-zero test bits", False)
-
-
 @pytest.mark.parametrize("epsilon", [37.5, 40.0, 100.0, 800.0])
 def test_samplers_can_still_change_a_label_at_large_epsilon(monkeypatch, epsilon):
     # Before: the keep probability rounded to 1 for ε ≳ 37.4 and no label ever changed, under a pure-ε event.
-    # With all-zero bits, an event of any positive probability happens, so the change must be reachable.
-    monkeypatch.setattr(RR_MODULE, "random_source", all_zero_words, raising=False)
+    # The replacement is now an exact Bernoulli draw of a positive probability; forcing that event (as
+    # a lucky bit stream would) must reach a uniform replacement.
+    seen = []
+
+    def replacement_happens(probabilities, source):
+        seen.append(np.min(probabilities))
+        return np.ones(np.shape(probabilities), dtype=bool)
+
+    monkeypatch.setattr(RR_MODULE, "exact_bernoulli", replacement_happens, raising=False)
     labels = np.zeros(200, dtype=np.int64)
     priors = np.tile([0.4, 0.3, 0.2, 0.1], (200, 1))
     assert np.any(dpmech.randomized_response(labels, epsilon, 4, 0) != labels)
     assert np.any(dpmech.rr_top_k(labels, priors, 3, epsilon, 0) != labels)
     assert np.any(dpmech.rr_with_prior(labels, np.tile([0.25, 0.25, 0.25, 0.25], (200, 1)), epsilon, 0) != labels)
+    assert len(seen) == 3 and min(seen) > 0
 
 
 @given(st.integers(2, 10**6), st.floats(30.0, 1e300))
