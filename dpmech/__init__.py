@@ -9,6 +9,9 @@ import importlib.metadata
 from .blind_averaging import average_sensitivity, blind_average, blind_averaging_event, calibrate_user_noise
 from .calibration import calibrate_gaussian, split_gaussian_budget
 from .clipping import clip_features
+from .discrete_gaussian import discrete_gaussian
+from .discrete_gaussian_privacy import calibrate_discrete_gaussian, discrete_gaussian_delta
+from .discrete_laplace import discrete_laplace
 from .events import (
     ADD_REMOVE_ONE,
     REPLACE_ONE,
@@ -24,6 +27,7 @@ from .ledger import PrivacyGuarantee, PrivacyLedger
 from .nfdp import NfdpGuarantee, nfdp_guarantee, nfdp_subsample
 from .output_perturbation import GaussianOutputMechanism
 from .privacy_warnings import NoGuaranteeWarning, PrivacyWarning, UnprotectedReleaseWarning, VacuousGuaranteeWarning
+from .random_bits import OS_RANDOMNESS, exact_bernoulli, random_source
 from .randomized_response import (
     randomized_response,
     randomized_response_distribution,
@@ -78,4 +82,12 @@ __all__ = [
     "rr_with_prior_event",
     "rr_with_prior_optimal_k",
     "split_gaussian_budget",
+    # exact discrete noise and randomness sources (mech)
+    "OS_RANDOMNESS",
+    "calibrate_discrete_gaussian",
+    "discrete_gaussian",
+    "discrete_gaussian_delta",
+    "discrete_laplace",
+    "exact_bernoulli",
+    "random_source",
 ]

@@ -44,6 +44,7 @@ user level.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -51,12 +52,17 @@ from . import validation as check
 from .calibration import calibrate_gaussian
 from .events import GaussianEvent
 
+# |U| is used as a double: beyond 2**53 it is not held exactly.
+MAX_USERS = 2**53
+
 
 def _validated_setting(local_sensitivity, num_users, honest_fraction):
     local_sensitivity = check.positive("local_sensitivity", local_sensitivity)
     if np.ndim(local_sensitivity):
         raise ValueError("local_sensitivity must be a single finite number > 0 (got an array)")
     num_users = check.integer_scalar("num_users", num_users, 1)
+    if num_users > MAX_USERS:
+        raise ValueError(f"num_users must be an integer in [1, 2**53] (got {num_users!r})")
     honest_fraction = check.in_interval("honest_fraction", honest_fraction, 0.0, 1.0, low_open=True, high_open=False)
     if np.ndim(honest_fraction):
         raise ValueError("honest_fraction must be a single number in (0, 1] (got an array)")
@@ -70,7 +76,13 @@ def average_sensitivity(local_sensitivity, num_users) -> float:
     user's data) sits at one user only.
     """
     local_sensitivity, num_users, _ = _validated_setting(local_sensitivity, num_users, 1.0)
-    return local_sensitivity / num_users
+    quotient = local_sensitivity / num_users
+    # A sensitivity must not be understated: step up when the division rounded down.
+    if Fraction(quotient) * num_users < Fraction(local_sensitivity):
+        quotient = math.nextafter(quotient, math.inf)
+    if quotient == 0.0:
+        raise ValueError(f"local_sensitivity must be at least 5e-324·|U| (got {local_sensitivity!r}, |U| = {num_users})")
+    return quotient
 
 
 def calibrate_user_noise(epsilon, delta, local_sensitivity, num_users, honest_fraction, method="analytic") -> float:
@@ -89,8 +101,16 @@ def calibrate_user_noise(epsilon, delta, local_sensitivity, num_users, honest_fr
         method: ``"analytic"`` (tight) or ``"classic"`` (ε < 1 only).
     """
     local_sensitivity, num_users, honest_fraction = _validated_setting(local_sensitivity, num_users, honest_fraction)
+    if np.ndim(check.positive("epsilon", epsilon)) or np.ndim(check.open_unit_interval("delta", delta)):
+        raise ValueError(f"epsilon and delta must be single numbers (got shapes {np.shape(epsilon)}, {np.shape(delta)})")
     sum_sigma = calibrate_gaussian(epsilon, delta, local_sensitivity, method=method)
-    return sum_sigma / math.sqrt(honest_fraction * num_users)
+    if not math.isfinite(sum_sigma):
+        raise ValueError(
+            f"local_sensitivity must be small enough that the noise std is a finite double "
+            f"(got {local_sensitivity!r}, which needs σ = {sum_sigma!r})"
+        )
+    # σ/√(t|U|) errs by at most 1.5 ulps (product, square root, quotient); two steps up keep σ_u·√(t|U|) >= σ.
+    return math.nextafter(math.nextafter(sum_sigma / math.sqrt(honest_fraction * num_users), math.inf), math.inf)
 
 
 def blind_averaging_event(user_noise_std, local_sensitivity, num_users, honest_fraction, neighbouring=None):
@@ -103,8 +123,19 @@ def blind_averaging_event(user_noise_std, local_sensitivity, num_users, honest_f
     if np.ndim(noise):
         raise ValueError("user_noise_std must be a single finite number > 0 (got an array)")
     local_sensitivity, num_users, honest_fraction = _validated_setting(local_sensitivity, num_users, honest_fraction)
-    honest_sum_sigma = float(noise) * math.sqrt(honest_fraction * num_users)
-    return GaussianEvent(honest_sum_sigma / num_users, local_sensitivity / num_users, neighbouring=neighbouring)
+    average_sigma = float(noise) * math.sqrt(honest_fraction * num_users) / num_users
+    average_sensitivity = local_sensitivity / num_users
+    # Both scale by 1/|U|; a quotient that leaves the doubles would change their ratio, hence ε.
+    for name, value, quotient in (
+        ("user_noise_std", noise, average_sigma),
+        ("local_sensitivity", local_sensitivity, average_sensitivity),
+    ):
+        if not 2.2250738585072014e-308 <= quotient < math.inf:
+            raise ValueError(
+                f"{name} must keep its average-scale value a normal double, in [2.2e-308·|U|, 1.7e308] roughly "
+                f"(got {value!r} with |U| = {num_users})"
+            )
+    return GaussianEvent(average_sigma, average_sensitivity, neighbouring=neighbouring)
 
 
 def blind_average(local_models, user_noise_std, rng) -> np.ndarray:
@@ -122,7 +153,7 @@ def blind_average(local_models, user_noise_std, rng) -> np.ndarray:
     Returns:
         The noisy average, of shape ``local_models.shape[1:]``.
     """
-    models = np.asarray(local_models, dtype=float)
+    models = check.real_array("local_models", local_models, "an array of shape (|U|, ...) of finite real numbers")
     if models.ndim < 1 or models.shape[0] < 1:
         raise ValueError(f"local_models must have shape (|U|, ...) with |U| >= 1 (got shape {models.shape})")
     if not np.all(np.isfinite(models)):
@@ -132,4 +163,7 @@ def blind_average(local_models, user_noise_std, rng) -> np.ndarray:
         raise ValueError("user_noise_std must be a single finite number > 0 (got an array)")
     rng = check.generator("rng", rng)
     noisy_models = models + rng.normal(0.0, float(noise), size=models.shape)
-    return noisy_models.sum(axis=0) / models.shape[0]
+    average = noisy_models.sum(axis=0) / models.shape[0]
+    if not np.all(np.isfinite(average)):
+        raise ValueError("local_models and user_noise_std must be small enough that the noisy sum is finite")
+    return average

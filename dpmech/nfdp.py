@@ -94,10 +94,17 @@ class NfdpGuarantee:
         )
 
 
+# n and k beyond 2**53 are not held exactly by a double, and an index array of k entries must exist.
+MAX_SIZE = 2**53
+
+
 def _validated_sample_size(n, k, replacement):
     n = check.integer_scalar("n", n, 1)
     k = check.integer_scalar("k", k, 1)
     replacement = check.boolean("replacement", replacement)
+    for name, value in (("n", n), ("k", k)):
+        if value > MAX_SIZE:
+            raise ValueError(f"{name} must be an integer in [1, 2**53] (got {value!r})")
     if not replacement and k > n:
         raise ValueError(f"k must be an integer in [1, n] = [1, {n}] when sampling without replacement (got {k!r})")
     return n, k, replacement

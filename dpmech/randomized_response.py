@@ -29,6 +29,24 @@ on the prior, so they cannot affect privacy.
 Each sampler has an exact counterpart, ``*_distribution``, that returns the
 (n, K) matrix of output probabilities, one row per example; the tests and
 the verifier enumerate these.
+
+How the samplers draw, and floating point. RR over a set S of size k
+(S = all K labels, or Y_k) is written as: with probability
+u = k/(e^ε + k − 1) output a uniform draw from S, otherwise keep the label.
+Then every other member of S has probability u/k = 1/(e^ε+k−1) and the
+label e^ε/(e^ε+k−1), as claimed. This form needs one rounding direction
+only: u is computed from expm1 (no cancellation), rounded *up*, and drawn
+with :func:`dpmech.random_bits.exact_bernoulli`, which realises the double u
+exactly; the uniform draw from S is exact (integer). A larger u only moves
+the output toward uniform: the realised ratio k/u − (k − 1) is at most e^ε,
+so the released mechanism is ε-DP whatever the rounding. (Comparing
+``random()`` with the keep probability, as before, kept every label for
+ε ≳ 37.4, where e^ε/(e^ε+K−1) rounds to 1: a deterministic release under a
+pure-ε event.) A double cannot hold a u below 2⁻¹⁰⁷⁴ ≈ 4.9e-324; past
+ε ≈ 744.4 + ln k, u is raised to 2⁻¹⁰⁷⁴, the labels change more often than
+e^{−ε} suggests, and the mechanism is ε'-DP for ε' = ln(k·2¹⁰⁷⁴ − k + 1)
+< ε: still within the claim. ``*_distribution`` reports the realised
+probabilities, with any below 2⁻¹⁰⁷⁴ (possible only there) shown as 2⁻¹⁰⁷⁴.
 """
 
 from __future__ import annotations
@@ -37,12 +55,29 @@ import numpy as np
 
 from . import validation as check
 from .events import REPLACE_ONE, PureEpsilonEvent
+from .random_bits import exact_bernoulli, random_source, uniform_below
 
 PRIOR_SUM_TOLERANCE = 1e-9
+# Labels are int64 and a uniform label draw must be exact: at most 2**53 classes.
+MAX_NUM_CLASSES = 2**53
+# randomized_response_distribution builds a dense (n, K) float matrix: at most 2**26 entries (512 MiB).
+MAX_DISTRIBUTION_ENTRIES = 2**26
+_SMALLEST_PROBABILITY = np.nextafter(0.0, 1.0)
 
 
 def _validated_num_classes(num_classes) -> int:
-    return check.integer_scalar("num_classes", num_classes, 2)
+    num_classes = check.integer_scalar("num_classes", num_classes, 2)
+    if num_classes > MAX_NUM_CLASSES:
+        raise ValueError(f"num_classes must be an integer in [2, 2**53] (got {num_classes!r})")
+    return num_classes
+
+
+def _validated_epsilon(epsilon) -> float:
+    """One ε > 0 for the whole call: an array of ε would release several randomisations of each label."""
+    value = check.positive("epsilon", epsilon)
+    if np.ndim(value):
+        raise ValueError(f"epsilon must be a single finite number > 0 (got an array of shape {np.shape(value)})")
+    return float(value)
 
 
 def _labels_array(labels) -> np.ndarray:
@@ -60,16 +95,19 @@ def _validated_labels(labels, num_classes: int) -> np.ndarray:
         array = np.asarray(check.integer_at_least("labels", array, 0))
     if array.size and (array.min() < 0 or array.max() >= num_classes):
         bad = array[(array < 0) | (array >= num_classes)][0]
-        raise ValueError(f"labels must be integers in [0, {num_classes}) (got {bad!r})")
+        raise ValueError(
+            f"labels must be integers in [0, K) = [0, {num_classes}), K = num_classes or the number of prior "
+            f"columns (got {bad!r})"
+        )
     return array.astype(np.int64)
 
 
 def _validated_priors(priors, num_examples: int) -> np.ndarray:
-    array = np.asarray(priors, dtype=float) if not isinstance(priors, np.ndarray) else priors.astype(float)
+    array = np.array(check.real_array("priors", priors, "an (n, K) array of probabilities"))
     if array.ndim != 2 or array.shape[0] != num_examples or array.shape[1] < 2:
         raise ValueError(
-            f"priors must be an (n, K) array with one row per example (n = {num_examples}) and K >= 2 "
-            f"columns (got shape {array.shape})"
+            f"priors must be an (n, K) array with one row per entry of labels (n = len(labels) = {num_examples}) "
+            f"and K >= 2 columns (got shape {array.shape})"
         )
     check.non_negative("priors", array)
     row_sums = array.sum(axis=1)
@@ -88,11 +126,37 @@ def _validated_label_inputs(labels, priors):
     return _validated_labels(labels_array, priors.shape[1]), priors
 
 
+def _uniform_probability(epsilon: float, k) -> np.ndarray:
+    """u = k/(e^ε + k − 1) rounded up, the probability of replacing the label by a uniform draw from k labels.
+
+    For ε <= 700 the double evaluation k/(expm1(ε) + k) errs by at most 4
+    rounding errors (expm1 is within 1 ulp); multiplying by 1 + 2⁻⁴⁸ and
+    stepping one double up covers them. For ε > 700, u < k·e^{−ε} = 2^z with
+    z = log2(k) − ε·log2(e), evaluated with a relative error far below the
+    2⁻⁴⁰ added to |z|. u is at least 2⁻¹⁰⁷⁴ and at most 1.
+    """
+    k = np.asarray(k, dtype=float)
+    if epsilon <= 700.0:
+        estimate = k / (np.expm1(epsilon) + k)
+    elif epsilon > 1e5:
+        # k·e^{−ε} < 2^53·e^{−100000} is far below 2⁻¹⁰⁷⁴, and ε·log2(e) could overflow.
+        estimate = np.zeros_like(k)
+    else:
+        exponent = np.log2(k) - epsilon * np.log2(np.e)
+        estimate = np.exp2(exponent + np.abs(exponent) * 2.0**-40)
+    upper = np.nextafter(estimate * (1.0 + 2.0**-48), np.inf)
+    return np.clip(upper, _SMALLEST_PROBABILITY, 1.0)
+
+
 def _keep_and_other(epsilon: float, k):
-    """e^ε/(e^ε+k−1) and 1/(e^ε+k−1), written with e^{−ε} so large ε cannot overflow."""
-    shrink = np.exp(-epsilon)
-    keep = 1.0 / (1.0 + (np.asarray(k, dtype=float) - 1.0) * shrink)
-    return keep, keep * shrink
+    """The realised P[label] = (1 − u) + u/k and P[each other member] = u/k (≥ 2⁻¹⁰⁷⁴), with u rounded up.
+
+    Written so that u = 1 (tiny ε) gives two equal doubles, the uniform channel it is.
+    """
+    k = np.asarray(k, dtype=float)
+    uniform = _uniform_probability(epsilon, k)
+    other = np.maximum(uniform / k, _SMALLEST_PROBABILITY)
+    return (1.0 - uniform) + uniform / k, other
 
 
 def _prior_order(priors: np.ndarray) -> np.ndarray:
@@ -116,7 +180,9 @@ def _optimal_k(priors: np.ndarray, order: np.ndarray, epsilon: float, google_com
     top_mass = np.cumsum(np.take_along_axis(priors, order, axis=1), axis=1)
     k = np.arange(1, priors.shape[1] + 1, dtype=float)
     offset = 2.0 if google_compat else 1.0
-    weights = top_mass / (1.0 + (k - offset) * np.exp(-epsilon))
+    # 1 + (k − offset)e^{−ε} written as (1 − e^{−ε}) + (k − offset + 1)e^{−ε}: positive for every ε > 0,
+    # where Google's k = 1 term 1 − e^{−ε} would round to 0 for ε below 1.1e-16.
+    weights = top_mass / (-np.expm1(-epsilon) + (k - offset + 1.0) * np.exp(-epsilon))
     return np.argmax(weights, axis=1) + 1
 
 
@@ -134,20 +200,18 @@ def _top_k_distribution(labels, priors, k, epsilon) -> np.ndarray:
 
 
 def _sample_top_k(labels, priors, k, epsilon, rng) -> np.ndarray:
-    """Draw RRTop-k outputs with one k per row, from two uniform draws per row (no probability matrix)."""
+    """Draw RRTop-k outputs with one k per row, without a probability matrix (see the module docstring).
+
+    A member of Y_k is replaced by a uniform draw from Y_k with probability
+    u (rounded up, drawn exactly); a non-member always is.
+    """
     rows = np.arange(labels.shape[0])
     order = _prior_order(priors)
-    label_rank = _ranks(order)[rows, labels]
-    label_in_top = label_rank < k
-    keep, _ = _keep_and_other(epsilon, k)
-    kept = label_in_top & (rng.random(labels.shape[0]) < keep)
-    # A member of Y_k that is not kept moves to one of the k−1 others; a
-    # non-member moves to one of all k. k = 1 keeps with probability 1, so
-    # the bound max(k−1, 1) is only there to keep the draw well defined.
-    draw_bound = np.where(label_in_top, np.maximum(k - 1, 1), k)
-    position = rng.integers(0, draw_bound)
-    position = position + (label_in_top & (position >= label_rank))
-    return np.where(kept, labels, order[rows, position])
+    label_in_top = _ranks(order)[rows, labels] < k
+    source = random_source(rng)
+    replaced = ~label_in_top | exact_bernoulli(_uniform_probability(epsilon, k), source)
+    position = uniform_below(k, source)
+    return np.where(replaced, order[rows, position], labels)
 
 
 def randomized_response_distribution(labels, epsilon, num_classes) -> np.ndarray:
@@ -157,9 +221,15 @@ def randomized_response_distribution(labels, epsilon, num_classes) -> np.ndarray
     (Warner 1965; Ghazi et al. 2021, RR_ε). ε-label-DP: every ratio of two
     rows is at most e^ε, attained at the kept label.
     """
-    epsilon = check.positive("epsilon", epsilon)
+    epsilon = _validated_epsilon(epsilon)
     num_classes = _validated_num_classes(num_classes)
     labels = _validated_labels(labels, num_classes)
+    if labels.shape[0] * num_classes > MAX_DISTRIBUTION_ENTRIES:
+        raise ValueError(
+            f"num_classes must be an integer in [2, {max(2, MAX_DISTRIBUTION_ENTRIES // labels.shape[0])}] for "
+            f"{labels.shape[0]} labels: the dense (n, K) matrix is limited to 2**26 entries (got {num_classes}); "
+            f"every row is e^ε/(e^ε+K−1) at its label and 1/(e^ε+K−1) elsewhere"
+        )
     keep, other = _keep_and_other(epsilon, num_classes)
     probabilities = np.full((labels.shape[0], num_classes), float(other))
     probabilities[np.arange(labels.shape[0]), labels] = keep
@@ -167,30 +237,31 @@ def randomized_response_distribution(labels, epsilon, num_classes) -> np.ndarray
 
 
 def randomized_response(labels, epsilon, num_classes, rng) -> np.ndarray:
-    """K-ary randomized response: each label is kept with probability e^ε/(e^ε+K−1), else replaced.
+    """K-ary randomized response: each label is output with probability e^ε/(e^ε+K−1), each other class 1/(e^ε+K−1).
 
-    A replaced label is uniform over the K−1 other classes, so each is output
-    with probability 1/(e^ε+K−1). ε-label-DP under replace-one on labels
+    Drawn as: with probability K/(e^ε+K−1), rounded up, a uniform class,
+    otherwise the label (see the module docstring for why this form is
+    floating-point safe). ε-label-DP under replace-one on labels
     (see the module docstring); the ledger event is
     :func:`randomized_response_event`.
 
     Args:
         labels: 1-D integer array of class indices in [0, num_classes).
-        epsilon: ε > 0.
-        num_classes: K >= 2.
-        rng: ``numpy.random.Generator`` or an integer seed.
+        epsilon: ε > 0, one number for the whole batch.
+        num_classes: K in [2, 2**53].
+        rng: ``"os"`` (the OS CSPRNG, for real releases), a
+            ``numpy.random.Generator`` or an integer seed (experiments).
 
     Returns:
         int64 array of the randomised labels, the shape of ``labels``.
     """
-    epsilon = check.positive("epsilon", epsilon)
+    epsilon = _validated_epsilon(epsilon)
     num_classes = _validated_num_classes(num_classes)
     labels = _validated_labels(labels, num_classes)
-    rng = check.generator("rng", rng)
-    keep, _ = _keep_and_other(epsilon, num_classes)
-    kept = rng.random(labels.shape[0]) < keep
-    replacement = (labels + 1 + rng.integers(0, num_classes - 1, size=labels.shape[0])) % num_classes
-    return np.where(kept, labels, replacement)
+    source = random_source(rng)
+    uniform = np.full(labels.shape[0], _uniform_probability(epsilon, num_classes))
+    replaced = exact_bernoulli(uniform, source)
+    return np.where(replaced, uniform_below(np.full(labels.shape[0], num_classes), source), labels)
 
 
 def randomized_response_event(epsilon, num_classes) -> PureEpsilonEvent:
@@ -207,7 +278,7 @@ def _validated_k(k, num_classes: int) -> int:
 
 def rr_top_k_distribution(labels, priors, k, epsilon) -> np.ndarray:
     """Exact output probabilities of RRTop-k, an (n, K) matrix (arguments as in :func:`rr_top_k`)."""
-    epsilon = check.positive("epsilon", epsilon)
+    epsilon = _validated_epsilon(epsilon)
     labels, priors = _validated_label_inputs(labels, priors)
     k = _validated_k(k, priors.shape[1])
     return _top_k_distribution(labels, priors, np.full(labels.shape[0], k), epsilon)
@@ -236,15 +307,15 @@ def rr_top_k(labels, priors, k, epsilon, rng) -> np.ndarray:
             summing to 1 within 1e-9.
         k: size of Y_k, an integer in [1, K].
         epsilon: ε > 0.
-        rng: ``numpy.random.Generator`` or an integer seed.
+        rng: ``"os"`` (the OS CSPRNG, for real releases), a
+            ``numpy.random.Generator`` or an integer seed (experiments).
 
     Returns:
         int64 array of n randomised labels, each in Y_k of its row.
     """
-    epsilon = check.positive("epsilon", epsilon)
+    epsilon = _validated_epsilon(epsilon)
     labels, priors = _validated_label_inputs(labels, priors)
     k = _validated_k(k, priors.shape[1])
-    rng = check.generator("rng", rng)
     return _sample_top_k(labels, priors, np.full(labels.shape[0], k), epsilon, rng)
 
 
@@ -277,16 +348,18 @@ def rr_top_k_event(epsilon, k) -> PureEpsilonEvent:
 
 def rr_with_prior_optimal_k(priors, epsilon, google_compat=False) -> np.ndarray:
     """k* of RRWithPrior for each row of an (n, K) prior (see :func:`rr_with_prior`)."""
-    epsilon = check.positive("epsilon", epsilon)
+    epsilon = _validated_epsilon(epsilon)
     google_compat = check.boolean("google_compat", google_compat)
-    priors_array = np.asarray(priors, dtype=float)
-    priors = _validated_priors(priors_array, priors_array.shape[0] if priors_array.ndim == 2 else -1)
+    priors_array = check.real_array("priors", priors, "an (n, K) array of probabilities")
+    if priors_array.ndim != 2:
+        raise ValueError(f"priors must be an (n, K) array, one row per example (got shape {priors_array.shape})")
+    priors = _validated_priors(priors_array, priors_array.shape[0])
     return _optimal_k(priors, _prior_order(priors), epsilon, google_compat)
 
 
 def rr_with_prior_distribution(labels, priors, epsilon, google_compat=False) -> np.ndarray:
     """Exact output probabilities of RRWithPrior, an (n, K) matrix (arguments as in :func:`rr_with_prior`)."""
-    epsilon = check.positive("epsilon", epsilon)
+    epsilon = _validated_epsilon(epsilon)
     google_compat = check.boolean("google_compat", google_compat)
     labels, priors = _validated_label_inputs(labels, priors)
     k = _optimal_k(priors, _prior_order(priors), epsilon, google_compat)
@@ -315,16 +388,17 @@ def rr_with_prior(labels, priors, epsilon, rng, google_compat=False) -> np.ndarr
         labels: 1-D integer array of n class indices in [0, K).
         priors: (n, K) array, rows non-negative and summing to 1 within 1e-9.
         epsilon: ε > 0.
-        rng: ``numpy.random.Generator`` or an integer seed.
+        rng: ``"os"`` (the OS CSPRNG, for real releases), a
+            ``numpy.random.Generator`` or an integer seed (experiments).
         google_compat: use the reference code's k* instead of the paper's.
 
     Returns:
         int64 array of n randomised labels.
     """
-    epsilon = check.positive("epsilon", epsilon)
+    epsilon = _validated_epsilon(epsilon)
     google_compat = check.boolean("google_compat", google_compat)
     labels, priors = _validated_label_inputs(labels, priors)
-    rng = check.generator("rng", rng)
+    random_source(rng)  # refuse a bad rng before any work
     k = _optimal_k(priors, _prior_order(priors), epsilon, google_compat)
     return _sample_top_k(labels, priors, k, epsilon, rng)
 
@@ -342,7 +416,7 @@ def worst_case_log_ratio(distribution) -> float:
     when some output has positive probability under one row and zero under
     another; pure ε-DP holds exactly for ε >= the value returned.
     """
-    matrix = np.asarray(distribution, dtype=float)
+    matrix = check.real_array("distribution", distribution, "a 2-D array of probabilities")
     if matrix.ndim != 2 or matrix.shape[0] < 1 or matrix.shape[1] < 1:
         raise ValueError(f"distribution must be a non-empty 2-D array (got shape {matrix.shape})")
     check.non_negative("distribution", matrix)

@@ -5,8 +5,10 @@ mechanism (rows: true label, columns: output) at Hypothesis-drawn
 (K, ε, prior), independently of the library's own tie and k* rules.
 """
 
+import importlib
 import math
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given
@@ -237,6 +239,17 @@ def test_rr_with_prior_sampler_frequencies(google_compat):
     assert_frequencies_match(samples, LABELS, PRIORS, distribution)
 
 
+def test_samplers_take_the_os_csprng():
+    labels = np.arange(2000) % 5
+    priors = np.tile(PRIORS[0], (2000, 1))
+    for out in (
+        dpmech.randomized_response(labels, 1.0, 5, "os"),
+        dpmech.rr_top_k(labels, priors, 3, 1.0, "os"),
+        dpmech.rr_with_prior(labels, priors, 1.0, "os"),
+    ):
+        assert out.dtype == np.int64 and np.all((out >= 0) & (out < 5)) and np.any(out != labels)
+
+
 def test_samplers_are_reproducible_from_a_seed_and_take_a_generator():
     labels = np.arange(50) % 5
     priors = np.tile(PRIORS[0], (50, 1))
@@ -288,3 +301,84 @@ BAD_INPUTS = [
 def test_bad_input_raises_value_error_naming_the_parameter(parameter, call):
     with pytest.raises(ValueError, match=parameter):
         call()
+
+
+# --- issue 11: floating point at large ε, one release per label, bounded memory ----------------------
+
+RR_MODULE = importlib.import_module("dpmech.randomized_response")
+
+
+@pytest.mark.parametrize("epsilon", [37.5, 40.0, 100.0, 800.0])
+def test_samplers_can_still_change_a_label_at_large_epsilon(monkeypatch, epsilon):
+    # Before: the keep probability rounded to 1 for ε ≳ 37.4 and no label ever changed, under a pure-ε event.
+    # The replacement is now an exact Bernoulli draw of a positive probability; forcing that event (as
+    # a lucky bit stream would) must reach a uniform replacement.
+    seen = []
+
+    def replacement_happens(probabilities, source):
+        seen.append(np.min(probabilities))
+        return np.ones(np.shape(probabilities), dtype=bool)
+
+    monkeypatch.setattr(RR_MODULE, "exact_bernoulli", replacement_happens, raising=False)
+    labels = np.zeros(200, dtype=np.int64)
+    priors = np.tile([0.4, 0.3, 0.2, 0.1], (200, 1))
+    assert np.any(dpmech.randomized_response(labels, epsilon, 4, 0) != labels)
+    assert np.any(dpmech.rr_top_k(labels, priors, 3, epsilon, 0) != labels)
+    assert np.any(dpmech.rr_with_prior(labels, np.tile([0.25, 0.25, 0.25, 0.25], (200, 1)), epsilon, 0) != labels)
+    assert len(seen) == 3 and min(seen) > 0
+
+
+@given(st.integers(2, 10**6), st.floats(30.0, 1e300))
+def test_randomized_response_distribution_at_large_epsilon_is_positive_and_within_epsilon(num_classes, epsilon):
+    # Before: 1/(e^ε+K−1) underflowed to 0 past ε ≈ 745, a deterministic channel (ratio ∞) under a pure-ε event.
+    matrix = dpmech.randomized_response_distribution([0, 1], epsilon, num_classes if num_classes < 2**25 else 2)
+    assert np.all(matrix > 0)
+    assert worst_case_log_ratio(matrix) <= epsilon * (1 + 1e-12)
+
+
+@given(st.floats(5e-324, 1e300), st.integers(2, 2**53))
+def test_uniform_replacement_probability_is_an_upper_bound_in_the_unit_interval(epsilon, k):
+    # u = k/(e^ε+k−1) rounded up is what makes the sampler ε-DP whatever the rounding (50-digit check).
+    uniform = float(RR_MODULE._uniform_probability(epsilon, k))
+    with mpmath.workdps(50):
+        exact = mpmath.mpf(k) / (mpmath.exp(mpmath.mpf(epsilon)) + k - 1)
+        assert uniform >= exact
+        assert uniform <= 1.0
+        if exact > 1e-300:
+            assert uniform <= exact * (1 + mpmath.mpf(2) ** -40)
+
+
+ONE_RELEASE_PER_LABEL = [
+    ("epsilon", lambda: dpmech.randomized_response([1], [1.0, 2.0], 10, 0)),
+    ("epsilon", lambda: dpmech.randomized_response_distribution([1], [1.0, 2.0], 10)),
+    ("epsilon", lambda: dpmech.rr_top_k([1], [[0.5, 0.5]], 2, [1.0, 2.0], 0)),
+    ("epsilon", lambda: dpmech.rr_top_k_distribution([1], [[0.5, 0.5]], 2, np.array([1.0, 2.0]))),
+    ("epsilon", lambda: dpmech.rr_with_prior([1], [[0.5, 0.5]], [1.0, 2.0], 0)),
+    ("epsilon", lambda: dpmech.rr_with_prior_distribution([1], [[0.5, 0.5]], [1.0, 2.0])),
+    ("epsilon", lambda: dpmech.rr_with_prior_optimal_k([[0.5, 0.5]], [1.0, 2.0])),
+    ("num_classes", lambda: dpmech.randomized_response_distribution([1], 1.0, 10**12)),
+    ("num_classes", lambda: dpmech.randomized_response([1], 1.0, 2**60, 0)),
+    ("labels", lambda: dpmech.rr_top_k([], [[0.5, 0.5]], 2, 1.0, 0)),
+]
+
+
+@pytest.mark.parametrize(
+    "parameter, call", ONE_RELEASE_PER_LABEL, ids=[f"{name}-{i}" for i, (name, _) in enumerate(ONE_RELEASE_PER_LABEL)]
+)
+def test_an_array_of_epsilon_or_a_huge_matrix_is_refused(parameter, call):
+    # Before: an array ε broadcast into several randomisations of one label, counted as one release,
+    # and K = 10**12 tried to allocate a 7 TiB matrix.
+    with pytest.raises(ValueError, match=parameter):
+        call()
+
+
+def test_sampler_reaches_one_random_draw_per_label_and_huge_num_classes_works():
+    out = dpmech.randomized_response(np.arange(5), 1.0, 2**40, 3)
+    assert out.shape == (5,) and out.dtype == np.int64 and np.all((out >= 0) & (out < 2**40))
+
+
+def test_google_compat_k_star_is_defined_at_subnormal_epsilon():
+    # 1 − e^{−ε} rounded to 0 for ε < 1.1e-16: 0/0 weights. Now the weights stay finite or +inf, never NaN.
+    with np.errstate(divide="raise", invalid="raise"):
+        optimal_k = dpmech.rr_with_prior_optimal_k([[0.0, 0.5, 0.5], [0.5, 0.5, 0.0]], 5e-324, google_compat=True)
+    assert np.all((optimal_k >= 1) & (optimal_k <= 3))
