@@ -54,17 +54,18 @@ they accept:
 * μ = Δ√k/σ is formed from exact frexp mantissas and rounded upward (δ grows
   with μ), so subnormal and huge Δ, σ and k lose nothing;
 * the absolute error of the evaluated log δ is bounded (u = 2⁻⁵³) by
-  :math:`E = 10^{-11} + 16u[(|a|+1)(\mu/2+\varepsilon/\mu+|a|) + a^2]
-  + 16u\,\tfrac{r}{1-r}[\varepsilon + b^2 + (|b|+1)(\mu/2+\varepsilon/\mu+|a|+|b|)]`:
+  :math:`E = 10^{-11} + 16u[(|a|+1)(\mu/2+\varepsilon/\mu+|a|) + a^2]`:
   1e-11 is thirty times the worst error of the bracket, erfcx and log_ndtr seen
   against 50-digit arithmetic; the second term is the rounding of
   :math:`a = \mu/2-\varepsilon/\mu` (which cancels when ε ≈ μ²/2) times
-  :math:`|\partial\log\delta/\partial a| \le |a|+1`, and of a²/2; the third,
-  present only in the :math:`\Phi(a)(1-r)` form, is the rounding of
-  :math:`\varepsilon+\log\Phi(b)` (terms of size ε that cancel) amplified by
-  :math:`|d\log(1-r)/d\log r|`. :func:`gaussian_log_delta` returns the
-  evaluated value plus E, checked against 50-digit mpmath from subnormal to
-  1e300 in μ and up to 1e300 in ε by the tests;
+  :math:`|\partial\log\delta/\partial a| \le |a|+1`, and of a²/2. In the
+  :math:`\Phi(a)(1-r)` form, :math:`\log r = \varepsilon+\log\Phi(b)-\log\Phi(a)`
+  adds terms of size ε that cancel; it is lowered by its rounding bound
+  :math:`16u[\varepsilon + b^2 + (|b|+1)(\mu/2+\varepsilon/\mu+|a|+|b|)]` before
+  :math:`\log(1-r)` is taken, which is then an upper bound (and at worst 0:
+  δ <= Φ(a)). :func:`gaussian_log_delta` returns this upper bound, checked
+  against 50-digit mpmath from subnormal to 1e300 in μ and up to 1e308 in ε by
+  the tests;
 * where |a| >= 1e154, a²/2 has no double; log δ <= log ½ − a²/2 is then
   reported as −4.49e307, still above it. :func:`gaussian_delta` never returns
   0 for a positive δ: the smallest subnormal 5e-324 bounds anything below it.
@@ -176,10 +177,13 @@ def _log_delta_and_error(epsilon, mu):
             b = a_half - m
             log_phi_a = special.log_ndtr(a_half)
             log_ratio = e + special.log_ndtr(b) - log_phi_a
-            log_delta[upper_half] = log_phi_a + _log1mexp(log_ratio)
-            amplification = np.exp(log_ratio) / -np.expm1(log_ratio)
-            terms = e + np.square(b) + (np.abs(b) + 1.0) * (spread[upper_half] + np.abs(b))
-            error[upper_half] += np.where(amplification > 0.0, (16.0 * _UNIT_ROUNDOFF) * amplification * terms, 0.0)
+            # log r = ε + log Φ(b) − log Φ(a) adds terms of size ε that cancel against b²/2; a lower bound
+            # on r gives an upper bound on log(1 − r), and log(1 − r) <= 0 whatever r is (δ <= Φ(a)).
+            ratio_error = (16.0 * _UNIT_ROUNDOFF) * (e + np.square(b) + (np.abs(b) + 1.0) * (spread[upper_half] + np.abs(b)))
+            evaluated = log_phi_a + _log1mexp(np.minimum(log_ratio, -1e-300))
+            upper = log_phi_a + _log1mexp(np.minimum(log_ratio - ratio_error, -1e-300))
+            log_delta[upper_half] = evaluated
+            error[upper_half] += upper - evaluated
     return log_delta, error
 
 
