@@ -63,8 +63,10 @@ def register(subparsers) -> None:
     )
     gaussian.add_argument("--epsilon", type=arguments.positive_real, required=True, help="claimed ε > 0")
     gaussian.add_argument("--delta", type=arguments.unit_open, required=True, help="claimed δ in (0, 1)")
-    gaussian.add_argument("--sensitivity", type=arguments.positive_real, default=1.0,
-                          help="L2 sensitivity Δ > 0 (default 1)")
+    # Outside [1e-100, 1e100] the canary's parameter difference underflows to 0 or its norm overflows
+    # (audits.attacks.gaussian_output), so the range is refused here rather than failing there.
+    gaussian.add_argument("--sensitivity", type=arguments.real_in(1e-100, 1e100, high_open=False), default=1.0,
+                          help="L2 sensitivity Δ in [1e-100, 1e100] (default 1)")
     gaussian.add_argument("--trials", type=_TRIALS, default=10_000,
                           help=f"releases per side, at most {arguments.MAX_DRAWS:g} (default 10000)")
     gaussian.add_argument("--sigma-scale", type=arguments.positive_real, default=1.0,
