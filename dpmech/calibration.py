@@ -128,8 +128,12 @@ def calibrate_gaussian(epsilon, delta, sensitivity=1.0, compositions=1, method="
             sigma = _ratio_up(sensitivity, compositions, epsilon) * factor * _UPWARD
         _refuse_overflow(sigma)
         return check.scalar_or_array(sigma)
-    epsilon_b, delta_b, sensitivity_b = np.broadcast_arrays(epsilon, delta, sensitivity)
-    compositions_b = compositions if isinstance(compositions, int) else np.broadcast_to(compositions, epsilon_b.shape)
+    if isinstance(compositions, int):
+        epsilon_b, delta_b, sensitivity_b = np.broadcast_arrays(epsilon, delta, sensitivity)
+        compositions_b = compositions
+    else:
+        epsilon_b, delta_b, sensitivity_b, compositions_b = np.broadcast_arrays(epsilon, delta, sensitivity,
+                                                                                compositions)
     shape = epsilon_b.shape
     flat_epsilon, flat_delta = epsilon_b.ravel().astype(float), delta_b.ravel().astype(float)
     mu = _mu_for_target(flat_epsilon, _solver_log_target(flat_delta))
