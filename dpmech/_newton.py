@@ -18,6 +18,8 @@ Inputs are 1-D float arrays; only the entries that have not converged are update
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 # Base of the error bound on an evaluated log δ: thirty times the worst relative error of the
@@ -116,3 +118,46 @@ def _finishing_step(x, excess, slope, step):
     if np.any(stuck):
         moved[stuck] = np.nextafter(x[stuck], step(x[stuck], np.ones(np.count_nonzero(stuck)), slope[stuck]))
     return moved
+
+
+def solve_scalar(x, evaluate, step, log_target, open_end):
+    """:func:`solve` for one float with Python-float callbacks; None wherever the array path must decide.
+
+    ``evaluate(x) -> (upper bound on log δ, slope)`` or None. The same three stages; anything unusual
+    (a None evaluation, no finish within the steps, a loose finish) returns None rather than guessing.
+    """
+    pair = evaluate(x)
+    if pair is None:
+        return None
+    upper, slope = pair
+    for _ in range(_MAX_STEPS):
+        excess = upper - log_target
+        if abs(excess) <= _TOLERANCE:
+            break
+        moved = step(x, excess, slope)
+        if moved == x or not math.isfinite(moved):
+            break
+        x = moved
+        pair = evaluate(x)
+        if pair is None:
+            return None
+        upper, slope = pair
+    for _ in range(_FINISHING_STEPS):
+        if upper <= log_target:
+            break
+        moved = step(x, upper - (log_target - _AIM), slope)
+        if moved == x:
+            moved = float(np.nextafter(x, step(x, 1.0, slope)))
+        x = moved
+        pair = evaluate(x)
+        if pair is None:
+            return None
+        upper, slope = pair
+    else:
+        if upper > log_target:
+            return None
+    probe = x * (1.0 + _TIGHTNESS) if open_end > x else x * (1.0 - _TIGHTNESS)
+    pair = evaluate(probe if probe != x else float(np.nextafter(x, open_end)))
+    if pair is None or pair[0] <= log_target:
+        return None
+    return x

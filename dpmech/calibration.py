@@ -43,6 +43,7 @@ from .gaussian import (
     _ratio_up,
     _solver_log_target,
     _upper_quantile,
+    _upper_scalar,
 )
 
 METHODS = ("analytic", "classic")
@@ -80,6 +81,39 @@ def _mu_for_target(epsilon, log_target):
         return upper, _log_delta_slope_in_log_mu(epsilon[index], mu, log_delta)
 
     return _newton.solve(start, evaluate, _log_mu_step, log_target, np.full_like(start, 5e-324), np.full_like(start, _LARGEST))
+
+
+def _calibrate_scalar(epsilon: float, delta: float, sensitivity: float, compositions):
+    """The analytic σ for floats and an int k on Python floats, checked as the array path checks; None to defer."""
+    log_target = float(_solver_log_target(delta))
+    z = float(_upper_quantile(np.array([log_target]))[0])
+    root = math.hypot(z, math.sqrt(2.0) * math.sqrt(epsilon))
+    start = max(epsilon / (root + z) * 2.0 if z > 0.0 else root - z, 5e-324)
+
+    def evaluate(mu):
+        pair = _upper_scalar(epsilon, mu)
+        if pair is None:
+            return None
+        a = 0.5 * mu - epsilon / mu
+        slope = mu * math.exp(min(-0.5 * a * a - _LOG_SQRT_2PI - pair[0], 700.0))
+        return pair[1], slope
+
+    def step(mu, excess, slope):
+        if not slope > 0.0:
+            return mu
+        moved = mu * math.exp(min(max(-excess / slope, -700.0), 700.0))
+        return min(max(moved, 5e-324), _LARGEST)
+
+    mu = _newton.solve_scalar(start, evaluate, step, log_target, _LARGEST)
+    if mu is None:
+        return None
+    sigma = _ratio_up(sensitivity, compositions, mu)
+    if not math.isfinite(sigma):
+        return None
+    final = _upper_scalar(epsilon, _ratio_up(sensitivity, compositions, sigma))
+    if final is None or min(math.nextafter(math.exp(final[1]), math.inf), 1.0) > delta:
+        return None
+    return sigma
 
 
 def _refuse_overflow(sigma):
@@ -128,6 +162,11 @@ def calibrate_gaussian(epsilon, delta, sensitivity=1.0, compositions=1, method="
             sigma = _ratio_up(sensitivity, compositions, epsilon) * factor * _UPWARD
         _refuse_overflow(sigma)
         return check.scalar_or_array(sigma)
+    if isinstance(epsilon, float) and isinstance(delta, float) and isinstance(sensitivity, float) and isinstance(
+            compositions, int):
+        quick = _calibrate_scalar(epsilon, delta, sensitivity, compositions)
+        if quick is not None:
+            return quick
     if isinstance(compositions, int):
         epsilon_b, delta_b, sensitivity_b = np.broadcast_arrays(epsilon, delta, sensitivity)
         compositions_b = compositions

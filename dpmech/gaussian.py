@@ -151,11 +151,55 @@ def _log1mexp(x):
         return np.where(x > -math.log(2.0), np.log(-np.expm1(np.minimum(x, -1e-300))), np.log1p(-np.exp(x)))
 
 
+def _log_delta_and_error_scalar(epsilon: float, mu: float):
+    """:func:`_log_delta_and_error` for one pair of floats, the same formulas on Python floats (microseconds)."""
+    if not (mu < _HUGE_A and epsilon / mu < _HUGE_A):
+        return None  # overflow territory: the array path handles it
+    ratio = epsilon / mu
+    a = 0.5 * mu - ratio
+    size_a = abs(a)
+    if not size_a < _HUGE_A:
+        return None
+    x_a, h = -a / _SQRT2, mu / _SQRT2
+    spread = 0.5 * mu + ratio + size_a
+    error = _newton.LOG_DELTA_MARGIN + (16.0 * _UNIT_ROUNDOFF) * (size_a + 1.0) * spread + (
+        16.0 * _UNIT_ROUNDOFF) * size_a * size_a
+    if x_a < _UPPER_HALF_FROM and h > _SHORT_INTERVAL:
+        b = a - mu
+        log_phi_a = float(special.log_ndtr(a))
+        log_ratio = epsilon + float(special.log_ndtr(b)) - log_phi_a
+        ratio_error = (16.0 * _UNIT_ROUNDOFF) * (epsilon + b * b + (abs(b) + 1.0) * (spread + abs(b)))
+        evaluated = log_phi_a + _log1mexp_scalar(min(log_ratio, -1e-300))
+        upper = log_phi_a + _log1mexp_scalar(min(log_ratio - ratio_error, -1e-300))
+        return evaluated, error + (upper - evaluated)
+    if x_a >= _ASYMPTOTIC_FROM or h <= _SHORT_INTERVAL or mu < _SMALLEST_NORMAL:
+        log_bracket = float(_log_bracket(np.array([x_a]), np.array([h]), np.array([math.log(mu) - _HALF_LOG_2]))[0])
+    else:
+        log_bracket = math.log(float(special.erfcx(x_a)) - float(special.erfcx(x_a + h)))
+    return _LOG_HALF - 0.5 * a * a + log_bracket, error
+
+
+def _upper_scalar(epsilon: float, mu: float):
+    """(evaluated log δ, upper bound) for floats, or None where only the array path decides."""
+    pair = _log_delta_and_error_scalar(epsilon, mu)
+    if pair is None or not math.isfinite(pair[0]) or not math.isfinite(pair[1]):
+        return None
+    return pair[0], min(pair[0] + pair[1], 0.0)
+
+
+def _log1mexp_scalar(x: float) -> float:
+    return math.log(-math.expm1(x)) if x > -math.log(2.0) else math.log1p(-math.exp(x))
+
+
 def _log_delta_and_error(epsilon, mu):
     """(evaluated log δ, bound E on its absolute error) for validated 1-D float arrays with μ > 0 (μ may be inf).
 
     Entries with |a| >= 1e154 come back as (log δ <= 0 for a > 0, −inf for a < 0; E = 0).
     """
+    if epsilon.size == 1:
+        pair = _log_delta_and_error_scalar(float(epsilon[0]), float(mu[0]))
+        if pair is not None:
+            return np.array([pair[0]]), np.array([pair[1]])
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         ratio = epsilon / mu
         a = 0.5 * mu - ratio
@@ -208,6 +252,10 @@ def _log_delta_mu(epsilon, mu):
     A float for two scalar inputs, else an array of the broadcast shape.
     """
     scalar = np.ndim(epsilon) == 0 and np.ndim(mu) == 0
+    if scalar:
+        pair = _upper_scalar(float(epsilon), float(mu))
+        if pair is not None:
+            return pair[1]
     epsilon, mu = np.broadcast_arrays(np.asarray(epsilon, dtype=float), np.asarray(mu, dtype=float))
     _, upper = _log_delta_evaluated_and_upper(epsilon.ravel(), mu.ravel())
     return float(upper[0]) if scalar else upper.reshape(epsilon.shape)
@@ -228,6 +276,16 @@ def _root_parts(compositions):
 def _ratio_up(numerator, compositions, denominator):
     """numerator·√compositions/denominator rounded upward from exact frexp mantissas; inf on overflow."""
     root, root_exponent = _root_parts(compositions)
+    if isinstance(numerator, float) and isinstance(denominator, float) and isinstance(root, float):
+        numerator_mantissa, numerator_exponent = math.frexp(numerator)
+        denominator_mantissa, denominator_exponent = math.frexp(denominator)
+        mantissa = numerator_mantissa * root / denominator_mantissa * _UPWARD
+        exponent = numerator_exponent - denominator_exponent + root_exponent
+        try:
+            value = math.ldexp(mantissa, exponent)
+        except OverflowError:
+            return math.inf
+        return math.nextafter(value, math.inf) if value < _SMALLEST_NORMAL else value
     numerator_mantissa, numerator_exponent = np.frexp(numerator)
     denominator_mantissa, denominator_exponent = np.frexp(denominator)
     mantissa = numerator_mantissa * root / denominator_mantissa * _UPWARD
@@ -278,7 +336,10 @@ def gaussian_delta(epsilon, sigma, sensitivity=1.0, compositions=1):
     :func:`gaussian_log_delta` for its size). Arguments are as in
     :func:`gaussian_log_delta` and broadcast.
     """
-    return check.scalar_or_array(_delta_from_log_upper(gaussian_log_delta(epsilon, sigma, sensitivity, compositions)))
+    log_delta = gaussian_log_delta(epsilon, sigma, sensitivity, compositions)
+    if isinstance(log_delta, float):
+        return min(math.nextafter(math.exp(log_delta), math.inf), 1.0) if log_delta > -745.2 else 5e-324
+    return _delta_from_log_upper(log_delta)
 
 
 def _delta_from_log_upper(log_delta):
@@ -292,6 +353,9 @@ def _solver_log_target(delta):
 
     log rounds by a relative u and exp by an ulp; below 1e-305 the ulps of δ are coarse, so half of δ.
     """
+    if isinstance(delta, float):
+        log_delta = math.log(delta) - (math.log(2.0) if delta < 1e-305 else 0.0)
+        return log_delta - (4.0 * _UNIT_ROUNDOFF) * (abs(log_delta) + 2.0)
     delta = np.asarray(delta, dtype=float)
     log_delta = np.log(delta) - np.where(delta < 1e-305, math.log(2.0), 0.0)
     return log_delta - (4.0 * _UNIT_ROUNDOFF) * (np.abs(log_delta) + 2.0)
@@ -346,6 +410,40 @@ def _epsilon_for_mu(log_target, mu):
     return epsilon, unreachable
 
 
+def _epsilon_scalar(delta: float, mu: float):
+    """gaussian_epsilon for one float pair on Python floats, checked as the array path checks; None to defer."""
+    log_target = float(_solver_log_target(delta))
+    at_zero = _upper_scalar(0.0, mu)
+    if at_zero is None:
+        return None
+    if at_zero[1] <= log_target:
+        return 0.0
+    z = float(_upper_quantile(np.array([log_target]))[0])
+    start = min(max(mu * z + 0.5 * mu * mu, 0.0), _LARGEST)
+
+    def evaluate(epsilon):
+        pair = _upper_scalar(epsilon, mu)
+        if pair is None:
+            return None
+        a = 0.5 * mu - epsilon / mu
+        x_b = (0.5 * mu + epsilon / mu) / _SQRT2
+        with np.errstate(all="ignore"):
+            slope = -math.exp(min(_LOG_HALF - 0.5 * a * a + math.log(float(special.erfcx(x_b))) - pair[0], 700.0))
+        return pair[1], slope
+
+    def step(epsilon, excess, slope):
+        moved = epsilon - excess / slope if slope < 0.0 else epsilon
+        return min(max(moved, 0.0), _LARGEST) if math.isfinite(moved) else epsilon
+
+    epsilon = _newton.solve_scalar(start, evaluate, step, log_target, 0.0)
+    if epsilon is None:
+        return None
+    final = _upper_scalar(epsilon, mu)
+    if final is None or min(float(np.nextafter(math.exp(final[1]), math.inf)), 1.0) > delta:
+        return None
+    return epsilon
+
+
 def gaussian_epsilon(delta, sigma, sensitivity=1.0, compositions=1):
     """Smallest ε >= 0 with δ(ε) <= delta for the Gaussian mechanism, never below the exact one.
 
@@ -364,6 +462,10 @@ def gaussian_epsilon(delta, sigma, sensitivity=1.0, compositions=1):
     delta = check.open_unit_interval("delta", delta)
     mu = _validated_mu(sigma, sensitivity, compositions)
     scalar = np.ndim(delta) == 0 and np.ndim(mu) == 0
+    if scalar:
+        quick = _epsilon_scalar(float(delta), float(mu))
+        if quick is not None:
+            return quick
     delta, mu = np.broadcast_arrays(np.asarray(delta, dtype=float), mu)
     shape = delta.shape
     delta, mu = delta.ravel(), mu.ravel().astype(float)

@@ -210,6 +210,7 @@ KNOWN_VIOLATIONS = {
     "calibrate_user_noise": "blind_averaging.py: a sigma overflow (local_sensitivity 1e307) is reported as 'sensitivity'",
     "group_privacy": "group_privacy.py: group_size = 10**400 not refused by name",
     "average_sensitivity": "blind_averaging.py: num_users = 10**400 raises OverflowError",
+    "blind_averaging_event": "blind_averaging.py: num_users = 10**400 raises OverflowError",
     "nfdp_guarantee": "nfdp.py: n = 10**400 not refused by name",
     "nfdp_subsample": "nfdp.py: n = 10**400 not refused by name",
 }
