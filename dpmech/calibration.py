@@ -72,7 +72,7 @@ def _mu_for_target(epsilon, log_target):
     z = _upper_quantile(log_target)
     # μ² + 2zμ − 2ε = 0, solved without cancellation (z > 0 for δ < 1/2) or overflow (hypot).
     root = np.hypot(z, math.sqrt(2.0) * np.sqrt(epsilon))
-    with np.errstate(under="ignore"):
+    with np.errstate(under="ignore", divide="ignore", invalid="ignore"):
         start = np.where(z > 0.0, epsilon / (root + z) * 2.0, root - z)
     start = np.maximum(start, 5e-324)
 
