@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
-
+from dpmech.cli import arguments
 from dpmech.cli.output import emit
 
 
@@ -34,13 +33,24 @@ RANDOMIZED_RESPONSE_FIELDS = ("eps_claimed", "eps_lb", "delta", "alpha", "method
                               "canaries", "guesses", "correct")
 
 
+# Every option is checked as it is parsed (dpmech.cli.arguments), before numpy, torch or a trainer loads.
+_SEED = arguments.integer_in(0)
+_ALPHA = arguments.unit_open
+_TRIALS = arguments.integer_in(1, arguments.MAX_DRAWS)
+_MAX_REPETITIONS = 10_000
+_MAX_JOBS = 1024
+
+
 def _common(parser) -> None:
-    parser.add_argument("--seed", type=int, default=0, help="root seed, an integer >= 0 (default 0)")
-    parser.add_argument("--alpha", type=float, default=0.05, help="significance of the bound (default 0.05)")
-    parser.add_argument("--repetitions", type=int, default=1, help="independent repetitions (default 1)")
-    parser.add_argument("--jobs", type=int, default=1, help="joblib workers for the repetitions (default 1)")
+    parser.add_argument("--seed", type=_SEED, default=0, help="root seed, an integer >= 0 (default 0)")
+    parser.add_argument("--alpha", type=_ALPHA, default=0.05, help="significance of the bound, in (0, 1) (default 0.05)")
+    parser.add_argument("--repetitions", type=arguments.integer_in(1, _MAX_REPETITIONS), default=1,
+                        help="independent repetitions (default 1)")
+    parser.add_argument("--jobs", type=arguments.integer_in(1, _MAX_JOBS), default=1,
+                        help="joblib workers for the repetitions (default 1)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--out", metavar="DIR", help="write audit.json, audit.md, scores.npz and roc.png here")
+    parser.add_argument("--out", metavar="DIR", type=arguments.output_folder,
+                        help="write audit.json, audit.md, scores.npz and roc.png here")
 
 
 def register(subparsers) -> None:
@@ -51,44 +61,58 @@ def register(subparsers) -> None:
     gaussian = commands.add_parser(
         "gaussian-output", help="white-box audit of the Gaussian output mechanism calibrated by dpmech"
     )
-    gaussian.add_argument("--epsilon", type=float, required=True, help="claimed ε")
-    gaussian.add_argument("--delta", type=float, required=True, help="claimed δ")
-    gaussian.add_argument("--sensitivity", type=float, default=1.0, help="L2 sensitivity Δ (default 1)")
-    gaussian.add_argument("--trials", type=int, default=10_000, help="releases per side (default 10000)")
-    gaussian.add_argument("--sigma-scale", type=float, default=1.0,
-                          help="multiply the calibrated σ by this factor, to show detection (default 1)")
+    gaussian.add_argument("--epsilon", type=arguments.positive_real, required=True, help="claimed ε > 0")
+    gaussian.add_argument("--delta", type=arguments.unit_open, required=True, help="claimed δ in (0, 1)")
+    # Outside [1e-100, 1e100] the canary's parameter difference underflows to 0 or its norm overflows
+    # (audits.attacks.gaussian_output), so the range is refused here rather than failing there.
+    gaussian.add_argument("--sensitivity", type=arguments.real_in(1e-100, 1e100, high_open=False), default=1.0,
+                          help="L2 sensitivity Δ in [1e-100, 1e100] (default 1)")
+    gaussian.add_argument("--trials", type=_TRIALS, default=10_000,
+                          help=f"releases per side, at most {arguments.MAX_DRAWS:g} (default 10000)")
+    gaussian.add_argument("--sigma-scale", type=arguments.positive_real, default=1.0,
+                          help="multiply the calibrated σ by this factor > 0, to show detection (default 1)")
     _common(gaussian)
     gaussian.set_defaults(handler=_gaussian_output)
 
     randomized = commands.add_parser(
         "randomized-response", help="one-run audit of dpmech's K-ary randomized response with canary labels"
     )
-    randomized.add_argument("--epsilon", type=float, required=True, help="ε of the randomized response")
-    randomized.add_argument("--num-classes", type=int, required=True, help="number of classes K >= 2")
-    randomized.add_argument("--canaries", type=int, required=True, help="number of canary labels m")
-    randomized.add_argument("--delta", type=float, default=0.0, help="δ of the tested claim (default 0)")
+    randomized.add_argument("--epsilon", type=arguments.positive_real, required=True,
+                            help="ε > 0 of the randomized response")
+    randomized.add_argument("--num-classes", type=arguments.integer_in(2, arguments.MAX_DRAWS), required=True,
+                            help="number of classes K >= 2")
+    randomized.add_argument("--canaries", type=_TRIALS, required=True, help="number of canary labels m >= 1")
+    randomized.add_argument("--delta", type=arguments.real_in(0.0, 1.0), default=0.0,
+                            help="δ in [0, 1) of the tested claim (default 0)")
     _common(randomized)
     randomized.set_defaults(handler=_randomized_response)
 
     for name in PIPELINE_NAMES:
         pipeline = commands.add_parser(name, help=f"train a {name} round and audit it: white-box canary and MIA")
         _pipeline_arguments(pipeline)
-        pipeline.add_argument("--alpha", type=float, default=0.05, help="significance of the bound (default 0.05)")
-        pipeline.add_argument("--out", metavar="DIR", help="write audit.json, audit.md, scores.npz and roc.png here")
+        pipeline.add_argument("--alpha", type=_ALPHA, default=0.05,
+                              help="significance of the bound, in (0, 1) (default 0.05)")
+        pipeline.add_argument("--out", metavar="DIR", type=arguments.output_folder,
+                              help="write audit.json, audit.md, scores.npz and roc.png here")
         pipeline.set_defaults(handler=_pipeline_audit, pipeline=name)
 
 
 # The pipeline names, written out so that building the parser imports no trainer;
 # tests/audits/test_pipeline_audits.py checks them against audits.attacks.pipelines.PIPELINES.
 PIPELINE_NAMES = ("fedauxfdp", "dphelmet", "fedmd-nfdp", "fedgm", "fedzda")
+# Written out for the same reason; tests/audits/test_cli.py checks them against trainers.data.DATASETS.
+DATASET_NAMES = ("digits", "mnist1d")
 
 
 def _pipeline_arguments(parser) -> None:
-    parser.add_argument("--dataset", default="digits", help="digits (default) or mnist1d, both embedded")
-    parser.add_argument("--epsilon", type=float, default=1.0, help="target ε of the round (default 1)")
-    parser.add_argument("--delta", type=float, default=1e-5, help="target δ of the round (default 1e-5)")
-    parser.add_argument("--seed", type=int, default=0, help="root seed, an integer >= 0 (default 0)")
-    parser.add_argument("--trials", type=int, default=None,
+    parser.add_argument("--dataset", type=arguments.choice(DATASET_NAMES), default="digits",
+                        help="digits (default) or mnist1d, both embedded")
+    parser.add_argument("--epsilon", type=arguments.positive_real, default=1.0,
+                        help="target ε > 0 of the round (default 1)")
+    parser.add_argument("--delta", type=arguments.unit_open, default=1e-5,
+                        help="target δ in (0, 1) of the round (default 1e-5)")
+    parser.add_argument("--seed", type=_SEED, default=0, help="root seed, an integer >= 0 (default 0)")
+    parser.add_argument("--trials", type=_TRIALS, default=None,
                         help="canary trials (releases per side, runs, or canary labels; default: the audit's own)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -96,9 +120,11 @@ def _pipeline_arguments(parser) -> None:
 def register_run(subparsers) -> None:
     """Add ``run``, the main job: calibrate, train, account, audit and write a report."""
     run = subparsers.add_parser("run", help="the main job: calibrate, train a one-shot federation, account, audit, report")
-    run.add_argument("--pipeline", default="fedauxfdp", help="fedauxfdp (default), dphelmet, fedmd-nfdp, fedgm or fedzda")
+    run.add_argument("--pipeline", type=arguments.choice(PIPELINE_NAMES), default="fedauxfdp",
+                     help="fedauxfdp (default), dphelmet, fedmd-nfdp, fedgm or fedzda")
     _pipeline_arguments(run)
-    run.add_argument("--out", metavar="DIR", default="dpmech-report", help="report folder (default ./dpmech-report)")
+    run.add_argument("--out", metavar="DIR", type=arguments.output_folder, default="dpmech-report",
+                     help="report folder (default ./dpmech-report)")
     run.set_defaults(handler=_run)
 
 
@@ -125,7 +151,7 @@ def _pipeline_audit(args) -> None:
 
         paths = write_report(audit, args.out, title=f"{args.pipeline} audit", extra={"seed": args.seed})
         record["report"] = str(paths["json"].parent)
-    emit(record, args.json, f"{args.pipeline} audit")
+    emit(record, args.json, f"{args.pipeline} audit", DIRECTIONS)
 
 
 def _run(args) -> None:
@@ -133,19 +159,32 @@ def _run(args) -> None:
 
     summary = run_main_job(args.pipeline, args.dataset, args.epsilon, args.delta, args.seed, args.out,
                            progress=sys.stderr.isatty(), trials=args.trials)
-    keys = ("pipeline", "dataset", "accuracy", "epsilon", "delta", "eps_lb", "report_dir")
+    keys = ("pipeline", "dataset", "accuracy", "target_epsilon", "target_delta", "epsilon", "delta", "target_met",
+            "eps_lb", "report_dir")
     record = {key: summary[key] for key in keys}
     record["baselines"] = summary["baselines"]
     record["epsilon_basic"] = summary["guarantees"].get("basic", {}).get("epsilon")
+    if not summary["target_met"]:
+        print(f"dpmech run: warning: {summary['target_note']}", file=sys.stderr)
     if args.json:
         emit(record, True, "dpmech run")
     else:
         flat = {key: value for key, value in record.items() if key != "baselines"}
         flat.update({f"baseline: {name}": value for name, value in summary["baselines"].items()})
-        emit(flat, False, "dpmech run")
+        emit(flat, False, "dpmech run", DIRECTIONS)
+
+
+# How each printed number is rounded in the table: upper bounds and calibrated noise up, certified
+# lower bounds (and the noise actually used, which must not be overstated) down.
+DIRECTIONS = {"mu_claimed": "up", "eps_claimed": "up", "delta": "up", "sigma_calibrated": "up", "epsilon": "up",
+              "epsilon_basic": "up", "target_epsilon": "up", "target_delta": "up", "mu_lb": "down", "eps_lb": "down",
+              "mu_actual": "down", "sigma_used": "down", "eps_lb_median_over_repetitions": "down",
+              "mu_lb_median_over_repetitions": "down"}
 
 
 def _finish(results: list, args, fields, title: str) -> None:
+    import numpy as np
+
     from .attacks import SEED_DERIVATION
 
     first = results[0]
@@ -170,7 +209,7 @@ def _finish(results: list, args, fields, title: str) -> None:
                  "seed_derivation": SEED_DERIVATION, **summary}
         paths = write_report(first, args.out, title=title, extra=extra)
         record["report"] = str(paths["json"].parent)
-    emit(record, args.json, title)
+    emit(record, args.json, title, DIRECTIONS)
 
 
 # The attacks (and scipy.stats behind them) load only when an audit runs, so that

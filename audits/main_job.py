@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import pathlib
 
@@ -21,8 +22,11 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 import dpmech
+from dpmech.cli.arguments import output_folder
+from dpmech.directed_rounding import format_down, format_up
 
 from .attacks.pipelines import PIPELINES, pipeline_parts
+from .cli import DATASET_NAMES
 from .report import json_ready, write_report
 
 DEFAULT_PIPELINE = "fedauxfdp"
@@ -90,11 +94,22 @@ def _accuracy_plot(path: pathlib.Path, result, title: str) -> None:
     figure.savefig(path, dpi=120)
 
 
+def _up(value) -> str:
+    """An upper bound (ε, δ) in the report, rounded up; JSON strings such as 'inf' as they are."""
+    return format_up(value, 6) if isinstance(value, float) else str(value)
+
+
+def _down(value) -> str:
+    return format_down(value, 6) if isinstance(value, float) else str(value)
+
+
 def _markdown(summary: dict) -> str:
     lines = [
         f"# dpmech run: {summary['pipeline']} on {summary['dataset']}",
         "",
-        f"Seed {summary['seed']}. Target budget (ε, δ) = ({summary['target_epsilon']:g}, {summary['target_delta']:g}).",
+        f"Seed {summary['seed']}. Target budget (ε, δ) = ({summary['target_epsilon']!r}, {summary['target_delta']!r}).",
+        "",
+        f"**Target {'met' if summary['target_met'] else 'NOT met'}**: {summary['target_note']}.",
         "",
         "## Accuracy",
         "",
@@ -104,13 +119,13 @@ def _markdown(summary: dict) -> str:
     ]
     lines += [f"| {name} | {value:.4f} |" for name, value in summary["baselines"].items()]
     lines += ["", "## Privacy budget (one record, replace-one)", "", "| accounting | ε | δ |", "|---|---|---|"]
-    lines += [f"| {name} | {record['epsilon']} | {record['delta']:g} |" for name, record in summary["guarantees"].items()]
+    lines += [f"| {name} | {_up(record['epsilon'])} | {_up(record['delta'])} |" for name, record in summary["guarantees"].items()]
     audit = summary["audit"]
     lines += [
         "",
         "## Audit",
         "",
-        f"- Canary: ε_lb = {audit['eps_lb']:.4g} against the claimed ε = {audit['eps_claimed']} "
+        f"- Canary: ε_lb = {_down(audit['eps_lb'])} against the claimed ε = {_up(audit['eps_claimed'])} "
         f"({audit['method']}, {audit['valid_as']}; α = {audit['alpha']}).",
         f"- {audit['mia']['attack']}: AUC {audit['mia']['auc']:.4f}, TPR at 0.1% FPR "
         f"{audit['mia']['tpr_at_0_1_percent_fpr']:.4f}, at 1% FPR {audit['mia']['tpr_at_1_percent_fpr']:.4f}.",
@@ -131,16 +146,23 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
     ``epsilon`` and ``delta`` in the summary are the claim the audit tests (the tight composition
     for FedAUXfdp; ∞ for Fed-ZDA). ``trials=None`` keeps each audit's own default.
     """
-    from trainers.data import load_dataset
-
+    # Every argument is checked before the trainers (and torch) load and before any training.
     dpmech.validation.integer_scalar("seed", seed, 0)
     if pipeline not in PIPELINES:
         raise ValueError(f"pipeline must be one of {', '.join(PIPELINES)} (got {pipeline!r})")
+    dpmech.validation.choice("dataset", dataset, DATASET_NAMES)
+    epsilon = dpmech.validation.positive("epsilon", epsilon)
+    delta = dpmech.validation.open_unit_interval("delta", delta)
     if trials is not None:
         dpmech.validation.integer_scalar("trials", trials, 1)
-    folder = pathlib.Path(out)
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"out must be a directory (got the file {str(folder)!r})")
+    if not isinstance(out, (str, pathlib.Path)):
+        raise ValueError(f"out must be a folder path (got {type(out).__name__})")
+    try:
+        folder = output_folder(str(out))
+    except argparse.ArgumentTypeError as error:
+        raise ValueError(f"out {error}") from None
+    from trainers.data import load_dataset
+
     audit_function, _, _ = pipeline_parts(pipeline)
     columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), disable=not progress, transient=False) as bar:
@@ -157,12 +179,21 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
         folder.mkdir(parents=True, exist_ok=True)
         write_report(audit, folder / "audit", title=f"{pipeline} audit", extra={"seed": seed})
         _accuracy_plot(folder / "accuracy.png", result, f"{pipeline} on {dataset}")
+        delivered_epsilon, delivered_delta = float(audit.eps_claimed), float(audit.delta)
+        target_met = delivered_epsilon <= epsilon and delivered_delta <= delta
+        target_note = (
+            f"the {pipeline} pipeline meets the target (ε, δ) = ({epsilon!r}, {delta!r})" if target_met else
+            f"the {pipeline} pipeline cannot meet the target (ε, δ) = ({epsilon!r}, {delta!r}): it delivers "
+            f"(ε, δ) = ({format_up(delivered_epsilon)}, {format_up(delivered_delta)})"
+        )
         summary = {
             "pipeline": pipeline,
             "dataset": dataset,
             "seed": seed,
             "target_epsilon": epsilon,
             "target_delta": delta,
+            "target_met": target_met,
+            "target_note": target_note,
             "accuracy": float(result.accuracy),
             "baselines": {name: float(value) for name, value in result.baselines.items()},
             "epsilon": float(audit.eps_claimed),

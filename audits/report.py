@@ -26,6 +26,8 @@ import pathlib
 import numpy as np
 from scipy import special
 
+from dpmech.directed_rounding import format_down, format_up
+
 from .metrics import roc_curve
 
 JSON_NAME = "audit.json"
@@ -59,12 +61,22 @@ def gdp_roc(fpr, mu):
     return special.ndtr(mu - special.ndtri(1.0 - np.asarray(fpr, dtype=float)))
 
 
+# Lower bounds print rounded down, claims and δ rounded up (dpmech.directed_rounding).
+_ROUNDED_DOWN = ("eps_lb", "mu_lb", "mu_actual")
+
+
+def _safe_text(name: str, value) -> str:
+    if not isinstance(value, float):
+        return str(value)
+    return format_down(value, 6) if name in _ROUNDED_DOWN else format_up(value, 6)
+
+
 def _markdown(record: dict, title: str) -> str:
     lines = [f"# {title}", "", "| quantity | value |", "|---|---|"]
     for name in _SUMMARY_FIELDS:
         if name in record:
             value = record[name]
-            lines.append(f"| {name} | {value:.6g} |" if isinstance(value, float) else f"| {name} | {value} |")
+            lines.append(f"| {name} | {_safe_text(name, value)} |")
     threat = record["threat_model"]
     lines += ["", "## Threat model", ""]
     lines += [f"- {key}: {value}" for key, value in threat.items() if value is not None]
@@ -126,8 +138,17 @@ def write_report(audit, directory, *, title: str, extra: dict | None = None) -> 
     Returns:
         {"json", "markdown", "scores", "roc"}: the paths written.
     """
+    missing = [name for name in ("as_dict", "scores", "threat_model", "eps_claimed", "delta") if not hasattr(audit, name)]
+    if missing:
+        raise ValueError(
+            f"audit must be an audit record with scores and a threat model (GaussianOutputAudit, "
+            f"LabelRandomizedResponseAudit, a pipeline audit); got {type(audit).__name__} without "
+            f"{', '.join(missing)} (an AuditResult is the estimator inside one: write its as_dict() as JSON)"
+        )
     if not isinstance(title, str) or not title:
         raise ValueError(f"title must be a non-empty string (got {title!r})")
+    if not isinstance(directory, (str, pathlib.Path)) or not str(directory).strip():
+        raise ValueError(f"directory must be a non-empty folder path (got {directory!r})")
     folder = pathlib.Path(directory)
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"out must be a directory (got the file {str(folder)!r})")

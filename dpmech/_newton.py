@@ -1,77 +1,53 @@
-"""Newton's method on log δ that always finishes on the private side of the root.
+"""Newton's method on an upper bound of log δ that always finishes on the private side of the root.
 
 Both Gaussian inversions (σ for a target δ, ε for a target δ) solve
-``log δ(x) = log_target`` for a monotone log δ. Newton's method first brings
-``|log δ(x) − log_target|`` below 1e-12; the finishing loop then takes Newton
-steps aimed at ``log_target − 2·LOG_DELTA_MARGIN`` and stops only once the
-evaluated log δ lies below ``log_target − LOG_DELTA_MARGIN``. Because the margin (relative 1e-11 on δ) is a
-hundred times the worst error of the δ evaluation, the answer keeps the
-guarantee in exact arithmetic, and the finishing step is checked rather than
-assumed.
+``log δ(x) = log_target`` for a monotone log δ. ``evaluate`` returns an upper
+bound on the exact log δ (the evaluated value plus its proven error bound, see
+:mod:`dpmech.gaussian`), so stopping where that bound is at or below the
+target keeps the guarantee in exact arithmetic. Newton's method first brings
+the bound within 1e-12 of the target (or runs out of steps where rounding
+noise at extreme inputs is larger); the finishing loop then takes Newton steps
+aimed at ``log_target − LOG_DELTA_MARGIN/10`` and stops only once the bound
+lies at or below ``log_target``: the finishing step is checked, not assumed.
+Where rounding noise at extreme inputs defeats Newton's method, or leaves it
+more than a relative 1e-9 inside the private side, bisection on the doubles
+between a private and an open point finishes.
 
-A scalar input runs a loop on Python floats (a few microseconds per step);
-an array input updates only the entries that have not yet converged.
+Inputs are 1-D float arrays; only the entries that have not converged are updated.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-# Relative margin on δ that every inversion keeps below the target: a hundred
-# times the worst relative error of the δ evaluation (about 1e-13).
+# Base of the error bound on an evaluated log δ: thirty times the worst relative error of the
+# δ evaluation (about 3e-13) seen against 50-digit arithmetic. gaussian_log_delta already adds it.
 LOG_DELTA_MARGIN = 1e-11
+_AIM = 0.1 * LOG_DELTA_MARGIN
 _TOLERANCE = 1e-12
 _MAX_STEPS = 100
+_FINISHING_STEPS = 8
+_BISECTION_STEPS = 70
+_TIGHTNESS = 1e-9
 
 
-def solve(x, evaluate, step, log_target):
-    """Return x with evaluate(x)[0] <= log_target − LOG_DELTA_MARGIN, close to equality.
+def solve(x, evaluate, step, log_target, private_end, open_end):
+    """Return x with evaluate(x)[0] <= log_target, close to equality.
 
     Args:
-        x: starting point, a float or a 1-D float array (modified in place).
-        evaluate: ``evaluate(x, index) -> (log_delta, slope)`` at ``x`` (the
-            entries ``index`` of the full problem, or ``None`` for a scalar).
-        step: ``step(x, excess, slope) -> new x``, one Newton step that lowers
-            log δ by ``excess`` to first order.
-        log_target: float or array matching x.
+        x: starting points, a 1-D float array (modified in place).
+        evaluate: ``evaluate(x, index) -> (upper bound on log δ, slope)`` at ``x``, the entries
+            ``index`` of the full problem.
+        step: ``step(x, excess, slope) -> new x``, one Newton step that lowers log δ by ``excess``
+            to first order.
+        log_target: array matching x.
+        private_end, open_end: non-negative doubles (arrays matching x) where the bound is known to
+            be at or below the target, and above it. Where Newton's method does not finish, or
+            finishes more than a relative 1e-9 inside the private side, the answer is bisected on
+            the doubles themselves between the two sides.
     """
-    if np.ndim(x) == 0:
-        return _solve_scalar(float(x), evaluate, step, float(log_target))
-    return _solve_array(x, evaluate, step, log_target)
-
-
-def _finishing_step(x, excess, slope, step):
-    """A Newton step aimed a full margin past the target, and never shorter than one ulp.
-
-    Where log δ is steep in x, a step of size margin/slope can round to no
-    move at all; the direction of a unit step then decides the ulp to take.
-    """
-    moved = step(x, excess + LOG_DELTA_MARGIN, slope)
-    if np.ndim(x) == 0:
-        return moved if moved != x else float(np.nextafter(x, step(x, 1.0, slope)))
-    stuck = moved == x
-    moved[stuck] = np.nextafter(x[stuck], step(x[stuck], np.ones(np.count_nonzero(stuck)), slope[stuck]))
-    return moved
-
-
-def _solve_scalar(x, evaluate, step, log_target):
-    log_delta, slope = evaluate(x, None)
-    for _ in range(_MAX_STEPS):
-        excess = log_delta - log_target
-        if abs(excess) <= _TOLERANCE:
-            break
-        x = step(x, excess, slope)
-        log_delta, slope = evaluate(x, None)
-    for _ in range(_MAX_STEPS):
-        excess = log_delta - (log_target - LOG_DELTA_MARGIN)
-        if excess <= 0.0:
-            return x
-        x = _finishing_step(x, excess, slope, step)
-        log_delta, slope = evaluate(x, None)
-    raise ArithmeticError("Newton iteration on log delta did not reach the private side")
-
-
-def _solve_array(x, evaluate, step, log_target):
     active = np.arange(x.size)
     log_delta, slope = evaluate(x, active)
     for _ in range(_MAX_STEPS):
@@ -80,19 +56,108 @@ def _solve_array(x, evaluate, step, log_target):
         if not np.any(moving):
             break
         active, excess, slope = active[moving], excess[moving], slope[moving]
-        x[active] = step(x[active], excess, slope)
+        moved = step(x[active], excess, slope)
+        changed = moved != x[active]
+        x[active] = moved
+        if not np.any(changed):
+            break
+        active = active[changed]
         log_delta, slope = evaluate(x[active], active)
-    # Entries that stopped earlier still hold their last evaluation in this
-    # pass only if re-evaluated; one vectorised evaluation of all is cheaper
-    # than tracking them.
     active = np.arange(x.size)
     log_delta, slope = evaluate(x, active)
-    for _ in range(_MAX_STEPS):
-        excess = log_delta - (log_target[active] - LOG_DELTA_MARGIN)
-        pending = excess > 0.0
+    for _ in range(_FINISHING_STEPS):
+        pending = log_delta > log_target[active]
         if not np.any(pending):
-            return x
-        active, excess, slope = active[pending], excess[pending], slope[pending]
+            break
+        active, slope = active[pending], slope[pending]
+        excess = log_delta[pending] - (log_target[active] - _AIM)
         x[active] = _finishing_step(x[active], excess, slope, step)
         log_delta, slope = evaluate(x[active], active)
-    raise ArithmeticError("Newton iteration on log delta did not reach the private side")
+    else:
+        pending = log_delta > log_target[active]
+        if np.any(pending):
+            stuck = active[pending]
+            x[stuck] = _bisect(x[stuck], private_end[stuck], evaluate, log_target[stuck], stuck)
+    # A point a relative 1e-9 toward the open side that is still private means Newton's method
+    # stopped far inside (rounding noise at extreme inputs): bisect toward the open end instead.
+    everything = np.arange(x.size)
+    probe = np.where(open_end > x, x * (1.0 + _TIGHTNESS), x * (1.0 - _TIGHTNESS))
+    probe = np.where(probe == x, np.nextafter(x, open_end), probe)
+    loose = (evaluate(probe, everything)[0] <= log_target) & (probe != x)
+    if np.any(loose):
+        index = everything[loose]
+        x[index] = _bisect(open_end[index], x[index], evaluate, log_target[index], index)
+    return x
+
+
+def _bisect(open_end, private_end, evaluate, log_target, index):
+    """Bisection on the bit patterns of positive doubles (ordered like the values): at most 64 steps."""
+    if np.any(evaluate(private_end, index)[0] > log_target):
+        raise ArithmeticError("the private end of the bisection is not private")
+    low, high = np.sort(np.stack([open_end.view(np.int64), private_end.view(np.int64)]), axis=0)
+    private_is_high = private_end.view(np.int64) == high
+    for _ in range(_BISECTION_STEPS):
+        if np.all(high - low <= 1):
+            break
+        middle = low + (high - low) // 2
+        private = evaluate(middle.view(np.float64), index)[0] <= log_target
+        to_high = private == private_is_high
+        high = np.where(to_high, middle, high)
+        low = np.where(to_high, low, middle)
+    return np.where(private_is_high, high, low).view(np.float64)
+
+
+def _finishing_step(x, excess, slope, step):
+    """A Newton step aimed past the target, and never shorter than one ulp.
+
+    Where log δ is steep in x, a step of size aim/slope can round to no move at
+    all; the direction of a unit step then decides the ulp to take.
+    """
+    moved = step(x, excess, slope)
+    stuck = moved == x
+    if np.any(stuck):
+        moved[stuck] = np.nextafter(x[stuck], step(x[stuck], np.ones(np.count_nonzero(stuck)), slope[stuck]))
+    return moved
+
+
+def solve_scalar(x, evaluate, step, log_target, open_end):
+    """:func:`solve` for one float with Python-float callbacks; None wherever the array path must decide.
+
+    ``evaluate(x) -> (upper bound on log δ, slope)`` or None. The same three stages; anything unusual
+    (a None evaluation, no finish within the steps, a loose finish) returns None rather than guessing.
+    """
+    pair = evaluate(x)
+    if pair is None:
+        return None
+    upper, slope = pair
+    for _ in range(_MAX_STEPS):
+        excess = upper - log_target
+        if abs(excess) <= _TOLERANCE:
+            break
+        moved = step(x, excess, slope)
+        if moved == x or not math.isfinite(moved):
+            break
+        x = moved
+        pair = evaluate(x)
+        if pair is None:
+            return None
+        upper, slope = pair
+    for _ in range(_FINISHING_STEPS):
+        if upper <= log_target:
+            break
+        moved = step(x, upper - (log_target - _AIM), slope)
+        if moved == x:
+            moved = float(np.nextafter(x, step(x, 1.0, slope)))
+        x = moved
+        pair = evaluate(x)
+        if pair is None:
+            return None
+        upper, slope = pair
+    else:
+        if upper > log_target:
+            return None
+    probe = x * (1.0 + _TIGHTNESS) if open_end > x else x * (1.0 - _TIGHTNESS)
+    pair = evaluate(probe if probe != x else float(np.nextafter(x, open_end)))
+    if pair is None or pair[0] <= log_target:
+        return None
+    return x

@@ -7,15 +7,21 @@ exactly (the two terms of :math:`\partial\delta` combine through
 :math:`e^{\varepsilon}\varphi(b) = \varphi(a)`), so Newton's method on
 :math:`\log\delta(\mu)` needs only quantities already computed. It starts at
 the μ where :math:`\Phi(a)` equals the target δ; since δ ≤ Φ(a), that start lies
-at or below the root, and the iterates approach it from below. A final step
-moves μ down until δ is under the target by a relative 1e-11, a hundred times
-the worst error of the δ evaluation, so the σ returned is never below the exact
-σ, checked in 50-digit arithmetic by the tests, and exceeds it by about 1e-11.
+at or below the root, and the iterates approach it from below. Newton's method
+runs on the upper bound of :func:`dpmech.gaussian_log_delta` (the evaluated
+log δ plus its proven error bound) and stops where that bound is at or below
+the target; σ = Δ√k/μ is then rounded upward and checked once more through
+the same μ the public functions form from it, so the σ returned is never
+below the exact σ, for every input accepted (checked in 50-digit arithmetic
+by the tests), and exceeds it by about 1e-11 relative for ordinary inputs.
 
 ``method="classic"`` is σ = Δ√k·√(2 ln(1.25/δ))/ε (Dwork & Roth 2014,
 Thm. A.1), the form FedAUXfdp and DP-Helmet's estimate use. The theorem holds
 only for ε < 1, so larger ε is refused; it is looser than the analytic σ
-everywhere it holds.
+everywhere it holds. Its σ is rounded upward too.
+
+A σ beyond the largest double (ε of 1e-300 with a large sensitivity) is
+refused with a ValueError naming epsilon and sensitivity.
 """
 
 from __future__ import annotations
@@ -23,52 +29,103 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from . import _newton
 from . import validation as check
-from .gaussian import _LOG_SQRT_2PI, _log_delta_mu
+from .gaussian import (
+    _LARGEST,
+    _LOG_SQRT_2PI,
+    _UPWARD,
+    _delta_from_log_upper,
+    _epsilon_for_mu,
+    _log_delta_evaluated_and_upper,
+    _log_delta_mu,
+    _ratio_up,
+    _solver_log_target,
+    _upper_quantile,
+    _upper_scalar,
+)
 
 METHODS = ("analytic", "classic")
+_MAX_ROUND_TRIP_STEPS = 64
 
 
 def _log_delta_slope_in_log_mu(epsilon, mu, log_delta):
     """d log δ / d log μ = μ φ(a) / δ."""
-    a = 0.5 * mu - epsilon / mu
-    return mu * np.exp(-0.5 * a * a - _LOG_SQRT_2PI - log_delta)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        a = 0.5 * mu - epsilon / mu
+        return mu * np.exp(-0.5 * a * a - _LOG_SQRT_2PI - log_delta)
 
 
 def _log_mu_step(mu, excess, slope):
-    return mu * np.exp(-excess / slope)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        moved = mu * np.exp(-excess / slope)
+    return np.clip(np.where(np.isnan(moved), mu, moved), 5e-324, _LARGEST)
 
 
 def _mu_for_target(epsilon, log_target):
-    """Largest μ with log δ(ε; μ) <= log_target − margin, for scalars or flattened arrays.
+    """Largest μ with the upper bound on log δ(ε; μ) <= log_target, for flattened arrays.
 
-    Newton's method runs in log μ, where log δ is closest to linear (3 to 4
-    steps from the start below on the test grid of tests/dpmech/test_calibration.py).
+    Newton's method runs in log μ, where log δ is closest to linear, from the μ
+    where Φ(a) equals the target (at or below the root, since δ <= Φ(a)).
     """
-    if isinstance(epsilon, float):
-        z = -float(special.ndtri(math.exp(log_target)))
-        start = math.sqrt(z * z + 2.0 * epsilon) - z
-
-        def evaluate(mu, _):
-            log_delta = _log_delta_mu(epsilon, mu)
-            a = 0.5 * mu - epsilon / mu
-            return log_delta, mu * math.exp(-0.5 * a * a - _LOG_SQRT_2PI - log_delta)
-
-        return _newton.solve(start, evaluate, lambda m, x, g: m * math.exp(-x / g), log_target)
-    z = -special.ndtri(np.exp(log_target))
+    z = _upper_quantile(log_target)
+    # μ² + 2zμ − 2ε = 0, solved without cancellation (z > 0 for δ < 1/2) or overflow (hypot).
+    root = np.hypot(z, math.sqrt(2.0) * np.sqrt(epsilon))
+    with np.errstate(under="ignore", divide="ignore", invalid="ignore"):
+        start = np.where(z > 0.0, epsilon / (root + z) * 2.0, root - z)
+    start = np.maximum(start, 5e-324)
 
     def evaluate(mu, index):
-        log_delta = _log_delta_mu(epsilon[index], mu)
-        return log_delta, _log_delta_slope_in_log_mu(epsilon[index], mu, log_delta)
+        log_delta, upper = _log_delta_evaluated_and_upper(epsilon[index], mu)
+        return upper, _log_delta_slope_in_log_mu(epsilon[index], mu, log_delta)
 
-    return _newton.solve(np.sqrt(z * z + 2.0 * epsilon) - z, evaluate, _log_mu_step, log_target)
+    return _newton.solve(start, evaluate, _log_mu_step, log_target, np.full_like(start, 5e-324), np.full_like(start, _LARGEST))
+
+
+def _calibrate_scalar(epsilon: float, delta: float, sensitivity: float, compositions):
+    """The analytic σ for floats and an int k on Python floats, checked as the array path checks; None to defer."""
+    log_target = float(_solver_log_target(delta))
+    z = float(_upper_quantile(np.array([log_target]))[0])
+    root = math.hypot(z, math.sqrt(2.0) * math.sqrt(epsilon))
+    start = max(epsilon / (root + z) * 2.0 if z > 0.0 else root - z, 5e-324)
+
+    def evaluate(mu):
+        pair = _upper_scalar(epsilon, mu)
+        if pair is None:
+            return None
+        a = 0.5 * mu - epsilon / mu
+        slope = mu * math.exp(min(-0.5 * a * a - _LOG_SQRT_2PI - pair[0], 700.0))
+        return pair[1], slope
+
+    def step(mu, excess, slope):
+        if not slope > 0.0:
+            return mu
+        moved = mu * math.exp(min(max(-excess / slope, -700.0), 700.0))
+        return min(max(moved, 5e-324), _LARGEST)
+
+    mu = _newton.solve_scalar(start, evaluate, step, log_target, _LARGEST)
+    if mu is None:
+        return None
+    sigma = _ratio_up(sensitivity, compositions, mu)
+    if not math.isfinite(sigma):
+        return None
+    final = _upper_scalar(epsilon, _ratio_up(sensitivity, compositions, sigma))
+    if final is None or min(math.nextafter(math.exp(final[1]), math.inf), 1.0) > delta:
+        return None
+    return sigma
+
+
+def _refuse_overflow(sigma):
+    if np.any(np.isinf(sigma)):
+        raise ValueError(
+            "epsilon is too small for this sensitivity and compositions: sigma would exceed the largest "
+            "double (raise epsilon or lower sensitivity)"
+        )
 
 
 def calibrate_gaussian(epsilon, delta, sensitivity=1.0, compositions=1, method="analytic"):
-    """Smallest noise σ for which k Gaussian releases are (ε, δ)-DP.
+    """Smallest noise σ for which k Gaussian releases are (ε, δ)-DP, never below the exact one.
 
     The neighbouring relation is the one ``sensitivity`` was computed under.
 
@@ -82,33 +139,58 @@ def calibrate_gaussian(epsilon, delta, sensitivity=1.0, compositions=1, method="
     Returns:
         σ as a float, or an array of the broadcast shape of the inputs.
         Analytic σ satisfies δ(ε; σ) <= delta in exact arithmetic and exceeds
-        the exact smallest σ by a relative 1e-11 or less.
+        the exact smallest σ by about a relative 1e-11 for ordinary inputs.
+
+    Raises:
+        ValueError: naming the parameter for bad input, and naming epsilon where σ would exceed the
+        largest double.
     """
     method = check.choice("method", method, METHODS)
     epsilon = check.positive("epsilon", epsilon)
     delta = check.open_unit_interval("delta", delta)
     sensitivity = check.positive("sensitivity", sensitivity)
     compositions = check.integer_at_least("compositions", compositions, 1)
-    if isinstance(epsilon, float) and isinstance(delta, float) and isinstance(sensitivity, float) and isinstance(compositions, int):
-        scale = sensitivity * math.sqrt(compositions)
-        if method == "analytic":
-            return scale / _mu_for_target(epsilon, math.log(delta))
-    else:
-        scale = sensitivity * np.sqrt(compositions)
     if method == "classic":
-        if np.any(epsilon >= 1.0):
+        if np.any(np.asarray(epsilon) >= 1.0):
             raise ValueError(
                 "epsilon must be < 1 for method='classic' (the Dwork-Roth bound is a theorem only "
                 "there); use method='analytic' for epsilon >= 1"
             )
-        return check.scalar_or_array(scale * np.sqrt(2.0 * np.log(1.25 / delta)) / epsilon)
-    epsilon_b, log_target = np.broadcast_arrays(epsilon, np.log(delta))
-    if epsilon_b.ndim == 0:
-        mu = _mu_for_target(float(epsilon_b), float(log_target))
+        # Every factor rounded upward: the log and sqrt by a relative 2u each, the product by 8u.
+        factor = np.sqrt(2.0 * np.log(1.25 / np.asarray(delta)) * _UPWARD) * _UPWARD
+        with np.errstate(over="ignore"):
+            sigma = _ratio_up(sensitivity, compositions, epsilon) * factor * _UPWARD
+        _refuse_overflow(sigma)
+        return check.scalar_or_array(sigma)
+    if isinstance(epsilon, float) and isinstance(delta, float) and isinstance(sensitivity, float) and isinstance(
+            compositions, int):
+        quick = _calibrate_scalar(epsilon, delta, sensitivity, compositions)
+        if quick is not None:
+            return quick
+    if isinstance(compositions, int):
+        epsilon_b, delta_b, sensitivity_b = np.broadcast_arrays(epsilon, delta, sensitivity)
+        compositions_b = compositions
     else:
-        mu = _mu_for_target(epsilon_b.ravel().copy(), log_target.ravel().copy()).reshape(epsilon_b.shape)
-    # σ = scale/μ rounds once; the 1e-11 margin on μ absorbs it many times over.
-    return check.scalar_or_array(scale / mu)
+        epsilon_b, delta_b, sensitivity_b, compositions_b = np.broadcast_arrays(epsilon, delta, sensitivity,
+                                                                                compositions)
+    shape = epsilon_b.shape
+    flat_epsilon, flat_delta = epsilon_b.ravel().astype(float), delta_b.ravel().astype(float)
+    mu = _mu_for_target(flat_epsilon, _solver_log_target(flat_delta))
+    flat_sensitivity = sensitivity_b.ravel().astype(float)
+    flat_compositions = compositions_b if isinstance(compositions_b, int) else np.ravel(compositions_b).astype(float)
+    sigma = np.atleast_1d(_ratio_up(flat_sensitivity, flat_compositions, mu))
+    _refuse_overflow(sigma)
+    # Checked through the δ that gaussian_delta reports at this σ (whose μ is rounded upward once more).
+    for _ in range(_MAX_ROUND_TRIP_STEPS):
+        log_delta = _log_delta_mu(flat_epsilon, _ratio_up(flat_sensitivity, flat_compositions, sigma))
+        over = _delta_from_log_upper(log_delta) > flat_delta
+        if not np.any(over):
+            break
+        sigma[over] = np.nextafter(sigma[over], np.inf) * _UPWARD
+    else:
+        raise ArithmeticError("calibrate_gaussian: the calibrated sigma failed its own check")
+    _refuse_overflow(sigma)
+    return float(sigma[0]) if not shape else sigma.reshape(shape)
 
 
 def split_gaussian_budget(epsilon, delta, shares):
@@ -129,18 +211,23 @@ def split_gaussian_budget(epsilon, delta, shares):
         shares: m >= 1 positive weights, the shares of μ² (of the privacy loss variance).
 
     Returns:
-        A list of m (ε_i, δ_i) pairs.
+        A list of m (ε_i, δ_i) pairs. A share so small that its release is already
+        (0, δ_i)-DP gets ε_i = 0.
     """
     epsilon = check.positive("epsilon", epsilon)
     delta = check.open_unit_interval("delta", delta)
     if np.ndim(epsilon) or np.ndim(delta):
         raise ValueError("epsilon and delta must be single numbers for split_gaussian_budget")
     weights = np.atleast_1d(check.positive("shares", shares))
-    if weights.ndim != 1:
-        raise ValueError(f"shares must be a 1-D list of positive weights (got shape {weights.shape})")
-    from .gaussian import gaussian_epsilon
-
-    total_mu = 1.0 / calibrate_gaussian(float(epsilon), float(delta))
-    mus = total_mu * np.sqrt(weights / weights.sum()) * (1.0 - 1e-9)
+    if weights.ndim != 1 or weights.size == 0:
+        raise ValueError(f"shares must be a non-empty 1-D list of positive weights (got shape {weights.shape})")
+    total_mu = _mu_for_target(np.array([float(epsilon)]), _solver_log_target(np.array([float(delta)])))[0]
+    # Divided by the largest weight first, so that the sum cannot overflow.
+    scaled = weights / weights.max()
+    mus = total_mu * np.sqrt(scaled / scaled.sum()) * (1.0 - 1e-9)
     share_delta = float(delta) / weights.size
-    return [(float(gaussian_epsilon(share_delta, 1.0, float(mu))), share_delta) for mu in mus]
+    epsilons = np.zeros_like(mus)
+    positive = mus > 0.0
+    targets = _solver_log_target(np.full(np.count_nonzero(positive), share_delta))
+    epsilons[positive], _ = _epsilon_for_mu(targets, mus[positive])
+    return [(float(value), share_delta) for value in epsilons]

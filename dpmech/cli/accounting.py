@@ -1,44 +1,74 @@
-"""``dpmech calibrate``, ``dpmech epsilon`` and ``dpmech delta``: the Gaussian mechanism from the shell."""
+"""``dpmech calibrate``, ``dpmech epsilon`` and ``dpmech delta``: the Gaussian mechanism from the shell.
+
+Every option is checked as it is parsed (:mod:`dpmech.cli.arguments`). The
+printed σ, ε and δ are the library's conservative doubles (σ and ε never below
+the exact ones, δ never below the exact δ, and never 0), rounded up once more
+for the table; inputs are echoed exactly. A δ below the smallest double is
+printed from its logarithm, and JSON carries ``log_delta`` alongside.
+"""
 
 from __future__ import annotations
 
-from .. import validation as check
+import math
+
 from ..calibration import METHODS, calibrate_gaussian
-from ..gaussian import gaussian_delta, gaussian_epsilon
-from ..ledger import PrivacyLedger
-from ..events import GaussianEvent
+from ..directed_rounding import format_log_up, format_up
+from ..gaussian import gaussian_delta, gaussian_epsilon, gaussian_log_delta
+from . import arguments
 from .output import emit
+
+_SMALLEST_NORMAL = 2.2250738585072014e-308
+# format_log_up's guard (a relative 1e-12 on the mantissa) covers the rounding of log δ/ln 10 only
+# while |log δ| stays below about 9000 (ulp(log10 δ)·ln 10 < 1e-12 there).
+_DECIMAL_LOG_FROM = -5000.0
 
 
 def _common(parser):
-    parser.add_argument("--sensitivity", type=float, default=1.0, help="L2 sensitivity of one release (default 1)")
-    parser.add_argument("--compositions", type=int, default=1, help="number of releases with this sigma (default 1)")
+    parser.add_argument("--sensitivity", type=arguments.positive_real, default=1.0,
+                        help="L2 sensitivity of one release, > 0 (default 1)")
+    parser.add_argument("--compositions", type=arguments.integer_in(1), default=1,
+                        help="number of releases with this sigma, an integer >= 1 (default 1)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def register(subparsers) -> None:
     calibrate = subparsers.add_parser("calibrate", help="smallest sigma for a target (epsilon, delta)")
-    calibrate.add_argument("--epsilon", type=float, required=True)
-    calibrate.add_argument("--delta", type=float, required=True)
-    calibrate.add_argument("--method", choices=METHODS, default="analytic")
+    calibrate.add_argument("--epsilon", type=arguments.positive_real, required=True, help="target epsilon > 0")
+    calibrate.add_argument("--delta", type=arguments.unit_open, required=True, help="target delta in (0, 1)")
+    calibrate.add_argument("--method", type=arguments.choice(METHODS), default="analytic",
+                           help="analytic (tight, default) or classic (Dwork-Roth, epsilon < 1)")
     _common(calibrate)
     calibrate.set_defaults(handler=_calibrate)
 
     epsilon = subparsers.add_parser("epsilon", help="smallest epsilon of a Gaussian at a given delta")
-    epsilon.add_argument("--sigma", type=float, required=True)
-    epsilon.add_argument("--delta", type=float, required=True)
+    epsilon.add_argument("--sigma", type=arguments.positive_real, required=True, help="noise sigma > 0")
+    epsilon.add_argument("--delta", type=arguments.unit_open, required=True, help="delta in (0, 1)")
     _common(epsilon)
     epsilon.set_defaults(handler=_epsilon)
 
     delta = subparsers.add_parser("delta", help="tight delta of a Gaussian at a given epsilon")
-    delta.add_argument("--sigma", type=float, required=True)
-    delta.add_argument("--epsilon", type=float, required=True)
+    delta.add_argument("--sigma", type=arguments.positive_real, required=True, help="noise sigma > 0")
+    delta.add_argument("--epsilon", type=arguments.non_negative_real, required=True, help="epsilon >= 0")
     _common(delta)
     delta.set_defaults(handler=_delta)
 
 
+def _delta_fields(epsilon, sigma, sensitivity, compositions):
+    """(δ as the conservative double, log δ, table text): a δ below every double is shown from its log."""
+    log_delta = gaussian_log_delta(epsilon, sigma, sensitivity, compositions)
+    delta = gaussian_delta(epsilon, sigma, sensitivity, compositions)
+    if delta >= _SMALLEST_NORMAL:
+        return delta, log_delta, None
+    if log_delta >= _DECIMAL_LOG_FROM:
+        return delta, log_delta, format_log_up(log_delta)
+    # Splitting a log this large into a decimal exponent and mantissa loses the mantissa entirely;
+    # exp of the log rounded up is still an upper bound.
+    return delta, log_delta, f"exp({format_up(log_delta)})"
+
+
 def _calibrate(args) -> None:
     sigma = calibrate_gaussian(args.epsilon, args.delta, args.sensitivity, args.compositions, args.method)
+    achieved, log_achieved, shown = _delta_fields(args.epsilon, sigma, args.sensitivity, args.compositions)
     record = {
         "sigma": sigma,
         "epsilon": args.epsilon,
@@ -46,9 +76,12 @@ def _calibrate(args) -> None:
         "sensitivity": args.sensitivity,
         "compositions": args.compositions,
         "method": args.method,
-        "achieved_delta": gaussian_delta(args.epsilon, sigma, args.sensitivity, args.compositions),
+        "achieved_delta": achieved,
+        "log_achieved_delta": log_achieved,
     }
-    emit(record, args.json, "Gaussian calibration")
+    emit(record, args.json, "Gaussian calibration",
+         directions={"sigma": "up", "achieved_delta": "up", "log_achieved_delta": "up"},
+         shown={"achieved_delta": shown})
 
 
 def _epsilon(args) -> None:
@@ -61,20 +94,19 @@ def _epsilon(args) -> None:
         "compositions": args.compositions,
         "method": "exact",
     }
-    emit(record, args.json, "Gaussian epsilon")
+    emit(record, args.json, "Gaussian epsilon", directions={"epsilon": "up"})
 
 
 def _delta(args) -> None:
-    # Through the ledger, so the printed δ carries the evaluation's error margin upward.
-    check.integer_scalar("compositions", args.compositions, 1)
-    ledger = PrivacyLedger().record(GaussianEvent(args.sigma, args.sensitivity), count=args.compositions)
-    guarantee = ledger.delta(args.epsilon, method="exact")
+    # k releases with one σ and Δ compose exactly (dpmech.gaussian); the δ is an upper bound, never 0.
+    delta, log_delta, shown = _delta_fields(args.epsilon, args.sigma, args.sensitivity, args.compositions)
     record = {
         "sigma": args.sigma,
         "epsilon": args.epsilon,
-        "delta": guarantee.delta,
+        "delta": delta,
+        "log_delta": log_delta,
         "sensitivity": args.sensitivity,
         "compositions": args.compositions,
         "method": "exact",
     }
-    emit(record, args.json, "Gaussian delta")
+    emit(record, args.json, "Gaussian delta", directions={"delta": "up", "log_delta": "up"}, shown={"delta": shown})

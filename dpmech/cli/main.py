@@ -7,6 +7,7 @@ import sys
 from importlib.metadata import entry_points
 
 from . import accounting, verify
+from .arguments import join_negative_values
 
 PLUGIN_GROUP = "dpmech.commands"
 
@@ -27,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser().parse_args(join_negative_values(argv))
     try:
         args.handler(args)
     except ValueError as error:

@@ -45,3 +45,50 @@ def test_bad_input_exits_2_with_one_line(tmp_path, arguments, fragment):
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and fragment in lines[0], result.stderr
+
+
+class _FakeResult:
+    pipeline = "fedzda"
+    accuracy = 0.5
+    baselines = {}
+    guarantees = {}
+    notes = ["no privacy guarantee"]
+
+    def summary(self):
+        return {"config": {}}
+
+
+class _FakeAudit:
+    eps_claimed = float("inf")
+    delta = 0.0
+    eps_lb = 0.0
+
+    def as_dict(self):
+        return {"eps_lb": 0.0, "eps_claimed": float("inf"), "method": "gdp", "valid_as": "estimate", "alpha": 0.05,
+                "notes": [], "mia": {"attack": "LiRA", "auc": 0.5, "tpr_at_0_1_percent_fpr": 0.001,
+                                     "tpr_at_1_percent_fpr": 0.01}}
+
+
+def test_a_target_the_pipeline_cannot_meet_is_reported_and_warned(monkeypatch, tmp_path, capsys):
+    # Training, audit and plots stubbed: the check is on what is reported about the target.
+    import audits.main_job as main_job
+    from importlib.metadata import EntryPoint
+
+    from dpmech.cli import main as cli_main
+
+    monkeypatch.setattr(main_job, "run_pipeline", lambda *_: _FakeResult())
+    real_parts = main_job.pipeline_parts
+    monkeypatch.setattr(main_job, "pipeline_parts", lambda name: (lambda *_, **__: _FakeAudit(), *real_parts(name)[1:]))
+    monkeypatch.setattr(main_job, "write_report", lambda *_, **__: None)
+    monkeypatch.setattr(main_job, "_accuracy_plot", lambda *_: None)
+    run_plugin = EntryPoint(name="run", value="audits.cli:register_run", group="dpmech.commands")
+    monkeypatch.setattr(cli_main, "entry_points", lambda group: [run_plugin] if group == cli_main.PLUGIN_GROUP else [])
+    status = cli_main.main(["run", "--pipeline", "fedzda", "--epsilon", "1", "--out", str(tmp_path / "r"), "--json"])
+    captured = capsys.readouterr()
+    assert status == 0
+    record = json.loads(captured.out)
+    assert record["target_met"] is False and record["target_epsilon"] == 1.0 and record["epsilon"] == "inf"
+    assert captured.err.startswith("dpmech run: warning: the fedzda pipeline cannot meet the target")
+    assert len(captured.err.strip().splitlines()) == 1
+    assert "Target NOT met" in (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
+    assert json.loads((tmp_path / "r" / "summary.json").read_text())["target_met"] is False

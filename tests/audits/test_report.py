@@ -7,6 +7,7 @@ import pytest
 
 from audits import AuditScores, epsilon_from_gdp, epsilon_one_run
 from audits.attacks import audit_gaussian_output, audit_label_randomized_response
+from dpmech.directed_rounding import format_down
 from audits.report import gdp_roc, json_ready, privacy_region_boundary, write_report
 
 
@@ -26,7 +27,7 @@ def test_gaussian_report_files_and_round_trip(gaussian_audit, tmp_path):
     assert stored["mu_lb"] == gaussian_audit.mu_lb and stored["result"]["counts"] == dict(gaussian_audit.result.counts)
     assert paths["roc"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     markdown = paths["markdown"].read_text(encoding="utf-8")
-    assert "white-box" in markdown and f"{gaussian_audit.eps_lb:.6g}" in markdown
+    assert "white-box" in markdown and format_down(gaussian_audit.eps_lb, 6) in markdown
     with np.load(paths["scores"]) as raw:
         scores = AuditScores(raw["in_scores"], raw["out_scores"], bool(raw["higher_is_in"]), str(raw["trials"]))
     recomputed = epsilon_from_gdp(scores, alpha=gaussian_audit.alpha, delta=gaussian_audit.delta)

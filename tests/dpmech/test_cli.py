@@ -17,7 +17,8 @@ def test_calibrate_json_holds_every_input_and_output():
     result = run("calibrate", "--epsilon", "1", "--delta", "1e-5", "--sensitivity", "2", "--compositions", "3", "--json")
     assert result.returncode == 0, result.stderr
     record = json.loads(result.stdout)
-    assert set(record) == {"sigma", "epsilon", "delta", "sensitivity", "compositions", "method", "achieved_delta"}
+    assert set(record) == {"sigma", "epsilon", "delta", "sensitivity", "compositions", "method", "achieved_delta",
+                           "log_achieved_delta"}
     assert record["sigma"] == calibrate_gaussian(1.0, 1e-5, 2.0, 3)
     assert record["achieved_delta"] <= 1e-5
     assert record["method"] == "analytic"

@@ -14,6 +14,7 @@ from dpmech import (
     gaussian_epsilon,
     gaussian_log_delta,
     group_privacy,
+    split_gaussian_budget,
     PrivacyLedger,
 )
 
@@ -54,6 +55,26 @@ INVALID = [
     (lambda: GaussianEvent(sigma="2"), "sigma", "real number"),
     (lambda: PrivacyLedger().record(GaussianEvent(1.0), count="3"), "count", "integer"),
     (lambda: group_privacy(GaussianEvent(1.0), "2"), "group_size", "integer"),
+    # The Gaussian core, argument by argument: strings, booleans, None, complex, bytes.
+    (lambda: gaussian_delta("1", 1.0), "epsilon", "real number"),
+    (lambda: gaussian_delta(1.0, True), "sigma", "real number"),
+    (lambda: gaussian_log_delta(1.0, 1.0, sensitivity="2"), "sensitivity", "real number"),
+    (lambda: gaussian_log_delta(None, 1.0), "epsilon", "real number"),
+    (lambda: gaussian_epsilon(1e-5, 1.0, compositions="3"), "compositions", "integer"),
+    (lambda: gaussian_epsilon(True, 1.0), "delta", "real number"),
+    (lambda: gaussian_epsilon(1e-5, 1 + 0j), "sigma", "real number"),
+    (lambda: calibrate_gaussian(1.0, b"1e-5"), "delta", "real number"),
+    (lambda: calibrate_gaussian(1.0, 1e-5, sensitivity=False), "sensitivity", "real number"),
+    (lambda: calibrate_gaussian(1.0, 1e-5, compositions=False), "compositions", "integer"),
+    (lambda: calibrate_gaussian(0.5, 1e-5, compositions=10**700, method="classic"), "epsilon", "too small"),
+    (lambda: calibrate_gaussian(1e-300, 1e-5, sensitivity=1e305), "epsilon", "largest double"),
+    (lambda: calibrate_gaussian(1.0, 1e-5, method=None), "method", "analytic"),
+    (lambda: split_gaussian_budget("1", 1e-5, [1.0]), "epsilon", "real number"),
+    (lambda: split_gaussian_budget(1.0, True, [1.0]), "delta", "real number"),
+    (lambda: split_gaussian_budget(1.0, 1e-5, []), "shares", "non-empty"),
+    (lambda: split_gaussian_budget(1.0, 1e-5, ["1"]), "shares", "real number"),
+    (lambda: split_gaussian_budget(1.0, 1e-5, [[1.0], [2.0]]), "shares", "1-D"),
+    (lambda: gaussian_epsilon(1e-5, 1e-160), "sigma", "largest double"),
 ]
 
 
