@@ -182,7 +182,9 @@ def _optimal_k(priors: np.ndarray, order: np.ndarray, epsilon: float, google_com
     offset = 2.0 if google_compat else 1.0
     # 1 + (k − offset)e^{−ε} written as (1 − e^{−ε}) + (k − offset + 1)e^{−ε}: positive for every ε > 0,
     # where Google's k = 1 term 1 − e^{−ε} would round to 0 for ε below 1.1e-16.
-    weights = top_mass / (-np.expm1(-epsilon) + (k - offset + 1.0) * np.exp(-epsilon))
+    # Google's k = 1 weight may overflow to +inf for subnormal ε: it is then the largest, as it should be.
+    with np.errstate(over="ignore"):
+        weights = top_mass / (-np.expm1(-epsilon) + (k - offset + 1.0) * np.exp(-epsilon))
     return np.argmax(weights, axis=1) + 1
 
 
