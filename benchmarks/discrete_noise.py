@@ -19,16 +19,16 @@ import os
 for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "RAYON_NUM_THREADS"):
     os.environ[variable] = "1"
 
-import argparse  # noqa: E402
-import time  # noqa: E402
-from fractions import Fraction  # noqa: E402
+import argparse
+import time
+from fractions import Fraction
 
-import numpy as np  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+import numpy as np
+from rich.console import Console
+from rich.table import Table
 
-import dpmech  # noqa: E402
-from dpmech.directed_rounding import format_down, format_up  # noqa: E402
+import dpmech
+from dpmech.directed_rounding import format_down, format_up
 
 SIGMA_SQUARED = 100  # σ = 10 grid units
 LAPLACE_SCALE = 10

@@ -31,7 +31,12 @@ from fractions import Fraction
 import numpy as np
 
 from . import validation as check
-from .discrete_laplace import MAX_INTEGER, bernoulli_exp_minus, rational, sample_discrete_laplace
+from .discrete_laplace import (
+    MAX_INTEGER,
+    bernoulli_exp_minus,
+    rational,
+    sample_discrete_laplace,
+)
 from .random_bits import RandomSource, random_source
 
 # M below this has M² < 2⁶³.

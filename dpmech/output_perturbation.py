@@ -33,14 +33,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Optional
 
 import numpy as np
 
 from . import validation as check
 from .calibration import METHODS, calibrate_gaussian
 from .discrete_gaussian import sample_discrete_gaussian
-from .discrete_gaussian_privacy import calibrate_discrete_gaussian, discrete_gaussian_delta
+from .discrete_gaussian_privacy import (
+    calibrate_discrete_gaussian,
+    discrete_gaussian_delta,
+)
 from .events import ApproximateDpEvent, GaussianEvent, _check_relation
 from .random_bits import random_source
 
@@ -101,13 +103,13 @@ class GaussianOutputMechanism:
     epsilon: float
     delta: float
     method: str = "analytic"
-    neighbouring: Optional[str] = None
+    neighbouring: str | None = None
     sampler: str = "continuous"
-    granularity: Optional[float] = None
-    dimension: Optional[int] = None
+    granularity: float | None = None
+    dimension: int | None = None
     sigma: float = field(init=False)
-    sigma_squared_grid: Optional[Fraction] = field(init=False, default=None)
-    grid_sensitivity: Optional[float] = field(init=False, default=None)
+    sigma_squared_grid: Fraction | None = field(init=False, default=None)
+    grid_sensitivity: float | None = field(init=False, default=None)
 
     def __post_init__(self):
         check.choice("method", self.method, METHODS)

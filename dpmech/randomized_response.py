@@ -60,8 +60,8 @@ from .random_bits import exact_bernoulli, random_source, uniform_below
 PRIOR_SUM_TOLERANCE = 1e-9
 # Labels are int64 and a uniform label draw must be exact: at most 2**53 classes.
 MAX_NUM_CLASSES = 2**53
-# randomized_response_distribution builds a dense (n, K) float matrix: at most 2**26 entries (512 MiB).
-MAX_DISTRIBUTION_ENTRIES = 2**26
+# randomized_response_distribution builds a dense (n, K) float matrix: at most 2**24 entries (128 MiB).
+MAX_DISTRIBUTION_ENTRIES = 2**24
 _SMALLEST_PROBABILITY = np.nextafter(0.0, 1.0)
 
 
@@ -182,7 +182,9 @@ def _optimal_k(priors: np.ndarray, order: np.ndarray, epsilon: float, google_com
     offset = 2.0 if google_compat else 1.0
     # 1 + (k − offset)e^{−ε} written as (1 − e^{−ε}) + (k − offset + 1)e^{−ε}: positive for every ε > 0,
     # where Google's k = 1 term 1 − e^{−ε} would round to 0 for ε below 1.1e-16.
-    weights = top_mass / (-np.expm1(-epsilon) + (k - offset + 1.0) * np.exp(-epsilon))
+    # Google's k = 1 weight may overflow to +inf for subnormal ε: it is then the largest, as it should be.
+    with np.errstate(over="ignore"):
+        weights = top_mass / (-np.expm1(-epsilon) + (k - offset + 1.0) * np.exp(-epsilon))
     return np.argmax(weights, axis=1) + 1
 
 
@@ -227,7 +229,7 @@ def randomized_response_distribution(labels, epsilon, num_classes) -> np.ndarray
     if labels.shape[0] * num_classes > MAX_DISTRIBUTION_ENTRIES:
         raise ValueError(
             f"num_classes must be an integer in [2, {max(2, MAX_DISTRIBUTION_ENTRIES // labels.shape[0])}] for "
-            f"{labels.shape[0]} labels: the dense (n, K) matrix is limited to 2**26 entries (got {num_classes}); "
+            f"{labels.shape[0]} labels: the dense (n, K) matrix is limited to 2**24 entries (got {num_classes}); "
             f"every row is e^ε/(e^ε+K−1) at its label and 1/(e^ε+K−1) elsewhere"
         )
     keep, other = _keep_and_other(epsilon, num_classes)

@@ -12,7 +12,10 @@ from scipy import stats
 
 import dpmech
 from dpmech.discrete_gaussian import discrete_gaussian
-from dpmech.discrete_gaussian_privacy import calibrate_discrete_gaussian, discrete_gaussian_delta
+from dpmech.discrete_gaussian_privacy import (
+    calibrate_discrete_gaussian,
+    discrete_gaussian_delta,
+)
 from dpmech.discrete_laplace import discrete_laplace
 from tests.profiles import examples
 

@@ -22,7 +22,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import dpmech
-from dpmech import blind_averaging, nfdp
 from tests.profiles import examples
 
 randomized_response = importlib.import_module("dpmech.randomized_response")
@@ -101,82 +100,82 @@ def mechanism_release(params, rng):
 CONTRACTS = {
     "randomized_response": (
         dpmech.randomized_response,
-        dict(labels=LABELS, epsilon=1.0, num_classes=3, rng=0),
+        {"labels": LABELS, "epsilon": 1.0, "num_classes": 3, "rng": 0},
         lambda out, a: check_labels(out, int(a["num_classes"]), len(np.atleast_1d(a["labels"]))),
     ),
     "randomized_response_distribution": (
         dpmech.randomized_response_distribution,
-        dict(labels=LABELS, epsilon=1.0, num_classes=3),
+        {"labels": LABELS, "epsilon": 1.0, "num_classes": 3},
         lambda out, a: check_distribution(out, float(a["epsilon"])),
     ),
     "rr_top_k": (
         dpmech.rr_top_k,
-        dict(labels=LABELS, priors=PRIORS, k=2, epsilon=1.0, rng=0),
+        {"labels": LABELS, "priors": PRIORS, "k": 2, "epsilon": 1.0, "rng": 0},
         lambda out, a: check_labels(out, 3, 2),
     ),
     "rr_top_k_distribution": (
         dpmech.rr_top_k_distribution,
-        dict(labels=LABELS, priors=PRIORS, k=2, epsilon=1.0),
+        {"labels": LABELS, "priors": PRIORS, "k": 2, "epsilon": 1.0},
         lambda out, a: check_distribution(out, float(a["epsilon"])),
     ),
     "rr_with_prior": (
         dpmech.rr_with_prior,
-        dict(labels=LABELS, priors=PRIORS, epsilon=1.0, rng=0, google_compat=False),
+        {"labels": LABELS, "priors": PRIORS, "epsilon": 1.0, "rng": 0, "google_compat": False},
         lambda out, a: check_labels(out, 3, 2),
     ),
     "rr_with_prior_distribution": (
         dpmech.rr_with_prior_distribution,
-        dict(labels=LABELS, priors=PRIORS, epsilon=1.0, google_compat=False),
+        {"labels": LABELS, "priors": PRIORS, "epsilon": 1.0, "google_compat": False},
         lambda out, a: check_distribution(out, float(a["epsilon"])),
     ),
     "rr_with_prior_optimal_k": (
         dpmech.rr_with_prior_optimal_k,
-        dict(priors=PRIORS, epsilon=1.0, google_compat=True),
+        {"priors": PRIORS, "epsilon": 1.0, "google_compat": True},
         lambda out, a: np.all((out >= 1) & (out <= 3)),
     ),
     "worst_case_log_ratio": (
         randomized_response.worst_case_log_ratio,
-        dict(distribution=PRIORS),
+        {"distribution": PRIORS},
         lambda out, a: out >= 0,
     ),
     "clip_features": (
         dpmech.clip_features,
-        dict(features=[[3.0, 4.0], [1e-320, 0.0], [1e200, -1e200]], bound=1.0),
+        {"features": [[3.0, 4.0], [1e-320, 0.0], [1e200, -1e200]], "bound": 1.0},
         lambda out, a: check_clipped(out, a["features"], a["bound"]),
     ),
     "nfdp_guarantee": (
         dpmech.nfdp_guarantee,
-        dict(n=10, k=3, replacement=True),
+        {"n": 10, "k": 3, "replacement": True},
         lambda out, a: check_nfdp(out, a["n"], a["k"], a["replacement"]),
     ),
     "nfdp_subsample": (
         dpmech.nfdp_subsample,
-        dict(n=10, k=3, replacement=False, rng=0),
+        {"n": 10, "k": 3, "replacement": False, "rng": 0},
         lambda out, a: len(set(out.tolist())) == len(out) == int(a["k"]) and np.all((out >= 0) & (out < a["n"])),
     ),
     "average_sensitivity": (
         dpmech.average_sensitivity,
-        dict(local_sensitivity=1.0, num_users=3),
+        {"local_sensitivity": 1.0, "num_users": 3},
         lambda out, a: Fraction(out) * int(a["num_users"]) >= Fraction(float(a["local_sensitivity"])),
     ),
     "calibrate_user_noise": (
         dpmech.calibrate_user_noise,
-        dict(epsilon=1.0, delta=1e-5, local_sensitivity=1.0, num_users=3, honest_fraction=0.5),
+        {"epsilon": 1.0, "delta": 1e-5, "local_sensitivity": 1.0, "num_users": 3, "honest_fraction": 0.5},
         check_user_noise,
     ),
     "blind_average": (
         dpmech.blind_average,
-        dict(local_models=np.ones((3, 2)), user_noise_std=1.0, rng=0),
+        {"local_models": np.ones((3, 2)), "user_noise_std": 1.0, "rng": 0},
         lambda out, a: finite(out) and out.shape == np.shape(a["local_models"])[1:],
     ),
     "GaussianOutputMechanism": (
         dpmech.GaussianOutputMechanism,
-        dict(sensitivity=1.0, epsilon=1.0, delta=1e-5),
+        {"sensitivity": 1.0, "epsilon": 1.0, "delta": 1e-5},
         check_gaussian_mechanism,
     ),
     "GaussianOutputMechanism.release": (
         mechanism_release,
-        dict(params=np.ones(3), rng=0),
+        {"params": np.ones(3), "rng": 0},
         lambda out, a: finite(out) and out.shape == np.shape(a["params"]),
     ),
 }
@@ -218,4 +217,4 @@ def test_calibrate_gaussian_contract_at_extreme_epsilon(epsilon):
     except ValueError as error:
         assert "epsilon" in str(error)
         return
-    check_gaussian_mechanism(mechanism, dict(epsilon=epsilon, delta=1e-5, sensitivity=1.0))
+    check_gaussian_mechanism(mechanism, {"epsilon": epsilon, "delta": 1e-5, "sensitivity": 1.0})

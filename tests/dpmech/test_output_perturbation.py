@@ -56,9 +56,9 @@ def test_clipping_each_record_keeps_neighbours_neighbours_unlike_max_norm_normal
     features = np.array([[0.5, 0.0], [0.0, 0.8], [3.0, 4.0]])
     neighbour = features.copy()
     neighbour[2] = [0.3, 0.4]
-    changed = lambda a, b: int(np.sum(np.any(a != b, axis=1)))  # noqa: E731
+    changed = lambda a, b: int(np.sum(np.any(a != b, axis=1)))
     assert changed(dpmech.clip_features(features, 1.0), dpmech.clip_features(neighbour, 1.0)) == 1
-    normalise = lambda x: x / np.linalg.norm(x, axis=1).max()  # FedAUXfdp eq. 4  # noqa: E731
+    normalise = lambda x: x / np.linalg.norm(x, axis=1).max()  # FedAUXfdp eq. 4
     assert changed(normalise(features), normalise(neighbour)) == 3
 
 

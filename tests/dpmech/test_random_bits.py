@@ -8,7 +8,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpmech.random_bits import RandomSource, exact_bernoulli, random_source, uniform_below, uniform_integers
+from dpmech.random_bits import (
+    RandomSource,
+    exact_bernoulli,
+    random_source,
+    uniform_below,
+    uniform_integers,
+)
 
 
 def stream(*words):
