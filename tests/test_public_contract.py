@@ -48,6 +48,20 @@ _PRIORS = np.array([[0.5, 0.3, 0.2], [0.1, 0.1, 0.8]])
 _LABELS = np.array([0, 2])
 
 REGISTRY: dict[str, Entry] = {
+    "NoGuaranteeWarning": Entry(lambda: dict()),
+    "PrivacyWarning": Entry(lambda: dict()),
+    "UnprotectedReleaseWarning": Entry(lambda: dict()),
+    "VacuousGuaranteeWarning": Entry(lambda: dict()),
+    "calibrate_discrete_gaussian": Entry(lambda: dict(epsilon=1.0, delta=1e-5, sensitivity=1, dimension=1),
+                                         numeric=("epsilon", "delta"), integer=("sensitivity", "dimension")),
+    "discrete_gaussian": Entry(lambda: dict(sigma_squared=4, size=5, rng=_rng()), numeric=("sigma_squared",),
+                               integer=("size",)),
+    "discrete_gaussian_delta": Entry(lambda: dict(epsilon=1.0, sigma_squared=16, sensitivity=1, dimension=1),
+                                     numeric=("epsilon", "sigma_squared"), integer=("sensitivity", "dimension")),
+    "discrete_laplace": Entry(lambda: dict(scale=2, size=5, rng=_rng()), numeric=("scale",), integer=("size",)),
+    "exact_bernoulli": Entry(lambda: dict(probabilities=np.array([0.25, 0.5]), source=dpmech.random_source(_rng())),
+                             array=("probabilities",)),
+    "random_source": Entry(lambda: dict(rng=_rng())),
     "ApproximateDpEvent": Entry(lambda: dict(epsilon=1.0, delta=1e-5), numeric=("epsilon", "delta")),
     "GaussianEvent": Entry(lambda: dict(sigma=1.0, sensitivity=1.0), numeric=("sigma", "sensitivity")),
     "GaussianOutputMechanism": Entry(lambda: dict(sensitivity=1.0, epsilon=1.0, delta=1e-5),
