@@ -215,6 +215,16 @@ def _finish(results: list, args, fields, title: str) -> None:
 # The attacks (and scipy.stats behind them) load only when an audit runs, so that
 # registering this subcommand costs every other dpmech command nothing.
 def _gaussian_output(args) -> None:
+    import math
+
+    from dpmech import calibrate_gaussian
+
+    # The noise actually drawn is σ·scale: it must be a positive finite double, which the ranges of the
+    # two options alone do not guarantee.
+    used = calibrate_gaussian(args.epsilon, args.delta, args.sensitivity) * args.sigma_scale
+    if not (math.isfinite(used) and used > 0.0):
+        raise ValueError(f"--sigma-scale times the calibrated sigma must be a positive finite double (got {used!r}); "
+                         "choose a --sigma-scale nearer 1")
     from .attacks import audit_gaussian_output, run_repetitions
 
     results = run_repetitions(

@@ -26,6 +26,7 @@ refused with a ValueError naming epsilon and sensitivity.
 
 from __future__ import annotations
 
+import fractions
 import math
 
 import numpy as np
@@ -202,7 +203,8 @@ def split_gaussian_budget(epsilon, delta, shares):
     calibrated at δ_i = δ/m and the ε_i at which a Gaussian with that μ_i has
     δ(ε_i) = δ_i. ``calibrate_gaussian(ε_i, δ_i, Δ_i)`` gives σ_i >= Δ_i/μ_i
     because μ_i is first shrunk by a relative 1e-9 (the inversions' error is
-    about 1e-11), so the composition's tight ε at δ never exceeds ε.
+    about 1e-11), so the composition's tight ε at δ never exceeds ε. δ_i is
+    δ/m rounded down, so that the δ_i never sum past δ.
     The neighbouring relation is that of the releases' sensitivities.
 
     Args:
@@ -225,7 +227,14 @@ def split_gaussian_budget(epsilon, delta, shares):
     # Divided by the largest weight first, so that the sum cannot overflow.
     scaled = weights / weights.max()
     mus = total_mu * np.sqrt(scaled / scaled.sum()) * (1.0 - 1e-9)
+    # δ_i = δ/m rounded down, so that the m shares never sum past δ; it must stay a positive double.
     share_delta = float(delta) / weights.size
+    if fractions.Fraction(share_delta) * weights.size > fractions.Fraction(float(delta)):
+        share_delta = math.nextafter(share_delta, 0.0)
+    if share_delta == 0.0:
+        raise ValueError(
+            f"delta must be at least {weights.size} * 5e-324 to be split over {weights.size} shares (got {delta!r})"
+        )
     epsilons = np.zeros_like(mus)
     positive = mus > 0.0
     targets = _solver_log_target(np.full(np.count_nonzero(positive), share_delta))

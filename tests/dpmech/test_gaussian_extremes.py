@@ -142,3 +142,13 @@ def test_split_budget_refuses_no_shares_and_survives_huge_ones():
         split_gaussian_budget(1.0, 1e-5, [])
     pairs = split_gaussian_budget(1.0, 1e-5, [1e308, 1e308])
     assert pairs[0] == pairs[1] and pairs[0][0] > 0.0
+
+
+def test_split_budget_never_underflows_a_share_of_delta_to_zero():
+    # On the branch before this fix, δ = 5e-324 split over two shares gave δ_i = 0.0, which no release can meet.
+    with pytest.raises(ValueError, match="delta"):
+        split_gaussian_budget(1.0, 5e-324, [1.0, 4.0])
+    (_, first), (_, second) = split_gaussian_budget(1.0, 3e-323, [1.0, 4.0])
+    assert 0.0 < first == second and first + second <= 3e-323
+    shares = split_gaussian_budget(1.0, 0.1, [1.0, 1.0, 1.0])
+    assert sum(mpmath.mpf(share) for _, share in shares) <= mpmath.mpf(0.1)
