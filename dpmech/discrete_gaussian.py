@@ -37,7 +37,7 @@ from .discrete_laplace import (
     rational,
     sample_discrete_laplace,
 )
-from .random_bits import RandomSource, random_source
+from .random_bits import RandomSource, draw_count, random_source
 
 # M below this has M² < 2⁶³.
 _SQUARE_SAFE = 3_037_000_499
@@ -127,6 +127,6 @@ def discrete_gaussian(sigma_squared, size, rng):
 
 
 def _shape(size) -> tuple:
-    if isinstance(size, tuple):
-        return tuple(check.integer_scalar("size", entry, 0) for entry in size)
-    return (check.integer_scalar("size", size, 0),)
+    shape = tuple(check.integer_scalar("size", entry, 0) for entry in (size if isinstance(size, tuple) else (size,)))
+    draw_count("size", math.prod(shape))
+    return shape

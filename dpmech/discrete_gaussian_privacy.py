@@ -45,6 +45,8 @@ from .discrete_laplace import rational
 _MARGIN = 1e-9
 _TAIL_WIDTH = 40.0
 _SMALLEST = 5e-324
+# The tails are exact sums over about 80σ + c integers; σ² above this would need gigabytes.
+MAX_SIGMA_SQUARED = 1 << 32
 # σ² is calibrated on a grid of 1/64 below 2**12 and on the integers of the form t·c,
 # t = ⌊√(tc)⌋, above: both keep the sampler's integers small (see dpmech.discrete_gaussian).
 SIGMA_SQUARED_DENOMINATOR = 64
@@ -59,11 +61,17 @@ def _one_dimensional_delta(epsilon: np.ndarray, sigma_squared: Fraction, sensiti
     # ⌊c⌋ for c = εσ²/Δ − Δ/2 in exact rational arithmetic (a double c can round across an integer,
     # e.g. 1 − 2⁻⁵⁴ to 1); then P[X > c] = P[X >= ⌊c⌋ + 1] and P[X > c + Δ] = P[X >= ⌊c⌋ + Δ + 1].
     floor_low = np.array(
-        [math.floor(Fraction(value) * sigma_squared / sensitivity - Fraction(sensitivity, 2)) for value in epsilon.tolist()],
+        # Capped at 2⁶²: any cut past 40σ reads a tail of 0 below (see ``reach``), and σ² <= 2³².
+        [min(math.floor(Fraction(value) * sigma_squared / sensitivity - Fraction(sensitivity, 2)), 1 << 62)
+         for value in epsilon.tolist()],
         dtype=np.int64,
     ).reshape(epsilon.shape)
     variance = float(sigma_squared)
-    width = math.ceil(max(float(np.max(floor_low, initial=0)) + sensitivity, 0.0) + _TAIL_WIDTH * math.sqrt(variance)) + 2
+    # Past 40σ the tail is below e^-790 of the total mass (Σ_{x>=k} e^{-x²/2σ²} <= e^{-k²/2σ²}/(1 − e^{-k/σ²})
+    # against a normaliser >= max(1, σ√(2π) − 1)), under the smallest double: an index beyond the grid
+    # reads a tail of 0 and δ is then reported as the smallest positive double, an upper bound.
+    reach = min(max(float(np.max(floor_low, initial=0)) + sensitivity, 0.0), _TAIL_WIDTH * math.sqrt(variance) + 1.0)
+    width = math.ceil(reach + _TAIL_WIDTH * math.sqrt(variance)) + 2
     support = np.arange(-width, width + 1, dtype=float)
     weights = np.exp(-(support * support) / (2.0 * variance))
     total = weights.sum()
@@ -75,7 +83,8 @@ def _one_dimensional_delta(epsilon: np.ndarray, sigma_squared: Fraction, sensiti
 
     upper = at_least(floor_low + 1) * (1.0 + 3 * _MARGIN)
     lower = at_least(floor_low + sensitivity + 1) * (1.0 - 3 * _MARGIN)
-    delta = upper - np.exp(epsilon) * (1.0 - _MARGIN) * lower
+    with np.errstate(over="ignore", invalid="ignore"):
+        delta = upper - np.where(lower > 0.0, np.exp(epsilon) * (1.0 - _MARGIN) * lower, 0.0)
     delta = np.where(delta > 0.0, delta, upper)
     return np.minimum(np.maximum(delta, _SMALLEST), 1.0)
 
@@ -112,6 +121,8 @@ def discrete_gaussian_delta(epsilon, sigma_squared, sensitivity, dimension=1):
     dimension = check.integer_scalar("dimension", dimension, 1)
     if dimension == 1:
         sensitivity = check.integer_scalar("sensitivity", sensitivity, 1)
+        if sigma_squared > MAX_SIGMA_SQUARED:
+            raise ValueError(f"sigma_squared must be <= 2**32 for dimension 1 (exact tail sums; got {float(sigma_squared):g})")
         delta = _one_dimensional_delta(epsilon_array.ravel(), sigma_squared, sensitivity)
     else:
         sensitivity = check.positive("sensitivity", sensitivity)
@@ -139,6 +150,11 @@ def calibrate_discrete_gaussian(epsilon, delta, sensitivity, dimension=1) -> Fra
         check.integer_scalar("sensitivity", sensitivity, 1) if dimension == 1 else check.positive("sensitivity", sensitivity)
     )
     start = calibrate_gaussian(epsilon, delta, float(continuous_sensitivity)) ** 2
+    if dimension == 1 and start > MAX_SIGMA_SQUARED / 2:
+        raise ValueError(
+            f"epsilon, delta and sensitivity need σ² of about {start:.3g} grid units², above the 2**31 this "
+            "calibration supports in one dimension; use a coarser granularity or a larger epsilon"
+        )
 
     denominator = SIGMA_SQUARED_DENOMINATOR if start < _INTEGER_FROM else 1
 
@@ -148,7 +164,7 @@ def calibrate_discrete_gaussian(epsilon, delta, sensitivity, dimension=1) -> Fra
     low = max(1, math.floor(start * denominator / 4))
     while low > 1 and meets(low):
         low //= 2
-    high = max(low + 1, math.ceil(start * SIGMA_SQUARED_DENOMINATOR))
+    high = max(low + 1, math.ceil(start * denominator))
     while not meets(high):
         low, high = high, high * 2
     while high - low > 1:

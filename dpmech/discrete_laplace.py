@@ -28,7 +28,7 @@ from fractions import Fraction
 import numpy as np
 
 from . import validation as check
-from .random_bits import RandomSource, random_source, uniform_below, uniform_integers
+from .random_bits import RandomSource, draw_count, random_source, uniform_below, uniform_integers
 
 # A rational scale or σ² is held as int64 numerator and denominator: both below 2**62.
 MAX_INTEGER = 2**62
@@ -149,7 +149,7 @@ def discrete_laplace(scale, size, rng):
         description of the randomness source, for the ledger.
     """
     scale = rational("scale", scale)
-    size = check.integer_scalar("size", size, 0)
+    size = draw_count("size", size)
     source = random_source(rng)
     if scale.numerator * 64 >= MAX_INTEGER:
         raise ValueError(f"scale must have a numerator below 2**56 (got {scale})")

@@ -57,6 +57,19 @@ class RandomSource:
     cryptographic: bool
 
 
+# The samplers hold a few int64 and uint64 working arrays per draw; past this many draws in one
+# call they would need tens of GB, so larger requests are refused and must be made in chunks.
+MAX_DRAWS_PER_CALL = 1 << 27
+
+
+def draw_count(name: str, size) -> int:
+    """``size`` as a draw count in [0, MAX_DRAWS_PER_CALL]; ValueError naming ``name`` otherwise."""
+    count = check.integer_scalar(name, size, 0)
+    if count > MAX_DRAWS_PER_CALL:
+        raise ValueError(f"{name} must be <= {MAX_DRAWS_PER_CALL} draws per call (got {count}); draw in chunks")
+    return count
+
+
 def _os_words(count: int) -> np.ndarray:
     return np.frombuffer(os.urandom(8 * count), dtype=np.uint64).copy()
 
