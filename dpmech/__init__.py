@@ -13,6 +13,7 @@ from .events import (
     ApproximateDpEvent,
     GaussianEvent,
     NoGuaranteeEvent,
+    NoPrivacyLossEvent,
     PureEpsilonEvent,
     SelfComposedEvent,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "GaussianOutputMechanism",
     "NfdpGuarantee",
     "NoGuaranteeEvent",
+    "NoPrivacyLossEvent",
     "PrivacyGuarantee",
     "PrivacyLedger",
     "PureEpsilonEvent",

@@ -15,7 +15,9 @@ Dispatches on the event type:
   k·e^{(k−1)ε}·δ and equals it at k = 1. Where it reaches 1 there is no
   guarantee left, and a :class:`~dpmech.events.NoGuaranteeEvent` says so.
 * :class:`~dpmech.events.SelfComposedEvent`: applied to the inner event.
-* :class:`~dpmech.events.NoGuaranteeEvent`: unchanged.
+* :class:`~dpmech.events.NoGuaranteeEvent` and
+  :class:`~dpmech.events.NoPrivacyLossEvent`: unchanged (an output that does
+  not depend on the data does not depend on k records either).
 
 The group is k records under the event's own neighbouring relation, which the
 result keeps.
@@ -30,6 +32,7 @@ from .events import (
     ApproximateDpEvent,
     GaussianEvent,
     NoGuaranteeEvent,
+    NoPrivacyLossEvent,
     PureEpsilonEvent,
     SelfComposedEvent,
 )
@@ -69,6 +72,6 @@ def group_privacy(event, group_size):
         return ApproximateDpEvent(k * epsilon, delta, event.neighbouring, event.description)
     if isinstance(event, SelfComposedEvent):
         return SelfComposedEvent(group_privacy(event.event, k), event.count)
-    if isinstance(event, NoGuaranteeEvent):
+    if isinstance(event, (NoGuaranteeEvent, NoPrivacyLossEvent)):
         return event
     raise ValueError(f"event must be a dpmech event (got {type(event).__name__})")

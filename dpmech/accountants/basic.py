@@ -16,17 +16,27 @@ from __future__ import annotations
 
 import math
 
-from ..events import ApproximateDpEvent, GaussianEvent, PureEpsilonEvent
+from ..events import ApproximateDpEvent, GaussianEvent, NoPrivacyLossEvent, PureEpsilonEvent
 from ..gaussian import gaussian_delta, gaussian_epsilon
 from . import Interval
 
 
+SUPPORTED = (GaussianEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent)
+
+
 def _split(pairs):
+    unknown = sorted({type(event).__name__ for event, _ in pairs if not isinstance(event, SUPPORTED)})
+    if unknown:
+        # Summing only the known types would silently drop a release's cost.
+        raise ValueError(f"method 'basic' cannot account {', '.join(unknown)}")
     gaussians = [(event, count) for event, count in pairs if isinstance(event, GaussianEvent)]
     fixed_epsilon = math.fsum(
         count * event.epsilon for event, count in pairs if isinstance(event, (PureEpsilonEvent, ApproximateDpEvent))
     )
     fixed_delta = math.fsum(count * event.delta for event, count in pairs if isinstance(event, ApproximateDpEvent))
+    # fsum rounds to nearest; one ulp up keeps the sums on the safe side.
+    fixed_epsilon = math.nextafter(fixed_epsilon, math.inf) if fixed_epsilon else 0.0
+    fixed_delta = math.nextafter(fixed_delta, math.inf) if fixed_delta else 0.0
     releases = sum(count for _, count in gaussians)
     return gaussians, fixed_epsilon, fixed_delta, releases
 
@@ -39,10 +49,12 @@ def epsilon(pairs, delta: float) -> Interval:
     remaining = delta - fixed_delta
     if remaining <= 0.0:
         return Interval(0.0, math.inf, math.inf, True, "the fixed events alone spend more than delta")
-    share = remaining / releases
+    # Rounded down twice so that the shares never add up to more than the budget left.
+    share = math.nextafter(math.nextafter(remaining, 0.0) / releases, 0.0)
     total = fixed_epsilon + math.fsum(
         count * gaussian_epsilon(share, event.sigma, event.sensitivity) for event, count in gaussians
     )
+    total = total * (1.0 + 1e-15)
     return Interval(0.0, total, total, True, f"delta split evenly: {share:.3g} per Gaussian release")
 
 
@@ -54,7 +66,8 @@ def delta(pairs, epsilon: float) -> Interval:
     if not gaussians:
         total = min(fixed_delta, 1.0)
         return Interval(0.0, total, total, True)
-    share = remaining / releases
+    # Rounded down twice so that the shares never add up to more than the budget left.
+    share = math.nextafter(math.nextafter(remaining, 0.0) / releases, 0.0)
     total = fixed_delta + math.fsum(
         count * gaussian_delta(share, event.sigma, event.sensitivity) for event, count in gaussians
     )

@@ -298,7 +298,7 @@ def _log_delta(profile: _Profile, epsilon: float) -> float:
 
 
 def log_delta_interval(pairs, epsilon: float):
-    """(log lower, log upper) of δ(ε); the upper end is clamped to log 1 = 0."""
+    """(log lower, log upper) of δ(ε), both at most log 1 = 0."""
     upper, lower = _profiles(pairs)
     if math.isinf(upper.mu):
         return 0.0, 0.0
@@ -308,7 +308,7 @@ def log_delta_interval(pairs, epsilon: float):
 def delta(pairs, epsilon: float) -> Interval:
     """δ(ε) as an interval; the log of its upper end is in the note-free :func:`log_delta_interval`."""
     log_lower, log_upper = log_delta_interval(pairs, epsilon)
-    return Interval(math.exp(log_lower), math.exp(log_upper), math.exp(log_upper), True)
+    return Interval(math.exp(log_lower), math.exp(0.5 * (log_lower + log_upper)), math.exp(log_upper), True)
 
 
 def _smallest_epsilon_below(profile: _Profile, log_target: float) -> float:
@@ -361,5 +361,6 @@ def epsilon(pairs, delta: float) -> Interval:
     if math.isinf(upper):
         note = "epsilon exceeds the largest double" if upper_profile.log_infinite < log_target else (
             "the events' probability of unbounded privacy loss is at least delta")
-    lower = _largest_epsilon_above(lower_profile, log_target, upper)
-    return Interval(min(lower, upper), upper, upper, True, note)
+    lower = min(_largest_epsilon_above(lower_profile, log_target, upper), upper)
+    estimate = 0.5 * (lower + upper) if math.isfinite(upper) else upper
+    return Interval(lower, estimate, upper, True, note)
