@@ -245,6 +245,11 @@ def _log_gaussian_profile(t, mu):
     return out
 
 
+def _finite_magnitude(step: _Step) -> float:
+    """Largest |log-probability| among the step's atoms that have positive probability."""
+    return max(abs(value) for value in (step.log_plus, step.log_zero, step.log_minus, 0.0) if math.isfinite(value))
+
+
 def _profiles(pairs):
     """(upper, lower) profiles of the composition; see the module docstring."""
     if not supports(pairs):
@@ -259,7 +264,8 @@ def _profiles(pairs):
     with np.errstate(divide="ignore"):
         log_infinite = math.log(-math.expm1(log_finite)) if log_finite < 0.0 else -math.inf
     largest_loss = math.fsum(count * step.epsilon for step, count in groups.items())
-    grid = 2.0 ** (math.frexp(largest_loss)[1] - _GRID_BITS) if largest_loss > 0.0 else 1.0
+    # |losses| <= largest_loss <= 2^50 grid units, so indices and their sums stay exact in int64 and double.
+    grid = 2.0 ** ((math.frexp(largest_loss)[1] if largest_loss > 0.0 else 0) - _GRID_BITS)
     upper, lower = _Atoms(True), _Atoms(False)
     error_scale = 1.0
     for step, count in groups.items():
@@ -276,15 +282,14 @@ def _profiles(pairs):
                 powered = _power_by_squaring(values[keep], log_unit[keep], count, side)
                 atoms.convolve(powered.index, powered.log_p)
                 atoms.log_infinite = float(np.logaddexp(atoms.log_infinite, powered.log_infinite))
-            error_scale += count * (abs(step.log_minus) + 1.0) * math.log2(count + 1)
+            error_scale += count * (_finite_magnitude(step) + 1.0) * math.log2(count + 1)
             continue
         multiples, log_p = lattice
-        # multiples·ε/h in floating point is within a quarter of a grid unit (|value| <= 2^51): one unit covers it.
+        # multiples·ε/h in floating point is within 1/8 of a grid unit (|value| <= 2^50): one unit covers it.
         scaled = multiples * multiple_upper
         upper.convolve(np.ceil(scaled).astype(np.int64) + 1, log_p)
         lower.convolve(np.floor(scaled).astype(np.int64) - 1, log_p)
-        error_scale += special.gammaln(count + 1) + count * (abs(step.log_minus) + abs(step.log_zero if
-                                                                                      math.isfinite(step.log_zero) else 0.0))
+        error_scale += special.gammaln(count + 1) + count * _finite_magnitude(step)
     log_margin = LOG_DELTA_MARGIN + 1e4 * _UNIT_ROUNDOFF * error_scale * (1.0 + math.log2(1 + len(groups)))
     profiles = []
     for atoms, sign in ((upper, 1.0), (lower, -1.0)):
