@@ -222,7 +222,14 @@ class _Profile:
 
     def log_delta(self, epsilon: float) -> float:
         t = epsilon - self.loss
-        terms = self.log_p + _log_gaussian_profile(t, self.mu)
+        gaussian = _log_gaussian_profile(t, self.mu)
+        if self.log_margin > 0.0 and self.mu > 0.0:
+            # Far in the tail δ_G underflows even in log form; the upper side then uses
+            # δ_G(t) <= Φ(μ/2 − t/μ), whose logarithm stays finite, so no positive δ becomes 0.
+            lost = gaussian == -np.inf
+            if np.any(lost):
+                gaussian[lost] = special.log_ndtr(0.5 * self.mu - t[lost] / self.mu)
+        terms = self.log_p + gaussian
         with np.errstate(divide="ignore"):
             total = float(special.logsumexp(np.append(terms, self.log_infinite)))
         return total
@@ -324,12 +331,14 @@ def _smallest_epsilon_below(profile: _Profile, log_target: float) -> float:
 
     if excess(0.0) <= 0.0:
         return 0.0
-    high = 1.0
+    # A first bracket near the answer: the largest finite loss plus the Gaussian's ε for the target.
+    z = max(-float(special.ndtri(min(math.exp(log_target), 0.5))), 0.0)
+    high = max(float(profile.loss.max(initial=0.0)) + profile.mu * (z + 1.0) + 0.5 * profile.mu**2, 1e-3)
     while excess(high) > 0.0:
         high *= 2.0
         if high > 1e300:
             return math.inf
-    low = high / 2.0 if high > 1.0 else 0.0
+    low = high / 2.0 if excess(high / 2.0) > 0.0 else 0.0
     root = optimize.brentq(excess, low, high, xtol=1e-15, rtol=4.0 * np.finfo(float).eps)
     while excess(root) > 0.0:
         root = max(math.nextafter(root, math.inf), root + 1e-15 * max(root, 1.0))

@@ -41,7 +41,7 @@ approximates = st.builds(
 )
 events = st.one_of(gaussians, randomized_responses, approximates, st.just(NoPrivacyLossEvent()))
 ledgers = st.tuples(
-    st.lists(st.tuples(events, st.integers(1, 2)), min_size=1, max_size=4), st.integers(1, 3)
+    st.lists(st.tuples(events, st.integers(1, 2)), min_size=1, max_size=3), st.integers(1, 3)
 )
 
 
