@@ -14,6 +14,11 @@ Dispatches on the event type:
   (Vadhan 2017, Lemma 2.2), which is at most the commonly quoted
   k·e^{(k−1)ε}·δ and equals it at k = 1. Where it reaches 1 there is no
   guarantee left, and a :class:`~dpmech.events.NoGuaranteeEvent` says so.
+* :class:`~dpmech.events.LaplaceEvent`: exact, sensitivity kΔ (triangle inequality in ℓ₁).
+* :class:`~dpmech.events.PoissonSampledEvent`,
+  :class:`~dpmech.events.SampledWithoutReplacementEvent`: refused (a ValueError):
+  a group of k records is sampled together with a probability that no
+  implemented theorem turns into a dominating pair.
 * :class:`~dpmech.events.SelfComposedEvent`: applied to the inner event.
 * :class:`~dpmech.events.NoGuaranteeEvent` and
   :class:`~dpmech.events.NoPrivacyLossEvent`: unchanged (an output that does
@@ -31,9 +36,12 @@ from . import validation as check
 from .events import (
     ApproximateDpEvent,
     GaussianEvent,
+    LaplaceEvent,
     NoGuaranteeEvent,
     NoPrivacyLossEvent,
+    PoissonSampledEvent,
     PureEpsilonEvent,
+    SampledWithoutReplacementEvent,
     SelfComposedEvent,
 )
 
@@ -53,6 +61,13 @@ def group_privacy(event, group_size):
         return event
     if isinstance(event, GaussianEvent):
         return GaussianEvent(event.sigma, k * event.sensitivity, event.neighbouring)
+    if isinstance(event, LaplaceEvent):
+        return LaplaceEvent(event.scale, k * event.sensitivity, event.neighbouring)
+    if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
+        raise ValueError(
+            f"group_size: no group-privacy theorem for {type(event).__name__} is implemented, so it cannot be "
+            f"stated for groups of {k} records (nor enter a replace-one ledger from add-remove-one)"
+        )
     if isinstance(event, PureEpsilonEvent):
         return PureEpsilonEvent(k * event.epsilon, None, event.neighbouring)
     if isinstance(event, ApproximateDpEvent):

@@ -209,9 +209,11 @@ class PrivacyLedger:
         if exact.supports(accounted):
             return "exact"
         kinds = sorted({type(event).__name__ for event, _ in accounted if not isinstance(event, exact.SUPPORTED)})
+        able = [name for name in ("pld", "prv", "basic") if _accountant(name).supports(accounted)]
+        advice = f"method {' or '.join(repr(name) for name in able)} can" if able else "no method here can"
         raise ValueError(
-            f"method 'auto' cannot account {', '.join(kinds)}: the exact accountant does not support them; "
-            "name a method that does ('pld', 'prv' or 'basic')"
+            f"method 'auto' cannot account {', '.join(kinds)} exactly (the numeric PLD engine is not wired in "
+            f"yet); {advice} account this ledger"
         )
 
     def _no_guarantee(self, pairs):

@@ -7,6 +7,10 @@ A cross-check of :mod:`.exact`. Each event contributes the PLD of its dominating
   K/(e^ε+K−1), the probability of answering uniformly at random;
 * generic pure ε: binary randomized response, the worst ε-DP pair;
 * generic (ε, δ): the four-point dominating pair (``from_privacy_parameters``);
+* Laplace: ``from_laplace_mechanism`` with parameter b/Δ;
+* a Poisson-sampled Gaussian or Laplace event (add/remove-one only):
+  dp_accounting's subsampled PLD (``sampling_prob``), which holds both
+  directions of the asymmetric pair;
 * an event with no privacy loss: nothing.
 
 Upper end: dp_accounting's pessimistic PLDs, constructed to upper-bound δ(ε)
@@ -36,22 +40,54 @@ import math
 from dp_accounting.pld import common
 from dp_accounting.pld import privacy_loss_distribution as pld_library
 
-from ..events import ApproximateDpEvent, GaussianEvent, NoPrivacyLossEvent, PureEpsilonEvent
+from ..events import (
+    ApproximateDpEvent,
+    GaussianEvent,
+    LaplaceEvent,
+    NoPrivacyLossEvent,
+    PoissonSampledEvent,
+    PureEpsilonEvent,
+)
 from . import Interval
 from .exact import composed_mu
 
 DEFAULT_DISCRETIZATION = 1e-4
 UPPER_MARGIN = 1e-8
-SUPPORTED = (GaussianEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent)
+SUPPORTED = (GaussianEvent, LaplaceEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent)
 _NOTE = "lower end: dp_accounting's optimistic estimate (not proven)"
 
 
+def _supported(event) -> bool:
+    if isinstance(event, PoissonSampledEvent):
+        return isinstance(event.event, (GaussianEvent, LaplaceEvent))
+    return isinstance(event, SUPPORTED)
+
+
 def supports(pairs) -> bool:
-    return all(isinstance(event, SUPPORTED) for event, _ in pairs)
+    return all(_supported(event) for event, _ in pairs)
 
 
 def _event_pld(event, count, pessimistic, discretization):
-    if isinstance(event, PureEpsilonEvent):
+    sampling = 1.0
+    if isinstance(event, PoissonSampledEvent):
+        sampling, event = event.sampling_probability, event.event
+    if isinstance(event, GaussianEvent):
+        pld = pld_library.from_gaussian_mechanism(
+            standard_deviation=event.sigma / event.sensitivity,
+            pessimistic_estimate=pessimistic,
+            value_discretization_interval=discretization,
+            sampling_prob=sampling,
+            use_connect_dots=pessimistic,
+        )
+    elif isinstance(event, LaplaceEvent):
+        pld = pld_library.from_laplace_mechanism(
+            parameter=event.scale / event.sensitivity,
+            pessimistic_estimate=pessimistic,
+            value_discretization_interval=discretization,
+            sampling_prob=sampling,
+            use_connect_dots=pessimistic,
+        )
+    elif isinstance(event, PureEpsilonEvent):
         outcomes = event.num_outcomes or 2
         pld = pld_library.from_randomized_response(
             noise_parameter=outcomes / (math.exp(event.epsilon) + outcomes - 1),
@@ -69,7 +105,8 @@ def _event_pld(event, count, pessimistic, discretization):
 
 def _composed_pld(pairs, pessimistic, discretization):
     gaussians = [(event, count) for event, count in pairs if isinstance(event, GaussianEvent)]
-    others = [(event, count) for event, count in pairs if isinstance(event, (PureEpsilonEvent, ApproximateDpEvent))]
+    others = [(event, count) for event, count in pairs
+              if not isinstance(event, (GaussianEvent, NoPrivacyLossEvent))]
     plds = [_event_pld(event, count, pessimistic, discretization) for event, count in others]
     if gaussians:
         plds.append(
@@ -86,9 +123,12 @@ def _composed_pld(pairs, pessimistic, discretization):
 
 
 def _interval(pairs, query, value, discretization, cap):
-    unknown = sorted({type(event).__name__ for event, _ in pairs if not isinstance(event, SUPPORTED)})
+    unknown = sorted({type(event).__name__ for event, _ in pairs if not _supported(event)})
     if unknown:
-        raise ValueError(f"method 'pld' cannot account {', '.join(unknown)}")
+        raise ValueError(
+            f"method 'pld' cannot account {', '.join(unknown)} (it takes Poisson sampling of Gaussian or "
+            "Laplace events only)"
+        )
     pessimistic = _composed_pld(pairs, True, discretization)
     if pessimistic is None:
         return Interval(0.0, 0.0, 0.0, True)
@@ -97,7 +137,8 @@ def _interval(pairs, query, value, discretization, cap):
     exact_kinds = [
         (event, count)
         for event, count in pairs
-        if isinstance(event, GaussianEvent) or (isinstance(event, PureEpsilonEvent) and event.num_outcomes)
+        if isinstance(event, (GaussianEvent, LaplaceEvent, PoissonSampledEvent))
+        or (isinstance(event, PureEpsilonEvent) and event.num_outcomes)
     ]
     optimistic = _composed_pld(exact_kinds, False, discretization)
     lower = getattr(optimistic, query)(value) if optimistic is not None else 0.0

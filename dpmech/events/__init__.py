@@ -11,19 +11,22 @@ from typing import Union
 
 from .approximate import ApproximateDpEvent
 from .gaussian import GaussianEvent
+from .laplace import LaplaceEvent
 from .no_guarantee import NoGuaranteeEvent
 from .no_privacy_loss import NoPrivacyLossEvent
+from .poisson_sampled import PoissonSampledEvent
 from .pure_epsilon import PureEpsilonEvent
+from .sampled_without_replacement import SampledWithoutReplacementEvent
 from .relations import ADD_REMOVE_ONE, NEIGHBOURING_RELATIONS, REPLACE_ONE, check_relation
 from .self_composed import SelfComposedEvent, flatten
 
 # The old private name, still imported by dpmech.output_perturbation.
 _check_relation = check_relation
 
-Event = Union[GaussianEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent, NoGuaranteeEvent,
-              SelfComposedEvent]
-EVENT_TYPES = (GaussianEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent, NoGuaranteeEvent,
-               SelfComposedEvent)
+Event = Union[GaussianEvent, LaplaceEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent,
+              NoGuaranteeEvent, PoissonSampledEvent, SampledWithoutReplacementEvent, SelfComposedEvent]
+EVENT_TYPES = (GaussianEvent, LaplaceEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent,
+               NoGuaranteeEvent, PoissonSampledEvent, SampledWithoutReplacementEvent, SelfComposedEvent)
 
 __all__ = [
     "ADD_REMOVE_ONE",
@@ -33,9 +36,12 @@ __all__ = [
     "ApproximateDpEvent",
     "Event",
     "GaussianEvent",
+    "LaplaceEvent",
     "NoGuaranteeEvent",
     "NoPrivacyLossEvent",
+    "PoissonSampledEvent",
     "PureEpsilonEvent",
+    "SampledWithoutReplacementEvent",
     "SelfComposedEvent",
     "check_relation",
     "flatten",
