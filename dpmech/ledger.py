@@ -41,9 +41,12 @@ from .events import (
     REPLACE_ONE,
     ApproximateDpEvent,
     GaussianEvent,
+    LaplaceEvent,
     NoGuaranteeEvent,
     NoPrivacyLossEvent,
+    PoissonSampledEvent,
     PureEpsilonEvent,
+    SampledWithoutReplacementEvent,
     SelfComposedEvent,
     flatten,
 )
@@ -329,9 +332,16 @@ class PrivacyLedger:
           Repetitions are written out one event each: dp_accounting 0.6.0's
           ``PLDAccountant`` ignores the count of a self-composed
           ``RandomizedResponseDpEvent``.
+        * Laplace: ``LaplaceDpEvent(b/Δ)`` (sensitivity 1 in both accountants;
+          PLD refuses it under REPLACE_ONE).
+        * Poisson-sampled: ``PoissonSampledDpEvent(q, inner)``, only in an
+          add/remove ledger without randomized response (a ValueError
+          otherwise: the two would need different dp_accounting relations).
         * no privacy loss: ``NoOpDpEvent``; no guarantee: ``NonPrivateDpEvent``.
-        * generic (ε, δ): ``UnsupportedDpEvent`` (dp_accounting has no such
-          event), which its accountants refuse rather than mis-account.
+        * generic (ε, δ), and sampling without replacement (whose
+          dp_accounting conventions have not been checked here):
+          ``UnsupportedDpEvent``, which its accountants refuse rather than
+          mis-account.
         """
         from dp_accounting import dp_event
 
@@ -348,13 +358,95 @@ class PrivacyLedger:
                 return dp_event.RandomizedResponseDpEvent(
                     noise_parameter=outcomes / (math.exp(event.epsilon) + outcomes - 1), num_buckets=outcomes
                 )
+            if isinstance(event, LaplaceEvent):
+                return dp_event.LaplaceDpEvent(noise_multiplier=event.scale / event.sensitivity)
+            if isinstance(event, PoissonSampledEvent):
+                return dp_event.PoissonSampledDpEvent(event.sampling_probability, convert(event.event))
             if isinstance(event, NoPrivacyLossEvent):
                 return dp_event.NoOpDpEvent()
-            if isinstance(event, ApproximateDpEvent):
+            if isinstance(event, (ApproximateDpEvent, SampledWithoutReplacementEvent)):
                 return dp_event.UnsupportedDpEvent()
             return dp_event.NonPrivateDpEvent()
 
+        pairs = self._pairs()
+        if any(isinstance(event, PoissonSampledEvent) for event, _ in pairs) and any(
+            isinstance(event, PureEpsilonEvent) for event, _ in pairs
+        ):
+            raise ValueError(
+                "to_dp_event: dp_accounting accounts randomized response under REPLACE_ONE only and Poisson "
+                "sampling here under ADD_OR_REMOVE_ONE; export them as separate ledgers"
+            )
         return dp_event.ComposedDpEvent([convert(self._convert(event)) for event in self.events])
+
+    @classmethod
+    def from_dp_event(cls, event, neighbouring: str = ADD_REMOVE_ONE) -> "PrivacyLedger":
+        """A ledger holding dp_accounting's ``event``, read under ``neighbouring``; never under-stating it.
+
+        dp_accounting's unit-sensitivity events (``GaussianDpEvent``,
+        ``LaplaceDpEvent``) have sensitivity 1 under ADD_OR_REMOVE_ONE; under
+        REPLACE_ONE its PLD accountant reads them at sensitivity 2 and its RDP
+        accountant at 1, so a replace-one ledger takes 2, the larger.
+        ``RandomizedResponseDpEvent`` becomes K-ary randomized response with
+        e^ε = 1 + K(1 − p)/p (p the noise parameter), stated under
+        replace-one; one bucket is an event with no privacy loss and p = 0 no
+        guarantee. Poisson sampling, sampling without replacement, self- and
+        plain composition, ``NoOpDpEvent`` and ``NonPrivateDpEvent`` map to
+        their dpmech events; anything else raises a ValueError naming it.
+        """
+        from dp_accounting import dp_event
+
+        ledger = cls(neighbouring)
+        unit = 2.0 if ledger.neighbouring == REPLACE_ONE else 1.0
+
+        def convert(item):
+            if isinstance(item, dp_event.NoOpDpEvent):
+                return NoPrivacyLossEvent("dp_accounting NoOpDpEvent")
+            if isinstance(item, dp_event.NonPrivateDpEvent):
+                return NoGuaranteeEvent("dp_accounting NonPrivateDpEvent")
+            if isinstance(item, dp_event.GaussianDpEvent):
+                if item.noise_multiplier == 0:
+                    return NoGuaranteeEvent("dp_accounting GaussianDpEvent with noise multiplier 0")
+                return GaussianEvent(item.noise_multiplier, unit)
+            if isinstance(item, dp_event.LaplaceDpEvent):
+                if item.noise_multiplier == 0:
+                    return NoGuaranteeEvent("dp_accounting LaplaceDpEvent with noise multiplier 0")
+                return LaplaceEvent(item.noise_multiplier, unit)
+            if isinstance(item, dp_event.RandomizedResponseDpEvent):
+                if item.num_buckets == 1:
+                    return NoPrivacyLossEvent("dp_accounting RandomizedResponseDpEvent with one bucket")
+                if item.noise_parameter == 0:
+                    return NoGuaranteeEvent("dp_accounting RandomizedResponseDpEvent with noise parameter 0")
+                if item.noise_parameter == 1:
+                    return NoPrivacyLossEvent("dp_accounting RandomizedResponseDpEvent with noise parameter 1")
+                epsilon = math.log1p(item.num_buckets * (1.0 - item.noise_parameter) / item.noise_parameter)
+                # Rounded up: a larger ε dominates.
+                return PureEpsilonEvent(math.nextafter(epsilon, math.inf), item.num_buckets, REPLACE_ONE)
+            if isinstance(item, dp_event.PoissonSampledDpEvent):
+                return PoissonSampledEvent(single(item.event), item.sampling_probability)
+            if isinstance(item, dp_event.SampledWithoutReplacementDpEvent):
+                return SampledWithoutReplacementEvent(single(item.event), item.sample_size, item.source_dataset_size)
+            raise ValueError(f"event: dp_accounting's {type(item).__name__} has no dpmech equivalent")
+
+        def single(item):
+            if isinstance(item, dp_event.SelfComposedDpEvent):
+                return SelfComposedEvent(single(item.event), item.count)
+            if isinstance(item, dp_event.ComposedDpEvent):
+                raise ValueError("event: a ComposedDpEvent inside a sampled event has no dpmech equivalent")
+            return convert(item)
+
+        def add(item, count):
+            if isinstance(item, dp_event.ComposedDpEvent):
+                for inner in item.events:
+                    add(inner, count)
+            elif isinstance(item, dp_event.SelfComposedDpEvent):
+                add(item.event, count * item.count)
+            else:
+                ledger.record(convert(item), count=count)
+
+        if not isinstance(event, dp_event.DpEvent):
+            raise ValueError(f"event must be a dp_accounting DpEvent (got {type(event).__name__})")
+        add(event, 1)
+        return ledger
 
 
 def _restate(event, relation):
