@@ -32,8 +32,8 @@ rounded up for the upper end and down for the lower end, and sums of atoms
 are exact integer arithmetic. When a convolution would hold more than
 :data:`MAX_ATOMS` atoms they are merged onto a coarser stride (up for the
 upper end, down for the lower end) after atoms of probability below e^-1500
-are moved to +∞ (upper end) or dropped (lower end); the interval stays
-certified and only widens.
+(e^-1500 for δ(ε); e^-60·δ for ε(δ)) are moved to +∞ (upper end) or
+dropped (lower end); the interval stays certified and only widens.
 
 Everything is in log space, so a δ far below the smallest double keeps an
 accurate logarithm. Floating-point error: log-probabilities carry an
@@ -162,8 +162,9 @@ def _lattice_power(step: _Step, count: int):
 class _Atoms:
     """Finite privacy-loss atoms index·h (integer index, grid h) and log-probabilities, for one side of the interval."""
 
-    def __init__(self, upper: bool):
+    def __init__(self, upper: bool, negligible: float = _NEGLIGIBLE_LOG_PROBABILITY):
         self.upper = upper
+        self.negligible = negligible
         self.index = np.zeros(1, dtype=np.int64)
         self.log_p = np.zeros(1)
         self.log_infinite = -math.inf  # mass moved to +∞ by merging (upper side only)
@@ -171,7 +172,7 @@ class _Atoms:
     def _merge(self):
         if self.index.size <= MAX_ATOMS:
             return
-        negligible = self.log_p < _NEGLIGIBLE_LOG_PROBABILITY
+        negligible = self.log_p < self.negligible
         if np.any(negligible):
             if self.upper:
                 self.log_infinite = float(np.logaddexp(self.log_infinite, special.logsumexp(self.log_p[negligible])))
@@ -185,16 +186,23 @@ class _Atoms:
         self.index, self.log_p = _logsumexp_by_index(rounded, self.log_p)
 
     def convolve(self, index, log_p):
+        if index.size > MAX_ATOMS:
+            # Merge the incoming law first (same side, same rounding), so no product exceeds MAX_ATOMS².
+            incoming = _Atoms(self.upper, self.negligible)
+            incoming.index, incoming.log_p = index, log_p
+            incoming._merge()
+            index, log_p = incoming.index, incoming.log_p
+            self.log_infinite = float(np.logaddexp(self.log_infinite, incoming.log_infinite))
         pair_index = (self.index[:, None] + index[None, :]).ravel()
         pair_log_p = (self.log_p[:, None] + log_p[None, :]).ravel()
         self.index, self.log_p = _logsumexp_by_index(pair_index, pair_log_p)
         self._merge()
 
 
-def _power_by_squaring(step_index, step_log_p, count, upper):
+def _power_by_squaring(step_index, step_log_p, count, upper, negligible):
     """n-fold convolution of a small atom set with itself, merged as it grows (for large trinomial counts)."""
-    result = _Atoms(upper)
-    base = _Atoms(upper)
+    result = _Atoms(upper, negligible)
+    base = _Atoms(upper, negligible)
     base.index, base.log_p = step_index, step_log_p
     while count:
         if count & 1:
@@ -202,7 +210,7 @@ def _power_by_squaring(step_index, step_log_p, count, upper):
             result.log_infinite = float(np.logaddexp(result.log_infinite, base.log_infinite))
         count >>= 1
         if count:
-            squared = _Atoms(upper)
+            squared = _Atoms(upper, negligible)
             squared.index, squared.log_p, squared.log_infinite = base.index, base.log_p, base.log_infinite
             squared.convolve(base.index, base.log_p)
             squared.log_infinite = float(np.logaddexp(squared.log_infinite, base.log_infinite))
@@ -257,8 +265,12 @@ def _finite_magnitude(step: _Step) -> float:
     return max(abs(value) for value in (step.log_plus, step.log_zero, step.log_minus, 0.0) if math.isfinite(value))
 
 
-def _profiles(pairs):
-    """(upper, lower) profiles of the composition; see the module docstring."""
+def _profiles(pairs, negligible=_NEGLIGIBLE_LOG_PROBABILITY):
+    """(upper, lower) profiles of the composition; see the module docstring.
+
+    ``negligible``: atoms below this log-probability may be moved to +∞ (upper
+    side) or dropped (lower side) when atoms must be merged.
+    """
     if not supports(pairs):
         _refuse(pairs)
     mu = composed_mu(pairs)
@@ -273,30 +285,32 @@ def _profiles(pairs):
     largest_loss = math.fsum(count * step.epsilon for step, count in groups.items())
     # |losses| <= largest_loss <= 2^50 grid units, so indices and their sums stay exact in int64 and double.
     grid = 2.0 ** ((math.frexp(largest_loss)[1] if largest_loss > 0.0 else 0) - _GRID_BITS)
-    upper, lower = _Atoms(True), _Atoms(False)
+    upper, lower = _Atoms(True, negligible), _Atoms(False, negligible)
     error_scale = 1.0
     for step, count in groups.items():
+        multiple = step.epsilon / grid  # exact: grid is a power of two
         lattice = _lattice_power(step, count)
-        multiple_upper, multiple_lower = step.epsilon / grid, step.epsilon / grid  # exact: grid is a power of two
         if lattice is None:
+            # Too many repetitions for the closed form: powers of the step on the lattice ℤ (units of ε),
+            # merged as they grow, rounded up for the upper side and down for the lower.
             unit = np.array([1, 0, -1], dtype=np.int64)
             log_unit = np.array([step.log_plus, step.log_zero, step.log_minus])
             keep = np.isfinite(log_unit)
-            for side, atoms in ((True, upper), (False, lower)):
-                # ±ε rounded outward to the grid for this side, then powered with merging.
-                up, down = math.ceil(multiple_upper), math.floor(multiple_lower)
-                values = np.array([up if side else down, 0, -(down if side else up)], dtype=np.int64)
-                powered = _power_by_squaring(values[keep], log_unit[keep], count, side)
-                atoms.convolve(powered.index, powered.log_p)
-                atoms.log_infinite = float(np.logaddexp(atoms.log_infinite, powered.log_infinite))
+            sides = {side: _power_by_squaring(unit[keep], log_unit[keep], count, side, negligible)
+                     for side in (True, False)}
             error_scale += count * (_finite_magnitude(step) + 1.0) * math.log2(count + 1)
-            continue
-        multiples, log_p = lattice
-        # multiples·ε/h in floating point is within 1/8 of a grid unit (|value| <= 2^50): one unit covers it.
-        scaled = multiples * multiple_upper
-        upper.convolve(np.ceil(scaled).astype(np.int64) + 1, log_p)
-        lower.convolve(np.floor(scaled).astype(np.int64) - 1, log_p)
-        error_scale += special.gammaln(count + 1) + count * _finite_magnitude(step)
+        else:
+            sides = {True: lattice, False: lattice}
+            error_scale += special.gammaln(count + 1) + count * _finite_magnitude(step)
+        for side, atoms in ((True, upper), (False, lower)):
+            powered = sides[side]
+            multiples, log_p = (powered.index, powered.log_p) if isinstance(powered, _Atoms) else powered
+            if isinstance(powered, _Atoms) and side:
+                atoms.log_infinite = float(np.logaddexp(atoms.log_infinite, powered.log_infinite))
+            # multiples·ε/h in floating point is within 1/8 of a grid unit (|value| <= 2^50): one unit covers it.
+            scaled = multiples * multiple
+            atoms.convolve(np.ceil(scaled).astype(np.int64) + 1 if side else np.floor(scaled).astype(np.int64) - 1,
+                           log_p)
     log_margin = LOG_DELTA_MARGIN + 1e4 * _UNIT_ROUNDOFF * error_scale * (1.0 + math.log2(1 + len(groups)))
     profiles = []
     for atoms, sign in ((upper, 1.0), (lower, -1.0)):
@@ -366,10 +380,11 @@ def _largest_epsilon_above(profile: _Profile, log_target: float, start: float) -
 
 def epsilon(pairs, delta: float) -> Interval:
     """ε(δ) as a certified interval (lower <= tight ε <= upper)."""
-    upper_profile, lower_profile = _profiles(pairs)
+    log_target = math.log(delta)
+    # Mass far below δ moved to +∞ changes the upper end by a relative e^-60 at most per merge.
+    upper_profile, lower_profile = _profiles(pairs, min(log_target - 60.0, 0.0))
     if math.isinf(upper_profile.mu):
         return Interval(math.inf, math.inf, math.inf, True, "a Gaussian with sigma/sensitivity near 0: no guarantee")
-    log_target = math.log(delta)
     upper = _smallest_epsilon_below(upper_profile, log_target)
     note = ""
     if math.isinf(upper):
