@@ -263,16 +263,17 @@ class PrivacyLedger:
         accountant = _accountant(method)
         if hasattr(accountant, "log_delta_interval"):
             log_lower, log_upper = accountant.log_delta_interval(pairs, epsilon)
+            upper = _delta_from_log(log_upper)
+            lower = min(math.exp(log_lower), upper)
+            estimate = min(max(math.exp(0.5 * (log_lower + log_upper)), lower), upper)
             certified, note = True, ""
         else:
             interval = accountant.delta(pairs, epsilon, **options)
-            with np.errstate(divide="ignore"):
-                log_lower, log_upper = (float(np.log(min(max(interval.lower, 0.0), 1.0))),
-                                        float(np.log(min(max(interval.upper, 0.0), 1.0))))
+            upper = min(max(float(interval.upper), 0.0), 1.0)
+            lower = min(max(float(interval.lower), 0.0), upper)
+            estimate = min(max(float(interval.estimate), lower), upper)
+            log_upper = math.log(upper) if upper > 0.0 else -math.inf
             certified, note = interval.certified, interval.note
-        upper = _delta_from_log(log_upper)
-        lower = min(math.exp(log_lower), upper)
-        estimate = min(max(math.exp(0.5 * (log_lower + log_upper)), lower), upper)
         return PrivacyGuarantee(epsilon, upper, method, self.neighbouring, "delta", (lower, estimate, upper),
                                 certified, note, min(log_upper, 0.0))
 
