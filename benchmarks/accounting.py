@@ -35,6 +35,7 @@ from rich.table import Table
 
 import dpmech
 from dpmech import high_precision
+from dpmech.directed_rounding import format_down, format_up
 
 
 def timed(function, repeats=5):
@@ -150,7 +151,7 @@ def run(quick: bool):
     )
     ours_t, guarantee = timed(lambda: ledger.epsilon(1e-5, method="exact"), repeats=3)
     lower, _, upper = guarantee.interval
-    add(task, "dpmech", "ledger.epsilon(1e-5, method='exact')", ours_t, f"[{lower:.10g}, {upper:.10g}]", "certified interval", ours_t)
+    add(task, "dpmech", "ledger.epsilon(1e-5, method='exact')", ours_t, f"[{format_down(lower, 12)}, {format_up(upper, 12)}]", "certified interval", ours_t)
     t, guarantee = timed(lambda: ledger.epsilon(1e-5, method="pld"), repeats=3)
     lower, _, upper = guarantee.interval
     add(task, "dpmech", "ledger.epsilon(1e-5, method='pld')", t, f"[{lower:.6g}, {upper:.6g}]", "lower end an estimate", ours_t)
