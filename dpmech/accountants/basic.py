@@ -19,6 +19,9 @@ interval is [0, bound].
 from __future__ import annotations
 
 import math
+from fractions import Fraction
+
+from scipy import special
 
 from ..events import (
     ApproximateDpEvent,
@@ -29,7 +32,7 @@ from ..events import (
     PureEpsilonEvent,
     SampledWithoutReplacementEvent,
 )
-from ..gaussian import gaussian_delta, gaussian_epsilon
+from ..gaussian import gaussian_epsilon, gaussian_log_delta
 from . import Interval
 
 
@@ -50,6 +53,13 @@ def _fixed_cost(event):
     return None
 
 
+def _sum_up(terms) -> float:
+    """The smallest double >= the exact sum of ``terms`` (Fractions: one per ledger entry, not per datum)."""
+    exact = sum(terms, Fraction(0))
+    value = float(exact)
+    return value if Fraction(value) >= exact else math.nextafter(value, math.inf)
+
+
 def supports(pairs) -> bool:
     return all(isinstance(event, (GaussianEvent, NoPrivacyLossEvent)) or _fixed_cost(event) is not None
                for event, _ in pairs)
@@ -64,11 +74,8 @@ def _split(pairs):
     gaussians = [(event, count) for event, count in pairs if isinstance(event, GaussianEvent)]
     costs = [(_fixed_cost(event), count) for event, count in pairs
              if not isinstance(event, (GaussianEvent, NoPrivacyLossEvent))]
-    fixed_epsilon = math.fsum(count * cost[0] for cost, count in costs)
-    fixed_delta = math.fsum(count * cost[1] for cost, count in costs)
-    # fsum rounds to nearest; one ulp up keeps the sums on the safe side.
-    fixed_epsilon = math.nextafter(fixed_epsilon, math.inf) if fixed_epsilon else 0.0
-    fixed_delta = math.nextafter(fixed_delta, math.inf) if fixed_delta else 0.0
+    fixed_epsilon = _sum_up(count * Fraction(cost[0]) for cost, count in costs)
+    fixed_delta = _sum_up(count * Fraction(cost[1]) for cost, count in costs)
     releases = sum(count for _, count in gaussians)
     return gaussians, fixed_epsilon, fixed_delta, releases
 
@@ -100,9 +107,14 @@ def delta(pairs, epsilon: float) -> Interval:
         return Interval(0.0, total, total, True)
     # Rounded down twice so that the shares never add up to more than the budget left.
     share = math.nextafter(math.nextafter(remaining, 0.0) / releases, 0.0)
-    total = fixed_delta + math.fsum(
-        count * gaussian_delta(share, event.sigma, event.sensitivity) for event, count in gaussians
-    )
-    # Relative 1e-11 covers the evaluation error of each δ_i (see dpmech._newton).
-    total = min(total * (1.0 + 1e-11), 1.0)
+    # In log space, so that a δ_i below the smallest double is not lost: Relative 1e-11 covers the
+    # evaluation error of each δ_i (see dpmech._newton); a positive total never comes back as 0.
+    logs = [math.log(count) + gaussian_log_delta(share, event.sigma, event.sensitivity) for event, count in gaussians]
+    if fixed_delta:
+        logs.append(math.log(fixed_delta))
+    log_total = float(special.logsumexp(logs)) + 1e-11
+    total = math.exp(log_total)
+    if total < 2.2250738585072014e-308:  # subnormal: exp may have dropped bits
+        total = math.nextafter(total, math.inf)
+    total = min(total, 1.0)
     return Interval(0.0, total, total, True, f"epsilon split evenly: {share:.3g} per Gaussian release")

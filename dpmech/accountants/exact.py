@@ -284,7 +284,8 @@ def _profiles(pairs, negligible=_NEGLIGIBLE_LOG_PROBABILITY):
         log_infinite = math.log(-math.expm1(log_finite)) if log_finite < 0.0 else -math.inf
     largest_loss = math.fsum(count * step.epsilon for step, count in groups.items())
     # |losses| <= largest_loss <= 2^50 grid units, so indices and their sums stay exact in int64 and double.
-    grid = 2.0 ** ((math.frexp(largest_loss)[1] if largest_loss > 0.0 else 0) - _GRID_BITS)
+    # (Never below the smallest subnormal 2^-1074, which divides every double exactly.)
+    grid = math.ldexp(1.0, max((math.frexp(largest_loss)[1] if largest_loss > 0.0 else 0) - _GRID_BITS, -1074))
     upper, lower = _Atoms(True, negligible), _Atoms(False, negligible)
     error_scale = 1.0
     for step, count in groups.items():
@@ -347,7 +348,9 @@ def _smallest_epsilon_below(profile: _Profile, log_target: float) -> float:
         return 0.0
     # A first bracket near the answer: the largest finite loss plus the Gaussian's ε for the target.
     z = max(-float(special.ndtri(min(math.exp(log_target), 0.5))), 0.0)
-    high = max(float(profile.loss.max(initial=0.0)) + profile.mu * (z + 1.0) + 0.5 * profile.mu**2, 1e-3)
+    high = max(float(profile.loss.max(initial=0.0)) + profile.mu * (z + 1.0) + 0.5 * profile.mu * profile.mu, 1e-3)
+    if high > 1e300:  # ε(δ) is then near μ²/2, within a few factors of the largest double: inf is the safe answer
+        return math.inf
     while excess(high) > 0.0:
         high *= 2.0
         if high > 1e300:

@@ -112,7 +112,8 @@ def test_dp_accounting_drops_the_count_of_self_composed_randomized_response():
     ledger = PrivacyLedger().record(PureEpsilonEvent(0.5, num_outcomes=10), count=10)
     converted = PLDAccountant(NeighboringRelation.REPLACE_ONE).compose(ledger.to_dp_event())
     assert buggy.get_epsilon(1e-5) == pytest.approx(0.5, abs=1e-3)
-    assert converted.get_epsilon(1e-5) == pytest.approx(ledger.epsilon(1e-5, method="pld").epsilon, rel=1e-9)
+    # Our pld upper end is dp_accounting's value raised by a rounding margin; the estimate is theirs.
+    assert converted.get_epsilon(1e-5) == pytest.approx(ledger.epsilon(1e-5, method="pld").interval[1], rel=1e-9)
     assert ledger.epsilon(1e-5, method="pld").epsilon > 3.0
 
 
@@ -178,8 +179,10 @@ def test_auto_and_exact_account_randomized_response_exactly():
     for method in ("auto", "exact"):
         guarantee = ledger.epsilon(1e-5, method=method)
         assert guarantee.method == "exact" and guarantee.certified
-        # Binary RR composed 3 times: the loss is ±1, ±3; δ(ε) < 1e-5 needs ε = 3.
-        assert guarantee.interval[0] <= 3.0 <= guarantee.epsilon <= 3.0 + 1e-9
+        # Binary RR composed 3 times: the loss is ±1, ±3, and for ε in [1, 3]
+        # δ(ε) = p³(1 − e^{ε−3}) with p = e/(1+e), so ε(δ) = 3 + log(1 − δ/p³).
+        expected = 3.0 + math.log1p(-1e-5 / (math.e / (1 + math.e)) ** 3)
+        assert guarantee.interval[0] <= expected <= guarantee.epsilon <= expected + 1e-9
 
 
 @pytest.mark.parametrize(
