@@ -76,8 +76,9 @@ def group_privacy(event, group_size):
             return ApproximateDpEvent(k * epsilon, 0.0, event.neighbouring, event.description)
         # log Σ_{i<k} e^{iε} = log(e^{kε} − 1) − log(e^ε − 1), in a form that cannot overflow;
         # the factor 1 + 1e-14 keeps float rounding on the conservative side.
-        if epsilon == 0.0:
-            log_growth = math.log(k)
+        if epsilon < 1e-200:
+            # Σ_{i<k} e^{iε} <= k·e^{(k−1)ε}; the quotient form below loses bits for subnormal ε.
+            log_growth = math.log(k) + (k - 1) * epsilon
         else:
             log_growth = k * epsilon + math.log(-math.expm1(-k * epsilon)) - math.log(math.expm1(epsilon))
         log_delta = math.log(event.delta) + log_growth

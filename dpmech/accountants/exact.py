@@ -230,13 +230,16 @@ class _Profile:
 
     def log_delta(self, epsilon: float) -> float:
         t = epsilon - self.loss
-        gaussian = _log_gaussian_profile(t, self.mu)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            gaussian = _log_gaussian_profile(t, self.mu)
+        lost = np.isnan(gaussian) | (gaussian == -np.inf)
         if self.log_margin > 0.0 and self.mu > 0.0:
             # Far in the tail δ_G underflows even in log form; the upper side then uses
             # δ_G(t) <= Φ(μ/2 − t/μ), whose logarithm stays finite, so no positive δ becomes 0.
-            lost = gaussian == -np.inf
             if np.any(lost):
                 gaussian[lost] = special.log_ndtr(0.5 * self.mu - t[lost] / self.mu)
+        else:
+            gaussian[lost] = -np.inf  # a lower bound may drop what it cannot evaluate
         terms = self.log_p + gaussian
         with np.errstate(divide="ignore"):
             total = float(special.logsumexp(np.append(terms, self.log_infinite)))
