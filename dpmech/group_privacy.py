@@ -14,8 +14,15 @@ Dispatches on the event type:
   (Vadhan 2017, Lemma 2.2), which is at most the commonly quoted
   k·e^{(k−1)ε}·δ and equals it at k = 1. Where it reaches 1 there is no
   guarantee left, and a :class:`~dpmech.events.NoGuaranteeEvent` says so.
+* :class:`~dpmech.events.LaplaceEvent`: exact, sensitivity kΔ (triangle inequality in ℓ₁).
+* :class:`~dpmech.events.PoissonSampledEvent`,
+  :class:`~dpmech.events.SampledWithoutReplacementEvent`: refused (a ValueError):
+  a group of k records is sampled together with a probability that no
+  implemented theorem turns into a dominating pair.
 * :class:`~dpmech.events.SelfComposedEvent`: applied to the inner event.
-* :class:`~dpmech.events.NoGuaranteeEvent`: unchanged.
+* :class:`~dpmech.events.NoGuaranteeEvent` and
+  :class:`~dpmech.events.NoPrivacyLossEvent`: unchanged (an output that does
+  not depend on the data does not depend on k records either).
 
 The group is k records under the event's own neighbouring relation, which the
 result keeps.
@@ -29,8 +36,12 @@ from . import validation as check
 from .events import (
     ApproximateDpEvent,
     GaussianEvent,
+    LaplaceEvent,
     NoGuaranteeEvent,
+    NoPrivacyLossEvent,
+    PoissonSampledEvent,
     PureEpsilonEvent,
+    SampledWithoutReplacementEvent,
     SelfComposedEvent,
 )
 
@@ -50,6 +61,13 @@ def group_privacy(event, group_size):
         return event
     if isinstance(event, GaussianEvent):
         return GaussianEvent(event.sigma, k * event.sensitivity, event.neighbouring)
+    if isinstance(event, LaplaceEvent):
+        return LaplaceEvent(event.scale, k * event.sensitivity, event.neighbouring)
+    if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
+        raise ValueError(
+            f"group_size: no group-privacy theorem for {type(event).__name__} is implemented, so it cannot be "
+            f"stated for groups of {k} records (nor enter a replace-one ledger from add-remove-one)"
+        )
     if isinstance(event, PureEpsilonEvent):
         return PureEpsilonEvent(k * event.epsilon, None, event.neighbouring)
     if isinstance(event, ApproximateDpEvent):
@@ -58,8 +76,9 @@ def group_privacy(event, group_size):
             return ApproximateDpEvent(k * epsilon, 0.0, event.neighbouring, event.description)
         # log Σ_{i<k} e^{iε} = log(e^{kε} − 1) − log(e^ε − 1), in a form that cannot overflow;
         # the factor 1 + 1e-14 keeps float rounding on the conservative side.
-        if epsilon == 0.0:
-            log_growth = math.log(k)
+        if epsilon < 1e-200:
+            # Σ_{i<k} e^{iε} <= k·e^{(k−1)ε}; the quotient form below loses bits for subnormal ε.
+            log_growth = math.log(k) + (k - 1) * epsilon
         else:
             log_growth = k * epsilon + math.log(-math.expm1(-k * epsilon)) - math.log(math.expm1(epsilon))
         log_delta = math.log(event.delta) + log_growth
@@ -69,6 +88,6 @@ def group_privacy(event, group_size):
         return ApproximateDpEvent(k * epsilon, delta, event.neighbouring, event.description)
     if isinstance(event, SelfComposedEvent):
         return SelfComposedEvent(group_privacy(event.event, k), event.count)
-    if isinstance(event, NoGuaranteeEvent):
+    if isinstance(event, (NoGuaranteeEvent, NoPrivacyLossEvent)):
         return event
     raise ValueError(f"event must be a dpmech event (got {type(event).__name__})")

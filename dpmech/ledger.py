@@ -2,28 +2,38 @@
 
 Methods (one module each in :mod:`dpmech.accountants`):
 
-* ``"exact"``: Gaussian events only, composed exactly through μ-GDP;
-* ``"pld"``: dp_accounting's pessimistic privacy loss distributions;
-* ``"prv"``: prv_accountant's (lower, estimate, upper);
+* ``"exact"``: Gaussians, the randomized-response family, generic pure ε and
+  (ε, δ) events and events with no privacy loss, composed exactly in log
+  space with a certified interval (see :mod:`dpmech.accountants.exact`);
+* ``"pld"``: dp_accounting's pessimistic privacy loss distributions (a
+  cross-check; its lower end is an estimate);
+* ``"prv"``: prv_accountant's (lower, estimate, upper) (a cross-check);
 * ``"basic"``: sums of ε and δ, as FedAUXfdp adds its two heads;
-* ``"auto"``: ``exact`` where every event is Gaussian, else ``pld``.
+* ``"auto"``: ``exact`` whenever it supports every event, else a ValueError
+  naming the events and the methods that can account them.
 
 Neighbouring relation. A ledger states its guarantee under one relation,
 ``"replace-one"`` (default) or ``"add-remove-one"``. An event recorded under
 add/remove enters a replace-one ledger through group privacy with k = 2
-(a replacement is a removal and an addition); an event recorded under
-replace-one cannot enter an add/remove ledger, and that raises.
+(a replacement is a removal and an addition), and is from then on an event
+of the ledger's relation (converted once, also by :meth:`PrivacyLedger.group_privacy`);
+an event recorded under replace-one cannot enter an add/remove ledger, and
+that raises.
 """
 
 from __future__ import annotations
 
-import math
+import dataclasses
 import importlib
+import math
+import numbers
 from dataclasses import asdict, dataclass
 from typing import Optional
 
+import numpy as np
+
 from . import validation as check
-from .accountants import Interval, exact
+from .accountants import exact
 from .events import (
     ADD_REMOVE_ONE,
     EVENT_TYPES,
@@ -31,8 +41,12 @@ from .events import (
     REPLACE_ONE,
     ApproximateDpEvent,
     GaussianEvent,
+    LaplaceEvent,
     NoGuaranteeEvent,
+    NoPrivacyLossEvent,
+    PoissonSampledEvent,
     PureEpsilonEvent,
+    SampledWithoutReplacementEvent,
     SelfComposedEvent,
     flatten,
 )
@@ -46,6 +60,22 @@ def _accountant(method: str):
     return importlib.import_module(f".accountants.{method}", __package__)
 
 
+_SMALLEST_POSITIVE = 5e-324
+
+
+def _delta_from_log(log_delta: float) -> float:
+    """A double >= e^log_delta (at most 1); never 0 for a positive δ."""
+    if log_delta == -math.inf:
+        return 0.0
+    if log_delta >= 0.0:
+        return 1.0
+    value = math.exp(log_delta)
+    # exp is faithful for normal results; below the normal range it may lose bits, so step up one.
+    if value < 2.2250738585072014e-308:
+        value = math.nextafter(value, math.inf)
+    return min(max(value, _SMALLEST_POSITIVE), 1.0)
+
+
 @dataclass(frozen=True)
 class PrivacyGuarantee:
     """An (ε, δ) statement and how it was obtained.
@@ -53,7 +83,13 @@ class PrivacyGuarantee:
     ``solved_for`` names the quantity that was computed (the other was given);
     ``interval`` is its (lower, estimate, upper). The reported value is the
     upper end, which never understates the privacy loss; ``certified`` says
-    whether the lower end is proven too.
+    whether the lower end is proven too, so that the interval contains the
+    tight value. ``log_delta`` is the natural log of the reported δ (of the
+    upper end where δ was solved for), exact where δ is below the smallest
+    double; ``delta`` is then the smallest positive double, never 0.
+
+    A guarantee stands for its reported number: ``float(g)`` is the upper end
+    of the solved-for quantity, and ``g < 2.0`` compares it with a real.
     """
 
     epsilon: float
@@ -64,12 +100,45 @@ class PrivacyGuarantee:
     interval: tuple
     certified: bool
     note: str = ""
+    log_delta: Optional[float] = None
+
+    def __post_init__(self):
+        if self.log_delta is None:
+            object.__setattr__(self, "log_delta", math.log(self.delta) if self.delta > 0.0 else -math.inf)
 
     def as_dict(self) -> dict:
         return asdict(self)
 
+    def __float__(self) -> float:
+        return float(self.epsilon if self.solved_for == "epsilon" else self.delta)
+
+    def _compare(self, other, operator):
+        if isinstance(other, numbers.Real) and not isinstance(other, bool):
+            return operator(float(self), float(other))
+        if isinstance(other, PrivacyGuarantee):
+            return operator(float(self), float(other))
+        return NotImplemented
+
+    def __lt__(self, other):
+        return self._compare(other, float.__lt__)
+
+    def __le__(self, other):
+        return self._compare(other, float.__le__)
+
+    def __gt__(self, other):
+        return self._compare(other, float.__gt__)
+
+    def __ge__(self, other):
+        return self._compare(other, float.__ge__)
+
     def __str__(self) -> str:
-        text = f"({self.epsilon:.6g}, {self.delta:.3g})-DP under {self.neighbouring}, method {self.method}"
+        from .directed_rounding import format_log_up, format_up
+
+        if self.solved_for == "delta":
+            delta = "1" if self.log_delta >= 0.0 else format_log_up(self.log_delta, 3)
+        else:
+            delta = format_up(self.delta, 3)
+        text = f"({format_up(self.epsilon, 6)}, {delta})-DP under {self.neighbouring}, method {self.method}"
         return f"{text}; {self.note}" if self.note else text
 
 
@@ -114,7 +183,11 @@ class PrivacyLedger:
         return f"PrivacyLedger(neighbouring={self.neighbouring!r}, events={len(self)})"
 
     def _convert(self, event):
-        """The event restated under the ledger's relation, or a ValueError if that is impossible."""
+        """The event restated under the ledger's relation, or a ValueError if that is impossible.
+
+        An add/remove event in a replace-one ledger becomes its group-privacy
+        event for k = 2, stated under replace-one, so it is converted once only.
+        """
         inner = event
         while isinstance(inner, SelfComposedEvent):
             inner = inner.event
@@ -122,7 +195,7 @@ class PrivacyLedger:
         if relation is None or relation == self.neighbouring:
             return event
         if relation == ADD_REMOVE_ONE and self.neighbouring == REPLACE_ONE:
-            return group_privacy(event, 2)
+            return _restate(group_privacy(event, 2), self.neighbouring)
         raise ValueError(
             f"neighbouring: an event stated under {relation} cannot enter a ledger under "
             f"{self.neighbouring} (add-remove-one implies replace-one, not the converse)"
@@ -133,21 +206,34 @@ class PrivacyLedger:
 
     def _resolve(self, method, pairs):
         method = check.choice("method", method, METHODS)
-        if method == "auto":
-            return "exact" if exact.applies(pairs) else "pld"
-        return method
+        if method != "auto":
+            return method
+        accounted = [(event, count) for event, count in pairs if not isinstance(event, NoGuaranteeEvent)]
+        if exact.supports(accounted):
+            return "exact"
+        kinds = sorted({type(event).__name__ for event, _ in accounted if not isinstance(event, exact.SUPPORTED)})
+        able = [name for name in ("pld", "prv", "basic") if _accountant(name).supports(accounted)]
+        advice = f"method {' or '.join(repr(name) for name in able)} can" if able else "no method here can"
+        raise ValueError(
+            f"method 'auto' cannot account {', '.join(kinds)} exactly (the numeric PLD engine is not wired in "
+            f"yet); {advice} account this ledger"
+        )
 
     def _no_guarantee(self, pairs):
         reasons = [event.reason for event, _ in pairs if isinstance(event, NoGuaranteeEvent)]
         return "no formal guarantee: " + "; ".join(reasons) if reasons else None
 
-    def epsilon(self, delta: float, method: str = "auto", **options) -> PrivacyGuarantee:
+    def epsilon(self, delta, method: str = "auto", **options):
         """Smallest ε (upper bound) such that the composition is (ε, delta)-DP.
 
+        ``delta`` may be an array: the result is then an object array of
+        guarantees of the same shape (``.astype(float)`` gives the ε values).
         ``options`` go to the accountant: ``discretization`` for ``pld``;
         ``epsilon_error`` and ``delta_error`` for ``prv``.
         """
         delta = check.open_unit_interval("delta", delta)
+        if np.ndim(delta):
+            return _map(lambda value: self.epsilon(float(value), method, **options), delta)
         pairs = self._pairs()
         method = self._resolve(method, pairs)
         reason = self._no_guarantee(pairs)
@@ -155,27 +241,45 @@ class PrivacyLedger:
             return PrivacyGuarantee(math.inf, delta, method, self.neighbouring, "epsilon",
                                     (math.inf, math.inf, math.inf), True, reason)
         interval = _accountant(method).epsilon(pairs, delta, **options)
-        return self._guarantee(interval, "epsilon", delta, method)
+        values = (float(interval.lower), float(interval.estimate), float(interval.upper))
+        return PrivacyGuarantee(values[2], delta, method, self.neighbouring, "epsilon", values,
+                                interval.certified, interval.note)
 
-    def delta(self, epsilon: float, method: str = "auto", **options) -> PrivacyGuarantee:
-        """Smallest δ (upper bound) such that the composition is (epsilon, δ)-DP."""
+    def delta(self, epsilon, method: str = "auto", **options):
+        """Smallest δ (upper bound) such that the composition is (epsilon, δ)-DP.
+
+        ``epsilon`` may be an array, as in :meth:`epsilon`. The result carries
+        ``log_delta``; its ``delta`` is never 0 for a positive δ and never above 1.
+        """
         epsilon = check.non_negative("epsilon", epsilon)
+        if np.ndim(epsilon):
+            return _map(lambda value: self.delta(float(value), method, **options), epsilon)
         pairs = self._pairs()
         method = self._resolve(method, pairs)
         reason = self._no_guarantee(pairs)
         if reason:
-            return PrivacyGuarantee(epsilon, 1.0, method, self.neighbouring, "delta", (1.0, 1.0, 1.0), True, reason)
-        interval = _accountant(method).delta(pairs, epsilon, **options)
-        return self._guarantee(interval, "delta", epsilon, method)
-
-    def _guarantee(self, interval: Interval, solved_for, given, method):
-        values = (float(interval.lower), float(interval.estimate), float(interval.upper))
-        epsilon, delta = (values[2], given) if solved_for == "epsilon" else (given, values[2])
-        return PrivacyGuarantee(epsilon, delta, method, self.neighbouring, solved_for, values,
-                                interval.certified, interval.note)
+            return PrivacyGuarantee(epsilon, 1.0, method, self.neighbouring, "delta", (1.0, 1.0, 1.0), True, reason,
+                                    0.0)
+        accountant = _accountant(method)
+        if hasattr(accountant, "log_delta_interval"):
+            log_lower, log_upper = accountant.log_delta_interval(pairs, epsilon)
+            upper = _delta_from_log(log_upper)
+            lower = min(math.exp(log_lower), upper)
+            estimate = min(max(math.exp(0.5 * (log_lower + log_upper)), lower), upper)
+            certified, note = True, ""
+        else:
+            interval = accountant.delta(pairs, epsilon, **options)
+            upper = min(max(float(interval.upper), 0.0), 1.0)
+            lower = min(max(float(interval.lower), 0.0), upper)
+            estimate = min(max(float(interval.estimate), lower), upper)
+            log_upper = math.log(upper) if upper > 0.0 else -math.inf
+            certified, note = interval.certified, interval.note
+        return PrivacyGuarantee(epsilon, upper, method, self.neighbouring, "delta", (lower, estimate, upper),
+                                certified, note, min(log_upper, 0.0))
 
     def group_privacy(self, group_size: int) -> "PrivacyLedger":
         """A new ledger for neighbours that differ in ``group_size`` records (see :mod:`dpmech.group_privacy`)."""
+        group_size = check.integer_scalar("group_size", group_size, 1)
         ledger = PrivacyLedger(self.neighbouring)
         for event, label in self._entries:
             ledger._entries.append((group_privacy(self._convert(event), group_size), label))
@@ -183,28 +287,64 @@ class PrivacyLedger:
 
     @property
     def dp_accounting_relation(self):
-        """The dp_accounting ``NeighboringRelation`` under which :meth:`to_dp_event` must be accounted."""
-        from dp_accounting.privacy_accountant import NeighboringRelation
+        """The dp_accounting ``NeighboringRelation`` under which :meth:`to_dp_event` must be accounted.
 
-        return NeighboringRelation.REPLACE_ONE if self.neighbouring == REPLACE_ONE else NeighboringRelation.ADD_OR_REMOVE_ONE
-
-    def to_dp_event(self):
-        """The ledger as a dp_accounting ``ComposedDpEvent``, for :attr:`dp_accounting_relation`.
-
-        dp_accounting's ``GaussianDpEvent(noise_multiplier)`` has sensitivity 1
-        under ADD_OR_REMOVE_ONE and 2 under REPLACE_ONE, so Δ is folded into the
-        noise multiplier accordingly. dp_accounting has no generic (ε, δ)
-        event: such events become ``UnsupportedDpEvent``, which its accountants
-        refuse rather than mis-account.
-
-        Repetitions of randomized response are written out one event each:
-        dp_accounting 0.6.0's ``PLDAccountant`` ignores the count of a
-        self-composed ``RandomizedResponseDpEvent`` (ten-fold RR at ε = 0.5,
-        K = 10 comes out as ε = 0.50 instead of 3.44 at δ = 1e-5).
+        It selects dp_accounting's conventions, not the ledger's relation (see
+        :meth:`to_dp_event`): ``REPLACE_ONE`` when the export holds randomized
+        response (dp_accounting accepts that event only there), else
+        ``ADD_OR_REMOVE_ONE``.
         """
         from dp_accounting import dp_event
+        from dp_accounting.privacy_accountant import NeighboringRelation
 
-        scale = 2.0 if self.neighbouring == REPLACE_ONE else 1.0
+        def holds_randomized_response(event):
+            if isinstance(event, dp_event.RandomizedResponseDpEvent):
+                return True
+            if isinstance(event, dp_event.ComposedDpEvent):
+                return any(holds_randomized_response(inner) for inner in event.events)
+            if isinstance(event, dp_event.SelfComposedDpEvent):
+                return holds_randomized_response(event.event)
+            return False
+
+        if holds_randomized_response(self.to_dp_event()):
+            return NeighboringRelation.REPLACE_ONE
+        return NeighboringRelation.ADD_OR_REMOVE_ONE
+
+    def to_dp_event(self):
+        """The ledger as a dp_accounting ``ComposedDpEvent``, sound for every dp_accounting accountant.
+
+        Account it under :attr:`dp_accounting_relation`. Each event is already
+        stated under the ledger's relation (its Δ or ε is the one for that
+        relation), so it is exported as the dp_accounting event whose
+        dominating pair is the same or dominates it, whatever accountant
+        reads it (dp_accounting 0.6.0):
+
+        * Gaussian: ``GaussianDpEvent(σ/Δ)``. ``RdpAccountant`` reads it as
+          sensitivity 1 under every relation, ``PLDAccountant`` as sensitivity
+          1 under ADD_OR_REMOVE_ONE and 2 under REPLACE_ONE: exact for both
+          under ADD_OR_REMOVE_ONE, and an over-estimate (never an
+          under-estimate) by PLD when randomized response forces REPLACE_ONE.
+          (Folding a factor 2 into the noise multiplier under REPLACE_ONE, as
+          earlier versions did, halves RDP's sensitivity: 10 × Gaussian(σ=4)
+          came out at ε = 1.67 instead of 3.34 at δ = 1e-5.)
+        * K-ary randomized response and generic ε-DP (binary RR):
+          ``RandomizedResponseDpEvent`` with noise parameter K/(e^ε+K−1), whose
+          REPLACE_ONE pair both accountants use is exactly the K-ary RR pair.
+          Repetitions are written out one event each: dp_accounting 0.6.0's
+          ``PLDAccountant`` ignores the count of a self-composed
+          ``RandomizedResponseDpEvent``.
+        * Laplace: ``LaplaceDpEvent(b/Δ)`` (sensitivity 1 in both accountants;
+          PLD refuses it under REPLACE_ONE).
+        * Poisson-sampled: ``PoissonSampledDpEvent(q, inner)``, only in an
+          add/remove ledger without randomized response (a ValueError
+          otherwise: the two would need different dp_accounting relations).
+        * no privacy loss: ``NoOpDpEvent``; no guarantee: ``NonPrivateDpEvent``.
+        * generic (ε, δ), and sampling without replacement (whose
+          dp_accounting conventions have not been checked here):
+          ``UnsupportedDpEvent``, which its accountants refuse rather than
+          mis-account.
+        """
+        from dp_accounting import dp_event
 
         def convert(event):
             if isinstance(event, SelfComposedEvent):
@@ -213,14 +353,116 @@ class PrivacyLedger:
                     return dp_event.ComposedDpEvent([inner] * event.count)
                 return dp_event.SelfComposedDpEvent(inner, event.count)
             if isinstance(event, GaussianEvent):
-                return dp_event.GaussianDpEvent(noise_multiplier=scale * event.sigma / event.sensitivity)
+                return dp_event.GaussianDpEvent(noise_multiplier=event.sigma / event.sensitivity)
             if isinstance(event, PureEpsilonEvent):
                 outcomes = event.num_outcomes or 2
                 return dp_event.RandomizedResponseDpEvent(
                     noise_parameter=outcomes / (math.exp(event.epsilon) + outcomes - 1), num_buckets=outcomes
                 )
-            if isinstance(event, ApproximateDpEvent):
+            if isinstance(event, LaplaceEvent):
+                return dp_event.LaplaceDpEvent(noise_multiplier=event.scale / event.sensitivity)
+            if isinstance(event, PoissonSampledEvent):
+                return dp_event.PoissonSampledDpEvent(event.sampling_probability, convert(event.event))
+            if isinstance(event, NoPrivacyLossEvent):
+                return dp_event.NoOpDpEvent()
+            if isinstance(event, (ApproximateDpEvent, SampledWithoutReplacementEvent)):
                 return dp_event.UnsupportedDpEvent()
             return dp_event.NonPrivateDpEvent()
 
+        pairs = self._pairs()
+        if any(isinstance(event, PoissonSampledEvent) for event, _ in pairs) and any(
+            isinstance(event, PureEpsilonEvent) for event, _ in pairs
+        ):
+            raise ValueError(
+                "to_dp_event: dp_accounting accounts randomized response under REPLACE_ONE only and Poisson "
+                "sampling here under ADD_OR_REMOVE_ONE; export them as separate ledgers"
+            )
         return dp_event.ComposedDpEvent([convert(self._convert(event)) for event in self.events])
+
+    @classmethod
+    def from_dp_event(cls, event, neighbouring: str = ADD_REMOVE_ONE) -> "PrivacyLedger":
+        """A ledger holding dp_accounting's ``event``, read under ``neighbouring``; never under-stating it.
+
+        dp_accounting's unit-sensitivity events (``GaussianDpEvent``,
+        ``LaplaceDpEvent``) have sensitivity 1 under ADD_OR_REMOVE_ONE; under
+        REPLACE_ONE its PLD accountant reads them at sensitivity 2 and its RDP
+        accountant at 1, so a replace-one ledger takes 2, the larger.
+        ``RandomizedResponseDpEvent`` becomes K-ary randomized response with
+        e^ε = 1 + K(1 − p)/p (p the noise parameter), stated under
+        replace-one; one bucket is an event with no privacy loss and p = 0 no
+        guarantee. Poisson sampling, sampling without replacement, self- and
+        plain composition, ``NoOpDpEvent`` and ``NonPrivateDpEvent`` map to
+        their dpmech events; anything else raises a ValueError naming it.
+        """
+        from dp_accounting import dp_event
+
+        ledger = cls(neighbouring)
+        unit = 2.0 if ledger.neighbouring == REPLACE_ONE else 1.0
+
+        def convert(item):
+            if isinstance(item, dp_event.NoOpDpEvent):
+                return NoPrivacyLossEvent("dp_accounting NoOpDpEvent")
+            if isinstance(item, dp_event.NonPrivateDpEvent):
+                return NoGuaranteeEvent("dp_accounting NonPrivateDpEvent")
+            if isinstance(item, dp_event.GaussianDpEvent):
+                if item.noise_multiplier == 0:
+                    return NoGuaranteeEvent("dp_accounting GaussianDpEvent with noise multiplier 0")
+                return GaussianEvent(item.noise_multiplier, unit)
+            if isinstance(item, dp_event.LaplaceDpEvent):
+                if item.noise_multiplier == 0:
+                    return NoGuaranteeEvent("dp_accounting LaplaceDpEvent with noise multiplier 0")
+                return LaplaceEvent(item.noise_multiplier, unit)
+            if isinstance(item, dp_event.RandomizedResponseDpEvent):
+                if item.num_buckets == 1:
+                    return NoPrivacyLossEvent("dp_accounting RandomizedResponseDpEvent with one bucket")
+                if item.noise_parameter == 0:
+                    return NoGuaranteeEvent("dp_accounting RandomizedResponseDpEvent with noise parameter 0")
+                if item.noise_parameter == 1:
+                    return NoPrivacyLossEvent("dp_accounting RandomizedResponseDpEvent with noise parameter 1")
+                epsilon = math.log1p(item.num_buckets * (1.0 - item.noise_parameter) / item.noise_parameter)
+                # Rounded up: a larger ε dominates.
+                return PureEpsilonEvent(math.nextafter(epsilon, math.inf), item.num_buckets, REPLACE_ONE)
+            if isinstance(item, dp_event.PoissonSampledDpEvent):
+                return PoissonSampledEvent(single(item.event), item.sampling_probability)
+            if isinstance(item, dp_event.SampledWithoutReplacementDpEvent):
+                return SampledWithoutReplacementEvent(single(item.event), item.sample_size, item.source_dataset_size)
+            raise ValueError(f"event: dp_accounting's {type(item).__name__} has no dpmech equivalent")
+
+        def single(item):
+            if isinstance(item, dp_event.SelfComposedDpEvent):
+                return SelfComposedEvent(single(item.event), item.count)
+            if isinstance(item, dp_event.ComposedDpEvent):
+                raise ValueError("event: a ComposedDpEvent inside a sampled event has no dpmech equivalent")
+            return convert(item)
+
+        def add(item, count):
+            if isinstance(item, dp_event.ComposedDpEvent):
+                for inner in item.events:
+                    add(inner, count)
+            elif isinstance(item, dp_event.SelfComposedDpEvent):
+                add(item.event, count * item.count)
+            else:
+                ledger.record(convert(item), count=count)
+
+        if not isinstance(event, dp_event.DpEvent):
+            raise ValueError(f"event must be a dp_accounting DpEvent (got {type(event).__name__})")
+        add(event, 1)
+        return ledger
+
+
+def _restate(event, relation):
+    """``event`` with its (innermost) neighbouring relation replaced by ``relation``."""
+    if isinstance(event, SelfComposedEvent):
+        return SelfComposedEvent(_restate(event.event, relation), event.count)
+    if hasattr(event, "neighbouring"):
+        return dataclasses.replace(event, neighbouring=relation)
+    return event
+
+
+def _map(function, values):
+    """An object array of ``function(v)`` over an array of values, keeping its shape."""
+    values = np.asarray(values, dtype=float)
+    out = np.empty(values.shape, dtype=object)
+    for position, value in np.ndenumerate(values):
+        out[position] = function(value)
+    return out

@@ -54,7 +54,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import validation as check
-from .events import REPLACE_ONE, PureEpsilonEvent
+from .events import REPLACE_ONE, NoPrivacyLossEvent, PureEpsilonEvent
 from .random_bits import exact_bernoulli, random_source, uniform_below
 
 PRIOR_SUM_TOLERANCE = 1e-9
@@ -321,7 +321,7 @@ def rr_top_k(labels, priors, k, epsilon, rng) -> np.ndarray:
     return _sample_top_k(labels, priors, np.full(labels.shape[0], k), epsilon, rng)
 
 
-def rr_top_k_event(epsilon, k) -> PureEpsilonEvent:
+def rr_top_k_event(epsilon, k):
     """Ledger event of one :func:`rr_top_k` call: k-ary randomized response, under replace-one.
 
     Claim: for all labels y, y' and all α >= 0 the hockey-stick divergence
@@ -341,11 +341,14 @@ def rr_top_k_event(epsilon, k) -> PureEpsilonEvent:
     symmetric, so the α >= 1 case of the reversed labels gives it.
     The tests check the claim by exact enumeration.
 
-    k = 1 outputs a constant, so any event is valid; the generic ε-DP event
-    (binary RR) is returned for it.
+    k = 1 outputs the prior's top label whatever the true label, so the release
+    reveals nothing about it: a :class:`~dpmech.events.NoPrivacyLossEvent`.
     """
+    epsilon = check.positive("epsilon", epsilon)
     k = check.integer_scalar("k", k, 1)
-    return PureEpsilonEvent(epsilon, num_outcomes=k if k >= 2 else None, neighbouring=REPLACE_ONE)
+    if k == 1:
+        return NoPrivacyLossEvent("RRTop-k with k = 1 outputs the prior's top label")
+    return PureEpsilonEvent(epsilon, num_outcomes=k, neighbouring=REPLACE_ONE)
 
 
 def rr_with_prior_optimal_k(priors, epsilon, google_compat=False) -> np.ndarray:

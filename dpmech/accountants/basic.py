@@ -3,7 +3,11 @@
 This is how FedAUXfdp reports its total (ε_scores + ε_classes). Each event
 needs its own (ε_i, δ_i):
 
-* pure-ε and (ε, δ) events bring their own;
+* pure-ε and (ε, δ) events bring their own, a Laplace release Δ/b;
+* a subsampled pure-ε, (ε, δ) or Laplace event is amplified to
+  (log(1 + q(e^ε − 1)), qδ) with q the sampling probability (Poisson, under
+  add/remove: Li, Qardaji & Su 2012) or the fraction m/n (without
+  replacement, under replace-one: Balle, Barthe & Gaboardi 2018, Thm. 9);
 * Gaussian releases have a whole curve δ_i(ε_i), so the budget left after the
   fixed events is split evenly across the Gaussian releases (each of the
   ``count`` repetitions is one release) and each is evaluated exactly.
@@ -15,18 +19,63 @@ interval is [0, bound].
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
-from ..events import ApproximateDpEvent, GaussianEvent, PureEpsilonEvent
-from ..gaussian import gaussian_delta, gaussian_epsilon
+from scipy import special
+
+from ..events import (
+    ApproximateDpEvent,
+    GaussianEvent,
+    LaplaceEvent,
+    NoPrivacyLossEvent,
+    PoissonSampledEvent,
+    PureEpsilonEvent,
+    SampledWithoutReplacementEvent,
+)
+from ..gaussian import gaussian_epsilon, gaussian_log_delta
 from . import Interval
 
 
+def _fixed_cost(event):
+    """(ε, δ) of an event with a fixed cost, or None; amplified for a sampled pure, (ε, δ) or Laplace event."""
+    if isinstance(event, (PureEpsilonEvent, LaplaceEvent)):
+        return event.epsilon, 0.0
+    if isinstance(event, ApproximateDpEvent):
+        return event.epsilon, event.delta
+    if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
+        inner = _fixed_cost(event.event)
+        if inner is None:
+            return None
+        rate = event.sampling_probability if isinstance(event, PoissonSampledEvent) else event.sampling_fraction
+        epsilon = math.nextafter(math.log1p(rate * math.expm1(inner[0])), math.inf)
+        delta = math.nextafter(rate * inner[1], math.inf) if inner[1] else 0.0
+        return epsilon, delta
+    return None
+
+
+def _sum_up(terms) -> float:
+    """The smallest double >= the exact sum of ``terms`` (Fractions: one per ledger entry, not per datum)."""
+    exact = sum(terms, Fraction(0))
+    value = float(exact)
+    return value if Fraction(value) >= exact else math.nextafter(value, math.inf)
+
+
+def supports(pairs) -> bool:
+    return all(isinstance(event, (GaussianEvent, NoPrivacyLossEvent)) or _fixed_cost(event) is not None
+               for event, _ in pairs)
+
+
 def _split(pairs):
+    unknown = sorted({type(event).__name__ for event, _ in pairs
+                      if not isinstance(event, (GaussianEvent, NoPrivacyLossEvent)) and _fixed_cost(event) is None})
+    if unknown:
+        # Summing only the known types would silently drop a release's cost.
+        raise ValueError(f"method 'basic' cannot account {', '.join(unknown)}")
     gaussians = [(event, count) for event, count in pairs if isinstance(event, GaussianEvent)]
-    fixed_epsilon = math.fsum(
-        count * event.epsilon for event, count in pairs if isinstance(event, (PureEpsilonEvent, ApproximateDpEvent))
-    )
-    fixed_delta = math.fsum(count * event.delta for event, count in pairs if isinstance(event, ApproximateDpEvent))
+    costs = [(_fixed_cost(event), count) for event, count in pairs
+             if not isinstance(event, (GaussianEvent, NoPrivacyLossEvent))]
+    fixed_epsilon = _sum_up(count * Fraction(cost[0]) for cost, count in costs)
+    fixed_delta = _sum_up(count * Fraction(cost[1]) for cost, count in costs)
     releases = sum(count for _, count in gaussians)
     return gaussians, fixed_epsilon, fixed_delta, releases
 
@@ -39,10 +88,12 @@ def epsilon(pairs, delta: float) -> Interval:
     remaining = delta - fixed_delta
     if remaining <= 0.0:
         return Interval(0.0, math.inf, math.inf, True, "the fixed events alone spend more than delta")
-    share = remaining / releases
+    # Rounded down twice so that the shares never add up to more than the budget left.
+    share = math.nextafter(math.nextafter(remaining, 0.0) / releases, 0.0)
     total = fixed_epsilon + math.fsum(
         count * gaussian_epsilon(share, event.sigma, event.sensitivity) for event, count in gaussians
     )
+    total = total * (1.0 + 1e-15)
     return Interval(0.0, total, total, True, f"delta split evenly: {share:.3g} per Gaussian release")
 
 
@@ -54,10 +105,16 @@ def delta(pairs, epsilon: float) -> Interval:
     if not gaussians:
         total = min(fixed_delta, 1.0)
         return Interval(0.0, total, total, True)
-    share = remaining / releases
-    total = fixed_delta + math.fsum(
-        count * gaussian_delta(share, event.sigma, event.sensitivity) for event, count in gaussians
-    )
-    # Relative 1e-11 covers the evaluation error of each δ_i (see dpmech._newton).
-    total = min(total * (1.0 + 1e-11), 1.0)
+    # Rounded down twice so that the shares never add up to more than the budget left.
+    share = math.nextafter(math.nextafter(remaining, 0.0) / releases, 0.0)
+    # In log space, so that a δ_i below the smallest double is not lost: Relative 1e-11 covers the
+    # evaluation error of each δ_i (see dpmech._newton); a positive total never comes back as 0.
+    logs = [math.log(count) + gaussian_log_delta(share, event.sigma, event.sensitivity) for event, count in gaussians]
+    if fixed_delta:
+        logs.append(math.log(fixed_delta))
+    log_total = float(special.logsumexp(logs)) + 1e-11
+    total = math.exp(log_total)
+    if total < 2.2250738585072014e-308:  # subnormal: exp may have dropped bits
+        total = math.nextafter(total, math.inf)
+    total = min(total, 1.0)
     return Interval(0.0, total, total, True, f"epsilon split evenly: {share:.3g} per Gaussian release")

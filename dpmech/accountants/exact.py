@@ -1,53 +1,401 @@
-r"""Exact composition of Gaussian releases.
+r"""Exact composition of Gaussian and finite-support events, with a certified interval.
 
-A Gaussian release with sensitivity Δ and noise σ is μ-GDP with μ = Δ/σ, and
-μ-GDP is exactly the privacy profile of that Gaussian (Dong, Roth & Su 2019,
-Def. 2.7). Adaptive composition of μ_i-GDP mechanisms is exactly
-:math:`\sqrt{\sum_i \mu_i^2}`-GDP (ibid., Cor. 3.3), so any ledger of Gaussian
-events has the tight profile of one Gaussian with sensitivity
-:math:`\sqrt{\sum_i k_i\,(\Delta_i/\sigma_i)^2}` and σ = 1. The neighbouring
-relation is the one every Δ_i was computed under.
+Truth. Each event is replaced by its dominating pair (see its module in
+:mod:`dpmech.events`): a Gaussian with μ = Δ/σ; K-ary randomized response;
+binary randomized response for a generic ε-DP event; the four-point pair of
+Kairouz, Oh & Viswanath (2015) for a generic (ε, δ) event; nothing for an
+event with no privacy loss. Every one of these pairs is symmetric, so the
+profile of the composition is the same in both directions and one direction
+is computed. The interval returned contains the tight profile δ(ε) (or its
+inverse ε(δ)) of the composition of these pairs; for a K-ary randomized
+response event that is the mechanism's own tight profile, for generic events
+it is the tightest bound their stated (ε, δ) allow.
+
+Method. Gaussians compose to one μ = √(Σ kᵢμᵢ²) (Dong, Roth & Su 2019,
+Cor. 3.3). The finite-support events have privacy losses on the lattice
+εᵢ·{−1, 0, +1} plus an atom at +∞ of mass δᵢ; n repetitions of one of them
+compose in closed form (a binomial or trinomial law on the lattice, computed
+with log-gamma, so no repeated convolution), and distinct ones by
+convolution of their atoms. With L the composed finite loss and L_G the
+Gaussian one, independence gives
+
+.. math::
+    \delta(\varepsilon) = P[L = \infty] + \sum_j p_j\,\delta_G(\varepsilon - l_j),
+
+where δ_G(t) = Φ(μ/2 − t/μ) − e^t Φ(−μ/2 − t/μ) is the Gaussian profile at
+any real t (for t < 0 through δ_G(t) = 1 − e^t + e^t δ_G(−t), valid for a
+symmetric pair; for μ = 0, δ_G(t) = (1 − e^t)₊). δ_G is decreasing, so δ(ε)
+is increasing in every atom lⱼ: rounding atoms up gives an upper bound and
+rounding them down a lower bound, for the final sum and for any later
+convolution. Atoms therefore live on an integer grid of spacing h = 2⁻ᵏ,
+rounded up for the upper end and down for the lower end, and sums of atoms
+are exact integer arithmetic. When a convolution would hold more than
+:data:`MAX_ATOMS` atoms they are merged onto a coarser stride (up for the
+upper end, down for the lower end) after atoms of probability below e^-1500
+(e^-1500 for δ(ε); e^-60·δ for ε(δ)) are moved to +∞ (upper end) or
+dropped (lower end); the interval stays certified and only widens.
+
+Everything is in log space, so a δ far below the smallest double keeps an
+accurate logarithm. Floating-point error: log-probabilities carry an
+absolute error of a few ulps of the magnitudes summed into them; the margin
+applied (:func:`_log_margin`) is 10⁴ times that first-order bound plus the
+Gaussian evaluation's relative 1e-11 (:mod:`dpmech._newton`), added to log δ
+for the upper end and subtracted for the lower end. ε(δ) is a bracketing
+root-find on the monotone log δ(ε) whose two ends are each checked on the
+private (upper) or conservative (lower) side before being returned.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, special
 
 from .._newton import LOG_DELTA_MARGIN
-from ..events import GaussianEvent
-from ..gaussian import gaussian_epsilon, gaussian_log_delta
+from ..events import ApproximateDpEvent, GaussianEvent, NoPrivacyLossEvent, PureEpsilonEvent
+from ..gaussian import _log_delta_mu
 from . import Interval
 
+SUPPORTED = (GaussianEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent)
+MAX_ATOMS = 2048
+_CLOSED_FORM_TRINOMIAL_LIMIT = 2000
+_NEGLIGIBLE_LOG_PROBABILITY = -1500.0
+_GRID_BITS = 50
+_UNIT_ROUNDOFF = 2.0**-53
 
-def applies(pairs) -> bool:
-    """Whether every event is Gaussian, so that the exact method applies."""
-    return all(isinstance(event, GaussianEvent) for event, _ in pairs)
+
+def supports(pairs) -> bool:
+    """Whether every event is one this accountant composes exactly."""
+    return all(isinstance(event, SUPPORTED) for event, _ in pairs)
+
+
+applies = supports
+
+
+def _refuse(pairs):
+    kinds = sorted({type(event).__name__ for event, _ in pairs if not isinstance(event, SUPPORTED)})
+    raise ValueError(
+        f"method 'exact' cannot account {', '.join(kinds)}; it supports "
+        f"{', '.join(t.__name__ for t in SUPPORTED)}"
+    )
 
 
 def composed_mu(pairs) -> float:
-    """μ of the composition: √(Σ count·μ_i²)."""
-    if not applies(pairs):
-        kinds = sorted({type(event).__name__ for event, _ in pairs if not isinstance(event, GaussianEvent)})
-        raise ValueError(
-            f"method must be 'pld', 'prv', 'basic' or 'auto' for a ledger holding {', '.join(kinds)}; "
-            "'exact' applies only to Gaussian events"
-        )
-    return math.sqrt(math.fsum(count * event.mu**2 for event, count in pairs))
+    """μ of the Gaussian part: √(Σ count·μᵢ²), scaled so that a huge μᵢ does not overflow (inf past the largest double)."""
+    gaussians = [(event, count) for event, count in pairs if isinstance(event, GaussianEvent)]
+    if any(not isinstance(event, SUPPORTED) for event, _ in pairs):
+        _refuse(pairs)
+    if not gaussians:
+        return 0.0
+    largest = max(event.mu for event, _ in gaussians)
+    if not math.isfinite(largest):
+        return math.inf
+    with np.errstate(over="ignore"):
+        return float(largest * math.sqrt(math.fsum(count * (event.mu / largest) ** 2 for event, count in gaussians)))
 
 
-def epsilon(pairs, delta: float) -> Interval:
-    """Smallest ε with δ(ε) <= delta; the solver stops on the private side (see :mod:`dpmech._newton`)."""
-    mu = composed_mu(pairs)
+@dataclass(frozen=True)
+class _Step:
+    """One finite-support pair: privacy loss ε·{+1, 0, −1} with these log-probabilities, plus +∞ with mass δ."""
+
+    epsilon: float
+    log_plus: float
+    log_zero: float
+    log_minus: float
+    delta: float
+
+
+def _step(event) -> _Step:
+    if isinstance(event, PureEpsilonEvent):
+        outcomes = event.num_outcomes or 2
+        log_keep = -math.log1p((outcomes - 1) * math.exp(-event.epsilon))
+        log_other = log_keep - event.epsilon
+        log_zero = math.log(outcomes - 2) + log_other if outcomes > 2 else -math.inf
+        return _Step(event.epsilon, log_keep, log_zero, log_other, 0.0)
+    # ApproximateDpEvent: the finite part of the four-point pair, normalised; its +∞ atom carries δ.
+    if event.epsilon == 0.0:
+        return _Step(0.0, -math.inf, 0.0, -math.inf, event.delta)
+    log_plus = -math.log1p(math.exp(-event.epsilon))
+    return _Step(event.epsilon, log_plus, -math.inf, log_plus - event.epsilon, event.delta)
+
+
+def _logsumexp_by_index(index, log_p):
+    """Atoms with equal integer index merged, probabilities added in log space."""
+    unique, inverse = np.unique(index, return_inverse=True)
+    if unique.size == index.size:
+        order = np.argsort(index, kind="stable")
+        return index[order], log_p[order]
+    peak = np.full(unique.size, -np.inf)
+    np.maximum.at(peak, inverse, log_p)
+    finite_peak = np.where(np.isfinite(peak), peak, 0.0)
+    total = np.zeros(unique.size)
+    np.add.at(total, inverse, np.exp(log_p - finite_peak[inverse]))
+    with np.errstate(divide="ignore"):
+        return unique, finite_peak + np.log(total)
+
+
+def _lattice_power(step: _Step, count: int):
+    """Law of the n-fold sum of one step on the lattice ℤ: (multiples of ε, log-probabilities)."""
+    n = count
+    if step.log_zero == -math.inf or step.log_plus == -math.inf:
+        if step.log_plus == -math.inf:  # ε = 0: everything at 0
+            return np.zeros(1, dtype=np.int64), np.zeros(1)
+        # Binomial: a steps up, n − a down, D = 2a − n.
+        a = np.arange(n + 1)
+        log_p = (special.gammaln(n + 1) - special.gammaln(a + 1) - special.gammaln(n - a + 1)
+                 + a * step.log_plus + (n - a) * step.log_minus)
+        return (2 * a - n).astype(np.int64), log_p
+    if n > _CLOSED_FORM_TRINOMIAL_LIMIT:
+        return None
+    # Trinomial: a up, b down, c = n − a − b still; D = a − b.
+    a, b = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
+    valid = a + b <= n
+    a, b = a[valid], b[valid]
+    c = n - a - b
+    log_p = (special.gammaln(n + 1) - special.gammaln(a + 1) - special.gammaln(b + 1) - special.gammaln(c + 1)
+             + a * step.log_plus + b * step.log_minus + c * step.log_zero)
+    return _logsumexp_by_index((a - b).astype(np.int64), log_p)
+
+
+class _Atoms:
+    """Finite privacy-loss atoms index·h (integer index, grid h) and log-probabilities, for one side of the interval."""
+
+    def __init__(self, upper: bool, negligible: float = _NEGLIGIBLE_LOG_PROBABILITY):
+        self.upper = upper
+        self.negligible = negligible
+        self.index = np.zeros(1, dtype=np.int64)
+        self.log_p = np.zeros(1)
+        self.log_infinite = -math.inf  # mass moved to +∞ by merging (upper side only)
+
+    def _merge(self):
+        if self.index.size <= MAX_ATOMS:
+            return
+        negligible = self.log_p < self.negligible
+        if np.any(negligible):
+            if self.upper:
+                self.log_infinite = float(np.logaddexp(self.log_infinite, special.logsumexp(self.log_p[negligible])))
+            self.index, self.log_p = self.index[~negligible], self.log_p[~negligible]
+        if self.index.size <= MAX_ATOMS:
+            return
+        low, high = int(self.index.min()), int(self.index.max())
+        stride = -(-(high - low) // (MAX_ATOMS - 1))
+        offset = self.index - low
+        rounded = (-(-offset // stride) if self.upper else offset // stride) * stride + low
+        self.index, self.log_p = _logsumexp_by_index(rounded, self.log_p)
+
+    def convolve(self, index, log_p):
+        if index.size > MAX_ATOMS:
+            # Merge the incoming law first (same side, same rounding), so no product exceeds MAX_ATOMS².
+            incoming = _Atoms(self.upper, self.negligible)
+            incoming.index, incoming.log_p = index, log_p
+            incoming._merge()
+            index, log_p = incoming.index, incoming.log_p
+            self.log_infinite = float(np.logaddexp(self.log_infinite, incoming.log_infinite))
+        pair_index = (self.index[:, None] + index[None, :]).ravel()
+        pair_log_p = (self.log_p[:, None] + log_p[None, :]).ravel()
+        self.index, self.log_p = _logsumexp_by_index(pair_index, pair_log_p)
+        self._merge()
+
+
+def _power_by_squaring(step_index, step_log_p, count, upper, negligible):
+    """n-fold convolution of a small atom set with itself, merged as it grows (for large trinomial counts)."""
+    result = _Atoms(upper, negligible)
+    base = _Atoms(upper, negligible)
+    base.index, base.log_p = step_index, step_log_p
+    while count:
+        if count & 1:
+            result.convolve(base.index, base.log_p)
+            result.log_infinite = float(np.logaddexp(result.log_infinite, base.log_infinite))
+        count >>= 1
+        if count:
+            squared = _Atoms(upper, negligible)
+            squared.index, squared.log_p, squared.log_infinite = base.index, base.log_p, base.log_infinite
+            squared.convolve(base.index, base.log_p)
+            squared.log_infinite = float(np.logaddexp(squared.log_infinite, base.log_infinite))
+            base = squared
+    return result
+
+
+@dataclass(frozen=True)
+class _Profile:
+    """Everything δ(ε) needs for one side: Gaussian μ, finite atoms, log P[L = ∞] and the log margin."""
+
+    mu: float
+    loss: np.ndarray
+    log_p: np.ndarray
+    log_infinite: float
+    log_margin: float
+
+    def log_delta(self, epsilon: float) -> float:
+        t = epsilon - self.loss
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            gaussian = _log_gaussian_profile(t, self.mu)
+        lost = np.isnan(gaussian) | (gaussian == -np.inf)
+        if self.log_margin > 0.0 and self.mu > 0.0:
+            # Far in the tail δ_G underflows even in log form; the upper side then uses
+            # δ_G(t) <= Φ(μ/2 − t/μ), whose logarithm stays finite, so no positive δ becomes 0.
+            if np.any(lost):
+                gaussian[lost] = special.log_ndtr(0.5 * self.mu - t[lost] / self.mu)
+        else:
+            gaussian[lost] = -np.inf  # a lower bound may drop what it cannot evaluate
+        terms = self.log_p + gaussian
+        with np.errstate(divide="ignore"):
+            total = float(special.logsumexp(np.append(terms, self.log_infinite)))
+        return total
+
+
+def _log_gaussian_profile(t, mu):
+    """log δ_G(t) at any real t (see the module docstring); −inf where it is 0."""
+    t = np.asarray(t, dtype=float)
+    out = np.full(t.shape, -np.inf)
+    if t.size == 0:
+        return out
+    negative = t < 0.0
+    with np.errstate(divide="ignore"):
+        below = np.log(-np.expm1(t[negative]))
     if mu == 0.0:
-        return Interval(0.0, 0.0, 0.0, True)
-    value = gaussian_epsilon(delta, 1.0, mu)
-    return Interval(value, value, value, True)
+        out[negative] = below
+        return out
+    out[~negative] = _log_delta_mu(t[~negative], np.float64(mu))
+    out[negative] = np.logaddexp(below, t[negative] + _log_delta_mu(-t[negative], np.float64(mu)))
+    return out
+
+
+def _finite_magnitude(step: _Step) -> float:
+    """Largest |log-probability| among the step's atoms that have positive probability."""
+    return max(abs(value) for value in (step.log_plus, step.log_zero, step.log_minus, 0.0) if math.isfinite(value))
+
+
+def _profiles(pairs, negligible=_NEGLIGIBLE_LOG_PROBABILITY):
+    """(upper, lower) profiles of the composition; see the module docstring.
+
+    ``negligible``: atoms below this log-probability may be moved to +∞ (upper
+    side) or dropped (lower side) when atoms must be merged.
+    """
+    if not supports(pairs):
+        _refuse(pairs)
+    mu = composed_mu(pairs)
+    groups: dict = {}
+    for event, count in pairs:
+        if isinstance(event, (PureEpsilonEvent, ApproximateDpEvent)):
+            step = _step(event)
+            groups[step] = groups.get(step, 0) + count
+    log_finite = math.fsum(count * math.log1p(-step.delta) for step, count in groups.items())
+    with np.errstate(divide="ignore"):
+        log_infinite = math.log(-math.expm1(log_finite)) if log_finite < 0.0 else -math.inf
+    largest_loss = math.fsum(count * step.epsilon for step, count in groups.items())
+    # |losses| <= largest_loss <= 2^50 grid units, so indices and their sums stay exact in int64 and double.
+    # (Never below the smallest subnormal 2^-1074, which divides every double exactly.)
+    grid = math.ldexp(1.0, max((math.frexp(largest_loss)[1] if largest_loss > 0.0 else 0) - _GRID_BITS, -1074))
+    upper, lower = _Atoms(True, negligible), _Atoms(False, negligible)
+    error_scale = 1.0
+    for step, count in groups.items():
+        multiple = step.epsilon / grid  # exact: grid is a power of two
+        lattice = _lattice_power(step, count)
+        if lattice is None:
+            # Too many repetitions for the closed form: powers of the step on the lattice ℤ (units of ε),
+            # merged as they grow, rounded up for the upper side and down for the lower.
+            unit = np.array([1, 0, -1], dtype=np.int64)
+            log_unit = np.array([step.log_plus, step.log_zero, step.log_minus])
+            keep = np.isfinite(log_unit)
+            sides = {side: _power_by_squaring(unit[keep], log_unit[keep], count, side, negligible)
+                     for side in (True, False)}
+            error_scale += count * (_finite_magnitude(step) + 1.0) * math.log2(count + 1)
+        else:
+            sides = {True: lattice, False: lattice}
+            error_scale += special.gammaln(count + 1) + count * _finite_magnitude(step)
+        for side, atoms in ((True, upper), (False, lower)):
+            powered = sides[side]
+            multiples, log_p = (powered.index, powered.log_p) if isinstance(powered, _Atoms) else powered
+            if isinstance(powered, _Atoms) and side:
+                atoms.log_infinite = float(np.logaddexp(atoms.log_infinite, powered.log_infinite))
+            # multiples·ε/h in floating point is within 1/8 of a grid unit (|value| <= 2^50): one unit covers it.
+            scaled = multiples * multiple
+            atoms.convolve(np.ceil(scaled).astype(np.int64) + 1 if side else np.floor(scaled).astype(np.int64) - 1,
+                           log_p)
+    log_margin = LOG_DELTA_MARGIN + 1e4 * _UNIT_ROUNDOFF * error_scale * (1.0 + math.log2(1 + len(groups)))
+    profiles = []
+    for atoms, sign in ((upper, 1.0), (lower, -1.0)):
+        infinite = float(np.logaddexp(log_infinite, atoms.log_infinite)) if atoms.upper else log_infinite
+        profiles.append(_Profile(mu, atoms.index * grid, atoms.log_p + log_finite, infinite, sign * log_margin))
+    return profiles
+
+
+def _log_delta(profile: _Profile, epsilon: float) -> float:
+    return profile.log_delta(epsilon) + profile.log_margin
+
+
+def log_delta_interval(pairs, epsilon: float):
+    """(log lower, log upper) of δ(ε), both at most log 1 = 0."""
+    upper, lower = _profiles(pairs)
+    if math.isinf(upper.mu):
+        return 0.0, 0.0
+    return min(_log_delta(lower, epsilon), 0.0), min(_log_delta(upper, epsilon), 0.0)
 
 
 def delta(pairs, epsilon: float) -> Interval:
-    """δ(ε), with the upper end raised by the evaluation's error margin (relative 1e-11)."""
-    mu = composed_mu(pairs)
-    if mu == 0.0:
-        return Interval(0.0, 0.0, 0.0, True)
-    log_delta = gaussian_log_delta(epsilon, 1.0, mu)
-    return Interval(math.exp(log_delta - LOG_DELTA_MARGIN), math.exp(log_delta), math.exp(log_delta + LOG_DELTA_MARGIN), True)
+    """δ(ε) as an interval; the log of its upper end is in the note-free :func:`log_delta_interval`."""
+    log_lower, log_upper = log_delta_interval(pairs, epsilon)
+    return Interval(math.exp(log_lower), math.exp(0.5 * (log_lower + log_upper)), math.exp(log_upper), True)
+
+
+def _smallest_epsilon_below(profile: _Profile, log_target: float) -> float:
+    """Smallest ε found with log δ(ε) <= log_target (checked), by bracketing and Brent's method."""
+
+    def excess(x):
+        return _log_delta(profile, x) - log_target
+
+    if excess(0.0) <= 0.0:
+        return 0.0
+    # A first bracket near the answer: the largest finite loss plus the Gaussian's ε for the target.
+    z = max(-float(special.ndtri(min(math.exp(log_target), 0.5))), 0.0)
+    high = max(float(profile.loss.max(initial=0.0)) + profile.mu * (z + 1.0) + 0.5 * profile.mu * profile.mu, 1e-3)
+    if high > 1e300:  # ε(δ) is then near μ²/2, within a few factors of the largest double: inf is the safe answer
+        return math.inf
+    while excess(high) > 0.0:
+        high *= 2.0
+        if high > 1e300:
+            return math.inf
+    low = high / 2.0 if excess(high / 2.0) > 0.0 else 0.0
+    root = optimize.brentq(excess, low, high, xtol=1e-15, rtol=4.0 * np.finfo(float).eps)
+    while excess(root) > 0.0:
+        root = max(math.nextafter(root, math.inf), root + 1e-15 * max(root, 1.0))
+    return root
+
+
+def _largest_epsilon_above(profile: _Profile, log_target: float, start: float) -> float:
+    """Largest ε found with log δ(ε) >= log_target (checked), at most ``start``; 0 when none."""
+
+    def excess(x):
+        return _log_delta(profile, x) - log_target
+
+    if excess(0.0) < 0.0:
+        return 0.0
+    high = max(start, 1.0) if math.isfinite(start) else 1.0
+    while excess(high) >= 0.0:
+        high *= 2.0
+        if high > 1e300:
+            return math.inf
+    root = optimize.brentq(excess, 0.0, high, xtol=1e-15, rtol=4.0 * np.finfo(float).eps)
+    while root > 0.0 and excess(root) < 0.0:
+        root = max(0.0, min(math.nextafter(root, -math.inf), root - 1e-15 * max(root, 1.0)))
+    return root
+
+
+def epsilon(pairs, delta: float) -> Interval:
+    """ε(δ) as a certified interval (lower <= tight ε <= upper)."""
+    log_target = math.log(delta)
+    # Mass far below δ moved to +∞ changes the upper end by a relative e^-60 at most per merge.
+    upper_profile, lower_profile = _profiles(pairs, min(log_target - 60.0, 0.0))
+    if math.isinf(upper_profile.mu):
+        return Interval(math.inf, math.inf, math.inf, True, "a Gaussian with sigma/sensitivity near 0: no guarantee")
+    upper = _smallest_epsilon_below(upper_profile, log_target)
+    note = ""
+    if math.isinf(upper):
+        note = "epsilon exceeds the largest double" if upper_profile.log_infinite < log_target else (
+            "the events' probability of unbounded privacy loss is at least delta")
+    lower = min(_largest_epsilon_above(lower_profile, log_target, upper), upper)
+    estimate = 0.5 * (lower + upper) if math.isfinite(upper) else upper
+    return Interval(lower, estimate, upper, True, note)

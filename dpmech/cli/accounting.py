@@ -9,7 +9,6 @@ printed from its logarithm, and JSON carries ``log_delta`` alongside.
 
 from __future__ import annotations
 
-import math
 
 from ..calibration import METHODS, calibrate_gaussian
 from ..directed_rounding import format_log_up, format_up

@@ -7,13 +7,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpmech import (
+    ADD_REMOVE_ONE,
+    REPLACE_ONE,
     ApproximateDpEvent,
     GaussianEvent,
     NoGuaranteeEvent,
+    NoPrivacyLossEvent,
     PrivacyLedger,
     PureEpsilonEvent,
     SelfComposedEvent,
     gaussian_delta,
+    gaussian_epsilon,
     group_privacy,
 )
 
@@ -23,7 +27,10 @@ def test_gaussian_group_equals_scaled_sensitivity(sigma, sensitivity, k, epsilon
     grouped = group_privacy(GaussianEvent(sigma, sensitivity), k)
     assert grouped == GaussianEvent(sigma, k * sensitivity)
     ledger = PrivacyLedger().record(GaussianEvent(sigma, sensitivity)).group_privacy(k)
-    assert ledger.delta(epsilon).interval[1] == pytest.approx(gaussian_delta(epsilon, sigma, k * sensitivity), rel=1e-12)
+    reference = gaussian_delta(epsilon, sigma, k * sensitivity)
+    lower, estimate, upper = ledger.delta(epsilon).interval
+    assert estimate == pytest.approx(reference, rel=1e-10)
+    assert lower <= reference * (1 + 1e-12) and upper >= reference * (1 - 1e-12)
 
 
 @given(st.floats(0.001, 5.0), st.floats(1e-12, 1e-3), st.integers(1, 30))
@@ -59,7 +66,22 @@ def test_large_groups_do_not_overflow():
     assert group_privacy(ApproximateDpEvent(0.0, 1e-9), 10).delta == pytest.approx(1e-8)
 
 
-@pytest.mark.parametrize("k", [0, -1, 2.5, True])
+@pytest.mark.parametrize("k", [0, -1, 2.5, True, "2", None])
 def test_bad_group_size_names_the_parameter(k):
     with pytest.raises(ValueError, match="group_size"):
         group_privacy(GaussianEvent(1.0), k)
+
+
+def test_ledger_group_privacy_converts_add_remove_events_once():
+    # Issue 11, item 3: a replace-one ledger holding an add/remove Gaussian(σ=4, Δ=1) is a
+    # Gaussian with Δ = 2; a group of 3 makes it Δ = 6 (ε 7.05), not 12 (ε 16.68).
+    ledger = PrivacyLedger(REPLACE_ONE).record(GaussianEvent(4.0, 1.0, neighbouring=ADD_REMOVE_ONE))
+    grouped = ledger.group_privacy(3)
+    assert grouped.epsilon(1e-5).epsilon == pytest.approx(gaussian_epsilon(1e-5, 4.0, 6.0), rel=1e-9)
+    assert grouped.epsilon(1e-5).epsilon < 7.06
+    # Grouping twice is grouping by the product, never a second conversion.
+    assert grouped.group_privacy(2).epsilon(1e-5).epsilon == pytest.approx(gaussian_epsilon(1e-5, 4.0, 12.0), rel=1e-9)
+
+
+def test_no_privacy_loss_event_is_unchanged_by_groups():
+    assert group_privacy(NoPrivacyLossEvent(), 7) == NoPrivacyLossEvent()

@@ -178,7 +178,8 @@ def test_rr_top_k_is_dominated_by_k_ary_randomized_response(setting):
 
 def test_events():
     assert dpmech.randomized_response_event(1.0, 10) == dpmech.PureEpsilonEvent(1.0, 10, dpmech.REPLACE_ONE)
-    assert dpmech.rr_top_k_event(1.0, 1) == dpmech.PureEpsilonEvent(1.0, None, dpmech.REPLACE_ONE)
+    # k = 1 outputs the prior's top label whatever the label: no privacy loss at all.
+    assert isinstance(dpmech.rr_top_k_event(1.0, 1), dpmech.NoPrivacyLossEvent)
     assert dpmech.rr_with_prior_event(2.0) == dpmech.PureEpsilonEvent(2.0, None, dpmech.REPLACE_ONE)
     assert dpmech.randomized_response_event(1.0, 10).keep_probability == pytest.approx(
         dpmech.randomized_response_distribution([0], 1.0, 10)[0, 0], rel=1e-15

@@ -1,0 +1,46 @@
+"""An event run on a uniformly random subset of ``sample_size`` of the ``source_size`` records.
+
+Relation: replace-one (the sample size is fixed, so a replacement is the
+natural neighbour). Amplification (Balle, Barthe & Gaboardi 2018, Thm. 9):
+an inner (ε, δ) event under replace-one gives
+(log(1 + (m/n)(e^ε − 1)), (m/n)δ), its basic cost. This is the mechanism
+behind NFDP (:mod:`dpmech.nfdp`). Group privacy has no implemented theorem
+and raises; an add/remove statement is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from .. import validation as check
+from .relations import REPLACE_ONE, check_relation
+
+
+@dataclass(frozen=True)
+class SampledWithoutReplacementEvent:
+    """``event`` applied to a uniform sample of ``sample_size`` records out of ``source_size``."""
+
+    event: object
+    sample_size: int
+    source_size: int
+    neighbouring: Optional[str] = REPLACE_ONE
+
+    def __post_init__(self):
+        from . import EVENT_TYPES
+
+        if not isinstance(self.event, EVENT_TYPES):
+            raise ValueError(f"event must be a dpmech event (got {type(self.event).__name__})")
+        object.__setattr__(self, "sample_size", check.integer_scalar("sample_size", self.sample_size, 1))
+        object.__setattr__(self, "source_size", check.integer_scalar("source_size", self.source_size, 1))
+        if self.sample_size > self.source_size:
+            raise ValueError(
+                f"sample_size must be at most source_size = {self.source_size} (got {self.sample_size})"
+            )
+        check_relation(self.neighbouring)
+        if self.neighbouring != REPLACE_ONE:
+            raise ValueError("neighbouring: a SampledWithoutReplacementEvent is defined under replace-one only")
+
+    @property
+    def sampling_fraction(self) -> float:
+        return self.sample_size / self.source_size
