@@ -23,8 +23,9 @@ refuted at level α; the test rejects exactly when ε_lb > ε. This is the
 Clopper–Pearson form of Jagielski, Ullman & Oprea (2020) with δ, as in
 jax_privacy's CanaryScoreAuditor, applied to two fixed datasets.
 
-Samplers are called as ``sampler(dataset, size, rng)`` and must return a
-1-D array of ``size`` independent outputs, drawing only from ``rng``.
+Samplers are called as ``sampler(dataset, size, rng)`` and must return
+``size`` independent outputs (an array with one row per output, or a
+sequence), drawing only from ``rng``.
 """
 
 from __future__ import annotations
@@ -90,48 +91,143 @@ def clopper_pearson_upper(successes, trials, level):
 
 
 def _draw(sampler, dataset, size, rng, kind):
-    outputs = np.asarray(sampler(dataset, size, rng))
-    if outputs.shape != (size,):
-        raise ValueError(f"sampler must return a 1-D array of size outputs (asked for {size}, got shape {outputs.shape})")
+    outputs = sampler(dataset, size, rng)
+    array = np.asarray(outputs) if isinstance(outputs, np.ndarray) or kind == "real" else _as_outputs(outputs)
+    if array.ndim == 0 or array.shape[0] != size or (kind == "real" and array.shape != (size,)):
+        expected = "a 1-D array of size real outputs" if kind == "real" else "a sequence of size outputs"
+        raise ValueError(f"sampler must return {expected} (asked for {size}, got shape {np.shape(array)})")
     if kind == "real":
-        outputs = outputs.astype(float)
-        if not np.all(np.isfinite(outputs)):
-            raise ValueError("sampler must return finite outputs when outputs='real'")
-    return outputs
+        if array.dtype.kind not in "biuf":
+            raise ValueError(f"sampler must return real numbers when outputs='real' (got dtype {array.dtype})")
+        array = array.astype(float)
+    return array
 
 
-def _discrete_events(selection_first, selection_second, epsilon):
-    """Membership matrix (events × outcomes), the outcome list, and event names."""
-    outcomes = np.unique(np.concatenate([selection_first, selection_second]))
-    first = np.bincount(np.searchsorted(outcomes, selection_first), minlength=outcomes.size)
-    second = np.bincount(np.searchsorted(outcomes, selection_second), minlength=outcomes.size)
-    membership = [np.eye(outcomes.size, dtype=bool)]
-    names = [f"{{{outcome!r}}}" for outcome in outcomes.tolist()]
+def _as_outputs(outputs):
+    """A sampler's outputs as an array with one row per output: numeric when they are, else objects."""
+    try:
+        array = np.asarray(outputs)
+    except ValueError:  # ragged: outputs of different lengths
+        array = None
+    if array is not None and array.dtype.kind in "biuf":
+        return array
+    items = list(outputs)
+    objects = np.empty(len(items), dtype=object)
+    for index, item in enumerate(items):
+        objects[index] = item
+    return objects
+
+
+def _canonical(item):
+    """A hashable key equal for equal outputs: every NaN one outcome, −0.0 the same as 0.0, arrays as tuples."""
+    if isinstance(item, (float, np.floating)):
+        return ("nan",) if math.isnan(item) else float(item) + 0.0
+    if isinstance(item, np.ndarray):
+        return ("array", item.shape, tuple(_canonical(value) for value in item.ravel().tolist()))
+    if isinstance(item, (list, tuple)):
+        return tuple(_canonical(value) for value in item)
+    if isinstance(item, np.generic):
+        return _canonical(item.item())
+    return item
+
+
+def outcome_codes(samples):
+    """Integer codes of the outputs of several samples, equal exactly when the outputs are the same outcome.
+
+    Outputs are compared by value: every NaN is one outcome (a mechanism
+    that releases NaN releases an outcome like any other), −0.0 and 0.0 are
+    one outcome, ±inf are outcomes, and a vector or tuple output is one
+    outcome. Numeric arrays with one row per output are coded without a
+    Python loop (rows compared as bytes after canonicalising NaN and −0.0);
+    other outputs (mixed tuples, strings, objects) through hashable keys.
+
+    Returns:
+        one int64 array of codes per sample, and the number of distinct outcomes.
+    """
+    sizes = [len(sample) for sample in samples]
+    if all(isinstance(sample, np.ndarray) and sample.dtype.kind in "biuf" for sample in samples) and (
+        len({sample.shape[1:] for sample in samples}) == 1
+    ):
+        pooled = np.concatenate([sample.reshape(len(sample), -1) for sample in samples])
+        if pooled.dtype.kind == "f":
+            pooled = np.where(np.isnan(pooled), np.nan, pooled) + 0.0
+        pooled = np.ascontiguousarray(pooled)
+        rows = pooled.view(np.dtype((np.void, pooled.dtype.itemsize * pooled.shape[1]))).ravel()
+        _, codes = np.unique(rows, return_inverse=True)
+        codes = codes.ravel().astype(np.int64)
+        count = int(codes.max()) + 1 if codes.size else 0
+    else:
+        table = {}
+        codes = np.fromiter(
+            (table.setdefault(_canonical(item), len(table)) for sample in samples for item in sample),
+            dtype=np.int64,
+            count=sum(sizes),
+        )
+        count = len(table)
+    return np.split(codes, np.cumsum(sizes)[:-1]), count
+
+
+def _discrete_events(selection_first, selection_second, epsilon, outcome_names):
+    """Events chosen on the selection sample, as outcome codes: singletons of the outcomes seen, and witness sets.
+
+    Returns (singleton codes, list of witness masks over all codes, event names). No
+    outcome × outcome matrix is formed: an event's count is a sum of per-outcome counts.
+    """
+    count = len(outcome_names)
+    first = np.bincount(selection_first, minlength=count)
+    second = np.bincount(selection_second, minlength=count)
+    seen = np.flatnonzero(first + second)
+    names = [f"{{{outcome_names[code]}}}" for code in seen.tolist()]
+    witnesses = []
     for heavy, light, label in ((first, second, "D"), (second, first, "D'")):
         witness = heavy > math.exp(min(epsilon, 700.0)) * light
         if np.count_nonzero(witness) > 1:
-            membership.append(witness[None, :])
-            names.append(f"estimated witness for {label}: {set(outcomes[witness].tolist())!r}")
-    return outcomes, np.vstack(membership), names
+            witnesses.append(witness)
+            members = [outcome_names[code] for code in np.flatnonzero(witness)[:8].tolist()]
+            more = ", ..." if np.count_nonzero(witness) > 8 else ""
+            names.append(f"estimated witness for {label}: {{{', '.join(members)}{more}}}")
+    return seen, witnesses, names
 
 
-def _discrete_counts(outputs, outcomes, membership):
-    position = np.searchsorted(outcomes, outputs)
-    known = (position < outcomes.size) & (outcomes[np.minimum(position, outcomes.size - 1)] == outputs)
-    per_outcome = np.bincount(position[known], minlength=outcomes.size)
-    return membership.astype(np.int64) @ per_outcome
+def _discrete_counts(codes, count, seen, witnesses):
+    per_outcome = np.bincount(codes, minlength=count)
+    return np.concatenate([per_outcome[seen], [int(per_outcome[mask].sum()) for mask in witnesses]]).astype(np.int64)
+
+
+def _outcome_names(samples, codes, count):
+    """repr of one output per outcome code, for messages."""
+    names = [None] * count
+    for sample, sample_codes in zip(samples, codes):
+        unique, first = np.unique(sample_codes, return_index=True)
+        for code, index in zip(unique.tolist(), first.tolist()):
+            if names[code] is None:
+                item = sample[index]
+                names[code] = repr(item.tolist() if isinstance(item, (np.ndarray, np.generic)) else item)
+    return names
+
+
+_SPECIAL_VALUES = (("x is NaN", np.isnan), ("x = inf", np.isposinf), ("x = -inf", np.isneginf))
 
 
 def _real_events(selection_first, selection_second, num_thresholds):
+    """Half-lines at quantiles of the pooled finite selection outputs, and {NaN}, {inf}, {−inf} when drawn."""
     pooled = np.concatenate([selection_first, selection_second])
-    thresholds = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, num_thresholds + 2)[1:-1]))
-    names = [f"x <= {t:.6g}" for t in thresholds] + [f"x > {t:.6g}" for t in thresholds]
-    return thresholds, names
+    finite = pooled[np.isfinite(pooled)]
+    if finite.size:
+        thresholds = np.unique(np.quantile(finite, np.linspace(0.0, 1.0, num_thresholds + 2)[1:-1]))
+    else:
+        thresholds = np.empty(0)
+    special = [test for test in _SPECIAL_VALUES if test[1](pooled).any()]
+    names = [f"x <= {t:.6g}" for t in thresholds] + [f"x > {t:.6g}" for t in thresholds] + [name for name, _ in special]
+    return thresholds, special, names
 
 
-def _real_counts(outputs, thresholds):
-    at_most = np.searchsorted(np.sort(outputs), thresholds, side="right")
-    return np.concatenate([at_most, outputs.size - at_most])
+def _real_counts(outputs, thresholds, special):
+    """Counts of the half-lines (NaN in neither) and of the special values."""
+    numbers = np.sort(outputs[~np.isnan(outputs)])
+    at_most = np.searchsorted(numbers, thresholds, side="right")
+    special_counts = [np.count_nonzero(test(outputs)) for _, test in special]
+    return np.concatenate([at_most, numbers.size - at_most, special_counts]).astype(np.int64)
 
 
 def statistical_dp_test(
@@ -149,8 +245,11 @@ def statistical_dp_test(
         rng: ``numpy.random.Generator`` or integer seed.
         alpha: level of the test in (0, 1): a true claim is rejected with
             probability at most alpha.
-        outputs: ``"discrete"`` (outputs compared for equality) or ``"real"``
-            (scalar outputs, half-line events).
+        outputs: ``"discrete"``: any outputs (numbers, vectors, tuples,
+            strings), compared by value as in :func:`outcome_codes` (NaN and
+            ±inf are outcomes like any other); or ``"real"``: scalar
+            outputs, half-line events, plus the events {NaN}, {inf}, {−inf}
+            when the selection sample holds them.
         num_thresholds: number of quantile thresholds for real outputs, >= 1.
     """
     if not callable(sampler):
@@ -170,11 +269,13 @@ def statistical_dp_test(
     selection = [_draw(sampler, data, num_samples, rng, kind) for data in (dataset, neighbour)]
     test = [_draw(sampler, data, num_samples, rng, kind) for data in (dataset, neighbour)]
     if kind == "discrete":
-        outcomes, membership, names = _discrete_events(*selection, epsilon)
-        counts = [_discrete_counts(sample, outcomes, membership) for sample in test]
+        samples = selection + test
+        codes, count = outcome_codes(samples)
+        seen, witnesses, names = _discrete_events(codes[0], codes[1], epsilon, _outcome_names(samples, codes, count))
+        counts = [_discrete_counts(sample_codes, count, seen, witnesses) for sample_codes in codes[2:]]
     else:
-        thresholds, names = _real_events(*selection, num_thresholds)
-        counts = [_real_counts(sample, thresholds) for sample in test]
+        thresholds, special, names = _real_events(*selection, num_thresholds)
+        counts = [_real_counts(sample, thresholds, special) for sample in test]
 
     heavy = np.concatenate([counts[0], counts[1]])
     light = np.concatenate([counts[1], counts[0]])

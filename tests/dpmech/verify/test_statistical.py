@@ -103,3 +103,44 @@ BAD_INPUTS = [
 def test_bad_input_raises_value_error_naming_the_parameter(parameter, call):
     with pytest.raises(ValueError, match=parameter):
         call()
+
+
+def nan_on_second_input(dataset, size, rng):
+    """Fair coin on D; on D' half the outputs are NaN: ε = ∞ (issue 11)."""
+    outputs = rng.integers(0, 2, size).astype(float)
+    if dataset == 1:
+        outputs[rng.random(size) < 0.5] = np.nan
+    return outputs
+
+
+@pytest.mark.parametrize("kind", ["discrete", "real"])
+def test_nan_is_an_outcome_and_its_leak_is_rejected(kind):
+    result = statistical_dp_test(nan_on_second_input, (0, 1), 1.0, 0.0, num_samples=2000, rng=0, outputs=kind)
+    assert result.rejected and "nan" in result.witness.lower() and result.direction == "D' -> D"
+
+
+def test_infinite_outputs_are_outcomes_in_real_mode():
+    sampler = lambda d, size, rng: np.where(rng.random(size) < 0.3 * d, np.inf, rng.normal(size=size))  # noqa: E731
+    result = statistical_dp_test(sampler, (0, 1), 1.0, 0.0, num_samples=2000, rng=0, outputs="real")
+    assert result.rejected and result.witness == "x = inf"
+
+
+def test_vector_and_tuple_outputs_are_outcomes():
+    # Second coordinate is shifted to an impossible value 30% of the time on D'.
+    vectors = lambda d, size, rng: np.stack([rng.integers(0, 3, size), rng.integers(0, 3, size) + d * (rng.random(size) < 0.3)], 1)  # noqa: E731
+    assert statistical_dp_test(vectors, (0, 1), 0.1, 0.0, num_samples=2000, rng=0).rejected
+    tuples = lambda d, size, rng: [(int(a), "x" if b else float("nan")) for a, b in zip(rng.integers(0, 3, size), rng.random(size) < 0.5 + 0.3 * d)]  # noqa: E731
+    assert statistical_dp_test(tuples, (0, 1), 0.1, 0.0, num_samples=2000, rng=0).rejected
+    # ... and the same vector mechanism on identical inputs is accepted.
+    assert not statistical_dp_test(vectors, (0, 0), 0.1, 0.0, num_samples=2000, rng=0).rejected
+
+
+def test_many_distinct_outcomes_need_no_dense_matrix():
+    import tracemalloc
+
+    sampler = lambda d, size, rng: rng.integers(0, 3000, size)  # noqa: E731
+    tracemalloc.start()
+    result = statistical_dp_test(sampler, (0, 1), 0.1, 0.0, num_samples=20_000, rng=0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert not result.rejected and peak < 50 * 2**20
