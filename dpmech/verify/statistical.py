@@ -387,12 +387,27 @@ def statistical_dp_test(
         thresholds, special, names = _real_events(*selection, num_thresholds)
         counts = [_real_counts(sample, thresholds, special) for sample in test]
 
-    heavy = np.concatenate([counts[0], counts[1]])
-    light = np.concatenate([counts[1], counts[0]])
+    return decide(counts[0], counts[1], names, num_samples, epsilon, delta, alpha)
+
+
+def decide(counts_first, counts_second, names, num_samples, epsilon, delta, alpha) -> StatisticalTestResult:
+    """The Clopper–Pearson decision on events fixed before the test sample was drawn (steps 3 and 4 above).
+
+    Args:
+        counts_first, counts_second: per event, how many of the ``num_samples``
+            test outputs on D (on D') fall in it.
+        names: per event, its description.
+        num_samples, epsilon, delta, alpha: as in :func:`statistical_dp_test`.
+
+    Each (event, order) is a hypothesis tested at α/(2m) per bound, m the
+    number of hypotheses, so a true claim is rejected with probability <= α.
+    """
+    heavy = np.concatenate([counts_first, counts_second]).astype(np.int64)
+    light = np.concatenate([counts_second, counts_first]).astype(np.int64)
     num_hypotheses = heavy.size
     level = alpha / (2.0 * num_hypotheses)
-    lower = clopper_pearson_lower(heavy, num_samples, level)
-    upper = clopper_pearson_upper(light, num_samples, level)
+    lower = np.atleast_1d(clopper_pearson_lower(heavy, num_samples, level))
+    upper = np.atleast_1d(clopper_pearson_upper(light, num_samples, level))
     with np.errstate(over="ignore"):
         margin = lower - math.exp(min(epsilon, 700.0)) * upper
     best = int(np.argmax(margin))
