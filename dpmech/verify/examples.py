@@ -9,7 +9,8 @@ from the papers' descriptions:
 
 * the six sparse-vector variants of Lyu, Su & Li (VLDB 2017, Alg. 1–6)
   with c = 1 and threshold T = 1: Alg. 1 and 2 are ε-DP, Alg. 4 is
-  ((1 + 6c)/4)ε-DP, Alg. 3, 5 and 6 are not ε'-DP for any ε';
+  ((1 + 6c)/4)ε-DP, Alg. 3, 5 and 6 are not ε-DP (over unboundedly many
+  queries not ε'-DP for any ε'; on the 5 queries here their ε' is finite);
 * report-noisy-max with Laplace and exponential noise, returning the
   index (ε-DP) or the index and the noisy value (not ε-DP) (Ding et al.
   CCS 2018; Bichsel et al. S&P 2021);
@@ -87,10 +88,10 @@ def sparse_vector_examples(epsilon=0.5) -> list:
     return [
         Example("svt1 (Lyu Alg. 1)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=2 / half, halt=True, noisy_values=False), epsilon, 0.0, True, "eps-DP"),
         Example("svt2 (Dwork-Roth)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=2 / half, halt=True, noisy_values=False), epsilon, 0.0, True, "eps-DP"),
-        Example("svt3 (Roth, noisy values)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=1 / half, halt=True, noisy_values=True), epsilon, 0.0, False, "not DP for any eps"),
+        Example("svt3 (Roth, noisy values)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=1 / half, halt=True, noisy_values=True), epsilon, 0.0, False, "not eps-DP (no finite eps over all query counts)"),
         Example("svt4 (Lee-Clifton)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=4 / epsilon, query_scale=4 / (3 * epsilon), halt=True, noisy_values=False), epsilon, 0.0, False, f"(1+6c)/4 eps = {1.75 * epsilon:g}"),
-        Example("svt5 (Stoddard, no query noise)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=0.0, halt=False, noisy_values=False), epsilon, 0.0, False, "not DP for any eps"),
-        Example("svt6 (Chen, no halt)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=1 / half, halt=False, noisy_values=False), epsilon, 0.0, False, "not DP for any eps"),
+        Example("svt5 (Stoddard, no query noise)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=0.0, halt=False, noisy_values=False), epsilon, 0.0, False, "not eps-DP (no finite eps over all query counts)"),
+        Example("svt6 (Chen, no halt)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=1 / half, halt=False, noisy_values=False), epsilon, 0.0, False, "not eps-DP (no finite eps over all query counts)"),
     ]
 
 

@@ -10,6 +10,9 @@ event family at α_r / (pairs × families):
 * ``"learned"``: :func:`.learned.learned_dp_test` (classifier scores,
   DP-Sniper, Bichsel et al. S&P 2021), with float bit features on request.
 
+After round 1 only the ``keep_pairs`` pairs with the largest ε lower
+bounds go on: the choice uses earlier rounds' samples only, and each
+round draws fresh ones, so each round's tests stay valid at their levels.
 Each test is valid at its own level, so by the union bound the whole
 search falsely rejects a true claim with probability at most α, and the
 largest ε lower bound over all tests holds at confidence 1 − α. Rounds
@@ -125,11 +128,12 @@ def find_violation(
     rng,
     alpha=0.05,
     budget_seconds=20.0,
-    initial_samples=2000,
+    initial_samples=1000,
     max_samples=2_000_000,
     families=FAMILIES,
     outputs="discrete",
     float_bits=False,
+    keep_pairs=2,
 ) -> VerificationReport:
     """Search candidate pairs, event families and sample sizes for evidence against an (ε, δ) claim.
 
@@ -146,6 +150,7 @@ def find_violation(
         families: a non-empty subset of ``("cheap", "learned")``.
         outputs: ``"discrete"`` or ``"real"`` for the cheap family (see :func:`.statistical.statistical_dp_test`).
         float_bits: give the learned family the low mantissa bits of float outputs.
+        keep_pairs: >= 1, the pairs kept after round 1 (the most promising).
     """
     named = _named_pairs(pairs)
     epsilon = float(check.non_negative("epsilon", epsilon))
@@ -159,6 +164,7 @@ def find_violation(
     if not families or any(family not in FAMILIES for family in families) or len(set(families)) != len(families):
         raise ValueError(f"families must be a non-empty subset of {FAMILIES} (got {families!r})")
     float_bits = check.boolean("float_bits", float_bits)
+    keep_pairs = check.integer_scalar("keep_pairs", keep_pairs, 1)
 
     start = time.perf_counter()
     best, best_context, rounds, num_samples, largest_m = None, None, 0, initial_samples, 1
@@ -166,7 +172,9 @@ def find_violation(
         rounds += 1
         level = alpha * 2.0 ** (-rounds) / (len(named) * len(families))
         round_start = time.perf_counter()
+        evidence = []
         for name, first, second in named:
+            strongest = 0.0
             for family in families:
                 if family == "cheap":
                     result = statistical_dp_test(
@@ -177,11 +185,13 @@ def find_violation(
                         sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level, float_bits=float_bits
                     )
                 largest_m = max(largest_m, result.num_hypotheses)
+                strongest = max(strongest, result.epsilon_lower_bound)
                 key = (result.rejected, result.epsilon_lower_bound, result.lower_bound_delta)
                 if best is None or key > (best.rejected, best.epsilon_lower_bound, best.lower_bound_delta):
                     best, best_context = result, (name, family)
                 if result.rejected:
                     break
+            evidence.append(strongest)
             if best.rejected:
                 break
         elapsed = time.perf_counter() - start
@@ -189,6 +199,9 @@ def find_violation(
         if best.rejected or 2 * num_samples > max_samples or elapsed + 2.2 * round_seconds > budget_seconds:
             break
         num_samples *= 2
+        if rounds == 1:
+            order = np.argsort(-np.asarray(evidence), kind="stable")[:keep_pairs]
+            named = [named[index] for index in order]
     bound_level = level / (2.0 * largest_m)
     spread = math.sqrt(0.25 * (1.0 + math.exp(min(2.0 * epsilon, 700.0))) / num_samples)
     detectable = (stats.norm.isf(bound_level) + stats.norm.ppf(POWER)) * spread
