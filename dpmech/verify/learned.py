@@ -50,8 +50,9 @@ class OutputFeatures:
     with at most 32 distinct values there. Other outputs (tuples of mixed
     types, strings) are one-hot coded by outcome, the 64 most frequent in
     training. With ``float_bits``, the lowest 12 mantissa bits of every
-    float coordinate are added: a float sampler whose set of reachable
-    outputs depends on the input (Mironov 2012) shows there.
+    float coordinate are added, for float samplers whose set of reachable
+    outputs depends on the input (Mironov 2012); that this catches the
+    textbook float Laplace sampler is not yet demonstrated.
 
     Everything the map depends on comes from the training samples, so that
     events built on it are independent of a later test sample.
