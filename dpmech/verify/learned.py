@@ -120,7 +120,7 @@ def _fitted_scorers(first, second, seed):
     labels = np.concatenate([np.ones(len(first)), np.zeros(len(second))])
     standardise = _Standardised(features)
     linear = LogisticRegression(max_iter=500).fit(standardise(features), labels)
-    trees = HistGradientBoostingClassifier(max_iter=60, max_leaf_nodes=15, early_stopping=False, random_state=seed)
+    trees = HistGradientBoostingClassifier(max_iter=30, max_leaf_nodes=15, early_stopping=False, random_state=seed)
     # One thread: OpenMP's default team on a loaded machine makes this fit 40 times slower.
     with threadpool_limits(1):
         trees.fit(features, labels)

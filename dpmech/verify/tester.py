@@ -196,12 +196,17 @@ def find_violation(
                 break
         elapsed = time.perf_counter() - start
         round_seconds = time.perf_counter() - round_start
-        if best.rejected or 2 * num_samples > max_samples or elapsed + 2.2 * round_seconds > budget_seconds:
-            break
-        num_samples *= 2
         if rounds == 1:
             order = np.argsort(-np.asarray(evidence), kind="stable")[:keep_pairs]
-            named = [named[index] for index in order]
+            kept = [named[index] for index in order]
+        else:
+            kept = named
+        # The next round: twice the samples on the kept pairs (a little more than twice the time per pair).
+        expected = 2.2 * round_seconds * len(kept) / len(named)
+        if best.rejected or 2 * num_samples > max_samples or elapsed + expected > budget_seconds:
+            break
+        num_samples *= 2
+        named = kept
     bound_level = level / (2.0 * largest_m)
     spread = math.sqrt(0.25 * (1.0 + math.exp(min(2.0 * epsilon, 700.0))) / num_samples)
     detectable = (stats.norm.isf(bound_level) + stats.norm.ppf(POWER)) * spread
