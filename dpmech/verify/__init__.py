@@ -14,6 +14,8 @@
   time budget;
 * :mod:`.greybox`: the noise scale of a declared Gaussian or Laplace
   mechanism against the scale its claim needs (small-δ bugs);
+* :mod:`.renyi`: Rényi, zCDP and μ-GDP claims, exactly for finite
+  mechanisms and by quadrature for densities;
 * :mod:`.examples` (import it explicitly): correct and buggy mechanisms
   from the DP-testing literature;
 * :mod:`.pytest_plugin`: the ``dp_verify`` fixture and ``--dp-budget``;
@@ -39,6 +41,7 @@ from .sensitivity import (
     empirical_sensitivity,
     parameter_distance,
 )
+from .renyi import assert_gdp, assert_zcdp, density_renyi_divergence, renyi_divergence, renyi_profile
 from .statistical import (
     StatisticalTestResult,
     assert_dp_statistically,
@@ -59,12 +62,15 @@ __all__ = [
     "VerificationReport",
     "assert_dp",
     "assert_dp_black_box",
+    "assert_gdp",
+    "assert_zcdp",
     "assert_dp_statistically",
     "assert_sensitivity",
     "boundary_points",
     "clopper_pearson_lower",
     "clopper_pearson_upper",
     "density_hockey_stick",
+    "density_renyi_divergence",
     "empirical_sensitivity",
     "find_violation",
     "gaussian_hockey_stick",
@@ -74,6 +80,8 @@ __all__ = [
     "outcome_codes",
     "parameter_distance",
     "privacy_profile",
+    "renyi_divergence",
+    "renyi_profile",
     "smallest_epsilon",
     "statdp_pairs",
     "statistical_dp_test",
