@@ -57,7 +57,7 @@ def test_rr_is_zcdp_at_half_epsilon_squared_and_not_below():
         assert_zcdp(binary_rr(epsilon), [(0, 1)], epsilon**2 / 8)
 
 
-def test_gdp_check_accepts_a_discretised_gaussian_within_its_mu_and_rejects_a_smaller_mu():
+def test_gdp_check_accepts_rr_within_a_larger_mu_and_rejects_a_smaller_mu():
     # RR at ε has δ(0) = tanh(ε/2); μ-GDP with δ_μ(0) = 2Φ(μ/2) − 1 >= that passes, a smaller μ fails.
     epsilon = 1.0
     mu = 2 * stats.norm.ppf((1 + math.tanh(epsilon / 2)) / 2) * 1.5
