@@ -63,6 +63,7 @@ _SCAN = np.unique(
     )
 )
 _BISECTIONS = 80
+_FIXED_CUTS = np.array([-60.0, -10.0, 10.0, 60.0])
 # Pieces are cut and integrated where L > ε − this (relative to max(1, ε)): a superset of
 # {L > ε}, on which the integrand is exact (it is 0 where L <= ε), so including more is
 # harmless, while a flat L equal to ε up to rounding (Laplace outside its two centres at
@@ -160,8 +161,9 @@ def density_hockey_stick(
             scan (:func:`boundary_points`) to separate. The boundary found by
             the scan and the largest density on the scan grid (the mode, so
             that a narrow peak cannot escape quadrature) are always added.
-            Which pieces are integrated is decided at each piece's midpoint
-            (or one ``scale`` beyond the outermost point).
+            A piece is integrated when L > ε − 1e-7·max(1, ε) at its midpoint
+            (one ``scale`` beyond the outermost point) or at any scan-grid
+            point inside it.
         scale: > 0, the length over which the densities change (a standard
             deviation); it sets the scan grid and the map of the two
             infinite pieces.
@@ -209,14 +211,23 @@ def density_hockey_stick(
     with np.errstate(invalid="ignore"):
         log_p_on_grid = np.asarray(first_log_density(grid), dtype=float)
     modes = grid[[int(np.nanargmax(log_p_on_grid))]] if np.any(log_p_on_grid > -np.inf) else np.empty(0)
-    points = np.unique(np.concatenate((points, boundary_points(privacy_loss, epsilon, centre=centre, scale=scale), modes)))
+    # Fixed cuts around the centre and the mode keep every piece that holds the mass narrow, even
+    # when rounding of L far out (differences of huge log densities) adds spurious crossings there.
+    anchors = modes if modes.size else np.array([centre])
+    fixed = (anchors[:, None] + scale * _FIXED_CUTS[None, :]).ravel()
+    points = np.unique(np.concatenate((points, boundary_points(privacy_loss, epsilon, centre=centre, scale=scale), modes, fixed)))
     edges = np.concatenate(([-np.inf], points, [np.inf]))
     if points.size == 0:
         probes = np.array([0.0])
     else:
         middles = 0.5 * (points[:-1] + points[1:])
         probes = np.concatenate(([points[0] - scale], middles, [points[-1] + scale]))
+    # A piece is integrated when its probe or any scan-grid point inside it has L > ε − margin:
+    # far out, L is a difference of huge log densities whose rounding can flip one probe, and
+    # integrating a piece where the integrand is 0 costs nothing but time.
     positive = _above(privacy_loss, probes, epsilon)
+    grid_pieces = np.searchsorted(points, grid, side="right")
+    positive |= np.bincount(grid_pieces, weights=_above(privacy_loss, grid, epsilon), minlength=points.size + 1) > 0
     pieces = []
     for start, stop, take in zip(edges[:-1], edges[1:], positive):
         if take:
