@@ -1,5 +1,10 @@
 """``dpmech verify [MECHANISM|all] [--thorough] [--json]``: the built-in verification suite.
 
+``dpmech verify --examples [--only TEXT] [--budget SECONDS] [--seed N] [--json]`` runs
+:func:`dpmech.verify.find_violation` on the mechanisms of the DP-testing
+literature (:mod:`dpmech.verify.examples`) instead; a check passes when the
+verdict matches the truth (a correct mechanism not rejected, a buggy one rejected).
+
 Exit status 0 when every check passes, 1 when any fails (2 for bad input,
 as for every subcommand). Checks that need a trainer come from ``trainers`` (see
 :func:`dpmech.verify.suite.available_checks`).
@@ -21,6 +26,10 @@ def register(subparsers) -> None:
     verify.add_argument("--list", action="store_true", help="print the available check names and exit")
     verify.add_argument("--thorough", action="store_true", help="raise the example counts (release checks)")
     verify.add_argument("--json", action="store_true", help="print a JSON list of rows")
+    verify.add_argument("--examples", action="store_true", help="test the literature's correct and buggy mechanisms instead")
+    verify.add_argument("--only", default=None, help="with --examples: only the examples whose name contains this")
+    verify.add_argument("--budget", type=float, default=20.0, help="with --examples: seconds per mechanism (> 0, default 20)")
+    verify.add_argument("--seed", type=int, default=0, help="with --examples: seed of the samplers (default 0)")
     verify.set_defaults(handler=_verify)
 
 
@@ -28,10 +37,13 @@ def _verify(args) -> None:
     # Imported here: the suite loads scipy.stats and scipy.integrate, which every other command can skip.
     from ..verify.suite import available_checks, run_suite
 
-    if args.list:
+    if args.examples:
+        rows = _example_rows(args.only, args.budget, args.seed)
+    elif args.list:
         print("\n".join(tuple(available_checks()) + ("all",)))
         return
-    rows = run_suite(args.mechanism, args.thorough)
+    else:
+        rows = run_suite(args.mechanism, args.thorough)
     if args.json:
         print(json.dumps([row.as_dict() for row in rows]))
     else:
@@ -44,3 +56,32 @@ def _verify(args) -> None:
         Console(width=200).print(table)
     if not all(row.passed for row in rows):
         raise SystemExit(1)
+
+
+def _example_rows(only, budget, seed):
+    from ..verify.examples import all_examples
+    from ..verify.suite import CheckResult
+    from ..verify.tester import find_violation
+
+    if not budget > 0 or budget == float("inf"):
+        raise ValueError(f"--budget must be a finite number of seconds > 0 (got {budget!r})")
+    examples = [example for example in all_examples() if only is None or only in example.name]
+    if not examples:
+        raise ValueError(f"--only must match an example name (got {only!r})")
+    rows = []
+    for example in examples:
+        report = find_violation(
+            example.sampler, example.pairs, example.epsilon, example.delta, rng=seed, budget_seconds=budget, outputs=example.outputs
+        )
+        found = "REJECTED" if report.rejected else "not rejected"
+        rows.append(
+            CheckResult(
+                example.name,
+                f"black-box search, {report.rounds} round(s), n = {report.num_samples} per side, {report.seconds:.1f} s",
+                f"({example.epsilon:.4g}, {example.delta:g}); truth: {'correct' if example.correct else 'buggy'}, {example.truth}",
+                f"{found}; eps lower bound {report.epsilon_lower_bound:.3f} on {report.pair}",
+                report.rejected != example.correct,
+            )
+        )
+    return rows
+

@@ -4,7 +4,21 @@
   :func:`assert_dp` for mechanisms with finitely many outputs;
 * :mod:`.numeric`: hockey-stick divergence of densities by quadrature, and
   the Gaussian mechanism's δ(ε) computed that way;
-* :mod:`.statistical`: black-box Clopper–Pearson test for samplers;
+* :mod:`.statistical`: black-box Clopper–Pearson test for samplers of any
+  output type (NaN, ±inf, vectors, tuples are outcomes), and the public
+  Clopper–Pearson bounds, valid down to level 1e-300;
+* :mod:`.learned`: events learned by classifiers (DP-Sniper), tested on a
+  fresh sample;
+* :mod:`.tester`: :func:`find_violation`, the search over candidate pairs
+  (StatDP's patterns), event families and sample sizes under one α and a
+  time budget;
+* :mod:`.greybox`: the noise scale of a declared Gaussian or Laplace
+  mechanism against the scale its claim needs (small-δ bugs);
+* :mod:`.renyi`: Rényi, zCDP and μ-GDP claims, exactly for finite
+  mechanisms and by quadrature for densities;
+* :mod:`.examples` (import it explicitly): correct and buggy mechanisms
+  from the DP-testing literature;
+* :mod:`.pytest_plugin`: the ``dp_verify`` fixture and ``--dp-budget``;
 * :mod:`.sensitivity`: measured ‖θ(D) − θ(D')‖ of trainers against a bound;
 * :mod:`.strategies` and :mod:`.search` (import them explicitly; they
   import Hypothesis): Hypothesis strategies for (ε, δ), datasets and
@@ -17,7 +31,9 @@ numpy and scipy.
 """
 
 from .exact import DpViolation, HockeyStick, assert_dp, hockey_stick_divergence, privacy_profile, smallest_epsilon
-from .numeric import density_hockey_stick, gaussian_hockey_stick
+from .greybox import NoiseScaleResult, noise_scale_test
+from .learned import learned_dp_test
+from .numeric import boundary_points, density_hockey_stick, gaussian_hockey_stick
 from .sensitivity import (
     SensitivityReport,
     SensitivityViolation,
@@ -25,31 +41,48 @@ from .sensitivity import (
     empirical_sensitivity,
     parameter_distance,
 )
+from .renyi import assert_gdp, assert_zcdp, density_renyi_divergence, renyi_divergence, renyi_profile
 from .statistical import (
     StatisticalTestResult,
     assert_dp_statistically,
     clopper_pearson_lower,
     clopper_pearson_upper,
+    outcome_codes,
     statistical_dp_test,
 )
+from .tester import VerificationReport, assert_dp_black_box, find_violation, statdp_pairs
 
 __all__ = [
     "DpViolation",
     "HockeyStick",
+    "NoiseScaleResult",
     "SensitivityReport",
     "SensitivityViolation",
     "StatisticalTestResult",
+    "VerificationReport",
     "assert_dp",
+    "assert_dp_black_box",
+    "assert_gdp",
+    "assert_zcdp",
     "assert_dp_statistically",
     "assert_sensitivity",
+    "boundary_points",
     "clopper_pearson_lower",
     "clopper_pearson_upper",
     "density_hockey_stick",
+    "density_renyi_divergence",
     "empirical_sensitivity",
+    "find_violation",
     "gaussian_hockey_stick",
     "hockey_stick_divergence",
+    "learned_dp_test",
+    "noise_scale_test",
+    "outcome_codes",
     "parameter_distance",
     "privacy_profile",
+    "renyi_divergence",
+    "renyi_profile",
     "smallest_epsilon",
+    "statdp_pairs",
     "statistical_dp_test",
 ]

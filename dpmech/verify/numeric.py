@@ -8,9 +8,10 @@ For output densities p = density of M(D) and q = density of M(D'),
     \qquad L = \log p - \log q,
 
 and M is (ε, δ)-DP on the pair exactly when both orders are <= δ (Balle,
-Barthe & Gaboardi 2018, Thm. 1). The caller gives the points where
-L = ε (the privacy-loss boundary) and any kinks; between consecutive
-points the integrand has one sign and is smooth. Each piece is integrated
+Barthe & Gaboardi 2018, Thm. 1). The line is cut where L = ε (the
+privacy-loss boundary), found here by scanning L on a grid and bisecting
+every change of sign, plus any points the caller gives (kinks, exact
+crossings); between consecutive cuts the integrand has one sign. Each piece is integrated
 by ``scipy.integrate.quad`` with a purely relative tolerance, the integrand
 written as p·(−expm1(ε − L)) so nothing cancels near the boundary, and
 scaled by the density at the piece's end so that tails far below 1e-300 of
@@ -47,6 +48,57 @@ def _validated_points(points) -> np.ndarray:
     if not np.all(np.isfinite(array)):
         raise ValueError(f"points must be finite real numbers (got {points!r})")
     return np.unique(array)
+
+
+# Scan for the boundary L = ε: a fine uniform grid over ±SCAN_HALF_WIDTH scales
+# around the centre and a geometric one out to ±1e12 scales, then bisection.
+SCAN_HALF_WIDTH = 60.0
+_SCAN = np.unique(
+    np.concatenate(
+        (
+            np.linspace(-SCAN_HALF_WIDTH, SCAN_HALF_WIDTH, 24_001),
+            np.geomspace(SCAN_HALF_WIDTH, 1e12, 2_000),
+            -np.geomspace(SCAN_HALF_WIDTH, 1e12, 2_000),
+        )
+    )
+)
+_BISECTIONS = 80
+_FIXED_CUTS = np.array([-60.0, -10.0, 10.0, 60.0])
+# Pieces are cut and integrated where L > ε − this (relative to max(1, ε)): a superset of
+# {L > ε}, on which the integrand is exact (it is 0 where L <= ε), so including more is
+# harmless, while a flat L equal to ε up to rounding (Laplace outside its two centres at
+# ε = Δ/b) would otherwise flip the predicate at every grid point.
+_MARGIN = 1e-7
+
+
+def _above(privacy_loss, x, epsilon):
+    """L(x) > ε − margin, with NaN (outside both supports) counted as not above."""
+    with np.errstate(invalid="ignore"):
+        return np.asarray(privacy_loss(x), dtype=float) > epsilon - _MARGIN * max(1.0, epsilon)
+
+
+def boundary_points(privacy_loss, epsilon, *, centre=0.0, scale=1.0) -> np.ndarray:
+    """Points where {x : L(x) > ε − 1e-7·max(1, ε)} starts or ends, found on a grid around ``centre``, bisected.
+
+    The set is a little larger than {L > ε} so that an L equal to ε up to
+    rounding on an interval yields two cuts, not one per grid point.
+
+    The grid is ``centre + scale·g`` for g uniform with step 0.005 on
+    [−60, 60] and geometric out to ±1e12; each change of the predicate
+    L > ε between neighbours is bisected 80 times. Two crossings closer
+    than the grid step (0.005·scale near the centre) cancel and are not
+    seen: give such points to :func:`density_hockey_stick` yourself.
+    """
+    grid = centre + scale * _SCAN
+    above = _above(privacy_loss, grid, epsilon)
+    changes = np.flatnonzero(above[1:] != above[:-1])
+    low, high = grid[changes], grid[changes + 1]
+    low_above = above[changes]
+    for _ in range(_BISECTIONS):
+        middle = 0.5 * (low + high)
+        same = _above(privacy_loss, middle, epsilon) == low_above
+        low, high = np.where(same, middle, low), np.where(same, high, middle)
+    return 0.5 * (low + high)
 
 
 def _integrate_piece(log_integrand, log_bound, start, stop, scale):
@@ -94,7 +146,9 @@ def _integrate_piece(log_integrand, log_bound, start, stop, scale):
     return total, shift
 
 
-def density_hockey_stick(first_log_density, second_log_density, epsilon, points, *, scale=1.0, privacy_loss=None) -> float:
+def density_hockey_stick(
+    first_log_density, second_log_density, epsilon, points=(), *, scale=1.0, centre=0.0, privacy_loss=None
+) -> float:
     """H_{e^ε}(p ‖ q) = ∫ max(0, p − e^ε q) dx for two densities on the real line, by quadrature.
 
     Args:
@@ -102,15 +156,19 @@ def density_hockey_stick(first_log_density, second_log_density, epsilon, points,
             frozen scipy distribution's ``logpdf``).
         second_log_density: x -> log q(x).
         epsilon: ε >= 0.
-        points: finite points that cut the line into pieces on each of which
-            p − e^ε q has one sign and is smooth: the solutions of
-            log p − log q = ε, plus any kinks of either density, plus the
-            modes when they lie many ``scale`` away from the boundary (a
-            narrow peak far inside a piece can escape quadrature). Which pieces
-            are integrated is decided at each piece's midpoint (or one
-            ``scale`` beyond the outermost point).
+        points: optional extra finite cut points: kinks of either density,
+            or solutions of log p − log q = ε too close together for the
+            scan (:func:`boundary_points`) to separate. The boundary found by
+            the scan and the largest density on the scan grid (the mode, so
+            that a narrow peak cannot escape quadrature) are always added.
+            A piece is integrated when L > ε − 1e-7·max(1, ε) at its midpoint
+            (one ``scale`` beyond the outermost point) or at any scan-grid
+            point inside it.
         scale: > 0, the length over which the densities change (a standard
-            deviation); it sets the map of the two infinite pieces.
+            deviation); it sets the scan grid and the map of the two
+            infinite pieces.
+        centre: where the densities' mass lies (a mean); the scan grid is
+            centred there.
         privacy_loss: optional vectorised callable x -> log p(x) − log q(x)
             written without the cancellation of subtracting two log
             densities. Far in a tail both are large and the difference loses
@@ -126,6 +184,10 @@ def density_hockey_stick(first_log_density, second_log_density, epsilon, points,
     scale = check.positive("scale", scale)
     if np.ndim(scale):
         raise ValueError("scale must be a single finite number > 0 (got an array)")
+    centre = check.real_array("centre", centre, "a single finite real number")
+    if np.ndim(centre) or not np.isfinite(centre):
+        raise ValueError(f"centre must be a single finite real number (got {centre!r})")
+    scale, centre = float(scale), float(centre)
     for name, function in (("first_log_density", first_log_density), ("second_log_density", second_log_density)):
         if not callable(function):
             raise ValueError(f"{name} must be a callable x -> log density (got {function!r})")
@@ -133,7 +195,8 @@ def density_hockey_stick(first_log_density, second_log_density, epsilon, points,
     if privacy_loss is None:
 
         def privacy_loss(x):
-            return np.asarray(first_log_density(x), dtype=float) - np.asarray(second_log_density(x), dtype=float)
+            with np.errstate(invalid="ignore"):
+                return np.asarray(first_log_density(x), dtype=float) - np.asarray(second_log_density(x), dtype=float)
 
     elif not callable(privacy_loss):
         raise ValueError(f"privacy_loss must be a callable x -> log p(x) - log q(x) or None (got {privacy_loss!r})")
@@ -144,17 +207,31 @@ def density_hockey_stick(first_log_density, second_log_density, epsilon, points,
         with np.errstate(divide="ignore", invalid="ignore"):
             return log_p + np.log(-np.expm1(np.minimum(epsilon - log_ratio, 0.0)))
 
+    grid = centre + scale * _SCAN
+    with np.errstate(invalid="ignore"):
+        log_p_on_grid = np.asarray(first_log_density(grid), dtype=float)
+    modes = grid[[int(np.nanargmax(log_p_on_grid))]] if np.any(log_p_on_grid > -np.inf) else np.empty(0)
+    # Fixed cuts around the centre and the mode keep every piece that holds the mass narrow, even
+    # when rounding of L far out (differences of huge log densities) adds spurious crossings there.
+    anchors = modes if modes.size else np.array([centre])
+    fixed = (anchors[:, None] + scale * _FIXED_CUTS[None, :]).ravel()
+    points = np.unique(np.concatenate((points, boundary_points(privacy_loss, epsilon, centre=centre, scale=scale), modes, fixed)))
     edges = np.concatenate(([-np.inf], points, [np.inf]))
     if points.size == 0:
         probes = np.array([0.0])
     else:
         middles = 0.5 * (points[:-1] + points[1:])
         probes = np.concatenate(([points[0] - scale], middles, [points[-1] + scale]))
-    positive = np.asarray(privacy_loss(probes), dtype=float) > epsilon
+    # A piece is integrated when its probe or any scan-grid point inside it has L > ε − margin:
+    # far out, L is a difference of huge log densities whose rounding can flip one probe, and
+    # integrating a piece where the integrand is 0 costs nothing but time.
+    positive = _above(privacy_loss, probes, epsilon)
+    grid_pieces = np.searchsorted(points, grid, side="right")
+    positive |= np.bincount(grid_pieces, weights=_above(privacy_loss, grid, epsilon), minlength=points.size + 1) > 0
     pieces = []
     for start, stop, take in zip(edges[:-1], edges[1:], positive):
         if take:
-            pieces.append(_integrate_piece(log_integrand, first_log_density, float(start), float(stop), float(scale)))
+            pieces.append(_integrate_piece(log_integrand, first_log_density, float(start), float(stop), scale))
     if not pieces:
         return 0.0
     # Sum in the scale of the largest piece so that no piece underflows on its own.

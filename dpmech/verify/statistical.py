@@ -23,8 +23,9 @@ refuted at level α; the test rejects exactly when ε_lb > ε. This is the
 Clopper–Pearson form of Jagielski, Ullman & Oprea (2020) with δ, as in
 jax_privacy's CanaryScoreAuditor, applied to two fixed datasets.
 
-Samplers are called as ``sampler(dataset, size, rng)`` and must return a
-1-D array of ``size`` independent outputs, drawing only from ``rng``.
+Samplers are called as ``sampler(dataset, size, rng)`` and must return
+``size`` independent outputs (an array with one row per output, or a
+sequence), drawing only from ``rng``.
 """
 
 from __future__ import annotations
@@ -73,65 +74,270 @@ class StatisticalTestResult:
     delta: float
 
 
+# scipy's beta quantiles (ppf, isf) are off by up to ~1e-5 relative in far tails (level
+# 1e-89, measured against 50-digit mpmath) and NaN in some (level 1e-300); its logcdf
+# and logsf are better but off by ~1e-7 relative at level 1e-296. A quantile is taken
+# from ppf/isf, moved QUANTILE_NUDGE toward the safe side, and kept only when
+# logcdf/logsf confirm its tail is <= level·(1 − TAIL_MARGIN); else it is bisected.
+QUANTILE_NUDGE = 1e-9
+TAIL_MARGIN = 1e-4
+_LOG_SMALLEST = math.log(np.finfo(float).smallest_subnormal)
+_BISECTIONS = 128
+
+
+def _confirmed_boundary(is_valid, start, valid_below):
+    """The end of the set {x in [0, 1] : is_valid(x)}, which is [0, q] (valid_below) or [q, 1]; on the valid side.
+
+    ``start`` is a guess of q; it is nudged toward the valid side and kept
+    where ``is_valid`` confirms it. Elsewhere q is bisected on log x over
+    [log(smallest double), 0], keeping the valid end (0 when no double
+    is valid below).
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        candidate = np.clip(start * (1.0 - QUANTILE_NUDGE if valid_below else 1.0 + QUANTILE_NUDGE), 0.0, 1.0)
+    confirmed = np.isfinite(candidate) & is_valid(np.where(np.isfinite(candidate), candidate, 0.5), np.ones(candidate.shape, bool))
+    result = np.where(confirmed, candidate, np.nan)
+    todo = ~confirmed
+    if np.any(todo):
+        low, high = np.full(np.count_nonzero(todo), _LOG_SMALLEST), np.zeros(np.count_nonzero(todo))
+        for _ in range(_BISECTIONS):
+            middle = 0.5 * (low + high)
+            valid = is_valid(np.exp(middle), todo)
+            low, high = (np.where(valid, middle, low), np.where(valid, high, middle)) if valid_below else (
+                np.where(valid, low, middle),
+                np.where(valid, middle, high),
+            )
+        if valid_below:
+            result[todo] = np.where(is_valid(np.exp(low), todo), np.exp(low), 0.0)
+        else:
+            result[todo] = np.exp(high)
+    return result
+
+
+def _beta_lower_quantile(level, a, b):
+    """A number x <= the level-quantile of Beta(a, b), for level down to 1e-300."""
+    shape = np.broadcast_shapes(np.shape(level), np.shape(a), np.shape(b))
+    level, a, b = (np.broadcast_to(np.asarray(value, dtype=float), shape).ravel() for value in (level, a, b))
+    log_level = np.log(level) + math.log1p(-TAIL_MARGIN)
+
+    def is_valid(x, where):
+        with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+            return stats.beta.logcdf(x, a[where], b[where]) <= log_level[where]
+
+    with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+        start = np.asarray(stats.beta.ppf(level * (1.0 - TAIL_MARGIN), a, b), dtype=float)
+    return _confirmed_boundary(is_valid, start, valid_below=True).reshape(shape)
+
+
+def _beta_upper_quantile(level, a, b):
+    """A number x >= the (1 − level)-quantile of Beta(a, b), for level down to 1e-300.
+
+    One of two such numbers: 1 − the level-quantile of Beta(b, a), rounded
+    up, when that is above 1/2 (near 1, 1 − x carries the digits), else
+    one confirmed with ``logsf`` (accurate when x is small).
+    """
+    shape = np.broadcast_shapes(np.shape(level), np.shape(a), np.shape(b))
+    level, a, b = (np.broadcast_to(np.asarray(value, dtype=float), shape).ravel() for value in (level, a, b))
+    log_level = np.log(level) + math.log1p(-TAIL_MARGIN)
+
+    def is_valid(x, where):
+        with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+            return stats.beta.logsf(x, a[where], b[where]) <= log_level[where]
+
+    with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+        start = np.asarray(stats.beta.isf(level * (1.0 - TAIL_MARGIN), a, b), dtype=float)
+    small = _confirmed_boundary(is_valid, start, valid_below=False)
+    with np.errstate(under="ignore"):
+        near_one = np.nextafter(1.0 - _beta_lower_quantile(level, b, a).ravel(), np.inf)
+    # Both are valid; each is tight on its own side of 1/2.
+    return np.minimum(np.where(near_one > 0.5, near_one, small), 1.0).reshape(shape)
+
+
+def _binomial_arguments(successes, trials, level):
+    trials = check.integer_at_least("trials", trials, 1)
+    successes = check.integer_at_least("successes", successes, 0)
+    if np.any(np.asarray(successes) > np.asarray(trials)):
+        raise ValueError(f"successes must be an integer in [0, trials] (got {successes!r} with trials {trials!r})")
+    level = check.open_unit_interval("level", level)
+    return np.asarray(successes, dtype=float), np.asarray(trials, dtype=float), np.asarray(level, dtype=float)
+
+
 def clopper_pearson_lower(successes, trials, level):
-    """One-sided Clopper–Pearson lower bound Beta.ppf(level; k, n − k + 1), and 0 at k = 0."""
-    successes = np.asarray(successes, dtype=float)
-    with np.errstate(invalid="ignore"):
-        bound = stats.beta.ppf(level, successes, trials - successes + 1.0)
-    return np.where(successes > 0, bound, 0.0)
+    """One-sided Clopper–Pearson lower confidence bound on a binomial proportion (Clopper & Pearson 1934).
+
+    With k = ``successes`` of n = ``trials`` independent Bernoulli(p) draws,
+    the bound is the ``level``-quantile of Beta(k, n − k + 1) (0 at k = 0):
+    P[bound > p] <= level for every p. Exact, not asymptotic. Valid for
+    ``level`` down to 1e-300: scipy's ``beta.ppf`` (off by up to 1e-5
+    relative in far tails, NaN in some) is nudged down and kept only where
+    ``beta.logcdf`` confirms a tail <= level·(1 − 1e-4) (a margin for
+    logcdf's own error), and bisected on ``logcdf`` elsewhere, so the
+    bound errs toward a smaller proportion, by at most ~1e-4 relative.
+    Broadcasts over arrays.
+
+    Args:
+        successes: integer(s) k in [0, trials].
+        trials: integer(s) n >= 1.
+        level: one-sided error probability in (0, 1), e.g. α/2 for a two-sided interval.
+    """
+    successes, trials, level = _binomial_arguments(successes, trials, level)
+    bound = _beta_lower_quantile(level, np.maximum(successes, 1.0), trials - successes + 1.0)
+    return check.scalar_or_array(np.where(successes > 0, bound, 0.0))
 
 
 def clopper_pearson_upper(successes, trials, level):
-    """One-sided Clopper–Pearson upper bound Beta.ppf(1 − level; k + 1, n − k), and 1 at k = n."""
-    successes = np.asarray(successes, dtype=float)
-    with np.errstate(invalid="ignore"):
-        bound = stats.beta.isf(level, successes + 1.0, trials - successes)
-    return np.where(successes < trials, bound, 1.0)
+    """One-sided Clopper–Pearson upper confidence bound: the (1 − level)-quantile of Beta(k + 1, n − k), 1 at k = n.
+
+    P[bound < p] <= level for every p, for ``level`` down to 1e-300
+    (``beta.ppf(1 − level)`` returns 1.0 for level <= 1e-17): above 1/2,
+    1 − the lower quantile of Beta(n − k, k + 1) rounded up; below,
+    ``beta.isf`` confirmed by ``beta.logsf`` (bisected where it is not), both
+    with the margin of :func:`clopper_pearson_lower`. Arguments as in
+    :func:`clopper_pearson_lower`.
+    """
+    successes, trials, level = _binomial_arguments(successes, trials, level)
+    bound = _beta_upper_quantile(level, successes + 1.0, np.maximum(trials - successes, 1.0))
+    return check.scalar_or_array(np.where(successes < trials, bound, 1.0))
 
 
 def _draw(sampler, dataset, size, rng, kind):
-    outputs = np.asarray(sampler(dataset, size, rng))
-    if outputs.shape != (size,):
-        raise ValueError(f"sampler must return a 1-D array of size outputs (asked for {size}, got shape {outputs.shape})")
+    outputs = sampler(dataset, size, rng)
+    array = np.asarray(outputs) if isinstance(outputs, np.ndarray) or kind == "real" else _as_outputs(outputs)
+    if array.ndim == 0 or array.shape[0] != size or (kind == "real" and array.shape != (size,)):
+        expected = "a 1-D array of size real outputs" if kind == "real" else "a sequence of size outputs"
+        raise ValueError(f"sampler must return {expected} (asked for {size}, got shape {np.shape(array)})")
     if kind == "real":
-        outputs = outputs.astype(float)
-        if not np.all(np.isfinite(outputs)):
-            raise ValueError("sampler must return finite outputs when outputs='real'")
-    return outputs
+        if array.dtype.kind not in "biuf":
+            raise ValueError(f"sampler must return real numbers when outputs='real' (got dtype {array.dtype})")
+        array = array.astype(float)
+    return array
 
 
-def _discrete_events(selection_first, selection_second, epsilon):
-    """Membership matrix (events × outcomes), the outcome list, and event names."""
-    outcomes = np.unique(np.concatenate([selection_first, selection_second]))
-    first = np.bincount(np.searchsorted(outcomes, selection_first), minlength=outcomes.size)
-    second = np.bincount(np.searchsorted(outcomes, selection_second), minlength=outcomes.size)
-    membership = [np.eye(outcomes.size, dtype=bool)]
-    names = [f"{{{outcome!r}}}" for outcome in outcomes.tolist()]
+def _as_outputs(outputs):
+    """A sampler's outputs as an array with one row per output: numeric when they are, else objects."""
+    try:
+        array = np.asarray(outputs)
+    except ValueError:  # ragged: outputs of different lengths
+        array = None
+    if array is not None and array.dtype.kind in "biuf":
+        return array
+    items = list(outputs)
+    objects = np.empty(len(items), dtype=object)
+    for index, item in enumerate(items):
+        objects[index] = item
+    return objects
+
+
+def _canonical(item):
+    """A hashable key equal for equal outputs: every NaN one outcome, −0.0 the same as 0.0, arrays as tuples."""
+    if isinstance(item, (float, np.floating)):
+        return ("nan",) if math.isnan(item) else float(item) + 0.0
+    if isinstance(item, np.ndarray):
+        return ("array", item.shape, tuple(_canonical(value) for value in item.ravel().tolist()))
+    if isinstance(item, (list, tuple)):
+        return tuple(_canonical(value) for value in item)
+    if isinstance(item, np.generic):
+        return _canonical(item.item())
+    return item
+
+
+def outcome_codes(samples):
+    """Integer codes of the outputs of several samples, equal exactly when the outputs are the same outcome.
+
+    Outputs are compared by value: every NaN is one outcome (a mechanism
+    that releases NaN releases an outcome like any other), −0.0 and 0.0 are
+    one outcome, ±inf are outcomes, and a vector or tuple output is one
+    outcome. Numeric arrays with one row per output are coded without a
+    Python loop (rows compared as bytes after canonicalising NaN and −0.0);
+    other outputs (mixed tuples, strings, objects) through hashable keys.
+
+    Returns:
+        one int64 array of codes per sample, and the number of distinct outcomes.
+    """
+    sizes = [len(sample) for sample in samples]
+    if all(isinstance(sample, np.ndarray) and sample.dtype.kind in "biuf" for sample in samples) and (
+        len({sample.shape[1:] for sample in samples}) == 1
+    ):
+        pooled = np.concatenate([sample.reshape(len(sample), -1) for sample in samples])
+        if pooled.dtype.kind == "f":
+            pooled = np.where(np.isnan(pooled), np.nan, pooled) + 0.0
+        pooled = np.ascontiguousarray(pooled)
+        rows = pooled.view(np.dtype((np.void, pooled.dtype.itemsize * pooled.shape[1]))).ravel()
+        _, codes = np.unique(rows, return_inverse=True)
+        codes = codes.ravel().astype(np.int64)
+        count = int(codes.max()) + 1 if codes.size else 0
+    else:
+        table = {}
+        codes = np.fromiter(
+            (table.setdefault(_canonical(item), len(table)) for sample in samples for item in sample),
+            dtype=np.int64,
+            count=sum(sizes),
+        )
+        count = len(table)
+    return np.split(codes, np.cumsum(sizes)[:-1]), count
+
+
+def _discrete_events(selection_first, selection_second, epsilon, outcome_names):
+    """Events chosen on the selection sample, as outcome codes: singletons of the outcomes seen, and witness sets.
+
+    Returns (singleton codes, list of witness masks over all codes, event names). No
+    outcome × outcome matrix is formed: an event's count is a sum of per-outcome counts.
+    """
+    count = len(outcome_names)
+    first = np.bincount(selection_first, minlength=count)
+    second = np.bincount(selection_second, minlength=count)
+    seen = np.flatnonzero(first + second)
+    names = [f"{{{outcome_names[code]}}}" for code in seen.tolist()]
+    witnesses = []
     for heavy, light, label in ((first, second, "D"), (second, first, "D'")):
         witness = heavy > math.exp(min(epsilon, 700.0)) * light
         if np.count_nonzero(witness) > 1:
-            membership.append(witness[None, :])
-            names.append(f"estimated witness for {label}: {set(outcomes[witness].tolist())!r}")
-    return outcomes, np.vstack(membership), names
+            witnesses.append(witness)
+            members = [outcome_names[code] for code in np.flatnonzero(witness)[:8].tolist()]
+            more = ", ..." if np.count_nonzero(witness) > 8 else ""
+            names.append(f"estimated witness for {label}: {{{', '.join(members)}{more}}}")
+    return seen, witnesses, names
 
 
-def _discrete_counts(outputs, outcomes, membership):
-    position = np.searchsorted(outcomes, outputs)
-    known = (position < outcomes.size) & (outcomes[np.minimum(position, outcomes.size - 1)] == outputs)
-    per_outcome = np.bincount(position[known], minlength=outcomes.size)
-    return membership.astype(np.int64) @ per_outcome
+def _discrete_counts(codes, count, seen, witnesses):
+    per_outcome = np.bincount(codes, minlength=count)
+    return np.concatenate([per_outcome[seen], [int(per_outcome[mask].sum()) for mask in witnesses]]).astype(np.int64)
+
+
+def _outcome_names(samples, codes, count):
+    """repr of one output per outcome code, for messages."""
+    names = [None] * count
+    for sample, sample_codes in zip(samples, codes):
+        unique, first = np.unique(sample_codes, return_index=True)
+        for code, index in zip(unique.tolist(), first.tolist()):
+            if names[code] is None:
+                item = sample[index]
+                names[code] = repr(item.tolist() if isinstance(item, (np.ndarray, np.generic)) else item)
+    return names
+
+
+_SPECIAL_VALUES = (("x is NaN", np.isnan), ("x = inf", np.isposinf), ("x = -inf", np.isneginf))
 
 
 def _real_events(selection_first, selection_second, num_thresholds):
+    """Half-lines at quantiles of the pooled finite selection outputs, and {NaN}, {inf}, {−inf} when drawn."""
     pooled = np.concatenate([selection_first, selection_second])
-    thresholds = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, num_thresholds + 2)[1:-1]))
-    names = [f"x <= {t:.6g}" for t in thresholds] + [f"x > {t:.6g}" for t in thresholds]
-    return thresholds, names
+    finite = pooled[np.isfinite(pooled)]
+    if finite.size:
+        thresholds = np.unique(np.quantile(finite, np.linspace(0.0, 1.0, num_thresholds + 2)[1:-1]))
+    else:
+        thresholds = np.empty(0)
+    special = [test for test in _SPECIAL_VALUES if test[1](pooled).any()]
+    names = [f"x <= {t:.6g}" for t in thresholds] + [f"x > {t:.6g}" for t in thresholds] + [name for name, _ in special]
+    return thresholds, special, names
 
 
-def _real_counts(outputs, thresholds):
-    at_most = np.searchsorted(np.sort(outputs), thresholds, side="right")
-    return np.concatenate([at_most, outputs.size - at_most])
+def _real_counts(outputs, thresholds, special):
+    """Counts of the half-lines (NaN in neither) and of the special values."""
+    numbers = np.sort(outputs[~np.isnan(outputs)])
+    at_most = np.searchsorted(numbers, thresholds, side="right")
+    special_counts = [np.count_nonzero(test(outputs)) for _, test in special]
+    return np.concatenate([at_most, numbers.size - at_most, special_counts]).astype(np.int64)
 
 
 def statistical_dp_test(
@@ -149,8 +355,11 @@ def statistical_dp_test(
         rng: ``numpy.random.Generator`` or integer seed.
         alpha: level of the test in (0, 1): a true claim is rejected with
             probability at most alpha.
-        outputs: ``"discrete"`` (outputs compared for equality) or ``"real"``
-            (scalar outputs, half-line events).
+        outputs: ``"discrete"``: any outputs (numbers, vectors, tuples,
+            strings), compared by value as in :func:`outcome_codes` (NaN and
+            ±inf are outcomes like any other); or ``"real"``: scalar
+            outputs, half-line events, plus the events {NaN}, {inf}, {−inf}
+            when the selection sample holds them.
         num_thresholds: number of quantile thresholds for real outputs, >= 1.
     """
     if not callable(sampler):
@@ -170,18 +379,35 @@ def statistical_dp_test(
     selection = [_draw(sampler, data, num_samples, rng, kind) for data in (dataset, neighbour)]
     test = [_draw(sampler, data, num_samples, rng, kind) for data in (dataset, neighbour)]
     if kind == "discrete":
-        outcomes, membership, names = _discrete_events(*selection, epsilon)
-        counts = [_discrete_counts(sample, outcomes, membership) for sample in test]
+        samples = selection + test
+        codes, count = outcome_codes(samples)
+        seen, witnesses, names = _discrete_events(codes[0], codes[1], epsilon, _outcome_names(samples, codes, count))
+        counts = [_discrete_counts(sample_codes, count, seen, witnesses) for sample_codes in codes[2:]]
     else:
-        thresholds, names = _real_events(*selection, num_thresholds)
-        counts = [_real_counts(sample, thresholds) for sample in test]
+        thresholds, special, names = _real_events(*selection, num_thresholds)
+        counts = [_real_counts(sample, thresholds, special) for sample in test]
 
-    heavy = np.concatenate([counts[0], counts[1]])
-    light = np.concatenate([counts[1], counts[0]])
+    return decide(counts[0], counts[1], names, num_samples, epsilon, delta, alpha)
+
+
+def decide(counts_first, counts_second, names, num_samples, epsilon, delta, alpha) -> StatisticalTestResult:
+    """The Clopper–Pearson decision on events fixed before the test sample was drawn (steps 3 and 4 above).
+
+    Args:
+        counts_first, counts_second: per event, how many of the ``num_samples``
+            test outputs on D (on D') fall in it.
+        names: per event, its description.
+        num_samples, epsilon, delta, alpha: as in :func:`statistical_dp_test`.
+
+    Each (event, order) is a hypothesis tested at α/(2m) per bound, m the
+    number of hypotheses, so a true claim is rejected with probability <= α.
+    """
+    heavy = np.concatenate([counts_first, counts_second]).astype(np.int64)
+    light = np.concatenate([counts_second, counts_first]).astype(np.int64)
     num_hypotheses = heavy.size
     level = alpha / (2.0 * num_hypotheses)
-    lower = clopper_pearson_lower(heavy, num_samples, level)
-    upper = clopper_pearson_upper(light, num_samples, level)
+    lower = np.atleast_1d(clopper_pearson_lower(heavy, num_samples, level))
+    upper = np.atleast_1d(clopper_pearson_upper(light, num_samples, level))
     with np.errstate(over="ignore"):
         margin = lower - math.exp(min(epsilon, 700.0)) * upper
     best = int(np.argmax(margin))

@@ -171,3 +171,37 @@ def neighbouring_pairs(n, d, num_classes=2, feature_bound=1.0, relation=REPLACE_
         return dataset, Dataset(features, labels)
 
     return build()
+
+
+def query_answer_pairs(num_queries=5, sensitivity=1.0) -> st.SearchStrategy:
+    """Neighbouring query-answer vectors (D, D'), each answer moved by at most ``sensitivity``.
+
+    Half the time one of StatDP's patterns (Ding et al. CCS 2018, Table 1,
+    :func:`dpmech.verify.tester.statdp_pairs`: one above, one below, one
+    above rest below, one below rest above, half half, all above, all
+    below, X shape), scaled by ``sensitivity``; otherwise a drawn vector D
+    and a D' whose every entry moves by a drawn amount in
+    [−sensitivity, sensitivity], at the ends often. ``num_queries`` is an
+    integer >= 2 or a strategy for one.
+    """
+    from .tester import statdp_pairs
+
+    counts = _size("num_queries", num_queries, 2)
+    sensitivity = check.positive("sensitivity", sensitivity)
+    if np.ndim(sensitivity):
+        raise ValueError("sensitivity must be a single finite number > 0 (got an array)")
+    sensitivity = float(sensitivity)
+
+    @st.composite
+    def build(draw):
+        count = draw(counts)
+        if draw(st.booleans()):
+            _, first, second = draw(st.sampled_from(statdp_pairs(count)))
+            return first * sensitivity, second * sensitivity
+        answers = np.array(draw(st.lists(st.floats(-10.0, 10.0), min_size=count, max_size=count)))
+        steps = st.one_of(st.sampled_from([-1.0, 0.0, 1.0]), st.floats(-1.0, 1.0))
+        moves = np.array(draw(st.lists(steps, min_size=count, max_size=count))) * sensitivity
+        return answers, answers + moves
+
+    return build()
+

@@ -48,3 +48,18 @@ def test_run_suite_rejects_bad_arguments():
         suite.run_suite("laplace")
     with pytest.raises(ValueError, match="thorough"):
         suite.run_suite("nfdp", thorough="yes")
+
+
+def test_examples_mode_reports_a_caught_violation_and_a_clean_pass():
+    result = run("--examples", "--only", "laplace sum", "--budget", "2", "--seed", "1", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert [row["mechanism"] for row in rows] == ["laplace sum (right sensitivity)", "laplace sum (wrong sensitivity)"]
+    assert [row["verdict"] for row in rows] == ["pass", "pass"]
+    assert "REJECTED" in rows[1]["worst_measured"] and "not rejected" in rows[0]["worst_measured"]
+
+
+@pytest.mark.parametrize("arguments", [("--examples", "--budget", "0"), ("--examples", "--only", "no such mechanism")])
+def test_examples_mode_bad_input_exits_2(arguments):
+    result = run(*arguments)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr

@@ -44,7 +44,9 @@ def test_generic_densities_reproduce_the_laplace_profile(epsilon, scale, sensiti
     numeric = density_hockey_stick(
         laplace_log_density(0.0, scale), laplace_log_density(sensitivity, scale), epsilon, points, scale=scale
     )
-    assert numeric == pytest.approx(expected, rel=1e-9, abs=1e-300)
+    # abs: at ε = Δ/b the loss equals ε on a half-line up to rounding, which adds ~1e-16 (never subtracts).
+    assert numeric >= expected * (1 - 1e-9) - 1e-15
+    assert numeric == pytest.approx(expected, rel=1e-9, abs=1e-15)
 
 
 BAD_INPUTS = [
@@ -62,3 +64,33 @@ BAD_INPUTS = [
 def test_bad_input_raises_value_error_naming_the_parameter(parameter, call):
     with pytest.raises(ValueError, match=parameter):
         call()
+
+
+def test_finds_its_own_crossing_points_issue_11():
+    # Issue 11: with points=[] the old code probed only x = 0, where L = 0.5 < ε, and returned 0.0.
+    from scipy import stats
+
+    numeric = density_hockey_stick(stats.norm(0, 1).logpdf, stats.norm(1, 1).logpdf, 1.0, points=[])
+    assert numeric == pytest.approx(dpmech.gaussian_delta(1.0, 1.0, 1.0), rel=1e-9)
+
+
+@given(st.floats(0.0, 3.0), log_uniform(0.1, 10.0), log_uniform(0.1, 10.0), st.floats(-1e4, 1e4))
+def test_crossing_points_found_for_the_laplace_pair_anywhere_on_the_line(epsilon, scale, sensitivity, centre):
+    # No points given: the boundary (Δ − εb)/2 and the kinks are the scan's to find, relative to ``centre``.
+    expected = max(0.0, -math.expm1((epsilon - sensitivity / scale) / 2.0))
+    numeric = density_hockey_stick(
+        laplace_log_density(centre, scale), laplace_log_density(centre + sensitivity, scale), epsilon, centre=centre, scale=scale
+    )
+    assert numeric == pytest.approx(expected, rel=1e-7, abs=1e-12)
+
+
+def test_two_crossings_of_a_variance_change_are_both_found():
+    # N(0, 1) vs N(0, 2²): L = ε at two symmetric points; the divergence is the mass of the two outer tails ... minus e^ε q.
+    from scipy import stats
+
+    epsilon = 0.3
+    first, second = stats.norm(0, 2), stats.norm(0, 1)
+    # log p − log q = −log 2 + x²·3/8 > ε  ⇔  |x| > c.
+    c = math.sqrt((epsilon + math.log(2.0)) * 8.0 / 3.0)
+    expected = 2.0 * (first.sf(c) - math.exp(epsilon) * second.sf(c))
+    assert density_hockey_stick(first.logpdf, second.logpdf, epsilon) == pytest.approx(expected, rel=1e-9)

@@ -1,10 +1,14 @@
 """Black-box tester: rejects broken samplers, accepts dpmech's, at fixed seeds (N and α stated per test)."""
 
+import mpmath
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import stats
 
 import dpmech
+from tests.profiles import examples
 from dpmech.verify import DpViolation, assert_dp_statistically, clopper_pearson_lower, clopper_pearson_upper, statistical_dp_test
 
 ALPHA = 0.05
@@ -82,8 +86,10 @@ def test_false_rejection_rate_is_at_most_alpha():
 def test_clopper_pearson_matches_scipy_exact_interval():
     for successes, trials in ((0, 10), (3, 10), (10, 10), (517, 2000)):
         interval = stats.binomtest(successes, trials).proportion_ci(confidence_level=0.9, method="exact")
-        assert clopper_pearson_lower(successes, trials, 0.05) == pytest.approx(interval.low, rel=1e-10, abs=1e-300)
-        assert clopper_pearson_upper(successes, trials, 0.05) == pytest.approx(interval.high, rel=1e-10)
+        # Ours are computed for the tail α·(1 − 1e-4): a little wider, toward the safe side.
+        lower, upper = clopper_pearson_lower(successes, trials, 0.05), clopper_pearson_upper(successes, trials, 0.05)
+        assert lower <= interval.low and lower == pytest.approx(interval.low, rel=1e-4, abs=1e-300)
+        assert upper >= interval.high and upper == pytest.approx(interval.high, rel=1e-4)
 
 
 BAD_INPUTS = [
@@ -102,4 +108,92 @@ BAD_INPUTS = [
 @pytest.mark.parametrize("parameter, call", BAD_INPUTS, ids=[f"{name}-{i}" for i, (name, _) in enumerate(BAD_INPUTS)])
 def test_bad_input_raises_value_error_naming_the_parameter(parameter, call):
     with pytest.raises(ValueError, match=parameter):
+        call()
+
+
+def nan_on_second_input(dataset, size, rng):
+    """Fair coin on D; on D' half the outputs are NaN: ε = ∞ (issue 11)."""
+    outputs = rng.integers(0, 2, size).astype(float)
+    if dataset == 1:
+        outputs[rng.random(size) < 0.5] = np.nan
+    return outputs
+
+
+@pytest.mark.parametrize("kind", ["discrete", "real"])
+def test_nan_is_an_outcome_and_its_leak_is_rejected(kind):
+    result = statistical_dp_test(nan_on_second_input, (0, 1), 1.0, 0.0, num_samples=2000, rng=0, outputs=kind)
+    assert result.rejected and "nan" in result.witness.lower() and result.direction == "D' -> D"
+
+
+def test_infinite_outputs_are_outcomes_in_real_mode():
+    sampler = lambda d, size, rng: np.where(rng.random(size) < 0.3 * d, np.inf, rng.normal(size=size))  # noqa: E731
+    result = statistical_dp_test(sampler, (0, 1), 1.0, 0.0, num_samples=2000, rng=0, outputs="real")
+    assert result.rejected and result.witness == "x = inf"
+
+
+def test_vector_and_tuple_outputs_are_outcomes():
+    # Second coordinate is shifted to an impossible value 30% of the time on D'.
+    vectors = lambda d, size, rng: np.stack([rng.integers(0, 3, size), rng.integers(0, 3, size) + d * (rng.random(size) < 0.3)], 1)  # noqa: E731
+    assert statistical_dp_test(vectors, (0, 1), 0.1, 0.0, num_samples=2000, rng=0).rejected
+    tuples = lambda d, size, rng: [(int(a), "x" if b else float("nan")) for a, b in zip(rng.integers(0, 3, size), rng.random(size) < 0.5 + 0.3 * d)]  # noqa: E731
+    assert statistical_dp_test(tuples, (0, 1), 0.1, 0.0, num_samples=2000, rng=0).rejected
+    # ... and the same vector mechanism on identical inputs is accepted.
+    assert not statistical_dp_test(vectors, (0, 0), 0.1, 0.0, num_samples=2000, rng=0).rejected
+
+
+def test_many_distinct_outcomes_need_no_dense_matrix():
+    import tracemalloc
+
+    sampler = lambda d, size, rng: rng.integers(0, 3000, size)  # noqa: E731
+    tracemalloc.start()
+    result = statistical_dp_test(sampler, (0, 1), 0.1, 0.0, num_samples=20_000, rng=0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert not result.rejected and peak < 50 * 2**20
+
+
+@st.composite
+def binomial_bounds_cases(draw):
+    trials = draw(st.integers(1, 1000))
+    return draw(st.integers(0, trials)), trials, 10.0 ** draw(st.floats(-300.0, -0.5))
+
+
+@given(binomial_bounds_cases())
+@examples(0.3)
+def test_clopper_pearson_is_valid_and_tight_at_50_digits_down_to_level_1e_300(case):
+    # The lower bound L has P[Beta(k, n − k + 1) <= L] <= level (so P[bound > p] <= level) and is within 1e-3 of the
+    # quantile (it is computed for the tail level·(1 − 1e-4), a margin for scipy's error); the upper bound U has P[Beta(k + 1, n − k) >= U] = P[Beta(n − k, k + 1) <= 1 − U] <= level. The
+    # upper tail is written through 1 − U, exact in mpmath, since 1 − I_U cancels all 50 digits near U = 1.
+    successes, trials, level = case
+    mpmath.mp.dps = 50
+    lower, upper = clopper_pearson_lower(successes, trials, level), clopper_pearson_upper(successes, trials, level)
+    assert 0.0 <= lower <= upper <= 1.0
+
+    def upper_tail(bound):
+        return mpmath.betainc(trials - successes, successes + 1, 0, 1 - mpmath.mpf(bound), regularized=True)
+
+    if successes > 0:
+        assert mpmath.betainc(successes, trials - successes + 1, 0, lower, regularized=True) <= level
+        if lower > 1e-300:
+            assert mpmath.betainc(successes, trials - successes + 1, 0, lower * (1 + 1e-3), regularized=True) > level
+    if successes < trials:
+        assert upper_tail(upper) <= level
+        gap = 1 - mpmath.mpf(upper)
+        if gap > 1e-12:  # below that the double nearest the bound is 1 − a few ulps
+            assert upper_tail(upper - min(1e-3 * upper, 1e-3 * gap)) > level
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: clopper_pearson_lower(11, 10, 0.05),
+        lambda: clopper_pearson_upper(-1, 10, 0.05),
+        lambda: clopper_pearson_lower(1.5, 10, 0.05),
+        lambda: clopper_pearson_upper(1, 0, 0.05),
+        lambda: clopper_pearson_lower(1, 10, 0.0),
+        lambda: clopper_pearson_upper(1, 10, 1.0),
+    ],
+)
+def test_clopper_pearson_refuses_bad_input(call):
+    with pytest.raises(ValueError, match="successes|trials|level"):
         call()

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from hypothesis import find, given
+from hypothesis import strategies as st
 
 from dpmech.verify import strategies
 from dpmech.verify.strategies import datasets, neighbouring_pairs, privacy_params
@@ -76,3 +77,15 @@ BAD_INPUTS = [
 def test_bad_input_raises_value_error_naming_the_parameter(parameter, call):
     with pytest.raises(ValueError, match=parameter):
         call()
+
+
+@given(strategies.query_answer_pairs(st.integers(2, 8), sensitivity=0.5))
+def test_query_answer_pairs_move_each_answer_by_at_most_the_sensitivity(pair):
+    first, second = pair
+    assert first.shape == second.shape and first.size >= 2
+    assert np.all(np.abs(first - second) <= 0.5 * (1 + 1e-12))
+
+
+def test_query_answer_pairs_refuse_a_bad_sensitivity():
+    with pytest.raises(ValueError, match="sensitivity"):
+        strategies.query_answer_pairs(5, sensitivity=0.0)

@@ -1,0 +1,204 @@
+r"""Known-correct and known-buggy mechanisms from the DP-testing literature, as samplers, to measure testers against.
+
+Each :class:`Example` holds a sampler ``(input, size, rng) -> outputs``
+(pure numpy, vectorised over the ``size`` draws), the (ε, δ) it claims,
+the truth, and the candidate neighbours a tester should search. Inputs
+are query-answer vectors (sensitivity 1 per coordinate; StatDP's
+patterns, :func:`.tester.statdp_pairs`) or small datasets. Re-implemented
+from the papers' descriptions:
+
+* the six sparse-vector variants of Lyu, Su & Li (VLDB 2017, Alg. 1–6)
+  with c = 1 and threshold T = 1: Alg. 1 and 2 are ε-DP, Alg. 4 is
+  ((1 + 6c)/4)ε-DP, Alg. 3, 5 and 6 are not ε-DP (over unboundedly many
+  queries not ε'-DP for any ε'; on the 5 queries here their ε' is finite);
+* report-noisy-max with Laplace and exponential noise, returning the
+  index (ε-DP) or the index and the noisy value (not ε-DP) (Ding et al.
+  CCS 2018; Bichsel et al. S&P 2021);
+* noisy histograms with scale 1/ε (ε-DP) and ε (1/ε-DP);
+* Laplace with the wrong sensitivity, Poisson-subsampled Laplace with a
+  linear amplification claim, clipping bypasses (clip the mean; clip per
+  coordinate under an L2 claim; NaN records through ``np.clip``), label
+  randomized response and RRTop-k with their known bugs, Gaussians with σ
+  10–30 % too small; and the correct version of each.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..gaussian import gaussian_delta
+from ..output_perturbation import GaussianOutputMechanism
+from ..randomized_response import randomized_response, rr_top_k
+from .tester import statdp_pairs
+
+NOT_ANSWERED = -1
+
+
+@dataclass(frozen=True)
+class Example:
+    """A mechanism with its claim and the truth.
+
+    Attributes:
+        name: short identifier.
+        sampler: (input, size, rng) -> size outputs.
+        epsilon, delta: the claim.
+        correct: the claim holds.
+        truth: the true guarantee in words (e.g. "eps-DP", "1.75 eps", "not DP for any eps").
+        pairs: candidate neighbours [(name, D, D')] a tester should search.
+        outputs: ``"discrete"`` or ``"real"`` for the cheap event family.
+    """
+
+    name: str
+    sampler: object
+    epsilon: float
+    delta: float
+    correct: bool
+    truth: str
+    pairs: list = field(default_factory=lambda: statdp_pairs(5))
+    outputs: str = "discrete"
+
+
+def _laplace(rng, scale, shape):
+    return rng.laplace(0.0, scale, size=shape)
+
+
+def _sparse_vector(queries, size, rng, *, threshold_scale, query_scale, halt, noisy_values, threshold=1.0):
+    """Vectorised SVT with c = 1: per draw, the answers ⊤ (1) / ⊥ (0), −1 after the halt, or the noisy value for ⊤."""
+    queries = np.asarray(queries, dtype=float)
+    noisy_threshold = threshold + _laplace(rng, threshold_scale, (size, 1))
+    noisy_queries = queries[None, :] + (_laplace(rng, query_scale, (size, queries.size)) if query_scale else 0.0)
+    above = noisy_queries >= noisy_threshold
+    if halt:
+        # Answered while no earlier query was above: after the first ⊤ the algorithm stops.
+        earlier = np.cumsum(above, axis=1) - above
+        answered = earlier < 1
+    else:
+        answered = np.ones_like(above)
+    if noisy_values:
+        return np.where(answered, np.where(above, noisy_queries, 0.0), float(NOT_ANSWERED))
+    return np.where(answered, above.astype(np.int64), NOT_ANSWERED)
+
+
+def sparse_vector_examples(epsilon=0.5) -> list:
+    """Lyu, Su & Li (2017) Fig. 1, Alg. 1–6, with Δ = 1, c = 1, T = 1."""
+    half = epsilon / 2.0
+    return [
+        Example("svt1 (Lyu Alg. 1)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=2 / half, halt=True, noisy_values=False), epsilon, 0.0, True, "eps-DP"),
+        Example("svt2 (Dwork-Roth)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=2 / half, halt=True, noisy_values=False), epsilon, 0.0, True, "eps-DP"),
+        Example("svt3 (Roth, noisy values)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=1 / half, halt=True, noisy_values=True), epsilon, 0.0, False, "not eps-DP (no finite eps over all query counts)"),
+        Example("svt4 (Lee-Clifton)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=4 / epsilon, query_scale=4 / (3 * epsilon), halt=True, noisy_values=False), epsilon, 0.0, False, f"(1+6c)/4 eps = {1.75 * epsilon:g}"),
+        Example("svt5 (Stoddard, no query noise)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=0.0, halt=False, noisy_values=False), epsilon, 0.0, False, "not eps-DP (no finite eps over all query counts)"),
+        Example("svt6 (Chen, no halt)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=1 / half, halt=False, noisy_values=False), epsilon, 0.0, False, "not eps-DP (no finite eps over all query counts)"),
+    ]
+
+
+def _noisy_max(queries, size, rng, *, noise, with_value, scale):
+    queries = np.asarray(queries, dtype=float)
+    draws = rng.laplace(0.0, scale, (size, queries.size)) if noise == "laplace" else rng.exponential(scale, (size, queries.size))
+    noisy = queries[None, :] + draws
+    index = np.argmax(noisy, axis=1)
+    if with_value:
+        return np.stack([index.astype(float), noisy[np.arange(size), index]], axis=1)
+    return index
+
+
+def noisy_max_examples(epsilon=0.5) -> list:
+    """Report-noisy-max, scale 2/ε: the index is ε-DP with Laplace or exponential noise; the index with the value is not."""
+    examples = []
+    for noise in ("laplace", "exponential"):
+        examples.append(Example(f"noisy max ({noise}, index)", lambda q, n, g, z=noise: _noisy_max(q, n, g, noise=z, with_value=False, scale=2 / epsilon), epsilon, 0.0, True, "eps-DP"))
+        examples.append(Example(f"noisy max ({noise}, index and value)", lambda q, n, g, z=noise: _noisy_max(q, n, g, noise=z, with_value=True, scale=2 / epsilon), epsilon, 0.0, False, "not eps-DP"))
+    return examples
+
+
+def _histogram_pairs(bins=5):
+    ones = np.ones(bins)
+    return [("one above", ones, np.r_[2.0, np.ones(bins - 1)]), ("one below", ones, np.r_[0.0, np.ones(bins - 1)])]
+
+
+def _subsampled_count(records, size, rng, *, rate, scale):
+    count = rng.binomial(int(records), rate, size=size)
+    return count + rng.laplace(0.0, scale, size=size)
+
+
+def _clipped_sum(records, size, rng, *, order, scale, bound=1.0):
+    records = np.asarray(records, dtype=float)
+    if order == "clip the mean":
+        value = np.clip(records.mean(), -bound, bound) * records.size
+    elif order == "clip each, NaN through":
+        value = np.clip(records, -bound, bound).sum()
+    else:  # clip each record after refusing NaN as the most distant value
+        value = np.clip(np.nan_to_num(records, nan=bound, posinf=bound, neginf=-bound), -bound, bound).sum()
+    return value + rng.laplace(0.0, scale, size=size)
+
+
+def _per_coordinate_sum(records, size, rng, *, bound, sigma, l2):
+    records = np.asarray(records, dtype=float)
+    if l2:
+        norms = np.linalg.norm(records, axis=1, keepdims=True)
+        clipped = records * np.minimum(1.0, bound / np.maximum(norms, 1e-300))
+    else:
+        clipped = np.clip(records, -bound, bound)
+    return clipped.sum(axis=0)[None, :] + rng.normal(0.0, sigma, size=(size, records.shape[1]))
+
+
+def _broken_rr_top_k(label, size, rng, prior, k, epsilon):
+    top = np.argsort(-prior, kind="stable")[:k]
+    labels = np.full(size, label)
+    correct = rr_top_k(labels, np.tile(prior, (size, 1)), k, epsilon, rng)
+    return np.where(np.isin(labels, top), correct, rng.integers(0, prior.size, size=size))
+
+
+def _broken_randomized_response(label, size, rng, epsilon, num_classes):
+    kept = rng.random(size) < epsilon / (epsilon + num_classes - 1)
+    others = (label + 1 + rng.integers(0, num_classes - 1, size=size)) % num_classes
+    return np.where(kept, label, others)
+
+
+def other_examples(epsilon=0.5) -> list:
+    """Histograms, sensitivity, subsampling, clipping, randomized response and Gaussian examples."""
+    examples = [
+        Example("noisy histogram (scale 1/eps)", lambda q, n, g: np.asarray(q)[None, :] + g.laplace(0.0, 1 / epsilon, (n, len(q))), epsilon, 0.0, True, "eps-DP", _histogram_pairs()),
+        Example("noisy histogram (scale eps)", lambda q, n, g: np.asarray(q)[None, :] + g.laplace(0.0, epsilon, (n, len(q))), epsilon, 0.0, False, f"1/eps = {1 / epsilon:g}", _histogram_pairs()),
+    ]
+    # Sum of records in [−1, 1]: replace-one sensitivity 2; noise for 1 is the bug.
+    sum_pairs = [("replace 1 by -1", np.array([1.0, 0.0, 0.0]), np.array([-1.0, 0.0, 0.0]))]
+    for label, sensitivity, correct in (("right", 2.0, True), ("wrong", 1.0, False)):
+        examples.append(Example(f"laplace sum ({label} sensitivity)", lambda d, n, g, s=sensitivity: np.sum(d) + g.laplace(0.0, s / epsilon, n), epsilon, 0.0, correct, "eps-DP" if correct else f"2 eps = {2 * epsilon:g}", sum_pairs, "real"))
+    rate, base = 0.1, 2.0
+    amplified = math.log1p(rate * math.expm1(base))
+    count_pairs = [("add one record", 10, 11), ("remove one record", 11, 10)]
+    for claim, correct in ((amplified * (1 + 1e-9), True), (rate * base, False)):
+        examples.append(Example(f"subsampled laplace (claim {'log(1+q(e^eps-1))' if correct else 'q eps'})", lambda d, n, g: _subsampled_count(d, n, g, rate=rate, scale=1 / base), claim, 0.0, correct, f"eps = {amplified:.4f}", count_pairs, "real"))
+    clip_pairs = [("one record far out", np.zeros(10), np.r_[100.0, np.zeros(9)]), ("one NaN record", np.zeros(10), np.r_[np.nan, np.zeros(9)])]
+    for order, correct in (("clip the mean", False), ("clip each, NaN through", False), ("clip each, NaN refused", True)):
+        truth = "eps-DP" if correct else "not DP for any eps" if "NaN" in order else "about 10 eps"
+        examples.append(Example(f"clipped sum ({order})", lambda d, n, g, o=order: _clipped_sum(d, n, g, order=o, scale=2 / epsilon), epsilon, 0.0, correct, truth, clip_pairs, "real"))
+    dimension, bound = 16, 1.0
+    sigma = GaussianOutputMechanism(bound, 1.0, 1e-5).sigma
+    vector_pairs = [("one record at the corner", np.zeros((4, dimension)), np.r_[np.ones((1, dimension)), np.zeros((3, dimension))])]
+    for l2, correct in ((True, True), (False, False)):
+        examples.append(Example(f"gaussian sum ({'L2' if l2 else 'per-coordinate'} clipping, L2 claim)", lambda d, n, g, l=l2: _per_coordinate_sum(d, n, g, bound=bound, sigma=sigma, l2=l), 1.0, 1e-5, correct, "(1, 1e-5)" if correct else f"delta(1) = {gaussian_delta(1.0, sigma, 4.0):.3g}", vector_pairs))
+    prior = np.array([0.4, 0.3, 0.2, 0.06, 0.04])
+    label_pairs = [("label 4 vs 0", 4, 0), ("label 0 vs 4", 0, 4), ("label 0 vs 1", 0, 1)]
+    examples += [
+        Example("rr-top-k (dpmech)", lambda y, n, g: rr_top_k(np.full(n, y), np.tile(prior, (n, 1)), 2, 2.0, g), 2.0, 0.0, True, "eps-DP", label_pairs),
+        Example("rr-top-k (uniform over all labels outside Y_k)", lambda y, n, g: _broken_rr_top_k(y, n, g, prior, 2, 2.0), 2.0, 0.0, False, "not eps-DP", label_pairs),
+        Example("randomized response (dpmech)", lambda y, n, g: randomized_response(np.full(n, y), 0.3, 3, g), 0.3, 0.0, True, "eps-DP", label_pairs[2:]),
+        Example("randomized response (eps for e^eps)", lambda y, n, g: _broken_randomized_response(y, n, g, 0.3, 3), 0.3, 0.0, False, f"eps = {math.log(1 / 0.3 * 2):.3f}", label_pairs[2:]),
+    ]
+    gaussian_pairs = [("shift by the sensitivity", 0.0, 1.0)]
+    calibrated = GaussianOutputMechanism(1.0, 1.0, 1e-5).sigma
+    for fraction in (1.0, 0.9, 0.7):
+        scale = calibrated * fraction
+        truth = "(1, 1e-5)" if fraction == 1.0 else f"delta(1) = {gaussian_delta(1.0, scale, 1.0):.2g}"
+        examples.append(Example(f"gaussian (sigma x {fraction:g})", lambda c, n, g, s=scale: c + g.normal(0.0, s, n), 1.0, 1e-5, fraction == 1.0, truth, gaussian_pairs, "real"))
+    return examples
+
+
+def all_examples(epsilon=0.5) -> list:
+    """Every example: sparse vector, noisy max, then the others (their claims fixed where the paper fixes them)."""
+    return sparse_vector_examples(epsilon) + noisy_max_examples(epsilon) + other_examples(epsilon)

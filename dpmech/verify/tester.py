@@ -1,0 +1,247 @@
+r"""Black-box DP testing with no hand encoding: candidate neighbours, event families and sample size searched soundly.
+
+:func:`find_violation` runs rounds r = 1, 2, ... with n_r = n_1·2^(r−1)
+outputs per side and level α_r = α·2^(−r), so the levels of all rounds sum
+to less than α. In each round every candidate pair is tested with each
+event family at α_r / (pairs × families):
+
+* ``"cheap"``: :func:`.statistical.statistical_dp_test` (singletons, the
+  estimated witness sets; half-lines too for scalar real outputs);
+* ``"learned"``: :func:`.learned.learned_dp_test` (classifier scores,
+  DP-Sniper, Bichsel et al. S&P 2021), with float bit features on request.
+
+After round 1 only the ``keep_pairs`` pairs with the largest ε lower
+bounds go on: the choice uses earlier rounds' samples only, and each
+round draws fresh ones, so each round's tests stay valid at their levels.
+Each test is valid at its own level, so by the union bound the whole
+search falsely rejects a true claim with probability at most α, and the
+largest ε lower bound over all tests holds at confidence 1 − α. Rounds
+stop at the first rejection or when the next round would overrun the time
+budget. The candidate pairs are the caller's, or for query-answer
+mechanisms :func:`statdp_pairs`, StatDP's input patterns (Ding, Wang,
+Wang, Zhang & Kifer, CCS 2018, Table 1).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from .. import validation as check
+from .exact import DpViolation
+from .learned import learned_dp_test
+from .statistical import statistical_dp_test
+
+FAMILIES = ("cheap", "learned")
+POWER = 0.9
+
+
+def statdp_pairs(num_queries=5) -> list:
+    """StatDP's neighbouring query-answer vectors, each coordinate changed by at most 1 (Ding et al. 2018, Table 1).
+
+    One Above, One Below, One Above Rest Below, One Below Rest Above, Half
+    Half, All Above, All Below, X Shape; D is all ones except in X Shape.
+    Returns (name, D, D') with D and D' float arrays of length ``num_queries`` (>= 2).
+    """
+    n = check.integer_scalar("num_queries", num_queries, 2)
+    ones, half = np.ones(n), n // 2
+    patterns = [
+        ("one above", ones, np.r_[2.0, np.ones(n - 1)]),
+        ("one below", ones, np.r_[0.0, np.ones(n - 1)]),
+        ("one above rest below", ones, np.r_[2.0, np.zeros(n - 1)]),
+        ("one below rest above", ones, np.r_[0.0, np.full(n - 1, 2.0)]),
+        ("half half", ones, np.r_[np.zeros(half), np.full(n - half, 2.0)]),
+        ("all above", ones, np.full(n, 2.0)),
+        ("all below", ones, np.zeros(n)),
+        ("x shape", np.r_[np.ones(half), np.zeros(n - half)], np.r_[np.zeros(half), np.ones(n - half)]),
+    ]
+    return patterns
+
+
+@dataclass(frozen=True)
+class VerificationReport:
+    """Outcome of :func:`find_violation`.
+
+    Attributes:
+        rejected: the claim is refuted at level ``alpha`` (over all rounds, pairs and families).
+        epsilon_lower_bound: the largest ε lower bound of any test; holds at confidence 1 − α.
+        lower_bound_delta: for the strongest evidence, the lower confidence bound on
+            P[M(D) ∈ S] − e^ε P[M(D') ∈ S] at its test's level.
+        pair: the name of the pair of the strongest evidence; ``witness``, ``direction``
+            and ``counts`` its event, order and (count on D, count on D') in the test sample.
+        family: the event family that found it.
+        num_samples: outputs per side in the last round; ``rounds`` and ``seconds`` spent.
+        detectable_delta: an estimate (normal approximation, worst-case variance) of the
+            excess P[M(D) ∈ S] − e^ε P[M(D') ∈ S] − δ that the last round would have detected
+            with probability >= 0.9 for a single fixed event.
+    """
+
+    rejected: bool
+    epsilon_lower_bound: float
+    lower_bound_delta: float
+    pair: str
+    family: str
+    witness: str
+    direction: str
+    counts: tuple
+    num_samples: int
+    rounds: int
+    seconds: float
+    alpha: float
+    epsilon: float
+    delta: float
+    detectable_delta: float
+
+    def power_statement(self) -> str:
+        return (
+            f"estimate: at n = {self.num_samples} per side, an event with P[M(D) in S] - e^eps P[M(D') in S] >= "
+            f"delta + {self.detectable_delta:.3g} would have been detected with probability >= {POWER}"
+        )
+
+
+def _named_pairs(pairs):
+    named = []
+    for index, item in enumerate(pairs):
+        if isinstance(item, tuple) and len(item) == 3 and isinstance(item[0], str):
+            named.append(item)
+        else:
+            try:
+                first, second = item
+            except (TypeError, ValueError):
+                raise ValueError(f"pairs must be a sequence of (D, D') or (name, D, D') (item {index} is {item!r})") from None
+            named.append((f"pair {index}", first, second))
+    if not named:
+        raise ValueError("pairs must hold at least one pair (D, D')")
+    return named
+
+
+def find_violation(
+    sampler,
+    pairs,
+    epsilon,
+    delta,
+    *,
+    rng,
+    alpha=0.05,
+    budget_seconds=20.0,
+    initial_samples=1000,
+    max_samples=2_000_000,
+    families=FAMILIES,
+    outputs="discrete",
+    float_bits=False,
+    keep_pairs=2,
+) -> VerificationReport:
+    """Search candidate pairs, event families and sample sizes for evidence against an (ε, δ) claim.
+
+    Args:
+        sampler: callable (dataset, size, rng) -> size outputs of any type.
+        pairs: candidate neighbours: a sequence of (D, D') or (name, D, D'),
+            e.g. :func:`statdp_pairs`. Both orders of each are tested.
+        epsilon, delta: the claim (ε >= 0, δ in [0, 1)).
+        rng: ``numpy.random.Generator`` or integer seed.
+        alpha: overall level in (0, 1).
+        budget_seconds: > 0; no round starts that is expected to end after it
+            (the first round always runs).
+        initial_samples: outputs per side in round 1 (>= 10); doubled each round up to ``max_samples``.
+        families: a non-empty subset of ``("cheap", "learned")``.
+        outputs: ``"discrete"`` or ``"real"`` for the cheap family (see :func:`.statistical.statistical_dp_test`).
+        float_bits: give the learned family the low mantissa bits of float outputs.
+        keep_pairs: >= 1, the pairs kept after round 1 (the most promising).
+    """
+    named = _named_pairs(pairs)
+    epsilon = float(check.non_negative("epsilon", epsilon))
+    delta = float(check.in_interval("delta", delta, 0.0, 1.0, low_open=False, high_open=True))
+    rng = check.generator("rng", rng)
+    alpha = float(check.open_unit_interval("alpha", alpha))
+    budget_seconds = float(check.positive("budget_seconds", budget_seconds))
+    initial_samples = check.integer_scalar("initial_samples", initial_samples, 10)
+    max_samples = check.integer_scalar("max_samples", max_samples, initial_samples)
+    families = tuple(families) if not isinstance(families, str) else (families,)
+    if not families or any(family not in FAMILIES for family in families) or len(set(families)) != len(families):
+        raise ValueError(f"families must be a non-empty subset of {FAMILIES} (got {families!r})")
+    float_bits = check.boolean("float_bits", float_bits)
+    keep_pairs = check.integer_scalar("keep_pairs", keep_pairs, 1)
+
+    start = time.perf_counter()
+    best, best_context, rounds, num_samples, largest_m = None, None, 0, initial_samples, 1
+    while True:
+        rounds += 1
+        level = alpha * 2.0 ** (-rounds) / (len(named) * len(families))
+        round_start = time.perf_counter()
+        evidence = []
+        for name, first, second in named:
+            strongest = 0.0
+            for family in families:
+                if family == "cheap":
+                    result = statistical_dp_test(
+                        sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level, outputs=outputs
+                    )
+                else:
+                    result = learned_dp_test(
+                        sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level, float_bits=float_bits
+                    )
+                largest_m = max(largest_m, result.num_hypotheses)
+                strongest = max(strongest, result.epsilon_lower_bound)
+                key = (result.rejected, result.epsilon_lower_bound, result.lower_bound_delta)
+                if best is None or key > (best.rejected, best.epsilon_lower_bound, best.lower_bound_delta):
+                    best, best_context = result, (name, family)
+                if result.rejected:
+                    break
+            evidence.append(strongest)
+            if best.rejected:
+                break
+        elapsed = time.perf_counter() - start
+        round_seconds = time.perf_counter() - round_start
+        if rounds == 1:
+            order = np.argsort(-np.asarray(evidence), kind="stable")[:keep_pairs]
+            kept = [named[index] for index in order]
+        else:
+            kept = named
+        # The next round: twice the samples on the kept pairs (a little more than twice the time per pair).
+        expected = 2.2 * round_seconds * len(kept) / len(named)
+        if best.rejected or 2 * num_samples > max_samples or elapsed + expected > budget_seconds:
+            break
+        num_samples *= 2
+        named = kept
+    bound_level = level / (2.0 * largest_m)
+    spread = math.sqrt(0.25 * (1.0 + math.exp(min(2.0 * epsilon, 700.0))) / num_samples)
+    detectable = (stats.norm.isf(bound_level) + stats.norm.ppf(POWER)) * spread
+    return VerificationReport(
+        rejected=best.rejected,
+        epsilon_lower_bound=max(best.epsilon_lower_bound, 0.0),
+        lower_bound_delta=best.lower_bound_delta,
+        pair=best_context[0],
+        family=best_context[1],
+        witness=best.witness,
+        direction=best.direction,
+        counts=best.counts,
+        num_samples=num_samples,
+        rounds=rounds,
+        seconds=time.perf_counter() - start,
+        alpha=alpha,
+        epsilon=epsilon,
+        delta=delta,
+        detectable_delta=float(detectable),
+    )
+
+
+def assert_dp_black_box(sampler, pairs, epsilon, delta, **options) -> VerificationReport:
+    """:func:`find_violation`, raising :class:`DpViolation` with the witness pair, event and counts when it rejects."""
+    report = find_violation(sampler, pairs, epsilon, delta, **options)
+    if report.rejected:
+        raise DpViolation(
+            f"not ({report.epsilon:g}, {report.delta:g})-DP at level alpha = {report.alpha:g}: on {report.pair}, "
+            f"direction {report.direction}, the {report.family} event {report.witness} was hit {report.counts[0]} vs "
+            f"{report.counts[1]} times in {report.num_samples} outputs per side; epsilon lower bound "
+            f"{report.epsilon_lower_bound:.4g} (round {report.rounds}, {report.seconds:.1f} s)",
+            epsilon=report.epsilon,
+            delta=report.delta,
+            measured_delta=report.lower_bound_delta,
+            witness=(report.pair, report.witness),
+            direction=report.direction,
+        )
+    return report

@@ -1,0 +1,103 @@
+"""find_violation: no hand-picked pair, α spent soundly over rounds, pairs and families, no false alarm."""
+
+import numpy as np
+import pytest
+
+import dpmech
+from dpmech.verify import DpViolation
+from dpmech.verify.examples import all_examples
+from dpmech.verify.tester import assert_dp_black_box, find_violation, statdp_pairs
+
+EXAMPLES = {example.name: example for example in all_examples()}
+
+
+def run(name, seed, budget=3.0, **options):
+    example = EXAMPLES[name]
+    return find_violation(
+        example.sampler, example.pairs, example.epsilon, example.delta, rng=seed, budget_seconds=budget, outputs=example.outputs, **options
+    )
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["noisy histogram (scale eps)", "laplace sum (wrong sensitivity)", "clipped sum (clip each, NaN through)", "clipped sum (clip the mean)",
+     "gaussian sum (per-coordinate clipping, L2 claim)", "rr-top-k (uniform over all labels outside Y_k)", "svt5 (Stoddard, no query noise)"],
+)
+def test_finds_the_violation_with_no_hand_picked_pair(name):
+    report = run(name, 0)
+    assert report.rejected and report.epsilon_lower_bound > EXAMPLES[name].epsilon
+
+
+@pytest.mark.parametrize("name", ["noisy histogram (scale 1/eps)", "laplace sum (right sensitivity)", "clipped sum (clip each, NaN refused)", "rr-top-k (dpmech)"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_no_false_alarm_on_correct_mechanisms(name, seed):
+    report = run(name, seed, budget=1.0, max_samples=4000)
+    assert not report.rejected, report
+    assert "would have been detected with probability >= 0.9" in report.power_statement()
+
+
+def test_levels_spent_over_rounds_pairs_and_families_sum_to_at_most_alpha(monkeypatch):
+    # Every test find_violation runs is recorded with its level; by the union bound the search is valid at α
+    # exactly when the levels sum to <= α. A true claim runs every round to max_samples.
+    import dpmech.verify.tester as tester
+
+    spent = []
+    for name in ("statistical_dp_test", "learned_dp_test"):
+        original = getattr(tester, name)
+
+        def recording(*args, original=original, **options):
+            spent.append(options["alpha"])
+            return original(*args, **options)
+
+        monkeypatch.setattr(tester, name, recording)
+    sampler = lambda y, size, rng: dpmech.randomized_response(np.full(size, y), 1.0, 3, rng)  # noqa: E731
+    report = find_violation(sampler, [(0, 1), (1, 0), (0, 2)], 1.0, 0.0, rng=0, alpha=0.05, initial_samples=100, max_samples=800, budget_seconds=600)
+    assert not report.rejected and report.rounds == 4
+    assert len(spent) == 3 * 2 + 3 * 2 * 2  # round 1: all 3 pairs; then the 2 kept, both families
+    assert sum(spent) <= 0.05
+
+
+def test_false_rejection_rate_of_the_whole_search_is_at_most_alpha():
+    # 100 searches of a true claim at α = 0.3 (RR at its ε, 3 pairs, 3 rounds): rejections ~ Binomial(100, <= 0.3);
+    # more than 44 has probability < 0.2%.
+    sampler = lambda y, size, rng: dpmech.randomized_response(np.full(size, y), 1.0, 2, rng)  # noqa: E731
+    rng = np.random.default_rng(5)
+    rejections = sum(
+        find_violation(sampler, [(0, 1), (1, 0), (1, 1)], 1.0, 0.0, rng=rng, alpha=0.3, families=("cheap",), initial_samples=200, max_samples=800, budget_seconds=60).rejected
+        for _ in range(100)
+    )
+    assert rejections <= 44
+
+
+def test_statdp_patterns_are_neighbours_with_sensitivity_one():
+    patterns = statdp_pairs(6)
+    assert len(patterns) == 8 and len({name for name, _, _ in patterns}) == 8
+    for _, first, second in patterns:
+        assert first.shape == second.shape == (6,) and np.max(np.abs(first - second)) == 1.0
+
+
+def test_assert_dp_black_box_shows_the_pair_event_and_counts():
+    example = EXAMPLES["laplace sum (wrong sensitivity)"]
+    with pytest.raises(DpViolation, match=r"on replace 1 by -1, direction .* event x .* was hit \d+ vs \d+ times") as caught:
+        assert_dp_black_box(example.sampler, example.pairs, example.epsilon, 0.0, rng=0, budget_seconds=3.0, outputs="real")
+    assert caught.value.measured_delta > 0
+
+
+@pytest.mark.parametrize(
+    "parameter, options",
+    [("pairs", {"pairs": []}), ("families", {"families": ("cheap", "magic")}), ("budget_seconds", {"budget_seconds": 0.0}),
+     ("initial_samples", {"initial_samples": 5}), ("keep_pairs", {"keep_pairs": 0}), ("alpha", {"alpha": 1.5})],
+)
+def test_bad_input_raises_value_error_naming_the_parameter(parameter, options):
+    arguments = {"pairs": [(0, 1)], "rng": 0} | options
+    pairs = arguments.pop("pairs")
+    with pytest.raises(ValueError, match=parameter):
+        find_violation(lambda d, size, rng: rng.normal(d, 1.0, size), pairs, 1.0, 0.0, **arguments)
+
+
+def test_every_example_sampler_returns_one_output_per_draw_on_its_pairs():
+    rng = np.random.default_rng(0)
+    for example in all_examples():
+        for _, first, second in example.pairs:
+            shapes = {np.shape(np.asarray(example.sampler(data, 7, rng)))[:1] for data in (first, second)}
+            assert shapes == {(7,)}, example.name
