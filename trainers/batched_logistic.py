@@ -39,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 
 import dpmech.sensitivity
 from dpmech import validation as check
@@ -358,6 +359,7 @@ class BatchedLogisticRegression(BaseEstimator):
         # The certificate and the norm check are on the data as given (float64); float32 is a warm start.
         features = self._features(X, torch.float64)
         num_records = features.shape[0]
+        self.n_features_in_ = features.shape[1]
         if self.feature_bound is not None:
             bound = float(check.positive("feature_bound", self.feature_bound))
             largest = float(torch.linalg.vector_norm(features, dim=1).max())
@@ -416,7 +418,10 @@ class BatchedLogisticRegression(BaseEstimator):
 
     def decision_function(self, X) -> torch.Tensor:
         """Logits of every model on X: (B, n) for binary, (B, n, C) for multinomial."""
+        check_is_fitted(self, "parameters_")
         features = self._features(X, self.parameters_.dtype)
+        if features.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {features.shape[1]} features, but the models were fitted on {self.n_features_in_} features")
         if self.fit_intercept:
             features = torch.cat([features, torch.ones_like(features[:, :1])], dim=1)
         logits = self.parameters_ @ features.T

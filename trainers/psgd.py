@@ -40,13 +40,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
 
 import dpmech
 import dpmech.sensitivity
 from dpmech import validation as check
 
-from ._features import as_class_labels, as_feature_matrix, with_bias_coordinate
+from ._features import as_class_labels, as_feature_matrix, prediction_data, training_data, with_bias_coordinate
 
 SOFTMAX = "softmax"
 HUBER_SVM = "huber_svm"
@@ -163,6 +162,14 @@ def projected_sgd(
 
 
 class _PsgdTrainer(ClassifierMixin, BaseEstimator):
+    """scikit-learn classifier around :func:`projected_sgd`.
+
+    Inputs are clipped to ``input_clip`` (the algorithm's step, so unbounded data is accepted),
+    at ``predict`` too. ``classes_`` is always ``arange(num_classes)``: the class set is public,
+    never read from ``y``; labels outside it raise ValueError. ``fit`` sets ``n_features_in_``;
+    prediction before ``fit`` raises ``sklearn.exceptions.NotFittedError``.
+    """
+
     _model = ""
 
     def _common_arguments(self):
@@ -179,19 +186,22 @@ class _PsgdTrainer(ClassifierMixin, BaseEstimator):
         )
 
     def fit(self, X, y):
-        self.parameters_ = projected_sgd(X, y, seed=self.seed, **self._training_arguments())
+        num_classes = check.integer_scalar("num_classes", self.num_classes, 2)
+        features, labels = training_data(self, X, y, num_classes)
+        self.parameters_ = projected_sgd(features, labels, seed=self.seed, **self._training_arguments())
         self.coef_ = self.parameters_[:, :-1]
         self.intercept_ = self.parameters_[:, -1]
         self.classes_ = np.arange(self.num_classes)
         return self
 
     def decision_function(self, X):
-        check_is_fitted(self, "parameters_")
-        inputs = with_bias_coordinate(dpmech.clip_features(as_feature_matrix("X", X), self.input_clip))
+        inputs = with_bias_coordinate(dpmech.clip_features(prediction_data(self, X), self.input_clip))
         return inputs @ self.parameters_.T
 
     def predict(self, X):
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        # Scores first: they raise NotFittedError before ``classes_`` is looked up.
+        scores = self.decision_function(X)
+        return self.classes_[np.argmax(scores, axis=1)]
 
     def train(self, features, labels) -> np.ndarray:
         """The :class:`trainers.protocol.Trainer` entry point: fit and return ``parameters_``."""

@@ -33,17 +33,11 @@ import torch
 from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils.validation import check_is_fitted
 
 import dpmech.sensitivity
 from dpmech import validation as check
 
-from ._features import (
-    as_class_labels,
-    as_feature_matrix,
-    require_norms_within,
-    with_bias_coordinate,
-)
+from ._features import prediction_data, require_norms_within, training_data, with_bias_coordinate
 from .batched_logistic import certify_minimisers, logistic_objective
 
 
@@ -71,7 +65,11 @@ class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
         :func:`dpmech.sensitivity.multinomial_logistic_regression_sensitivity`).
 
     Attributes after ``fit``: ``parameters_`` of shape (1, d+1) for binary or (C, d+1) for
-    multinomial (last column = intercept), ``coef_``, ``intercept_``, ``classes_``.
+    multinomial (last column = intercept), ``coef_``, ``intercept_``, ``classes_`` (always
+    ``arange(num_classes)``: the class set is public, never read from ``y``), ``n_features_in_``.
+    Prediction before ``fit`` raises ``sklearn.exceptions.NotFittedError``. scikit-learn's
+    estimator checks pass except those that assume classes learnt from ``y``
+    (tests/trainers/test_estimator_conventions.py lists them with the reasons).
 
     Sensitivity (replace-one, ``sensitivity(n)``): Δ + 2τ/λ, with Δ the exact minimiser's binary
     ``logistic_regression_sensitivity`` = 2L/(nλ) (Chaudhuri, Monteleoni & Sarwate 2011, Cor. 8)
@@ -104,8 +102,7 @@ class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
         gradient_tolerance = float(check.positive("gradient_tolerance", self.gradient_tolerance))
         max_newton_iter = check.integer_scalar("max_newton_iter", self.max_newton_iter, 1)
         check.choice("multinomial_bound", self.multinomial_bound, dpmech.sensitivity.MULTINOMIAL_BOUNDS)
-        features = as_feature_matrix("X", X)
-        labels = as_class_labels("y", y, features.shape[0], num_classes)
+        features, labels = training_data(self, X, y, num_classes)
         require_norms_within("X", features, feature_bound)
         num_records = features.shape[0]
         augmented = with_bias_coordinate(features)
@@ -137,8 +134,7 @@ class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
         return self
 
     def decision_function(self, X):
-        check_is_fitted(self, "parameters_")
-        scores = as_feature_matrix("X", X) @ self.coef_.T + self.intercept_
+        scores = prediction_data(self, X) @ self.coef_.T + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict_proba(self, X):
@@ -149,7 +145,9 @@ class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
         return softmax(scores, axis=1)
 
     def predict(self, X):
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        # Scores first: they raise NotFittedError before ``classes_`` is looked up.
+        scores = self.predict_proba(X)
+        return self.classes_[np.argmax(scores, axis=1)]
 
     def train(self, features, labels) -> np.ndarray:
         """The :class:`trainers.protocol.Trainer` entry point: fit and return ``parameters_``."""
