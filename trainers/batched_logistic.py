@@ -436,7 +436,8 @@ class BatchedLogisticRegression(BaseEstimator):
         """Replace-one L2 sensitivity of one model trained on n records (needs ``feature_bound``).
 
         Δ + 2τ/λ: Δ = 2L/(nλ) (binary) or 2√2·L/(nλ) (multinomial) of the exact minimiser,
-        L = ‖x̃‖max (Chaudhuri et al. 2011, Cor. 8; formulas.md §2.5), plus twice the certified
+        L = ‖x̃‖max (Chaudhuri et al. 2011, Cor. 8; the multinomial √2 in
+        :func:`dpmech.sensitivity.multinomial_logistic_regression_sensitivity`), plus twice the certified
         distance τ/λ of each released model from its minimiser (``tol``).
         """
         regularization, num_classes, tol, _, _ = self._checked_config()

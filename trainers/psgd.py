@@ -1,5 +1,5 @@
 """Projected mini-batch SGD in torch: DP-Helmet's Softmax-SLP (Alg. 1) and one-vs-rest Huber SVM
-(Alg. 2), Kirschte, Meiser, Ardalan & Mohammadi (arXiv 2211.02003; formulas.md §1.1–1.3).
+(Alg. 2), Kirschte, Meiser, Ardalan & Mohammadi (arXiv 2211.02003, seed 002, §3–4).
 
 Algorithm (both models), on inputs clipped to x ← x / max(1, ‖x‖₂ / c) and extended by the
 bias coordinate, x̃ = (x, 1), so the bias is regularised and projected with the weights:
@@ -17,7 +17,7 @@ Objectives: Softmax-SLP J(θ) = (Λ/2)‖θ‖_F² + CE(softmax(θ x̃), y); Hub
 J(θ) = Σ_k [(Λ/2)‖θ_k‖² + ℓ_hub(y_k θ_k·x̃)] with y_k = ±1 (one-vs-rest) and the Huber hinge of
 relaxation h. The SVM SUMS the per-class objectives, so every class takes the step η_t of the
 theorem; DP-Helmet's public code averages them (each class then steps η_t / C), which is still
-private but is not the analysed schedule (formulas.md §1.3 FLAG).
+private but is not the analysed schedule.
 
 Smoothness β (per example, with ‖x̃‖² <= c² + 1): Huber SVM β = (c² + 1)/(2h) + Λ (Example 3.16
 of the seed; tensorflow/privacy's StrongConvexHuber); Softmax-SLP β = (c² + 1)/2 + Λ, because
@@ -211,7 +211,7 @@ class _PsgdTrainer(ClassifierMixin, BaseEstimator):
 class SoftmaxSLPTrainer(_PsgdTrainer):
     """DP-Helmet Softmax-SLP-SGD (Alg. 1). Sensitivity (replace-one):
     ``dpmech.sensitivity.softmax_slp_sensitivity`` = 2(√2·sqrt(c²+1) + RΛ)/(nΛ) with the bias as input
-    (seed 002 Thm 4.1 states c in place of sqrt(c²+1); formulas.md §1.3), for every n, ``batch_size``
+    (seed 002 Thm 4.1 states c in place of sqrt(c²+1), which omits the bias input), for every n, ``batch_size``
     (each batch, a ragged last one too, is divided by min(batch_size, n)) and number of epochs."""
 
     _model = SOFTMAX
@@ -240,7 +240,7 @@ class SoftmaxSLPTrainer(_PsgdTrainer):
 class HuberSVMTrainer(_PsgdTrainer):
     """DP-Helmet SVM-SGD (Alg. 2): one-vs-rest Huber SVMs, per-class objectives summed.
     Sensitivity (replace-one): ``dpmech.sensitivity.huber_svm_sensitivity``, the joint bound of the C
-    classifiers, each 2(sqrt(c²+1) + RΛ)/(nΛ) (seed 002 Example 3.16, formulas.md §1.3), for every n,
+    classifiers, each 2(sqrt(c²+1) + RΛ)/(nΛ) (seed 002 Example 3.16, with the bias input), for every n,
     ``batch_size`` (each batch divided by min(batch_size, n)) and number of epochs."""
 
     _model = HUBER_SVM

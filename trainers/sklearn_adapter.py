@@ -7,9 +7,9 @@ The objective is the one the sensitivity bounds are proved for,
 with the intercept as the weight of an appended constant coordinate, so it is regularised and
 the bound covers it. scikit-learn is called with ``fit_intercept=False`` on x̃ and
 ``C = dpmech.sensitivity.sklearn_c(λ, n) = 1/(nλ)``. (scikit-learn minimises C Σ ℓ_i + ½‖θ‖²;
-FedAUX's public code passes C = 1/λ, whose minimiser has an n times larger sensitivity, and leaves
-the intercept unregularised, which no strong-convexity bound covers; see
-/work/shared/reference/formulas.md §2.3.) Because ‖x‖ <= b implies ‖x̃‖ <= sqrt(b² + 1), the
+FedAUX's public code (Sattler et al. 2021) passes C = 1/λ, i.e. the sum-form objective
+Σ ℓ_i + (λ/2)‖θ‖², whose minimiser has an n times larger sensitivity, 2L/λ, and leaves the
+intercept unregularised, which no strong-convexity bound covers.) Because ‖x‖ <= b implies ‖x̃‖ <= sqrt(b² + 1), the
 sensitivity is requested from dpmech with ``feature_bound = sqrt(b² + 1)``.
 
 The class set is public configuration (``num_classes``), never read from the private labels: a
@@ -73,9 +73,9 @@ class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
 
     Sensitivity (replace-one, ``sensitivity(n)``): Δ + 2τ/λ, with Δ the exact minimiser's binary
     ``logistic_regression_sensitivity`` = 2L/(nλ) (Chaudhuri, Monteleoni & Sarwate 2011, Cor. 8)
-    or multinomial ``multinomial_logistic_regression_sensitivity`` = 2√2·L/(nλ) (formulas.md
-    §2.5), both with L = sqrt(b² + 1), and 2τ/λ the certified optimisation error of both
-    neighbours' releases.
+    or multinomial ``multinomial_logistic_regression_sensitivity`` = 2√2·L/(nλ) (the √2 is
+    ‖p − e_y‖₂ <= √2; see that function), both with L = sqrt(b² + 1), and 2τ/λ the certified
+    optimisation error of both neighbours' releases.
     """
 
     def __init__(self, regularization=0.01, num_classes=2, feature_bound=1.0, tol=1e-10, max_iter=10000,
