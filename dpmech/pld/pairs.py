@@ -34,6 +34,7 @@ import numpy as np
 from scipy import special
 
 from .. import validation as check
+from ..events import randomized_response_probabilities
 
 LOG_ERROR = 1e-12
 _EMPTY = np.empty(0)
@@ -195,12 +196,10 @@ def randomized_response_pair(epsilon, categories=2):
     """
     epsilon = check.non_negative("epsilon", epsilon)
     categories = check.integer_scalar("categories", categories, 2)
-    # Probabilities from e^{−ε} so a large ε does not overflow.
-    shrink = math.exp(-epsilon)
-    normaliser = 1.0 + (categories - 1) * shrink
-    p = np.full(categories, shrink / normaliser)
+    keep, other = randomized_response_probabilities(epsilon, categories)
+    p = np.full(categories, other)
     q = p.copy()
-    p[0], q[1] = 1.0 / normaliser, 1.0 / normaliser
+    p[0], q[1] = keep, keep
     return FinitePair(p / p.sum(), q / q.sum())
 
 
