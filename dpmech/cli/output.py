@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import json
-import math
 
 from rich.console import Console
 from rich.table import Table
 
-
-def _json_value(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return value
+from ..json_values import json_ready
 
 
 def emit(record: dict, as_json: bool, title: str) -> None:
     """Print ``record`` as JSON (non-finite floats as strings) or as a two-column table."""
     if as_json:
-        print(json.dumps({key: _json_value(value) for key, value in record.items()}))
+        print(json.dumps(json_ready(record)))
         return
     table = Table(title=title, show_header=True)
     table.add_column("quantity")
