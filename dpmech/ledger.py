@@ -131,6 +131,15 @@ class PrivacyLedger:
     def _pairs(self):
         return flatten(self._convert(event) for event in self.events)
 
+    @property
+    def gaussian_mu(self) -> float:
+        """μ of the ledger as one μ-GDP release, √(Σ count·μ_i²) under the ledger's relation.
+
+        Exact for Gaussian events (Dong, Roth & Su 2019, Cor. 3.3: μ-GDP composes without loss);
+        ValueError when the ledger holds any other event. Audits compare their μ lower bounds to it.
+        """
+        return exact.composed_mu(self._pairs())
+
     def _resolve(self, method, pairs):
         method = check.choice("method", method, METHODS)
         if method == "auto":

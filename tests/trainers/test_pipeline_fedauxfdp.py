@@ -84,6 +84,7 @@ def test_guarantees_basic_is_the_sum_and_tight_is_the_exact_composition(tiny_res
     assert basic.epsilon == pytest.approx(TINY.score_epsilon + TINY.class_epsilon, rel=1e-8)
     score_event, class_event = tiny_result.ledger.events
     composed_mu = math.hypot(score_event.mu, class_event.mu)
+    assert tiny_result.ledger.gaussian_mu == pytest.approx(composed_mu, rel=1e-15)
     assert tight.epsilon == pytest.approx(dpmech.gaussian_epsilon(2e-5, 1.0, composed_mu), rel=1e-9)
     assert tight.epsilon < basic.epsilon
 
