@@ -46,6 +46,7 @@ import dpmech.sensitivity
 from dpmech import validation as check
 
 from ._features import as_class_labels, as_feature_matrix, prediction_data, training_data, with_bias_coordinate
+from .threads import limited_threads
 
 SOFTMAX = "softmax"
 HUBER_SVM = "huber_svm"
@@ -167,7 +168,9 @@ class _PsgdTrainer(ClassifierMixin, BaseEstimator):
     Inputs are clipped to ``input_clip`` (the algorithm's step, so unbounded data is accepted),
     at ``predict`` too. ``classes_`` is always ``arange(num_classes)``: the class set is public,
     never read from ``y``; labels outside it raise ValueError. ``fit`` sets ``n_features_in_``;
-    prediction before ``fit`` raises ``sklearn.exceptions.NotFittedError``.
+    prediction before ``fit`` raises ``sklearn.exceptions.NotFittedError``. ``threads`` (default 1;
+    None leaves the pools alone) caps the BLAS/OpenMP and torch pools during ``fit``
+    (:func:`trainers.threads.limited_threads`).
     """
 
     _model = ""
@@ -188,7 +191,8 @@ class _PsgdTrainer(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         num_classes = check.integer_scalar("num_classes", self.num_classes, 2)
         features, labels = training_data(self, X, y, num_classes)
-        self.parameters_ = projected_sgd(features, labels, seed=self.seed, **self._training_arguments())
+        with limited_threads(self.threads):
+            self.parameters_ = projected_sgd(features, labels, seed=self.seed, **self._training_arguments())
         self.coef_ = self.parameters_[:, :-1]
         self.intercept_ = self.parameters_[:, -1]
         self.classes_ = np.arange(self.num_classes)
@@ -217,7 +221,7 @@ class SoftmaxSLPTrainer(_PsgdTrainer):
     _model = SOFTMAX
 
     def __init__(self, num_classes=10, regularization=1.0, input_clip=1.0, projection_radius=1.0, epochs=100,
-                 batch_size=20, seed=0, smoothness=None, device="cpu"):
+                 batch_size=20, seed=0, smoothness=None, device="cpu", threads=1):
         self.num_classes = num_classes
         self.regularization = regularization
         self.input_clip = input_clip
@@ -227,6 +231,7 @@ class SoftmaxSLPTrainer(_PsgdTrainer):
         self.seed = seed
         self.smoothness = smoothness
         self.device = device
+        self.threads = threads
 
     def _training_arguments(self):
         return self._common_arguments()
@@ -246,7 +251,7 @@ class HuberSVMTrainer(_PsgdTrainer):
     _model = HUBER_SVM
 
     def __init__(self, num_classes=10, regularization=10.0, input_clip=1.0, projection_radius=0.06, huber_h=0.1,
-                 epochs=100, batch_size=20, seed=0, smoothness=None, device="cpu"):
+                 epochs=100, batch_size=20, seed=0, smoothness=None, device="cpu", threads=1):
         self.num_classes = num_classes
         self.regularization = regularization
         self.input_clip = input_clip
@@ -257,6 +262,7 @@ class HuberSVMTrainer(_PsgdTrainer):
         self.seed = seed
         self.smoothness = smoothness
         self.device = device
+        self.threads = threads
 
     def _training_arguments(self):
         return dict(self._common_arguments(), huber_h=self.huber_h)

@@ -39,6 +39,7 @@ from dpmech import validation as check
 
 from ._features import prediction_data, require_norms_within, training_data, with_bias_coordinate
 from .batched_logistic import certify_minimisers, logistic_objective
+from .threads import limited_threads
 
 
 class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
@@ -63,6 +64,9 @@ class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
     multinomial_bound : "tight" or "seed"
         Which proven multinomial bound ``sensitivity`` reports (see
         :func:`dpmech.sensitivity.multinomial_logistic_regression_sensitivity`).
+    threads : int >= 1 or None
+        Threads of the BLAS/OpenMP and torch pools during ``fit`` (:func:`trainers.threads.limited_threads`;
+        None leaves them alone).
 
     Attributes after ``fit``: ``parameters_`` of shape (1, d+1) for binary or (C, d+1) for
     multinomial (last column = intercept), ``coef_``, ``intercept_``, ``classes_`` (always
@@ -79,7 +83,7 @@ class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, regularization=0.01, num_classes=2, feature_bound=1.0, tol=1e-10, max_iter=10000,
-                 gradient_tolerance=1e-9, max_newton_iter=20, multinomial_bound="tight"):
+                 gradient_tolerance=1e-9, max_newton_iter=20, multinomial_bound="tight", threads=1):
         self.regularization = regularization
         self.num_classes = num_classes
         self.feature_bound = feature_bound
@@ -88,6 +92,7 @@ class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
         self.gradient_tolerance = gradient_tolerance
         self.max_newton_iter = max_newton_iter
         self.multinomial_bound = multinomial_bound
+        self.threads = threads
 
     def _checked_config(self):
         regularization = float(check.positive("regularization", self.regularization))
@@ -98,6 +103,10 @@ class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
         return regularization, num_classes, feature_bound, tol, max_iter
 
     def fit(self, X, y):
+        with limited_threads(self.threads):
+            return self._fit(X, y)
+
+    def _fit(self, X, y):
         regularization, num_classes, feature_bound, tol, max_iter = self._checked_config()
         gradient_tolerance = float(check.positive("gradient_tolerance", self.gradient_tolerance))
         max_newton_iter = check.integer_scalar("max_newton_iter", self.max_newton_iter, 1)

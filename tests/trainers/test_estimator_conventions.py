@@ -9,6 +9,7 @@ apply to a DP estimator is listed with the reason; every other check must pass.
 import numpy as np
 import pytest
 import torch
+from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -116,3 +117,31 @@ def test_batched_models_raise_not_fitted_error_and_check_the_feature_count():
     assert model.n_features_in_ == 4
     with pytest.raises(ValueError, match="features"):
         model.predict(features[:, :3])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=type)
+def test_fit_runs_under_the_requested_thread_pools_and_restores_them(estimator, threads, monkeypatch):
+    from threadpoolctl import threadpool_info
+
+    import trainers.psgd
+    import trainers.sklearn_adapter
+
+    estimator = clone(estimator)
+    seen = []
+    module = trainers.sklearn_adapter if isinstance(estimator, LogisticRegressionTrainer) else trainers.psgd
+    target = "certify_minimisers" if module is trainers.sklearn_adapter else "projected_sgd"
+    original = getattr(module, target)
+
+    def recording(*args, **kwargs):
+        seen.append((torch.get_num_threads(), [pool["num_threads"] for pool in threadpool_info()]))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, target, recording)
+    before = (torch.get_num_threads(), [pool["num_threads"] for pool in threadpool_info()])
+    features, labels = _data()
+    estimator.set_params(threads=threads).fit(features, labels)
+    assert seen and seen[0][0] == threads and all(count <= threads for count in seen[0][1])
+    assert (torch.get_num_threads(), [pool["num_threads"] for pool in threadpool_info()]) == before
+    with pytest.raises(ValueError, match="threads"):
+        estimator.set_params(threads=0).fit(features, labels)
