@@ -106,6 +106,7 @@ def test_heads_carry_noise_of_the_calibrated_scale(digits):
     assert isinstance(clean.events[1], dpmech.NoGuaranteeEvent)
 
 
+@pytest.mark.filterwarnings("ignore::dpmech.NoGuaranteeWarning")  # the noiseless run is the point
 def test_without_noise_the_server_beats_chance_by_far(digits):
     config = FedAuxFdpConfig(num_clients=4, alpha=10.24, num_components=8, score_epsilon=math.inf, class_epsilon=math.inf)
     result = run_fedauxfdp(digits, config, seed=0)
