@@ -17,7 +17,6 @@ from .events import (
     NoGuaranteeEvent,
     PureEpsilonEvent,
     SelfComposedEvent,
-    randomized_response_probabilities,
 )
 from .gaussian import gaussian_delta, gaussian_epsilon, gaussian_log_delta
 from .group_privacy import group_privacy
@@ -71,7 +70,6 @@ __all__ = [
     "randomized_response",
     "randomized_response_distribution",
     "randomized_response_event",
-    "randomized_response_probabilities",
     "rr_top_k",
     "rr_top_k_distribution",
     "rr_top_k_event",

@@ -14,10 +14,9 @@ not hold.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Optional, Union
-
-import numpy as np
 
 from . import validation as check
 
@@ -50,18 +49,6 @@ class GaussianEvent:
         return self.sensitivity / self.sigma
 
 
-def randomized_response_probabilities(epsilon, num_outcomes):
-    """(keep, other) of K-ary randomized response: e^ε/(e^ε+K−1) and 1/(e^ε+K−1).
-
-    The one home of these probabilities (the mechanisms, the events, the accountants and the
-    dominating pairs use it). Written with e^{−ε}, so a large ε cannot overflow; ``num_outcomes``
-    may be an array (one K per entry). Kairouz, Oh & Viswanath (2016), K-ary RR.
-    """
-    shrink = np.exp(-epsilon)
-    keep = 1.0 / (1.0 + (np.asarray(num_outcomes, dtype=float) - 1.0) * shrink)
-    return keep, keep * shrink
-
-
 @dataclass(frozen=True)
 class PureEpsilonEvent:
     """A pure ε-DP release.
@@ -86,16 +73,8 @@ class PureEpsilonEvent:
     @property
     def keep_probability(self) -> float:
         """Probability e^ε/(e^ε+K−1) that K-ary randomized response keeps the true value."""
-        return float(randomized_response_probabilities(self.epsilon, self._outcomes)[0])
-
-    @property
-    def noise_parameter(self) -> float:
-        """dp_accounting's RR ``noise_parameter`` K/(e^ε+K−1): the probability of a uniform redraw."""
-        return float(self._outcomes * randomized_response_probabilities(self.epsilon, self._outcomes)[1])
-
-    @property
-    def _outcomes(self) -> int:
-        return 2 if self.num_outcomes is None else self.num_outcomes
+        outcomes = 2 if self.num_outcomes is None else self.num_outcomes
+        return 1.0 / (1.0 + (outcomes - 1) * math.exp(-self.epsilon))
 
 
 @dataclass(frozen=True)

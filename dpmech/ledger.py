@@ -224,8 +224,9 @@ class PrivacyLedger:
             if isinstance(event, GaussianEvent):
                 return dp_event.GaussianDpEvent(noise_multiplier=scale * event.sigma / event.sensitivity)
             if isinstance(event, PureEpsilonEvent):
+                outcomes = event.num_outcomes or 2
                 return dp_event.RandomizedResponseDpEvent(
-                    noise_parameter=event.noise_parameter, num_buckets=event.num_outcomes or 2
+                    noise_parameter=outcomes / (math.exp(event.epsilon) + outcomes - 1), num_buckets=outcomes
                 )
             if isinstance(event, ApproximateDpEvent):
                 return dp_event.UnsupportedDpEvent()

@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import validation as check
-from .events import REPLACE_ONE, PureEpsilonEvent, randomized_response_probabilities
+from .events import REPLACE_ONE, PureEpsilonEvent
 
 PRIOR_SUM_TOLERANCE = 1e-9
 
@@ -88,6 +88,13 @@ def _validated_label_inputs(labels, priors):
     return _validated_labels(labels_array, priors.shape[1]), priors
 
 
+def _keep_and_other(epsilon: float, k):
+    """e^ε/(e^ε+k−1) and 1/(e^ε+k−1), written with e^{−ε} so large ε cannot overflow."""
+    shrink = np.exp(-epsilon)
+    keep = 1.0 / (1.0 + (np.asarray(k, dtype=float) - 1.0) * shrink)
+    return keep, keep * shrink
+
+
 def _prior_order(priors: np.ndarray) -> np.ndarray:
     """Labels by descending prior, ties to the lower label index (a stable sort of −prior)."""
     return np.argsort(-priors, axis=1, kind="stable")
@@ -119,7 +126,7 @@ def _top_k_distribution(labels, priors, k, epsilon) -> np.ndarray:
     ranks = _ranks(_prior_order(priors))
     in_top = ranks < k[:, None]
     label_in_top = in_top[rows, labels]
-    keep, other = randomized_response_probabilities(epsilon, k)
+    keep, other = _keep_and_other(epsilon, k)
     fill = np.where(label_in_top, other, 1.0 / k)
     probabilities = np.where(in_top, fill[:, None], 0.0)
     probabilities[rows[label_in_top], labels[label_in_top]] = keep[label_in_top]
@@ -132,7 +139,7 @@ def _sample_top_k(labels, priors, k, epsilon, rng) -> np.ndarray:
     order = _prior_order(priors)
     label_rank = _ranks(order)[rows, labels]
     label_in_top = label_rank < k
-    keep, _ = randomized_response_probabilities(epsilon, k)
+    keep, _ = _keep_and_other(epsilon, k)
     kept = label_in_top & (rng.random(labels.shape[0]) < keep)
     # A member of Y_k that is not kept moves to one of the k−1 others; a
     # non-member moves to one of all k. k = 1 keeps with probability 1, so
@@ -153,7 +160,7 @@ def randomized_response_distribution(labels, epsilon, num_classes) -> np.ndarray
     epsilon = check.positive("epsilon", epsilon)
     num_classes = _validated_num_classes(num_classes)
     labels = _validated_labels(labels, num_classes)
-    keep, other = randomized_response_probabilities(epsilon, num_classes)
+    keep, other = _keep_and_other(epsilon, num_classes)
     probabilities = np.full((labels.shape[0], num_classes), float(other))
     probabilities[np.arange(labels.shape[0]), labels] = keep
     return probabilities
@@ -180,7 +187,7 @@ def randomized_response(labels, epsilon, num_classes, rng) -> np.ndarray:
     num_classes = _validated_num_classes(num_classes)
     labels = _validated_labels(labels, num_classes)
     rng = check.generator("rng", rng)
-    keep, _ = randomized_response_probabilities(epsilon, num_classes)
+    keep, _ = _keep_and_other(epsilon, num_classes)
     kept = rng.random(labels.shape[0]) < keep
     replacement = (labels + 1 + rng.integers(0, num_classes - 1, size=labels.shape[0])) % num_classes
     return np.where(kept, labels, replacement)

@@ -24,6 +24,7 @@ own accountant, about 20 s for the upper end alone). Use ``exact`` there;
 from __future__ import annotations
 
 import functools
+import math
 
 from dp_accounting.pld import common
 from dp_accounting.pld import privacy_loss_distribution as pld_library
@@ -37,9 +38,10 @@ DEFAULT_DISCRETIZATION = 1e-4
 
 def _event_pld(event, count, pessimistic, discretization):
     if isinstance(event, PureEpsilonEvent):
+        outcomes = event.num_outcomes or 2
         pld = pld_library.from_randomized_response(
-            noise_parameter=event.noise_parameter,
-            num_buckets=event.num_outcomes or 2,
+            noise_parameter=outcomes / (math.exp(event.epsilon) + outcomes - 1),
+            num_buckets=outcomes,
             pessimistic_estimate=pessimistic,
             value_discretization_interval=discretization,
         )

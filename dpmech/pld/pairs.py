@@ -34,7 +34,6 @@ import numpy as np
 from scipy import special
 
 from .. import validation as check
-from ..events import randomized_response_probabilities
 
 LOG_ERROR = 1e-12
 _EMPTY = np.empty(0)
@@ -196,10 +195,12 @@ def randomized_response_pair(epsilon, categories=2):
     """
     epsilon = check.non_negative("epsilon", epsilon)
     categories = check.integer_scalar("categories", categories, 2)
-    keep, other = randomized_response_probabilities(epsilon, categories)
-    p = np.full(categories, other)
+    # Probabilities from e^{−ε} so a large ε does not overflow.
+    shrink = math.exp(-epsilon)
+    normaliser = 1.0 + (categories - 1) * shrink
+    p = np.full(categories, shrink / normaliser)
     q = p.copy()
-    p[0], q[1] = keep, keep
+    p[0], q[1] = 1.0 / normaliser, 1.0 / normaliser
     return FinitePair(p / p.sum(), q / q.sum())
 
 

@@ -7,7 +7,6 @@ mechanism (rows: true label, columns: output) at Hypothesis-drawn
 
 import math
 
-import mpmath
 import numpy as np
 import pytest
 from hypothesis import given
@@ -15,7 +14,6 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import dpmech
-from dpmech.events import randomized_response_probabilities
 from dpmech.randomized_response import worst_case_log_ratio
 
 RATIO_RTOL = 1e-12
@@ -183,22 +181,6 @@ def test_events():
     assert dpmech.randomized_response_event(1.0, 10).keep_probability == pytest.approx(
         dpmech.randomized_response_distribution([0], 1.0, 10)[0, 0], rel=1e-15
     )
-
-
-
-@given(st.floats(1e-6, 2000.0), st.integers(2, 10**6))
-def test_one_home_for_the_rr_probabilities_matches_50_digits_without_overflow(epsilon, outcomes):
-    # ε up to 2000: e^ε overflows a double past 709, the form with e^{−ε} must not.
-    keep, other = randomized_response_probabilities(epsilon, outcomes)
-    event = dpmech.PureEpsilonEvent(epsilon, outcomes)
-    with mpmath.workdps(50):
-        normaliser = mpmath.exp(epsilon) + outcomes - 1
-        assert abs(keep - mpmath.exp(epsilon) / normaliser) <= 4e-16 * keep
-        assert abs(other - 1 / normaliser) <= 4e-16 * other + 1e-300
-        assert abs(event.noise_parameter - outcomes / normaliser) <= 1e-15 * event.noise_parameter + 1e-300
-    assert event.keep_probability == keep
-    # dp_accounting's noise parameter p redraws uniformly: keep = 1 − p + p/K.
-    assert 1 - event.noise_parameter * (outcomes - 1) / outcomes == pytest.approx(keep, rel=1e-12)
 
 
 # --- samplers against the exact distributions (chi-square) ---------------------------------------
