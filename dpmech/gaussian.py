@@ -157,7 +157,6 @@ def _log_delta_mu(epsilon, mu):
 
 
 def _validated_mu(sigma, sensitivity, compositions):
-    """μ = Δ√k/σ of k compositions, the one place it is computed (public: ``dpmech.conversions.gaussian_gdp_mu``)."""
     sigma = check.positive("sigma", sigma)
     sensitivity = check.positive("sensitivity", sensitivity)
     compositions = check.integer_at_least("compositions", compositions, 1)
