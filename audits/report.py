@@ -27,6 +27,7 @@ import numpy as np
 from scipy import special
 
 from dpmech.directed_rounding import format_down, format_up
+from dpmech.json_values import json_ready
 
 from .metrics import roc_curve
 
@@ -35,19 +36,6 @@ MARKDOWN_NAME = "audit.md"
 SCORES_NAME = "scores.npz"
 ROC_NAME = "roc.png"
 _SUMMARY_FIELDS = ("eps_claimed", "eps_lb", "delta", "mu_claimed", "mu_actual", "mu_lb", "method", "valid_as", "alpha")
-
-
-def json_ready(value):
-    """Plain JSON values: tuples to lists, numpy scalars to Python, non-finite floats to strings."""
-    if isinstance(value, dict):
-        return {str(key): json_ready(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_ready(item) for item in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return value
 
 
 def privacy_region_boundary(fpr, epsilon, delta):

@@ -13,7 +13,9 @@ Dispatches on the event type:
   P[M(D_0) ∈ S] <= e^ε P[M(D_1) ∈ S] + δ over k steps gives the geometric sum
   (Vadhan 2017, Lemma 2.2), which is at most the commonly quoted
   k·e^{(k−1)ε}·δ and equals it at k = 1. Where it reaches 1 there is no
-  guarantee left, and a :class:`~dpmech.events.NoGuaranteeEvent` says so.
+  guarantee left: a :class:`~dpmech.events.NoGuaranteeEvent` says so, and a
+  :class:`~dpmech.NoGuaranteeWarning` is raised, since a ledger that goes on
+  composing would otherwise only show ε = ∞ at the end.
 * :class:`~dpmech.events.LaplaceEvent`: exact, sensitivity kΔ (triangle inequality in ℓ₁).
 * :class:`~dpmech.events.PoissonSampledEvent`,
   :class:`~dpmech.events.SampledWithoutReplacementEvent`: refused (a ValueError):
@@ -31,6 +33,7 @@ result keeps.
 from __future__ import annotations
 
 import math
+import warnings
 
 from . import validation as check
 from .events import (
@@ -44,6 +47,7 @@ from .events import (
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
 )
+from .privacy_warnings import NoGuaranteeWarning
 
 
 def group_privacy(event, group_size):
@@ -84,7 +88,9 @@ def group_privacy(event, group_size):
         log_delta = math.log(event.delta) + log_growth
         delta = math.exp(min(log_delta, 0.0)) * (1.0 + 1e-14)
         if delta >= 1.0:
-            return NoGuaranteeEvent(f"group of {k} records: delta {event.delta:g} grows to {delta:g} >= 1")
+            reason = f"group of {k} records: delta {event.delta:g} grows to {delta:g} >= 1"
+            warnings.warn(f"group privacy: {reason}, no guarantee is left", NoGuaranteeWarning, stacklevel=2)
+            return NoGuaranteeEvent(reason)
         return ApproximateDpEvent(k * epsilon, delta, event.neighbouring, event.description)
     if isinstance(event, SelfComposedEvent):
         return SelfComposedEvent(group_privacy(event.event, k), event.count)

@@ -204,6 +204,19 @@ class PrivacyLedger:
     def _pairs(self):
         return flatten(self._convert(event) for event in self.events)
 
+    @property
+    def gaussian_mu(self) -> float:
+        """μ of the ledger as one μ-GDP release, √(Σ count·μ_i²) under the ledger's relation.
+
+        Exact for Gaussian events (Dong, Roth & Su 2019, Cor. 3.3: μ-GDP composes without loss);
+        ValueError when the ledger holds any other event. Audits compare their μ lower bounds to it.
+        """
+        pairs = self._pairs()
+        others = sorted({type(event).__name__ for event, _ in pairs if not isinstance(event, GaussianEvent)})
+        if others:
+            raise ValueError(f"gaussian_mu applies only to Gaussian events (this ledger also holds {', '.join(others)})")
+        return exact.composed_mu(pairs)
+
     def _resolve(self, method, pairs):
         method = check.choice("method", method, METHODS)
         if method != "auto":

@@ -26,7 +26,9 @@ the worst downstream learner, one that publishes the sample):
   1 − (1 − 1/n)^k >= 1/n). The mechanism "publish the k sampled records in
   the clear" meets the same (ε, δ), so it permits total disclosure of the
   sampled records (for example by memorisation). A meaningful δ is much
-  smaller than 1/n. Every :class:`NfdpGuarantee` therefore carries a warning.
+  smaller than 1/n. Every :class:`NfdpGuarantee` therefore carries a warning,
+  and :func:`nfdp_guarantee` also raises it as a
+  :class:`~dpmech.VacuousGuaranteeWarning`.
 * Lemma 1 holds in the weak sense: ε_with <= ε_without and
   δ_with <= δ_without for all 1 <= k <= n, with equality of both at k = 1
   (so "more private" is not strict there). Proof for ε: the ratio
@@ -43,17 +45,25 @@ the worst downstream learner, one that publishes the sample):
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import validation as check
 from .events import ADD_REMOVE_ONE, ApproximateDpEvent, NoGuaranteeEvent
+from .privacy_warnings import VacuousGuaranteeWarning
 
 # ε and δ are moved up by this many units in the last place: the float
 # evaluation errs by at most about 3 ulps, and the guarantee must never be
 # understated.
 _ROUND_UP_ULPS = 8
+
+
+_VACUOUS = (
+    "FedMD-NFDP's (epsilon, delta) is vacuous: delta >= 1/n, and publishing the k sampled records in the "
+    "clear satisfies the same guarantee (NfdpGuarantee.warning gives this party's numbers)"
+)
 
 
 def _round_up(value: float) -> float:
@@ -119,7 +129,9 @@ def nfdp_guarantee(n, k, replacement) -> NfdpGuarantee:
     The values are valid upper bounds under add/remove-one (and under
     replace-one), for any learner trained on the sample, but vacuous: see
     the module docstring, which also gives the tight (0, δ) values. ε and δ
-    are rounded up by a few ulps, never down.
+    are rounded up by a few ulps, never down. Every call warns with a
+    :class:`~dpmech.VacuousGuaranteeWarning` (the text of ``warning``), so
+    that ``-W error::dpmech.PrivacyWarning`` stops a pipeline that relies on it.
 
     Args:
         n: number of records of the party, n >= 1.
@@ -140,6 +152,9 @@ def nfdp_guarantee(n, k, replacement) -> NfdpGuarantee:
         f"satisfies the same (epsilon, delta), so this guarantee protects almost nothing; a meaningful "
         f"delta is much smaller than 1/n"
     )
+    # One text for every (n, k), so that Python's default filter shows it once per call site
+    # rather than once per party; the numbers are in ``warning``.
+    warnings.warn(_VACUOUS, VacuousGuaranteeWarning, stacklevel=2)
     return NfdpGuarantee(epsilon, delta, n, k, replacement, warning)
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 
 def as_feature_matrix(name: str, features) -> np.ndarray:
@@ -51,3 +52,22 @@ def as_class_labels(name: str, labels, num_records: int, num_classes: int) -> np
     if array.min() < 0 or array.max() >= num_classes:
         raise ValueError(f"{name} must be integers in [0, {num_classes - 1}] (got values in [{array.min()}, {array.max()}])")
     return array
+
+
+def training_data(estimator, X, y, num_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """``fit``'s (X, y) as float64 features and integer labels in [0, num_classes), checked.
+
+    scikit-learn's own checks come first, with their messages (sparse, complex, empty, NaN or inf
+    input, ``y=None``, a continuous target), and set ``n_features_in_``. The class set is public
+    configuration: labels are never re-coded from the values present in ``y``, which would make
+    the released model's shape depend on the private data.
+    """
+    X, y = validate_data(estimator, X, y, dtype=np.float64)
+    check_classification_targets(y)
+    return X, as_class_labels("y", y, X.shape[0], num_classes)
+
+
+def prediction_data(estimator, X) -> np.ndarray:
+    """``predict``'s X as float64, after NotFittedError and the ``n_features_in_`` check."""
+    check_is_fitted(estimator)
+    return validate_data(estimator, X, reset=False, dtype=np.float64)

@@ -39,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 
 import dpmech.sensitivity
 from dpmech import validation as check
@@ -358,6 +359,7 @@ class BatchedLogisticRegression(BaseEstimator):
         # The certificate and the norm check are on the data as given (float64); float32 is a warm start.
         features = self._features(X, torch.float64)
         num_records = features.shape[0]
+        self.n_features_in_ = features.shape[1]
         if self.feature_bound is not None:
             bound = float(check.positive("feature_bound", self.feature_bound))
             largest = float(torch.linalg.vector_norm(features, dim=1).max())
@@ -416,7 +418,10 @@ class BatchedLogisticRegression(BaseEstimator):
 
     def decision_function(self, X) -> torch.Tensor:
         """Logits of every model on X: (B, n) for binary, (B, n, C) for multinomial."""
+        check_is_fitted(self, "parameters_")
         features = self._features(X, self.parameters_.dtype)
+        if features.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {features.shape[1]} features, but the models were fitted on {self.n_features_in_} features")
         if self.fit_intercept:
             features = torch.cat([features, torch.ones_like(features[:, :1])], dim=1)
         logits = self.parameters_ @ features.T
@@ -431,7 +436,8 @@ class BatchedLogisticRegression(BaseEstimator):
         """Replace-one L2 sensitivity of one model trained on n records (needs ``feature_bound``).
 
         Δ + 2τ/λ: Δ = 2L/(nλ) (binary) or 2√2·L/(nλ) (multinomial) of the exact minimiser,
-        L = ‖x̃‖max (Chaudhuri et al. 2011, Cor. 8; formulas.md §2.5), plus twice the certified
+        L = ‖x̃‖max (Chaudhuri et al. 2011, Cor. 8; the multinomial √2 in
+        :func:`dpmech.sensitivity.multinomial_logistic_regression_sensitivity`), plus twice the certified
         distance τ/λ of each released model from its minimiser (``tol``).
         """
         regularization, num_classes, tol, _, _ = self._checked_config()

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
@@ -25,6 +24,7 @@ from rich.progress import Progress
 
 from dpmech import PrivacyLedger
 from dpmech import validation as check
+from dpmech.json_values import json_ready
 
 
 @dataclass(frozen=True)
@@ -184,11 +184,7 @@ class PipelineResult:
             "accuracy": float(self.accuracy),
             "baselines": {name: float(value) for name, value in self.baselines.items()},
             "per_client": [dict(metrics) for metrics in self.per_client],
-            "guarantees": {
-                name: {key: (str(value) if isinstance(value, float) and not math.isfinite(value) else value)
-                       for key, value in record.items()}
-                for name, record in guarantees.items()
-            },
+            "guarantees": json_ready(guarantees),
             "messages": [
                 {"client": m.client, "description": m.description, "released_values": m.num_released_values,
                  "arrays": {name: list(array.shape) for name, array in m.payload.items()}}

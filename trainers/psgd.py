@@ -1,5 +1,5 @@
 """Projected mini-batch SGD in torch: DP-Helmet's Softmax-SLP (Alg. 1) and one-vs-rest Huber SVM
-(Alg. 2), Kirschte, Meiser, Ardalan & Mohammadi (arXiv 2211.02003; formulas.md §1.1–1.3).
+(Alg. 2), Kirschte, Meiser, Ardalan & Mohammadi (arXiv 2211.02003, seed 002, §3–4).
 
 Algorithm (both models), on inputs clipped to x ← x / max(1, ‖x‖₂ / c) and extended by the
 bias coordinate, x̃ = (x, 1), so the bias is regularised and projected with the weights:
@@ -17,7 +17,7 @@ Objectives: Softmax-SLP J(θ) = (Λ/2)‖θ‖_F² + CE(softmax(θ x̃), y); Hub
 J(θ) = Σ_k [(Λ/2)‖θ_k‖² + ℓ_hub(y_k θ_k·x̃)] with y_k = ±1 (one-vs-rest) and the Huber hinge of
 relaxation h. The SVM SUMS the per-class objectives, so every class takes the step η_t of the
 theorem; DP-Helmet's public code averages them (each class then steps η_t / C), which is still
-private but is not the analysed schedule (formulas.md §1.3 FLAG).
+private but is not the analysed schedule.
 
 Smoothness β (per example, with ‖x̃‖² <= c² + 1): Huber SVM β = (c² + 1)/(2h) + Λ (Example 3.16
 of the seed; tensorflow/privacy's StrongConvexHuber); Softmax-SLP β = (c² + 1)/2 + Λ, because
@@ -40,13 +40,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
 
 import dpmech
 import dpmech.sensitivity
 from dpmech import validation as check
 
-from ._features import as_class_labels, as_feature_matrix, with_bias_coordinate
+from ._features import as_class_labels, as_feature_matrix, prediction_data, training_data, with_bias_coordinate
+from .threads import limited_threads
 
 SOFTMAX = "softmax"
 HUBER_SVM = "huber_svm"
@@ -163,6 +163,16 @@ def projected_sgd(
 
 
 class _PsgdTrainer(ClassifierMixin, BaseEstimator):
+    """scikit-learn classifier around :func:`projected_sgd`.
+
+    Inputs are clipped to ``input_clip`` (the algorithm's step, so unbounded data is accepted),
+    at ``predict`` too. ``classes_`` is always ``arange(num_classes)``: the class set is public,
+    never read from ``y``; labels outside it raise ValueError. ``fit`` sets ``n_features_in_``;
+    prediction before ``fit`` raises ``sklearn.exceptions.NotFittedError``. ``threads`` (default 1;
+    None leaves the pools alone) caps the BLAS/OpenMP and torch pools during ``fit``
+    (:func:`trainers.threads.limited_threads`).
+    """
+
     _model = ""
 
     def _common_arguments(self):
@@ -179,19 +189,23 @@ class _PsgdTrainer(ClassifierMixin, BaseEstimator):
         )
 
     def fit(self, X, y):
-        self.parameters_ = projected_sgd(X, y, seed=self.seed, **self._training_arguments())
+        num_classes = check.integer_scalar("num_classes", self.num_classes, 2)
+        features, labels = training_data(self, X, y, num_classes)
+        with limited_threads(self.threads):
+            self.parameters_ = projected_sgd(features, labels, seed=self.seed, **self._training_arguments())
         self.coef_ = self.parameters_[:, :-1]
         self.intercept_ = self.parameters_[:, -1]
         self.classes_ = np.arange(self.num_classes)
         return self
 
     def decision_function(self, X):
-        check_is_fitted(self, "parameters_")
-        inputs = with_bias_coordinate(dpmech.clip_features(as_feature_matrix("X", X), self.input_clip))
+        inputs = with_bias_coordinate(dpmech.clip_features(prediction_data(self, X), self.input_clip))
         return inputs @ self.parameters_.T
 
     def predict(self, X):
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        # Scores first: they raise NotFittedError before ``classes_`` is looked up.
+        scores = self.decision_function(X)
+        return self.classes_[np.argmax(scores, axis=1)]
 
     def train(self, features, labels) -> np.ndarray:
         """The :class:`trainers.protocol.Trainer` entry point: fit and return ``parameters_``."""
@@ -201,13 +215,13 @@ class _PsgdTrainer(ClassifierMixin, BaseEstimator):
 class SoftmaxSLPTrainer(_PsgdTrainer):
     """DP-Helmet Softmax-SLP-SGD (Alg. 1). Sensitivity (replace-one):
     ``dpmech.sensitivity.softmax_slp_sensitivity`` = 2(√2·sqrt(c²+1) + RΛ)/(nΛ) with the bias as input
-    (seed 002 Thm 4.1 states c in place of sqrt(c²+1); formulas.md §1.3), for every n, ``batch_size``
+    (seed 002 Thm 4.1 states c in place of sqrt(c²+1), which omits the bias input), for every n, ``batch_size``
     (each batch, a ragged last one too, is divided by min(batch_size, n)) and number of epochs."""
 
     _model = SOFTMAX
 
     def __init__(self, num_classes=10, regularization=1.0, input_clip=1.0, projection_radius=1.0, epochs=100,
-                 batch_size=20, seed=0, smoothness=None, device="cpu"):
+                 batch_size=20, seed=0, smoothness=None, device="cpu", threads=1):
         self.num_classes = num_classes
         self.regularization = regularization
         self.input_clip = input_clip
@@ -217,6 +231,7 @@ class SoftmaxSLPTrainer(_PsgdTrainer):
         self.seed = seed
         self.smoothness = smoothness
         self.device = device
+        self.threads = threads
 
     def _training_arguments(self):
         return self._common_arguments()
@@ -230,13 +245,13 @@ class SoftmaxSLPTrainer(_PsgdTrainer):
 class HuberSVMTrainer(_PsgdTrainer):
     """DP-Helmet SVM-SGD (Alg. 2): one-vs-rest Huber SVMs, per-class objectives summed.
     Sensitivity (replace-one): ``dpmech.sensitivity.huber_svm_sensitivity``, the joint bound of the C
-    classifiers, each 2(sqrt(c²+1) + RΛ)/(nΛ) (seed 002 Example 3.16, formulas.md §1.3), for every n,
+    classifiers, each 2(sqrt(c²+1) + RΛ)/(nΛ) (seed 002 Example 3.16, with the bias input), for every n,
     ``batch_size`` (each batch divided by min(batch_size, n)) and number of epochs."""
 
     _model = HUBER_SVM
 
     def __init__(self, num_classes=10, regularization=10.0, input_clip=1.0, projection_radius=0.06, huber_h=0.1,
-                 epochs=100, batch_size=20, seed=0, smoothness=None, device="cpu"):
+                 epochs=100, batch_size=20, seed=0, smoothness=None, device="cpu", threads=1):
         self.num_classes = num_classes
         self.regularization = regularization
         self.input_clip = input_clip
@@ -247,6 +262,7 @@ class HuberSVMTrainer(_PsgdTrainer):
         self.seed = seed
         self.smoothness = smoothness
         self.device = device
+        self.threads = threads
 
     def _training_arguments(self):
         return dict(self._common_arguments(), huber_h=self.huber_h)

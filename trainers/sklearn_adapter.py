@@ -7,9 +7,9 @@ The objective is the one the sensitivity bounds are proved for,
 with the intercept as the weight of an appended constant coordinate, so it is regularised and
 the bound covers it. scikit-learn is called with ``fit_intercept=False`` on x̃ and
 ``C = dpmech.sensitivity.sklearn_c(λ, n) = 1/(nλ)``. (scikit-learn minimises C Σ ℓ_i + ½‖θ‖²;
-FedAUX's public code passes C = 1/λ, whose minimiser has an n times larger sensitivity, and leaves
-the intercept unregularised, which no strong-convexity bound covers; see
-/work/shared/reference/formulas.md §2.3.) Because ‖x‖ <= b implies ‖x̃‖ <= sqrt(b² + 1), the
+FedAUX's public code (Sattler et al. 2021) passes C = 1/λ, i.e. the sum-form objective
+Σ ℓ_i + (λ/2)‖θ‖², whose minimiser has an n times larger sensitivity, 2L/λ, and leaves the
+intercept unregularised, which no strong-convexity bound covers.) Because ‖x‖ <= b implies ‖x̃‖ <= sqrt(b² + 1), the
 sensitivity is requested from dpmech with ``feature_bound = sqrt(b² + 1)``.
 
 The class set is public configuration (``num_classes``), never read from the private labels: a
@@ -33,18 +33,13 @@ import torch
 from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils.validation import check_is_fitted
 
 import dpmech.sensitivity
 from dpmech import validation as check
 
-from ._features import (
-    as_class_labels,
-    as_feature_matrix,
-    require_norms_within,
-    with_bias_coordinate,
-)
+from ._features import prediction_data, require_norms_within, training_data, with_bias_coordinate
 from .batched_logistic import certify_minimisers, logistic_objective
+from .threads import limited_threads
 
 
 class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
@@ -69,19 +64,26 @@ class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
     multinomial_bound : "tight" or "seed"
         Which proven multinomial bound ``sensitivity`` reports (see
         :func:`dpmech.sensitivity.multinomial_logistic_regression_sensitivity`).
+    threads : int >= 1 or None
+        Threads of the BLAS/OpenMP and torch pools during ``fit`` (:func:`trainers.threads.limited_threads`;
+        None leaves them alone).
 
     Attributes after ``fit``: ``parameters_`` of shape (1, d+1) for binary or (C, d+1) for
-    multinomial (last column = intercept), ``coef_``, ``intercept_``, ``classes_``.
+    multinomial (last column = intercept), ``coef_``, ``intercept_``, ``classes_`` (always
+    ``arange(num_classes)``: the class set is public, never read from ``y``), ``n_features_in_``.
+    Prediction before ``fit`` raises ``sklearn.exceptions.NotFittedError``. scikit-learn's
+    estimator checks pass except those that assume classes learnt from ``y``
+    (tests/trainers/test_estimator_conventions.py lists them with the reasons).
 
     Sensitivity (replace-one, ``sensitivity(n)``): Δ + 2τ/λ, with Δ the exact minimiser's binary
     ``logistic_regression_sensitivity`` = 2L/(nλ) (Chaudhuri, Monteleoni & Sarwate 2011, Cor. 8)
-    or multinomial ``multinomial_logistic_regression_sensitivity`` = 2√2·L/(nλ) (formulas.md
-    §2.5), both with L = sqrt(b² + 1), and 2τ/λ the certified optimisation error of both
-    neighbours' releases.
+    or multinomial ``multinomial_logistic_regression_sensitivity`` = 2√2·L/(nλ) (the √2 is
+    ‖p − e_y‖₂ <= √2; see that function), both with L = sqrt(b² + 1), and 2τ/λ the certified
+    optimisation error of both neighbours' releases.
     """
 
     def __init__(self, regularization=0.01, num_classes=2, feature_bound=1.0, tol=1e-10, max_iter=10000,
-                 gradient_tolerance=1e-9, max_newton_iter=20, multinomial_bound="tight"):
+                 gradient_tolerance=1e-9, max_newton_iter=20, multinomial_bound="tight", threads=1):
         self.regularization = regularization
         self.num_classes = num_classes
         self.feature_bound = feature_bound
@@ -90,6 +92,7 @@ class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
         self.gradient_tolerance = gradient_tolerance
         self.max_newton_iter = max_newton_iter
         self.multinomial_bound = multinomial_bound
+        self.threads = threads
 
     def _checked_config(self):
         regularization = float(check.positive("regularization", self.regularization))
@@ -100,12 +103,15 @@ class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
         return regularization, num_classes, feature_bound, tol, max_iter
 
     def fit(self, X, y):
+        with limited_threads(self.threads):
+            return self._fit(X, y)
+
+    def _fit(self, X, y):
         regularization, num_classes, feature_bound, tol, max_iter = self._checked_config()
         gradient_tolerance = float(check.positive("gradient_tolerance", self.gradient_tolerance))
         max_newton_iter = check.integer_scalar("max_newton_iter", self.max_newton_iter, 1)
         check.choice("multinomial_bound", self.multinomial_bound, dpmech.sensitivity.MULTINOMIAL_BOUNDS)
-        features = as_feature_matrix("X", X)
-        labels = as_class_labels("y", y, features.shape[0], num_classes)
+        features, labels = training_data(self, X, y, num_classes)
         require_norms_within("X", features, feature_bound)
         num_records = features.shape[0]
         augmented = with_bias_coordinate(features)
@@ -137,8 +143,7 @@ class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
         return self
 
     def decision_function(self, X):
-        check_is_fitted(self, "parameters_")
-        scores = as_feature_matrix("X", X) @ self.coef_.T + self.intercept_
+        scores = prediction_data(self, X) @ self.coef_.T + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict_proba(self, X):
@@ -149,7 +154,9 @@ class LogisticRegressionTrainer(ClassifierMixin, BaseEstimator):
         return softmax(scores, axis=1)
 
     def predict(self, X):
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        # Scores first: they raise NotFittedError before ``classes_`` is looked up.
+        scores = self.predict_proba(X)
+        return self.classes_[np.argmax(scores, axis=1)]
 
     def train(self, features, labels) -> np.ndarray:
         """The :class:`trainers.protocol.Trainer` entry point: fit and return ``parameters_``."""

@@ -10,17 +10,12 @@ themselves, which are already the conservative values.
 from __future__ import annotations
 
 import json
-import math
 
 from ..directed_rounding import format_down, format_log_up, format_up
 
 _FORMATS = {"up": format_up, "down": format_down, "log_up": format_log_up}
 
-
-def _json_value(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return value
+from ..json_values import json_ready
 
 
 def _text(value, direction) -> str:
@@ -38,7 +33,7 @@ def emit(record: dict, as_json: bool, title: str, directions: dict | None = None
             printed from its log).
     """
     if as_json:
-        print(json.dumps({key: _json_value(value) for key, value in record.items()}))
+        print(json.dumps(json_ready(record)))
         return
     from rich.console import Console
     from rich.table import Table

@@ -35,7 +35,7 @@ from scipy import special
 
 from .. import validation as check
 from ..calibration import calibrate_gaussian
-from ..gaussian import gaussian_delta, gaussian_epsilon
+from ..gaussian import _validated_mu, gaussian_delta, gaussian_epsilon
 
 
 def _alpha(alpha):
@@ -218,11 +218,8 @@ def gaussian_gdp_mu(sigma, sensitivity=1.0, compositions=1):
     Dong, Roth & Su 2019: the Gaussian mechanism is (Δ/σ)-GDP and μ-GDP composes to
     √(Σ μ_i²)-GDP, with no loss. Broadcasts.
     """
-    sigma = check.positive("sigma", sigma)
-    sensitivity = check.positive("sensitivity", sensitivity)
-    compositions = check.integer_at_least("compositions", compositions, 1)
     with np.errstate(over="ignore"):
-        mu = sensitivity * np.sqrt(compositions) / np.asarray(sigma)
+        mu = _validated_mu(sigma, sensitivity, compositions)
     if not np.all(np.isfinite(mu)):
         raise ValueError("sigma must not be so small against sensitivity that Δ√k/σ overflows a double")
     return check.scalar_or_array(mu)

@@ -134,7 +134,9 @@ def _adversarial_replacement(draw, dataset, index, num_classes, feature_bound):
 def neighbouring_pairs(n, d, num_classes=2, feature_bound=1.0, relation=REPLACE_ONE) -> st.SearchStrategy:
     """Pairs (D, D') of neighbouring :class:`Dataset` s under ``relation``.
 
-    * ``"replace-one"``: D has n records; D' replaces one of them. Half the
+    * ``"replace-one"``: D has n records; D' replaces one of them by a
+      different record (a draw equal to the old one is replaced by an
+      adversarial record: an identical pair tests nothing). Half the
       time the new record is adversarial: at the norm bound, along or
       against the old feature, with a different label (for example a
       flipped binary label), which is where logistic-regression minimisers
@@ -166,6 +168,8 @@ def neighbouring_pairs(n, d, num_classes=2, feature_bound=1.0, relation=REPLACE_
         else:
             record = draw(_records(1, dimension, count, feature_bound))
             feature, label = record.features[0], int(record.labels[0])
+            if label == dataset.labels[index] and np.array_equal(feature, dataset.features[index]):
+                feature, label = _adversarial_replacement(draw, dataset, index, count, feature_bound)
         features, labels = dataset.features.copy(), dataset.labels.copy()
         features[index], labels[index] = feature, label
         return dataset, Dataset(features, labels)

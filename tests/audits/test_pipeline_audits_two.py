@@ -15,6 +15,13 @@ from trainers.pipelines.fedgm import FedGmConfig
 from trainers.pipelines.fedmd_nfdp import FedMdNfdpConfig
 from trainers.pipelines.fedzda import FedZdaConfig
 
+# The audited FedMD-NFDP, FedGM and Fed-ZDA runs raise their caveats (tests/trainers/test_privacy_warnings.py checks them).
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::dpmech.VacuousGuaranteeWarning"),
+    pytest.mark.filterwarnings("ignore::dpmech.UnprotectedReleaseWarning"),
+    pytest.mark.filterwarnings("ignore::dpmech.NoGuaranteeWarning"),
+]
+
 ALPHA = 0.05
 TINY = {
     "fedmd-nfdp": (FedMdNfdpConfig(subsample_size=40, public_epochs=1, initial_epochs=8, num_clients=5), 20),

@@ -1,6 +1,7 @@
 """group_privacy: exact for Gaussians, kε for pure ε, the geometric δ sum for (ε, δ)."""
 
 import math
+import warnings
 
 import pytest
 from hypothesis import given
@@ -12,6 +13,7 @@ from dpmech import (
     ApproximateDpEvent,
     GaussianEvent,
     NoGuaranteeEvent,
+    NoGuaranteeWarning,
     NoPrivacyLossEvent,
     PrivacyLedger,
     PureEpsilonEvent,
@@ -35,11 +37,15 @@ def test_gaussian_group_equals_scaled_sensitivity(sigma, sensitivity, k, epsilon
 
 @given(st.floats(0.001, 5.0), st.floats(1e-12, 1e-3), st.integers(1, 30))
 def test_approximate_dp_group_is_the_geometric_sum_and_at_most_k_exp(epsilon, delta, k):
-    grouped = group_privacy(ApproximateDpEvent(epsilon, delta), k)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        grouped = group_privacy(ApproximateDpEvent(epsilon, delta), k)
     geometric = delta * sum(math.exp(i * epsilon) for i in range(k))
     if geometric >= 1.0:
         assert isinstance(grouped, NoGuaranteeEvent)
+        assert any(issubclass(record.category, NoGuaranteeWarning) for record in caught)
         return
+    assert not any(issubclass(record.category, NoGuaranteeWarning) for record in caught)
     assert grouped.epsilon == pytest.approx(k * epsilon)
     assert grouped.delta == pytest.approx(geometric, rel=1e-12)
     assert grouped.delta >= geometric
@@ -62,7 +68,8 @@ def test_self_composed_events_group_inside():
 
 
 def test_large_groups_do_not_overflow():
-    assert isinstance(group_privacy(ApproximateDpEvent(2.0, 1e-300), 1000), NoGuaranteeEvent)
+    with pytest.warns(NoGuaranteeWarning, match="group of 1000 records"):
+        assert isinstance(group_privacy(ApproximateDpEvent(2.0, 1e-300), 1000), NoGuaranteeEvent)
     assert group_privacy(ApproximateDpEvent(0.0, 1e-9), 10).delta == pytest.approx(1e-8)
 
 

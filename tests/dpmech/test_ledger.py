@@ -205,3 +205,21 @@ def test_auto_and_exact_account_randomized_response_exactly():
 def test_bad_ledger_input_names_the_parameter(call, parameter):
     with pytest.raises(ValueError, match=parameter):
         call()
+
+
+@given(st.lists(st.tuples(st.floats(0.1, 100.0), st.floats(0.01, 10.0), st.integers(1, 50)), min_size=1, max_size=5),
+       st.booleans())
+def test_gaussian_mu_is_the_exact_composition_under_the_ledger_relation(releases, add_remove):
+    # An add/remove Gaussian enters a replace-one ledger as a group of two: twice its μ.
+    ledger = PrivacyLedger()
+    for sigma, sensitivity, count in releases:
+        ledger.record(GaussianEvent(sigma, sensitivity, ADD_REMOVE_ONE if add_remove else None), count)
+    scale = 2.0 if add_remove else 1.0
+    expected = math.sqrt(math.fsum(count * (scale * sensitivity / sigma) ** 2 for sigma, sensitivity, count in releases))
+    assert ledger.gaussian_mu == pytest.approx(expected, rel=1e-13)
+    assert ledger.epsilon(1e-5).epsilon == pytest.approx(gaussian_epsilon(1e-5, 1.0, ledger.gaussian_mu), rel=1e-9)
+
+
+def test_gaussian_mu_refuses_a_ledger_with_other_events():
+    with pytest.raises(ValueError, match="only to Gaussian events"):
+        PrivacyLedger().record(GaussianEvent(1.0)).record(PureEpsilonEvent(1.0)).gaussian_mu

@@ -15,6 +15,9 @@ import dpmech
 
 mpmath.mp.dps = 50
 
+# Every guarantee computed here is vacuous by design; test_every_guarantee_warns_that_it_is_vacuous checks the warning.
+pytestmark = pytest.mark.filterwarnings("ignore::dpmech.VacuousGuaranteeWarning")
+
 
 def exact(n, k, replacement):
     n, k = mpmath.mpf(n), mpmath.mpf(k)
@@ -158,3 +161,15 @@ BAD_INPUTS = [
 def test_bad_input_raises_value_error_naming_the_parameter(parameter, call):
     with pytest.raises(ValueError, match=parameter):
         call()
+
+
+@pytest.mark.filterwarnings("default")
+@given(sizes())
+def test_every_guarantee_warns_that_it_is_vacuous(setting):
+    # The caveat must reach users who never read the ``warning`` field: a PrivacyWarning filter
+    # (``-W error::dpmech.PrivacyWarning``) has to stop every NFDP guarantee, δ = 1 included.
+    n, k, replacement = setting
+    with pytest.warns(dpmech.VacuousGuaranteeWarning, match="delta >= 1/n") as caught:
+        guarantee = dpmech.nfdp_guarantee(n, k, replacement)
+    assert guarantee.delta >= 1.0 / n
+    assert all(record.filename == __file__ for record in caught if issubclass(record.category, dpmech.PrivacyWarning))

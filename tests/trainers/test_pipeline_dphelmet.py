@@ -87,6 +87,7 @@ def test_user_adds_its_noise_share_and_never_projects_after_it(digits):
     assert np.linalg.norm(message.payload["noisy_model"]) > 0.5  # not projected back onto the R-ball
 
 
+@pytest.mark.filterwarnings("ignore::dpmech.NoGuaranteeWarning")  # the noiseless run is the point
 def test_without_noise_the_average_beats_chance_by_far(digits):
     config = DpHelmetConfig(num_users=5, records_per_user=50, epochs=10, model="huber_svm", projection_radius=0.3,
                             epsilon=math.inf, num_components=16)

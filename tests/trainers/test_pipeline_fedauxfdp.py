@@ -84,6 +84,7 @@ def test_guarantees_basic_is_the_sum_and_tight_is_the_exact_composition(tiny_res
     assert basic.epsilon == pytest.approx(TINY.score_epsilon + TINY.class_epsilon, rel=1e-8)
     score_event, class_event = tiny_result.ledger.events
     composed_mu = math.hypot(score_event.mu, class_event.mu)
+    assert tiny_result.ledger.gaussian_mu == pytest.approx(composed_mu, rel=1e-15)
     assert tight.epsilon == pytest.approx(dpmech.gaussian_epsilon(2e-5, 1.0, composed_mu), rel=1e-9)
     assert tight.epsilon < basic.epsilon
 
@@ -105,6 +106,7 @@ def test_heads_carry_noise_of_the_calibrated_scale(digits):
     assert isinstance(clean.events[1], dpmech.NoGuaranteeEvent)
 
 
+@pytest.mark.filterwarnings("ignore::dpmech.NoGuaranteeWarning")  # the noiseless run is the point
 def test_without_noise_the_server_beats_chance_by_far(digits):
     config = FedAuxFdpConfig(num_clients=4, alpha=10.24, num_components=8, score_epsilon=math.inf, class_epsilon=math.inf)
     result = run_fedauxfdp(digits, config, seed=0)

@@ -9,6 +9,9 @@ from trainers import networks
 from trainers.data import LabelledData, load_digits_dataset, split_federated
 from trainers.pipelines import fedgm
 
+# Every FedGM run warns that its images are unprotected (tests/trainers/test_privacy_warnings.py checks it).
+pytestmark = pytest.mark.filterwarnings("ignore::dpmech.UnprotectedReleaseWarning")
+
 EPSILON = 4.0
 TINY = dict(num_clients=3, alpha=10.0, images_per_class=4, real_batch_size=8, outer_iterations=1, matching_steps=2,
             network_steps=1, width=8, label_epsilon=EPSILON, server_epochs=15, fedavg_rounds=2, fedavg_local_epochs=1,

@@ -8,6 +8,9 @@ import dpmech
 from trainers.data import LabelledData, load_digits_dataset, split_federated
 from trainers.pipelines.fedmd_nfdp import FedMdNfdpConfig, run_fedmd_nfdp
 
+# Every FedMD-NFDP run warns that its guarantee is vacuous (tests/trainers/test_privacy_warnings.py checks it).
+pytestmark = pytest.mark.filterwarnings("ignore::dpmech.VacuousGuaranteeWarning")
+
 TINY = dict(num_clients=3, subsample_size=30, rounds=1, public_epochs=1, initial_epochs=8, alignment_size=60,
             learning_rate=1e-2)
 

@@ -8,7 +8,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-import dpmech
 from dpmech.verify import DpViolation
 from dpmech.verify.renyi import assert_gdp, assert_zcdp, density_renyi_divergence, renyi_divergence
 from tests.profiles import examples

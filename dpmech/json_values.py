@@ -1,0 +1,25 @@
+"""Plain JSON values for results: the one conversion that the CLI, the trainers and the audits share.
+
+JSON has no ∞ or NaN (``json.dumps`` writes the non-standard ``Infinity``), and a privacy result
+often holds ε = ∞ ("no guarantee"), so non-finite floats become the strings ``"inf"``, ``"-inf"``
+and ``"nan"``; they are never dropped or replaced by a number.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def json_ready(value):
+    """Plain JSON values: tuples to lists, numpy scalars to Python, non-finite floats to strings."""
+    if isinstance(value, dict):
+        return {str(key): json_ready(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(item) for item in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
