@@ -1,10 +1,15 @@
 """Auditing Distributed DP-Helmet: a canary user through blind averaging, sampled through the pipeline's release step.
 
-Two neighbouring worlds differ in user 0's data: one record replaced by a
-canary at the norm bound with another label (record-level claim), or every
-record's label shifted (user-level claim). User 0's PSGD model is trained
-on both with the pipeline's own :func:`~trainers.pipelines.dphelmet.user_trainer`
-and the same PSGD randomness, as the bolt-on sensitivity bound assumes. The
+Two neighbouring worlds differ in user 0's data: the neighbour that moves
+user 0's PSGD model furthest, found by :func:`search_dphelmet_canary` (record
+level: influence proposals at the trained Softmax-SLP model and plain
+proposals at the norm bound with every other label; user level: relabellings,
+with and without negated features), each retrained exactly with the
+pipeline's own :func:`~trainers.pipelines.dphelmet.user_trainer` and the same
+PSGD randomness, as the bolt-on sensitivity bound assumes. The search fixes
+the pair before any release is drawn, from its own random stream, so the
+releases stay independent draws of the two fixed worlds and the GDP bound
+stays certified (:mod:`audits.attacks.canary_search`). The
 other users' models are the same in both worlds and shift both averages
 equally, so they drop out of the projection statistic and are taken as 0.
 Every user's message is then drawn by the pipeline's release step
@@ -26,19 +31,75 @@ evenly between the GDP bound and the noise-scale bound.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
+import dpmech
 from trainers.data import PrivateData
 from trainers.federation import ledger_from_messages
 from trainers.pipelines import dphelmet as pipeline
 from trainers.pipelines.dphelmet import USER, DpHelmetConfig
+from trainers.psgd import SOFTMAX
 
 from ...gdp import epsilon_from_gdp
 from ...noise_scale import check_noise_scale
+from ..canary_search import (LogisticHead, SearchResult, plain_canaries, retrain_best, search_logistic_canaries,
+                             user_relabellings)
 from ..threat_model import WHITE_BOX, ThreatModel
-from .fedauxfdp import replace_with_canary
 from .record import PipelineAudit, audit_generator, audit_inputs, displacement_check, mia_summary, projected_scores
+
+
+@dataclass(frozen=True)
+class DpHelmetCanary:
+    """The searched neighbour of user 0 and the two worlds' PSGD models (same shuffles)."""
+
+    description: str
+    result: SearchResult
+    model_without: np.ndarray
+    model_with: np.ndarray
+
+
+def search_dphelmet_canary(local: PrivateData, config: DpHelmetConfig, num_classes: int, trainer_seed: int,
+                           rng: np.random.Generator) -> DpHelmetCanary:
+    """The neighbour of user 0's data that moves its PSGD model furthest, by exact retraining.
+
+    Record level: influence proposals at the trained model for Softmax-SLP (whose PSGD
+    approximates the multinomial objective with λ = Λ) and plain proposals (a record's opposite
+    and own direction at the bound, every other label), each retrained with the user's PSGD and
+    the same shuffles (``trainer_seed``), as the bolt-on bound assumes. User level: the
+    relabellings of :func:`audits.attacks.canary_search.user_relabellings`. Soundness: the search
+    fixes the pair before any release is drawn (:mod:`audits.attacks.canary_search`).
+    """
+    def train(data):
+        with pipeline._one_torch_thread():
+            return pipeline.user_trainer(config, num_classes, trainer_seed).train(data.features, data.labels)
+
+    model_without = train(local)
+    if config.privacy_unit == USER:
+        proposals = user_relabellings(local, model_without, config.feature_bound, num_classes)
+        neighbour = lambda proposal: proposal[1]  # noqa: E731
+    else:
+        proposals = plain_canaries(local, config.feature_bound, num_classes, num_records=1)
+        if config.model == SOFTMAX:
+            head = LogisticHead(model_without, local.features, local.labels, config.regularization, 1.0)
+            proposals = search_logistic_canaries([head], local, config.feature_bound, num_classes, rng) + proposals
+        neighbour = lambda proposal: proposal.neighbour(local)  # noqa: E731
+    models = {}
+
+    def displacement(proposal):
+        models[id(proposal)] = train(neighbour(proposal))
+        return float(np.linalg.norm(models[id(proposal)] - model_without))
+
+    result = retrain_best(proposals, displacement)
+    if config.privacy_unit == USER:
+        description = f"user 0's whole dataset replaced: {result.canary[0]}"
+    else:
+        description = (f"record {result.canary.index} of user 0 replaced by a feature of norm "
+                       f"{np.linalg.norm(result.canary.feature):.4g} with label {result.canary.label} "
+                       f"({result.canary.kind} proposal)")
+    return DpHelmetCanary(description + f", the furthest of {result.retrained} exactly retrained proposals",
+                          result, model_without, models[id(result.canary)])
 
 
 def audit_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 0, *, trials: int = 10_000,
@@ -48,19 +109,13 @@ def audit_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 
     rng = audit_generator(seed, 1)
     prepared = pipeline.prepare_users(data, config, seed)
     local = prepared.local(0)
-    if config.privacy_unit == USER:
-        neighbour = PrivateData(local.features, (local.labels + 1) % prepared.num_classes)
-        canary = "user 0's whole dataset relabelled (every label shifted by one)"
-    else:
-        neighbour = replace_with_canary(local, 0, config.feature_bound, prepared.num_classes)
-        canary = "one record of user 0 at the norm bound, opposite direction, other label"
     trainer_seed = int(rng.integers(2**62))
-    model_without = pipeline.user_trainer(config, prepared.num_classes, trainer_seed).train(local.features, local.labels)
-    model_with = pipeline.user_trainer(config, prepared.num_classes, trainer_seed).train(neighbour.features, neighbour.labels)
-    distance = float(np.linalg.norm(model_with - model_without))
-    measurements = {"canary_distance_over_local_sensitivity": distance / prepared.sensitivity,
+    search = search_dphelmet_canary(local, config, prepared.num_classes, trainer_seed, audit_generator(seed, 2))
+    model_without, model_with = search.model_without, search.model_with
+    canary = search.description
+    measurements = {"canary_distance_over_local_sensitivity": search.result.displacement / prepared.sensitivity,
+                    "canary_proposals_retrained": search.result.retrained,
                     "num_users": config.num_users, "user_noise_std": prepared.settings.user_noise_std}
-
     models_without = np.zeros((config.num_users,) + model_without.shape)
     models_with = models_without.copy()
     models_without[0], models_with[0] = model_without, model_with
@@ -83,6 +138,15 @@ def audit_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 
         eps_claimed = ledger_from_messages(messages).epsilon(config.delta).epsilon
         result = epsilon_from_gdp(scores, alpha=check_alpha, delta=config.delta)
         eps_lb, mu_lb, mu_claimed, method, valid_as = result.eps_lb, result.mu_lb, event.mu, result.method, result.valid_as
+        # The canary's μ through the average, displacement/|U| against the event's σ (only the
+        # honest fraction t adds noise), and against the noise of this run, where every user adds
+        # σ_u (σ_u/√|U| on the average). The ε of the latter is what any estimator could reach on
+        # this pair with unlimited releases.
+        average_displacement = search.result.displacement / config.num_users
+        sampled_mu = average_displacement / (settings.user_noise_std / math.sqrt(config.num_users))
+        measurements["canary_mu_over_claimed_mu"] = average_displacement / event.sigma / event.mu
+        measurements["sampled_mu_over_claimed_mu"] = sampled_mu / event.mu
+        measurements["epsilon_of_sampled_canary_mu"] = float(dpmech.gaussian_epsilon(config.delta, 1.0, sampled_mu))
         mia = mia_summary("white-box projection on the canary user's direction", scores)
         release_checks = {
             "average_noise_scale": check_noise_scale(out_averages, models_without.mean(axis=0), event.sigma,
