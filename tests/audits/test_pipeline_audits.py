@@ -28,6 +28,8 @@ def test_a_correct_pipeline_passes_its_canary_audit(digits, pipeline):
     audit = audit_function(digits, config, seed=0, trials=2000)
     assert audit.valid_as == "certified"
     assert 0.0 <= audit.eps_lb <= audit.eps_claimed <= 2.0
+    assert not audit.violation
+    assert 0.0 < audit.measurements["canary_mu_over_claimed_mu"] <= 1.0
     assert audit.eps_claimed == pytest.approx(run(digits, config, seed=0).guarantees["tight"].epsilon, rel=1e-9)
     assert 0.0 <= audit.mia["auc"] <= 1.0
     assert audit.as_dict()["threat_model"]["access"] == "white-box"
@@ -38,8 +40,14 @@ def test_fedauxfdp_budget_split_meets_the_target_and_canary_sits_inside_the_boun
     audit = pipeline_parts("fedauxfdp")[0](digits, config, seed=1, trials=2000)
     assert audit.eps_claimed <= 1.0
     assert audit.eps_claimed == pytest.approx(1.0, rel=1e-6)
-    assert 0.0 < audit.measurements["canary_class_distance_over_bound"] <= 1.0
-    assert 0.0 < audit.measurements["canary_score_distance_over_bound"] <= 1.0
+    measurements = audit.measurements
+    assert 0.0 < measurements["canary_class_distance_over_bound"] <= 1.0
+    # The scoring head cannot pass its label-fixed sensitivity (every private record has label 1 there).
+    assert 0.0 < measurements["canary_score_distance_over_bound"] <= measurements[
+        "score_head_label_fixed_sensitivity_over_bound"] < 1.0
+    assert measurements["canary_score_distance_over_label_fixed_sensitivity"] <= 1.0
+    # eps_lb bounds the ε of the tested pair's own μ, which lies below the claim.
+    assert audit.eps_lb <= measurements["epsilon_of_canary_mu"] <= audit.eps_claimed
 
 
 def test_an_under_noised_dphelmet_is_caught(digits, monkeypatch):
