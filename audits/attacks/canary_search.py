@@ -168,20 +168,24 @@ def search_logistic_canaries(heads: Sequence[LogisticHead], local: PrivateData, 
     dimension = features.shape[1]
     operators = [head.influence() for head in heads]
 
-    def removal(rows):
-        return [operator @ head.gradients(features[rows], labels[rows]).T for head, operator in zip(heads, operators)]
-
-    removal_norms = np.sqrt(sum(np.sum(block**2, axis=0) for block in removal(np.arange(len(local)))))
+    # removals[h][i] = scale_h H_h⁻¹ ∇ℓ_h(z_i) / n_h: record i's own influence on head h.
+    removals = [head.gradients(features, labels) @ operator.T for head, operator in zip(heads, operators)]
+    removal_norms = np.sqrt(sum(np.sum(block**2, axis=1) for block in removals))
     records = np.argsort(-removal_norms, kind="stable")[:num_records]
 
     def displacement_squared(candidates, index, label):
-        total = np.zeros(candidates.shape[0])
-        for head, operator in zip(heads, operators):
-            reference = operator @ head.gradients(features[index], labels[index])[0]
-            moved = head.gradients(candidates, label) @ operator.T - reference
-            total += np.sum(moved**2, axis=1)
-        return total
+        return sum(np.sum((head.gradients(candidates, label) @ operator.T - removal[index])**2, axis=1)
+                   for head, operator, removal in zip(heads, operators, removals))
 
+    def negative_objective(x, index, label):
+        value, gradient = 0.0, np.zeros(dimension)
+        for head, operator, removal in zip(heads, operators, removals):
+            moved = operator @ head.gradients(x, label)[0] - removal[index]
+            value += moved @ moved
+            gradient += 2.0 * (operator @ head.gradient_jacobian(x, label)).T @ moved
+        return -value, -gradient
+
+    ball = [{"type": "ineq", "fun": lambda x: bound**2 - x @ x, "jac": lambda x: -2.0 * x}]
     proposals = []
     for index in records:
         norm = float(np.linalg.norm(features[index]))
@@ -189,29 +193,14 @@ def search_logistic_canaries(heads: Sequence[LogisticHead], local: PrivateData, 
         random_directions = rng.normal(size=(2, dimension))
         starts = bound * np.vstack([-own, own, random_directions / np.linalg.norm(random_directions, axis=1, keepdims=True)])
         for label in range(num_classes):
-            values = displacement_squared(starts, index, label)
-            start = starts[int(np.argmax(values))]
-            references = [operator @ head.gradients(features[index], labels[index])[0]
-                          for head, operator in zip(heads, operators)]
-
-            def negative_objective(x, label=label, references=references):
-                value, gradient = 0.0, np.zeros(dimension)
-                for head, operator, reference in zip(heads, operators, references):
-                    moved = operator @ head.gradients(x, label)[0] - reference
-                    value += moved @ moved
-                    gradient += 2.0 * (operator @ head.gradient_jacobian(x, label)).T @ moved
-                return -value, -gradient
-
-            solution = minimize(
-                negative_objective, start, jac=True, method="SLSQP",
-                constraints=[{"type": "ineq", "fun": lambda x: bound**2 - x @ x, "jac": lambda x: -2.0 * x}],
-                options={"maxiter": 100, "ftol": 1e-12},
-            )
+            start = starts[int(np.argmax(displacement_squared(starts, index, label)))]
+            solution = minimize(negative_objective, start, args=(index, label), jac=True, method="SLSQP",
+                                constraints=ball, options={"maxiter": 100, "ftol": 1e-12})
             # SLSQP may end a hair outside the ball; the clip keeps the canary a valid neighbour.
-            feature = dpmech.clip_features(solution.x[None, :], bound)[0]
-            best = max((feature, start), key=lambda x: displacement_squared(x[None, :], index, label)[0])
-            proposals.append(Canary(int(index), best, label, float(math.sqrt(displacement_squared(best[None, :], index, label)[0])),
-                                    "influence"))
+            candidates = np.vstack([dpmech.clip_features(solution.x[None, :], bound), start[None, :]])
+            values = displacement_squared(candidates, index, label)
+            best = int(np.argmax(values))
+            proposals.append(Canary(int(index), candidates[best], label, float(math.sqrt(values[best])), "influence"))
     proposals.sort(key=lambda canary: -canary.predicted)
     return proposals[:num_proposals]
 
