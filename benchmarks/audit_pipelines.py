@@ -87,8 +87,8 @@ CANARY_ROWS = {
                   ("proposals retrained", "canary_proposals_retrained")),
     "dphelmet": (("user model displacement / local sensitivity", "canary_distance_over_local_sensitivity"),
                  ("canary μ / claimed μ (honest fraction t)", "canary_mu_over_claimed_mu"),
-                 ("sampled μ / claimed μ (every user honest)", "sampled_mu_over_claimed_mu"),
-                 ("ε of the sampled μ (ceiling of any eps_lb on this pair)", "epsilon_of_sampled_canary_mu"),
+                 ("scored μ / claimed μ (colluders' noise removed)", "scored_mu_over_claimed_mu"),
+                 ("ε of the scored μ (ceiling of any eps_lb on this pair)", "epsilon_of_scored_canary_mu"),
                  ("proposals retrained", "canary_proposals_retrained")),
 }
 

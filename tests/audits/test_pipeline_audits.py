@@ -3,6 +3,7 @@
 import dataclasses
 import math
 
+import numpy as np
 import pytest
 
 import dpmech
@@ -78,3 +79,18 @@ def test_lira_sees_members_of_a_noise_free_class_head(digits):
 def test_unknown_pipeline_is_refused():
     with pytest.raises(ValueError, match="pipeline"):
         pipeline_parts("fedprox")
+
+
+@pytest.mark.parametrize("honest_fraction", [0.5, 0.35, 1.0])
+def test_dphelmet_audit_scores_carry_exactly_the_honest_noise_the_event_claims(digits, honest_fraction):
+    # Colluding users' noise shares are removed before scoring: the OUT scores' spread is the
+    # ⌈t|U|⌉ honest users' noise, σ_u·sqrt(⌈t|U|⌉)/|U|, which is at least the event's σ (= it when t|U| is whole).
+    config = dataclasses.replace(pipeline_config("dphelmet", 1.0, 1e-5), honest_fraction=honest_fraction)
+    audit = pipeline_parts("dphelmet")[0](digits, config, seed=0, trials=2000)
+    honest = math.ceil(honest_fraction * config.num_users)
+    assert audit.measurements["honest_users"] == honest
+    expected = audit.measurements["user_noise_std"] * math.sqrt(honest) / config.num_users
+    assert np.std(audit.scores.out_scores) == pytest.approx(expected, rel=0.06)
+    event_sigma = audit.measurements["user_noise_std"] * math.sqrt(honest_fraction * config.num_users) / config.num_users
+    assert expected >= event_sigma * (1 - 1e-12)
+    assert not audit.violation and audit.eps_lb <= audit.measurements["epsilon_of_scored_canary_mu"] <= audit.eps_claimed
