@@ -56,7 +56,6 @@ from trainers.data import PrivateData
 from trainers.federation import ledger_from_messages
 from trainers.pipelines import fedauxfdp as pipeline
 from trainers.pipelines.fedauxfdp import FedAuxFdpConfig
-
 from trainers.sklearn_adapter import LogisticRegressionTrainer
 
 from ...gdp import epsilon_from_gdp
@@ -125,6 +124,8 @@ def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int
     with_canary = pipeline.train_client_heads(search.canary.neighbour(local), negative, settings)
 
     score_distance = float(np.linalg.norm(with_canary.score_head - without.score_head))
+    # train_client_heads fits with the trainer's default gradient tolerance τ, so the label-fixed
+    # bound takes the same 2τ/λ the event's sensitivity does.
     label_fixed_bound = dpmech.sensitivity.approximate_minimizer_sensitivity(
         label_fixed_logistic_sensitivity(settings.score_regularization, without.num_records + without.num_negative,
                                          settings.feature_bound),
