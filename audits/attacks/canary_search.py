@@ -38,8 +38,8 @@ is the sensitivity that this restriction allows, which the generic bound 2L/(nλ
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
 
 import numpy as np
 from scipy.optimize import minimize
@@ -90,7 +90,7 @@ class LogisticHead:
     labels: np.ndarray
     regularization: float
     scale: float
-    fixed_label: Optional[int] = None
+    fixed_label: int | None = None
 
     @property
     def binary(self) -> bool:

@@ -165,3 +165,15 @@ def test_searched_dphelmet_canary_moves_the_user_model_further_than_the_plain_ca
     assert search.result.displacement == pytest.approx(np.linalg.norm(search.model_with - search.model_without))
     assert search.result.displacement > (1.05 if unit == "record" else 1.5) * old_displacement
     assert search.result.displacement <= prepared.sensitivity
+
+
+def test_dphelmet_huber_svm_search_uses_plain_proposals_within_the_bound(digits):
+    config = dataclasses.replace(pipeline_config("dphelmet", 1.0, 1e-5), model="huber_svm", regularization=10.0,
+                                 projection_radius=0.06)
+    prepared = dphelmet.prepare_users(digits, config, 0)
+    local = prepared.local(0)
+    search = search_dphelmet_canary(local, config, prepared.num_classes, 3, np.random.default_rng(0))
+    assert_valid_neighbour(search.result.canary, local, config.feature_bound, prepared.num_classes)
+    assert search.result.canary.kind in ("opposite direction", "own direction")
+    assert search.result.retrained == 2 * (prepared.num_classes - 1)
+    assert 0.0 < search.result.displacement <= prepared.sensitivity

@@ -84,17 +84,16 @@ def search_dphelmet_canary(local: PrivateData, config: DpHelmetConfig, num_class
     model_without = train(local)
     if config.privacy_unit == USER:
         proposals = user_relabellings(local, model_without, config.feature_bound, num_classes)
-        neighbour = lambda proposal: proposal[1]  # noqa: E731
     else:
         proposals = plain_canaries(local, config.feature_bound, num_classes, num_records=1)
         if config.model == SOFTMAX:
             head = LogisticHead(model_without, local.features, local.labels, config.regularization, 1.0)
             proposals = search_logistic_canaries([head], local, config.feature_bound, num_classes, rng) + proposals
-        neighbour = lambda proposal: proposal.neighbour(local)  # noqa: E731
     models = {}
 
     def displacement(proposal):
-        models[id(proposal)] = train(neighbour(proposal))
+        neighbour = proposal[1] if config.privacy_unit == USER else proposal.neighbour(local)
+        models[id(proposal)] = train(neighbour)
         return float(np.linalg.norm(models[id(proposal)] - model_without))
 
     result = retrain_best(proposals, displacement)
