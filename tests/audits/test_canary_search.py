@@ -136,7 +136,8 @@ def test_searched_fedauxfdp_canary_moves_the_whitened_heads_further_than_the_pla
     negative = prepared.features.negative.features
     without = fedauxfdp.train_client_heads(local, negative, settings)
     mechanisms = fedauxfdp.head_mechanisms(without, settings)
-    search = search_fedauxfdp_canary(local, negative, without, mechanisms, settings, np.random.default_rng(0))
+    search, with_canary = search_fedauxfdp_canary(local, negative, without, mechanisms, settings,
+                                                  np.random.default_rng(0))
     assert_valid_neighbour(search.canary, local, config.feature_bound, prepared.num_classes)
 
     def whitened(canary):
@@ -145,6 +146,8 @@ def test_searched_fedauxfdp_canary_moves_the_whitened_heads_further_than_the_pla
                           np.linalg.norm(moved.class_head - without.class_head) / mechanisms.class_.event.sigma)
 
     assert search.displacement == pytest.approx(whitened(search.canary), rel=1e-6)
+    assert np.array_equal(with_canary.class_head,
+                          fedauxfdp.train_client_heads(search.canary.neighbour(local), negative, settings).class_head)
     assert search.displacement > 1.05 * whitened(yesterdays_canary(local, config.feature_bound, prepared.num_classes))
     assert search.displacement <= math.hypot(mechanisms.score.event.mu, mechanisms.class_.event.mu)
 

@@ -61,16 +61,16 @@ from trainers.sklearn_adapter import LogisticRegressionTrainer
 from ...gdp import epsilon_from_gdp
 from ...lira import leave_one_out_scores
 from ...noise_scale import check_noise_scale
-from ..canary_search import (LogisticHead, SearchResult, label_fixed_logistic_sensitivity, retrain_best,
-                             search_logistic_canaries)
+from ..canary_search import LogisticHead, label_fixed_logistic_sensitivity, retrain_best, search_logistic_canaries
 from ..shadow_heads import shadow_head_confidences
 from ..threat_model import WHITE_BOX, ThreatModel
 from .record import PipelineAudit, audit_generator, audit_inputs, displacement_check, mia_summary, projected_scores
 
 
 def search_fedauxfdp_canary(local: PrivateData, negative_features: np.ndarray, without, mechanisms, settings,
-                            rng: np.random.Generator) -> SearchResult:
-    """The replacement of one of the client's records that moves its two released heads furthest.
+                            rng: np.random.Generator):
+    """(search result, the winner's trained heads): the replacement of one of the client's records that moves
+    its two released heads furthest.
 
     Influence search (:func:`audits.attacks.canary_search.search_logistic_canaries`) over both
     heads at once: the scoring head (label 1 for every private record, n = n_i + |D⁻|) and the
@@ -94,12 +94,15 @@ def search_fedauxfdp_canary(local: PrivateData, negative_features: np.ndarray, w
     ]
     proposals = search_logistic_canaries(heads, local, settings.feature_bound, settings.num_classes, rng)
 
+    trained = {}
+
     def whitened_displacement(canary):
-        moved = pipeline.train_client_heads(canary.neighbour(local), negative_features, settings)
+        moved = trained[id(canary)] = pipeline.train_client_heads(canary.neighbour(local), negative_features, settings)
         return math.hypot(score_scale * np.linalg.norm(moved.score_head - without.score_head),
                           class_scale * np.linalg.norm(moved.class_head - without.class_head))
 
-    return retrain_best(proposals, whitened_displacement)
+    result = retrain_best(proposals, whitened_displacement)
+    return result, trained[id(result.canary)]
 
 
 def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int = 0, *, trials: int = 10_000,
@@ -120,8 +123,8 @@ def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int
     without = pipeline.train_client_heads(local, negative, settings)
     mechanisms = pipeline.head_mechanisms(without, settings)
     noisy = mechanisms.score is not None and mechanisms.class_ is not None
-    search = search_fedauxfdp_canary(local, negative, without, mechanisms, settings, audit_generator(seed, 2))
-    with_canary = pipeline.train_client_heads(search.canary.neighbour(local), negative, settings)
+    search, with_canary = search_fedauxfdp_canary(local, negative, without, mechanisms, settings,
+                                                  audit_generator(seed, 2))
 
     score_distance = float(np.linalg.norm(with_canary.score_head - without.score_head))
     # train_client_heads fits with the trainer's default gradient tolerance τ, so the label-fixed
