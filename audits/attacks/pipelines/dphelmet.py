@@ -1,10 +1,15 @@
 """Auditing Distributed DP-Helmet: a canary user through blind averaging, sampled through the pipeline's release step.
 
-Two neighbouring worlds differ in user 0's data: one record replaced by a
-canary at the norm bound with another label (record-level claim), or every
-record's label shifted (user-level claim). User 0's PSGD model is trained
-on both with the pipeline's own :func:`~trainers.pipelines.dphelmet.user_trainer`
-and the same PSGD randomness, as the bolt-on sensitivity bound assumes. The
+Two neighbouring worlds differ in user 0's data: the neighbour that moves
+user 0's PSGD model furthest, found by :func:`search_dphelmet_canary` (record
+level: influence proposals at the trained Softmax-SLP model and plain
+proposals at the norm bound with every other label; user level: relabellings,
+with and without negated features), each retrained exactly with the
+pipeline's own :func:`~trainers.pipelines.dphelmet.user_trainer` and the same
+PSGD randomness, as the bolt-on sensitivity bound assumes. The search fixes
+the pair before any release is drawn, from its own random stream, so the
+releases stay independent draws of the two fixed worlds and the GDP bound
+stays certified (:mod:`audits.attacks.canary_search`). The
 other users' models are the same in both worlds and shift both averages
 equally, so they drop out of the projection statistic and are taken as 0.
 Every user's message is then drawn by the pipeline's release step
@@ -13,9 +18,15 @@ Every user's message is then drawn by the pipeline's release step
 average; the claim (ε, δ, μ) is read from the ledger of the messages' own
 events.
 
+Threat model: the claim holds with only ⌈t|U|⌉ honest users, whatever the
+others do, so the audit lets the other users (not user 0) collude with the
+server and reveal their noise shares; the auditor subtracts them from each
+released average, leaving exactly the honest noise the event's σ accounts for.
+
 Statistics: the GDP estimator on the projection of the released averages
-on the direction between the two worlds (certified under the GDP
-assumption), and two release checks against the blind-averaging event
+(colluders' shares removed) on the direction between the two worlds
+(certified under the GDP assumption: for a fixed pair the scores are
+independent draws of the two hypotheses), and two release checks against the blind-averaging event
 (certified or exact): the realised noise scale of the average
 (:func:`audits.noise_scale.check_noise_scale`; with every user honest it
 must be at least the event's σ, the honest users' noise) and the displacement
@@ -26,19 +37,74 @@ evenly between the GDP bound and the noise-scale bound.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
+import dpmech
 from trainers.data import PrivateData
 from trainers.federation import ledger_from_messages
 from trainers.pipelines import dphelmet as pipeline
 from trainers.pipelines.dphelmet import USER, DpHelmetConfig
+from trainers.psgd import SOFTMAX
 
 from ...gdp import epsilon_from_gdp
 from ...noise_scale import check_noise_scale
+from ..canary_search import (LogisticHead, SearchResult, plain_canaries, retrain_best, search_logistic_canaries,
+                             user_relabellings)
 from ..threat_model import WHITE_BOX, ThreatModel
-from .fedauxfdp import replace_with_canary
 from .record import PipelineAudit, audit_generator, audit_inputs, displacement_check, mia_summary, projected_scores
+
+
+@dataclass(frozen=True)
+class DpHelmetCanary:
+    """The searched neighbour of user 0 and the two worlds' PSGD models (same shuffles)."""
+
+    description: str
+    result: SearchResult
+    model_without: np.ndarray
+    model_with: np.ndarray
+
+
+def search_dphelmet_canary(local: PrivateData, config: DpHelmetConfig, num_classes: int, trainer_seed: int,
+                           rng: np.random.Generator) -> DpHelmetCanary:
+    """The neighbour of user 0's data that moves its PSGD model furthest, by exact retraining.
+
+    Record level: influence proposals at the trained model for Softmax-SLP (whose PSGD
+    approximates the multinomial objective with λ = Λ) and plain proposals (a record's opposite
+    and own direction at the bound, every other label), each retrained with the user's PSGD and
+    the same shuffles (``trainer_seed``), as the bolt-on bound assumes. User level: the
+    relabellings of :func:`audits.attacks.canary_search.user_relabellings`. Soundness: the search
+    fixes the pair before any release is drawn (:mod:`audits.attacks.canary_search`).
+    """
+    def train(data):
+        with pipeline._one_torch_thread():
+            return pipeline.user_trainer(config, num_classes, trainer_seed).train(data.features, data.labels)
+
+    model_without = train(local)
+    if config.privacy_unit == USER:
+        proposals = user_relabellings(local, model_without, config.feature_bound, num_classes)
+    else:
+        proposals = plain_canaries(local, config.feature_bound, num_classes, num_records=1)
+        if config.model == SOFTMAX:
+            head = LogisticHead(model_without, local.features, local.labels, config.regularization, 1.0)
+            proposals = search_logistic_canaries([head], local, config.feature_bound, num_classes, rng) + proposals
+    models = {}
+
+    def displacement(proposal):
+        neighbour = proposal[1] if config.privacy_unit == USER else proposal.neighbour(local)
+        models[id(proposal)] = train(neighbour)
+        return float(np.linalg.norm(models[id(proposal)] - model_without))
+
+    result = retrain_best(proposals, displacement)
+    if config.privacy_unit == USER:
+        description = f"user 0's whole dataset replaced: {result.canary[0]}"
+    else:
+        description = (f"record {result.canary.index} of user 0 replaced by a feature of norm "
+                       f"{np.linalg.norm(result.canary.feature):.4g} with label {result.canary.label} "
+                       f"({result.canary.kind} proposal)")
+    return DpHelmetCanary(description + f", the furthest of {result.retrained} exactly retrained proposals",
+                          result, model_without, models[id(result.canary)])
 
 
 def audit_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 0, *, trials: int = 10_000,
@@ -48,34 +114,38 @@ def audit_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 
     rng = audit_generator(seed, 1)
     prepared = pipeline.prepare_users(data, config, seed)
     local = prepared.local(0)
-    if config.privacy_unit == USER:
-        neighbour = PrivateData(local.features, (local.labels + 1) % prepared.num_classes)
-        canary = "user 0's whole dataset relabelled (every label shifted by one)"
-    else:
-        neighbour = replace_with_canary(local, 0, config.feature_bound, prepared.num_classes)
-        canary = "one record of user 0 at the norm bound, opposite direction, other label"
     trainer_seed = int(rng.integers(2**62))
-    model_without = pipeline.user_trainer(config, prepared.num_classes, trainer_seed).train(local.features, local.labels)
-    model_with = pipeline.user_trainer(config, prepared.num_classes, trainer_seed).train(neighbour.features, neighbour.labels)
-    distance = float(np.linalg.norm(model_with - model_without))
-    measurements = {"canary_distance_over_local_sensitivity": distance / prepared.sensitivity,
+    search = search_dphelmet_canary(local, config, prepared.num_classes, trainer_seed, audit_generator(seed, 2))
+    model_without, model_with = search.model_without, search.model_with
+    canary = search.description
+    measurements = {"canary_distance_over_local_sensitivity": search.result.displacement / prepared.sensitivity,
+                    "canary_proposals_retrained": search.result.retrained,
                     "num_users": config.num_users, "user_noise_std": prepared.settings.user_noise_std}
-
+    measurements["honest_users"] = min(config.num_users, math.ceil(config.honest_fraction * config.num_users))
     models_without = np.zeros((config.num_users,) + model_without.shape)
     models_with = models_without.copy()
     models_without[0], models_with[0] = model_without, model_with
     settings = prepared.settings
 
+    # The claim holds with only ⌈t|U|⌉ honest users; the others may collude with the server and
+    # reveal their noise shares, which the auditor then subtracts from the released average.
+    honest_users = measurements["honest_users"]
+
     def released_averages(models):
-        averages, messages = [], []
+        averages, colluders_noise, messages = [], [], []
         for _ in range(trials):
             messages = [pipeline.release_user_model(user, models[user], settings, rng) for user in range(config.num_users)]
             averages.append(pipeline.secure_average(messages))
-        return np.stack(averages), messages
+            colluders_noise.append(sum((messages[user].payload["noisy_model"] - models[user]
+                                        for user in range(honest_users, config.num_users)),
+                                       start=np.zeros_like(models[0])) / config.num_users)
+        averages = np.stack(averages)
+        return averages, averages - np.stack(colluders_noise), messages
 
-    out_averages, messages = released_averages(models_without)
-    in_averages, _ = released_averages(models_with)
-    scores = projected_scores(out_averages, in_averages, models_without.mean(axis=0), models_with.mean(axis=0))
+    out_averages, out_honest_averages, messages = released_averages(models_without)
+    _, in_honest_averages, _ = released_averages(models_with)
+    scores = projected_scores(out_honest_averages, in_honest_averages, models_without.mean(axis=0),
+                              models_with.mean(axis=0))
     release_checks = {}
     if settings.user_noise_std > 0:
         (event,) = messages[0].events
@@ -83,6 +153,14 @@ def audit_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 
         eps_claimed = ledger_from_messages(messages).epsilon(config.delta).epsilon
         result = epsilon_from_gdp(scores, alpha=check_alpha, delta=config.delta)
         eps_lb, mu_lb, mu_claimed, method, valid_as = result.eps_lb, result.mu_lb, event.mu, result.method, result.valid_as
+        # The canary's μ through the average, displacement/|U| against the event's σ (t|U| honest
+        # users), and against the noise left in the scored releases (⌈t|U|⌉ honest users, σ_u each).
+        # The ε of the latter is what any estimator could reach on this pair with unlimited releases.
+        average_displacement = search.result.displacement / config.num_users
+        scored_mu = average_displacement / (settings.user_noise_std * math.sqrt(honest_users) / config.num_users)
+        measurements["canary_mu_over_claimed_mu"] = average_displacement / event.sigma / event.mu
+        measurements["scored_mu_over_claimed_mu"] = scored_mu / event.mu
+        measurements["epsilon_of_scored_canary_mu"] = float(dpmech.gaussian_epsilon(config.delta, 1.0, scored_mu))
         mia = mia_summary("white-box projection on the canary user's direction", scores)
         release_checks = {
             "average_noise_scale": check_noise_scale(out_averages, models_without.mean(axis=0), event.sigma,
@@ -95,8 +173,9 @@ def audit_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 
         mia = mia_summary("white-box projection, no noise", scores)
     notes = [
         f"Canary: {canary}; PSGD randomness shared between the two worlds.",
-        "Every user is taken to be honest in the sampled run (each adds σ_u); with dishonest users the "
-        "guarantee still holds through the honest fraction t, and this run is noisier than the worst case.",
+        f"Users {honest_users}..{config.num_users - 1} are taken to collude with the server: their noise shares "
+        f"are subtracted from each released average before scoring, leaving the ⌈t|U|⌉ = {honest_users} honest "
+        "users' noise, the worst case the claim covers. The noise-scale check is on the full average.",
         "Other users' models cancel in the projection statistic and are not trained.",
     ]
     return PipelineAudit(

@@ -9,15 +9,24 @@ and every release is a message of its release step
 is read from the ledger of the released message's own events, never
 recomputed from the config.
 
-Canary (certified under the GDP assumption). The audited client's record 0 is
-replaced by a canary at the public norm bound pointing against it, with
-another label (replace-one, the relation of the claim). Each release is
-whitened by the σ its events state, (θ̃_s/σ_s, θ̃_c/σ_c), and projected on the
-direction between the two worlds' whitened heads: for an honest release that
-is a Gaussian mechanism with μ = distance/1, at most the claimed
-√((Δ_s/σ_s)² + (Δ_c/σ_c)²). The GDP estimator bounds μ. A trained pair lies
-inside the sensitivity bound, so ε_lb sits below ε even for a correct
-implementation; ``measurements`` say how far inside.
+Canary (certified under the GDP assumption). One of the audited client's records
+is replaced by the record, at most at the public norm bound and with any
+label, that moves the two released heads furthest in the whitened metric:
+an influence search (the heads' own Hessians) over the records with the
+largest influence, every label and the feature ball, then exact retraining
+of the best proposals by the pipeline's training step
+(:func:`search_fedauxfdp_canary`, :mod:`audits.attacks.canary_search`). The
+search only picks the neighbouring pair, before any release is drawn and
+from its own random stream, so the releases stay independent draws of the
+two fixed worlds. Each release is whitened by the σ its events state,
+(θ̃_s/σ_s, θ̃_c/σ_c), and projected on the direction between the two worlds'
+whitened heads: for an honest release that is a Gaussian mechanism with
+μ = distance/1, at most the claimed √((Δ_s/σ_s)² + (Δ_c/σ_c)²), and the
+projection is its Neyman–Pearson statistic. The GDP estimator bounds μ. A
+trained pair lies inside the sensitivity bound, so ε_lb sits below ε even for
+a correct implementation; ``measurements`` say how far inside (the achieved
+μ over the claimed μ, each head's displacement over its bound, and the
+scoring head's label-fixed sensitivity, the most any replacement can move it).
 
 Release checks (certified, exact): the canary displacement of each head
 against the sensitivity its event states, and the realised noise scale of
@@ -41,30 +50,59 @@ import math
 import numpy as np
 
 import dpmech
+import dpmech.sensitivity
 from dpmech import validation as check
 from trainers.data import PrivateData
 from trainers.federation import ledger_from_messages
 from trainers.pipelines import fedauxfdp as pipeline
 from trainers.pipelines.fedauxfdp import FedAuxFdpConfig
+from trainers.sklearn_adapter import LogisticRegressionTrainer
 
 from ...gdp import epsilon_from_gdp
 from ...lira import leave_one_out_scores
 from ...noise_scale import check_noise_scale
+from ..canary_search import LogisticHead, label_fixed_logistic_sensitivity, retrain_best, search_logistic_canaries
 from ..shadow_heads import shadow_head_confidences
 from ..threat_model import WHITE_BOX, ThreatModel
 from .record import PipelineAudit, audit_generator, audit_inputs, displacement_check, mia_summary, projected_scores
 
 
-def replace_with_canary(local: PrivateData, index: int, feature_bound: float, num_classes: int) -> PrivateData:
-    """``local`` with record ``index`` replaced by a canary at the norm bound, opposite in direction, another label."""
-    features = local.features.copy()
-    labels = local.labels.copy()
-    original = features[index]
-    norm = float(np.linalg.norm(original))
-    direction = -original / norm if norm > 0 else np.eye(features.shape[1])[0]
-    features[index] = dpmech.clip_features(feature_bound * direction[None, :], feature_bound)[0]
-    labels[index] = (labels[index] + num_classes // 2) % num_classes
-    return PrivateData(features, labels)
+def search_fedauxfdp_canary(local: PrivateData, negative_features: np.ndarray, without, mechanisms, settings,
+                            rng: np.random.Generator):
+    """(search result, the winner's trained heads): the replacement of one of the client's records that moves
+    its two released heads furthest.
+
+    Influence search (:func:`audits.attacks.canary_search.search_logistic_canaries`) over both
+    heads at once: the scoring head (label 1 for every private record, n = n_i + |D⁻|) and the
+    class head, each whitened by its release's σ (by its sensitivity where a head has no noise),
+    which is the metric the projection statistic sees. The best proposals are retrained exactly with
+    :func:`trainers.pipelines.fedauxfdp.train_client_heads`; the winner maximises the exact
+    whitened displacement. Soundness: the search picks the neighbouring pair before any release is
+    drawn (:mod:`audits.attacks.canary_search`).
+    """
+    def scale(mechanism, sensitivity):
+        return 1.0 / (mechanism.event.sigma if mechanism is not None else sensitivity)
+
+    score_scale = scale(mechanisms.score, without.score_sensitivity)
+    class_scale = scale(mechanisms.class_, without.class_sensitivity)
+    num_negative = negative_features.shape[0]
+    heads = [
+        LogisticHead(without.score_head, np.vstack([local.features, negative_features]),
+                     np.concatenate([np.ones(len(local), dtype=np.int64), np.zeros(num_negative, dtype=np.int64)]),
+                     settings.score_regularization, score_scale, fixed_label=1),
+        LogisticHead(without.class_head, local.features, local.labels, settings.class_regularization, class_scale),
+    ]
+    proposals = search_logistic_canaries(heads, local, settings.feature_bound, settings.num_classes, rng)
+
+    trained = {}
+
+    def whitened_displacement(canary):
+        moved = trained[id(canary)] = pipeline.train_client_heads(canary.neighbour(local), negative_features, settings)
+        return math.hypot(score_scale * np.linalg.norm(moved.score_head - without.score_head),
+                          class_scale * np.linalg.norm(moved.class_head - without.class_head))
+
+    result = retrain_best(proposals, whitened_displacement)
+    return result, trained[id(result.canary)]
 
 
 def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int = 0, *, trials: int = 10_000,
@@ -81,20 +119,33 @@ def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int
     sets = prepared.features
     client = int(np.argmax(np.bincount(prepared.assignment, minlength=config.num_clients)))
     local = sets.private.subset(np.flatnonzero(prepared.assignment == client))
-    neighbour = replace_with_canary(local, 0, config.feature_bound, prepared.num_classes)
-    without = pipeline.train_client_heads(local, sets.negative.features, settings)
-    with_canary = pipeline.train_client_heads(neighbour, sets.negative.features, settings)
+    negative = sets.negative.features
+    without = pipeline.train_client_heads(local, negative, settings)
+    mechanisms = pipeline.head_mechanisms(without, settings)
+    noisy = mechanisms.score is not None and mechanisms.class_ is not None
+    search, with_canary = search_fedauxfdp_canary(local, negative, without, mechanisms, settings,
+                                                  audit_generator(seed, 2))
 
+    score_distance = float(np.linalg.norm(with_canary.score_head - without.score_head))
+    # train_client_heads fits with the trainer's default gradient tolerance τ, so the label-fixed
+    # bound takes the same 2τ/λ the event's sensitivity does.
+    label_fixed_bound = dpmech.sensitivity.approximate_minimizer_sensitivity(
+        label_fixed_logistic_sensitivity(settings.score_regularization, without.num_records + without.num_negative,
+                                         settings.feature_bound),
+        LogisticRegressionTrainer().gradient_tolerance, settings.score_regularization)
     measurements = {
         "client": client,
         "client_records": without.num_records,
-        "canary_score_distance_over_bound": float(
-            np.linalg.norm(with_canary.score_head - without.score_head) / without.score_sensitivity),
+        "canary_record": search.canary.index,
+        "canary_label": search.canary.label,
+        "canary_feature_norm": float(np.linalg.norm(search.canary.feature)),
+        "canary_proposals_retrained": search.retrained,
+        "canary_score_distance_over_bound": score_distance / without.score_sensitivity,
         "canary_class_distance_over_bound": float(
             np.linalg.norm(with_canary.class_head - without.class_head) / without.class_sensitivity),
+        "score_head_label_fixed_sensitivity_over_bound": label_fixed_bound / without.score_sensitivity,
+        "canary_score_distance_over_label_fixed_sensitivity": score_distance / label_fixed_bound,
     }
-    mechanisms = pipeline.head_mechanisms(without, settings)
-    noisy = mechanisms.score is not None and mechanisms.class_ is not None
     release_checks = {}
     if noisy:
         def sampled(heads):
@@ -118,6 +169,10 @@ def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int
         ledger = ledger_from_messages([message])
         eps_claimed = ledger.epsilon(config.total_delta).epsilon
         mu_claimed = math.hypot(score_event.mu, class_event.mu)
+        measurements["canary_mu_over_claimed_mu"] = search.displacement / mu_claimed
+        # The ε of a GDP mechanism with the pair's own μ: what any estimator could reach on this
+        # pair with unlimited releases.
+        measurements["epsilon_of_canary_mu"] = float(dpmech.gaussian_epsilon(config.total_delta, 1.0, search.displacement))
         result = epsilon_from_gdp(scores, alpha=check_alpha, delta=config.total_delta)
         eps_lb, mu_lb, method, valid_as = result.eps_lb, result.mu_lb, result.method, result.valid_as
         release_checks = {
@@ -146,10 +201,16 @@ def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int
     mia = mia_summary(f"LiRA online, {num_shadows} shadow class heads, leave-one-out", lira_scores)
 
     notes = [
-        f"Canary: record 0 of client {client} replaced by a feature at the norm bound {config.feature_bound:g}, "
-        "opposite to it, with another label (replace-one).",
+        f"Canary: record {search.canary.index} of client {client} replaced by the feature (‖x‖ = "
+        f"{np.linalg.norm(search.canary.feature):.4g} <= {config.feature_bound:g}) and label {search.canary.label} "
+        "that the influence search over both whitened heads found to move them furthest, confirmed by exact "
+        f"retraining of {search.retrained} proposals (replace-one); the search fixes the pair before any release "
+        "is drawn, so the bound stays certified.",
         "The canary audit samples the released heads around the two trained worlds; the trained pair sits "
-        "inside the sensitivity bound (see measurements), so eps_lb is below the claim even when the code is right.",
+        "inside the sensitivity bound (see measurements), so eps_lb is below the claim even when the code is right. "
+        "The scoring head cannot reach its bound 2L/(nλ): every private record has label 1 there, which caps "
+        "its sensitivity at score_head_label_fixed_sensitivity_over_bound of the bound "
+        "(audits.attacks.canary_search.label_fixed_logistic_sensitivity).",
         "LiRA scores of natural records (members of the class head vs test records) are not independent trials: "
         "AUC and TPR are estimates.",
     ]
@@ -167,7 +228,7 @@ def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int
         mu_claimed=mu_claimed,
         mu_lb=mu_lb,
         mia=mia,
-        threat_model=ThreatModel(WHITE_BOX, "record at the norm bound, opposite direction, other label", 1,
+        threat_model=ThreatModel(WHITE_BOX, "searched replace-one record (influence search, exact retraining)", 1,
                                  trials_per_side=trials),
         measurements=measurements,
         notes=tuple(notes),
