@@ -7,3 +7,9 @@
 * :mod:`.dphelmet`: Distributed DP-Helmet as a Flower ClientApp/ServerApp pair over SecAgg+;
 * :mod:`.simulation`: :func:`run_flower_round`, the entry point of ``dpmech run --engine flower``.
 """
+
+import importlib.util
+
+if importlib.util.find_spec("flwr") is None:
+    # dpmech.optional_dependencies.ensure_installed only knows the core's extras; see the report of issue 17.
+    raise ImportError("trainers.flower needs Flower: pip install 'dpmech[flower]'")
