@@ -219,6 +219,9 @@ def run_flower_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: i
     if any(user >= num_users for user in dropped):
         raise ValueError(f"dropped_users must be user indices in [0, {num_users - 1}] (got {sorted(dropped)})")
 
+    # A round that could not meet the floor even without dropouts is refused before it starts.
+    accounting.require_honest_shares(
+        accounting.guaranteed_honest_shares(num_users, config.honest_fraction, num_users), minimum_honest_shares)
     prepared = prepare_users(data, config, seed)
     shape = (prepared.num_classes, prepared.features.test.features.shape[1] + 1)
     encoding = choose_encoding(model_norm_bound(config, prepared.num_classes), prepared.settings.user_noise_std,
