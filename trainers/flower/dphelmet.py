@@ -56,29 +56,34 @@ def encoded_user_share(prepared: PreparedUsers, user: int, encoding: SecAggEncod
     return message, randomised_rounding(message.payload["noisy_model"], encoding, rng)
 
 
-def client_app(prepared: PreparedUsers, encoding: SecAggEncoding, dropped_users=frozenset()):
-    """The DP-Helmet ClientApp with Flower's ``secaggplus_mod``; users in ``dropped_users``
-    vanish after the key exchange (their fit raises), as a dropout does."""
-    from flwr.client import ClientApp, NumPyClient
-    from flwr.client.mod import secaggplus_mod
+def user_client(prepared: PreparedUsers, encoding: SecAggEncoding, user: int, dropped_users=frozenset()):
+    """User ``user``'s Flower client: its fit returns the encoded share with weight 1 and, in the
+    clear, only the release's accounting inputs; a user in ``dropped_users`` vanishes after the key
+    exchange (its fit raises), as a dropout does."""
+    from flwr.client import NumPyClient
 
     settings = prepared.settings
 
     class DpHelmetUser(NumPyClient):
-        def __init__(self, user: int):
-            self.user = user
-
         def fit(self, parameters, config):
-            if self.user in dropped_users:
-                raise RuntimeError(f"user {self.user} dropped out")
-            message, share = encoded_user_share(prepared, self.user, encoding)
-            metrics = {"user": self.user, "user_noise_std": settings.user_noise_std,
+            if user in dropped_users:
+                raise RuntimeError(f"user {user} dropped out")
+            message, share = encoded_user_share(prepared, user, encoding)
+            metrics = {"user": user, "user_noise_std": settings.user_noise_std,
                        "local_sensitivity": prepared.sensitivity, "dimension": int(share.size)}
             # Weight 1 (= max_weight): Flower's weighting factor is then exactly 1.
             return [share], 1, metrics
 
+    return DpHelmetUser().to_client()
+
+
+def client_app(prepared: PreparedUsers, encoding: SecAggEncoding, dropped_users=frozenset()):
+    """The DP-Helmet ClientApp with Flower's ``secaggplus_mod``; node ``partition-id`` u is user u."""
+    from flwr.client import ClientApp
+    from flwr.client.mod import secaggplus_mod
+
     def client_fn(context):
-        return DpHelmetUser(int(context.node_config["partition-id"])).to_client()
+        return user_client(prepared, encoding, int(context.node_config["partition-id"]), dropped_users)
 
     return ClientApp(client_fn=client_fn, mods=[secaggplus_mod])
 
@@ -88,6 +93,7 @@ class ServerRecord:
     """What the ServerApp saw and computed (filled during the run)."""
 
     replies: list = field(default_factory=list)
+    stage_seconds: list = field(default_factory=list)
     aggregate: Optional[np.ndarray] = None
     survivor_metrics: list = field(default_factory=list)
 
@@ -103,15 +109,18 @@ class RecordingGrid:
         return getattr(self._grid, name)
 
     def send_and_receive(self, messages, *, timeout=None):
+        start = time.perf_counter()
         replies = list(self._grid.send_and_receive(messages, timeout=timeout))
+        self._record.stage_seconds.append(time.perf_counter() - start)
         self._record.replies.append(replies)
         return replies
 
 
-def server_app(encoding: SecAggEncoding, num_users: int, reconstruction_threshold: int, shape, record: ServerRecord):
-    """The DP-Helmet ServerApp: one SecAgg+ round over all ``num_users`` users."""
+def secure_aggregation_round(grid, context, encoding: SecAggEncoding, num_users: int, reconstruction_threshold: int,
+                             shape, record: ServerRecord) -> None:
+    """The ServerApp's work: one SecAgg+ round over all ``num_users`` users, recorded in ``record``."""
     from flwr.common import ndarrays_to_parameters, parameters_to_ndarrays
-    from flwr.server import LegacyContext, ServerApp, ServerConfig
+    from flwr.server import LegacyContext, ServerConfig
     from flwr.server.strategy import FedAvg
     from flwr.server.workflow import DefaultWorkflow, SecAggPlusWorkflow
 
@@ -122,17 +131,24 @@ def server_app(encoding: SecAggEncoding, num_users: int, reconstruction_threshol
             record.survivor_metrics = [dict(fit_result.metrics) for _, fit_result in results]
             return super().aggregate_fit(server_round, results, failures)
 
+    strategy = SumKeepingFedAvg(fraction_fit=1.0, fraction_evaluate=0.0, min_fit_clients=num_users,
+                                min_available_clients=num_users,
+                                initial_parameters=ndarrays_to_parameters([np.zeros(shape)]))
+    legacy = LegacyContext(context=context, config=ServerConfig(num_rounds=1), strategy=strategy)
+    workflow = SecAggPlusWorkflow(num_shares=num_users, reconstruction_threshold=reconstruction_threshold,
+                                  max_weight=1.0, **encoding.workflow_arguments())
+    DefaultWorkflow(fit_workflow=workflow)(RecordingGrid(grid, record), legacy)
+
+
+def server_app(encoding: SecAggEncoding, num_users: int, reconstruction_threshold: int, shape, record: ServerRecord):
+    """The DP-Helmet ServerApp: :func:`secure_aggregation_round`."""
+    from flwr.server import ServerApp
+
     app = ServerApp()
 
     @app.main()
     def main(grid, context):
-        strategy = SumKeepingFedAvg(fraction_fit=1.0, fraction_evaluate=0.0, min_fit_clients=num_users,
-                                    min_available_clients=num_users,
-                                    initial_parameters=ndarrays_to_parameters([np.zeros(shape)]))
-        legacy = LegacyContext(context=context, config=ServerConfig(num_rounds=1), strategy=strategy)
-        workflow = SecAggPlusWorkflow(num_shares=num_users, reconstruction_threshold=reconstruction_threshold,
-                                      max_weight=1.0, **encoding.workflow_arguments())
-        DefaultWorkflow(fit_workflow=workflow)(RecordingGrid(grid, record), legacy)
+        secure_aggregation_round(grid, context, encoding, num_users, reconstruction_threshold, shape, record)
 
     return app
 
@@ -154,7 +170,9 @@ class FlowerRound:
     ``survivors``: users whose masked share entered the sum; ``honest_shares`` h guaranteed among
     them; ``secure_sum`` the unmasked sum of their encoded shares; ``server_replies`` every reply
     the ServerApp received (the test of what the server holds); ``upload_bytes`` the payload bytes
-    each user sent over the whole protocol; ``seconds`` the wall time of the simulation.
+    each user sent over the whole protocol; ``stage_seconds`` the wall time of each SecAgg+
+    stage (setup, share keys, collect masked vectors — which includes training —, unmask);
+    ``seconds`` the wall time of the simulation.
     """
 
     result: PipelineResult
@@ -164,6 +182,7 @@ class FlowerRound:
     secure_sum: np.ndarray
     server_replies: tuple
     upload_bytes: dict
+    stage_seconds: tuple
     seconds: float
 
 
@@ -222,10 +241,7 @@ def run_flower_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: i
     # A round that could not meet the floor even without dropouts is refused before it starts.
     accounting.require_honest_shares(
         accounting.guaranteed_honest_shares(num_users, config.honest_fraction, num_users), minimum_honest_shares)
-    prepared = prepare_users(data, config, seed)
-    shape = (prepared.num_classes, prepared.features.test.features.shape[1] + 1)
-    encoding = choose_encoding(model_norm_bound(config, prepared.num_classes), prepared.settings.user_noise_std,
-                               int(np.prod(shape)), num_users, clip_failure_probability)
+    prepared, shape, encoding = prepare_flower_round(data, config, seed, clip_failure_probability)
     record = ServerRecord()
     start = time.perf_counter()
     run_simulation(server_app=server_app(encoding, num_users, threshold, shape, record),
@@ -238,10 +254,22 @@ def run_flower_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: i
             f"SecAgg+ could not unmask the sum: {survivors} of {num_users} users survived, below the "
             f"reconstruction threshold {threshold}; nothing was released"
         )
-    return _released_round(prepared, config, seed, encoding, record, minimum_honest_shares, seconds)
+    return released_round(prepared, config, seed, encoding, record, minimum_honest_shares, seconds)
 
 
-def _released_round(prepared, config, seed, encoding, record, minimum_honest_shares, seconds) -> FlowerRound:
+def prepare_flower_round(data, config: DpHelmetConfig, seed: int, clip_failure_probability: float):
+    """(prepared users, model shape (C, d + 1), SecAgg+ encoding): the public preparation that the
+    ServerApp and every ClientApp derive alike from (data, config, seed)."""
+    prepared = prepare_users(data, config, seed)
+    shape = (prepared.num_classes, prepared.features.test.features.shape[1] + 1)
+    encoding = choose_encoding(model_norm_bound(config, prepared.num_classes), prepared.settings.user_noise_std,
+                               int(np.prod(shape)), config.num_users, clip_failure_probability)
+    return prepared, shape, encoding
+
+
+def released_round(prepared, config, seed, encoding, record, minimum_honest_shares, seconds) -> FlowerRound:
+    """The round's release from what the ServerApp recorded: refuses below the floor, accounts the
+    survivors' reported settings with the realised honest shares, and unmasks the exact sum."""
     metrics = record.survivor_metrics
     survivors = tuple(sorted(int(m["user"]) for m in metrics))
     reported = {(m["user_noise_std"], m["local_sensitivity"], m["dimension"]) for m in metrics}
@@ -283,4 +311,4 @@ def _released_round(prepared, config, seed, encoding, record, minimum_honest_sha
         config={**dataclasses.asdict(config), "engine": "flower"}, seed=seed,
     )
     return FlowerRound(result, encoding, survivors, honest, total, tuple(tuple(r) for r in record.replies),
-                       upload, seconds)
+                       upload, tuple(record.stage_seconds), seconds)
