@@ -5,8 +5,8 @@ Starts one ``flower-superlink`` and ``--users`` ``flower-supernode`` processes (
 prints the ServerApp's JSON release (accuracy, guarantees, survivors, upload bytes, stage times).
 The same commands, with each SuperNode on its own machine, ``--superlink <host>:<fleet port>``
 and TLS instead of ``--insecure``, run the round on a real multi-machine deployment. Every
-process this script starts is stopped by its id at the end. Ports: ``--base-port`` + 0..3 for
-the SuperLink (runtime, fleet, control, health) and + 10 + u for SuperNode u.
+process this script starts is stopped by its id at the end. Ports: ``--base-port`` for the
+SuperLink's HTTP APIs, + 1 for its health server and + 10 + u for SuperNode u's runtime API.
 Run: ``PYTHONPATH=. python benchmarks/flower_localhost.py`` (about a minute or two).
 """
 
@@ -39,7 +39,7 @@ def main():
                                                                    os.environ.get("PYTHONPATH")]))}
         (work / "flwr-home").mkdir()
         (work / "flwr-home" / "config.toml").write_text(
-            f'[superlink]\ndefault = "localhost"\n\n[superlink.localhost]\naddress = "127.0.0.1:{port + 2}"\n'
+            f'[superlink]\ndefault = "localhost"\n\n[superlink.localhost]\naddress = "127.0.0.1:{port}"\n'
             "insecure = true\n")
         processes = []
 
@@ -48,28 +48,27 @@ def main():
             processes.append(subprocess.Popen(command, env=environment, stdout=log, stderr=subprocess.STDOUT))
 
         try:
+            # Flower >= 1.40 serves the SuperLink's Runtime, Fleet and Control APIs over one HTTP port.
             start([str(bin_dir / "flower-superlink"), "--insecure", "--disable-runtime-dependency-installation",
-                   "--port", str(port), "--fleet-api-address", f"127.0.0.1:{port + 1}",
-                   "--control-api-address", f"127.0.0.1:{port + 2}",
-                   "--health-server-address", f"127.0.0.1:{port + 3}"], "superlink.log")
+                   "--port", str(port), "--health-server-address", f"127.0.0.1:{port + 1}"], "superlink.log")
             time.sleep(5)
             for user in range(arguments.users):
-                start([str(bin_dir / "flower-supernode"), "--insecure", "--superlink", f"127.0.0.1:{port + 1}",
+                start([str(bin_dir / "flower-supernode"), "--insecure", "--superlink", f"127.0.0.1:{port}",
                        "--port", str(port + 10 + user),
                        "--node-config", f"partition-id={user} num-partitions={arguments.users}"],
                       f"supernode-{user}.log")
             output = work / "release.json"
             start_time = time.perf_counter()
-            completed = subprocess.run(
-                [str(bin_dir / "flwr"), "run", str(APP), "localhost", "--stream", "--run-config",
-                 f'num-users={arguments.users} output="{output}"'],
-                env=environment, capture_output=True, text=True, timeout=arguments.timeout)
+            start([str(bin_dir / "flwr"), "run", str(APP), "localhost", "--stream", "--run-config",
+                   f'num-users={arguments.users} output="{output}"'], "flwr-run.log")
             while not output.exists() and time.perf_counter() - start_time < arguments.timeout:
+                if processes[-1].poll() not in (None, 0):
+                    break
                 time.sleep(1)
             if not output.exists():
-                print(completed.stdout[-4000:], completed.stderr[-4000:], sep="\n")
                 for log in sorted(work.glob("*.log")):
-                    print(f"--- {log.name}\n{log.read_text()[-3000:]}")
+                    lines = [line for line in log.read_text().splitlines() if "Connection attempt failed" not in line]
+                    print(f"--- {log.name}", *lines[-40:], sep="\n")
                 raise SystemExit("the ServerApp wrote no release")
             print(f"Flower deployment on localhost: 1 SuperLink, {arguments.users} SuperNodes, "
                   f"{time.perf_counter() - start_time:.1f} s from flwr run to the release")
