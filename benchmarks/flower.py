@@ -25,6 +25,8 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from dpmech.directed_rounding import format_up
+
 from trainers.data import load_digits_dataset
 from trainers.flower import accounting
 from trainers.flower.dphelmet import run_flower_dphelmet
@@ -57,17 +59,17 @@ def main():
     table = Table(title=f"Flower rounds beside the in-process pipelines (digits, seed {arguments.seed})")
     for column in ("pipeline", "engine", "accuracy", "ε (certified)", "ε (estimate)", "δ", "wall s"):
         table.add_column(column)
-    table.add_row("dphelmet", "in-process", f"{in_process.accuracy:.4f}", f"{in_process.guarantees['tight'].epsilon:.4f}",
+    table.add_row("dphelmet", "in-process", f"{in_process.accuracy:.4f}", format_up(in_process.guarantees['tight'].epsilon, 5),
                   "", f"{config.delta:.3g}", f"{in_process_seconds:.1f}")
     certified = flower.result.guarantees["certified (quantised sum)"]
     estimate = flower.result.guarantees["estimate (unquantised secure sum)"]
-    table.add_row("dphelmet", "flower + SecAgg+", f"{flower.result.accuracy:.4f}", f"{certified.epsilon:.4f}",
-                  f"{estimate.epsilon:.4f}", f"{certified.delta:.6g}", f"{flower.seconds:.1f}")
+    table.add_row("dphelmet", "flower + SecAgg+", f"{flower.result.accuracy:.4f}", format_up(certified.epsilon, 5),
+                  format_up(estimate.epsilon, 5), format_up(certified.delta, 6), f"{flower.seconds:.1f}")
     for name, result, seconds in (("in-process", auxiliary_in_process, auxiliary_seconds),
                                   ("flower", auxiliary_flower, auxiliary_flower_seconds)):
-        table.add_row("fedauxfdp", name, f"{result.accuracy:.4f}", f"{result.guarantees['tight'].epsilon:.4f}", "",
+        table.add_row("fedauxfdp", name, f"{result.accuracy:.4f}", format_up(result.guarantees['tight'].epsilon, 5), "",
                       f"{auxiliary_config.total_delta:.3g}", f"{seconds:.1f}")
-        table.add_row("  FedAVG+P", name, f"{result.baselines['FedAVG+P']:.4f}", f"{result.guarantees['tight'].epsilon:.4f}",
+        table.add_row("  FedAVG+P", name, f"{result.baselines['FedAVG+P']:.4f}", format_up(result.guarantees['tight'].epsilon, 5),
                       "", f"{auxiliary_config.total_delta:.3g}", "")
     console.print(table)
 
@@ -91,7 +93,7 @@ def main():
     quoted = {4: "1.13", 3: "1.33", 2: "1.66", 1: "2.44"}
     for dropped, surviving, honest, epsilon in rows:
         dropouts.add_row(str(int(dropped)), str(int(surviving)), str(int(honest)),
-                         "∞ (refused)" if math.isinf(epsilon) else f"{epsilon:.4f}", quoted.get(int(honest), ""))
+                         "∞ (refused)" if math.isinf(epsilon) else format_up(epsilon, 5), quoted.get(int(honest), ""))
     console.print(dropouts)
 
 
