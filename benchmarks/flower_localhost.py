@@ -26,7 +26,7 @@ APP = pathlib.Path(__file__).resolve().parent.parent / "trainers" / "flower" / "
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--users", type=int, default=5)
+    parser.add_argument("--users", type=int, default=5, help="at least 3 (SecAgg+ needs threshold < shares)")
     parser.add_argument("--base-port", type=int, default=19100)
     parser.add_argument("--timeout", type=float, default=400.0)
     arguments = parser.parse_args()
@@ -60,9 +60,11 @@ def main():
             output = work / "release.json"
             start_time = time.perf_counter()
             start([str(bin_dir / "flwr"), "run", str(APP), "localhost", "--stream", "--run-config",
-                   f'num-users={arguments.users} output="{output}"'], "flwr-run.log")
+                   f'num-users={arguments.users} reconstruction-threshold={arguments.users // 2 + 1} output="{output}"'],
+                  "flwr-run.log")
             while not output.exists() and time.perf_counter() - start_time < arguments.timeout:
-                if processes[-1].poll() not in (None, 0):
+                if processes[-1].poll() is not None:  # flwr run ends with the run; the release is written before
+                    time.sleep(2)
                     break
                 time.sleep(1)
             if not output.exists():

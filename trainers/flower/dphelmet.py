@@ -209,7 +209,8 @@ def run_flower_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: i
                         backend_config: Optional[dict] = None) -> FlowerRound:
     """Run one DP-Helmet round in Flower's simulation engine with SecAgg+.
 
-    ``reconstruction_threshold``: SecAgg+'s k (default ⌊|U|/2⌋ + 1); fewer survivors raise
+    ``reconstruction_threshold``: SecAgg+'s k in [2, |U| − 1] (default ⌊|U|/2⌋ + 1; Flower requires
+    k below the number of shares, here |U|); fewer survivors raise
     :class:`SecureAggregationFailed`. ``minimum_honest_shares``: the floor on h below which the
     round refuses to release (ValueError). ``clip_failure_probability`` p: the encoding's range
     is chosen so a refusal has probability <= p, and p is added to δ. ``dropped_users``: user
@@ -227,12 +228,12 @@ def run_flower_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: i
     if config.epsilon == float("inf"):
         raise ValueError("epsilon must be finite for a Flower round (SecAgg+ needs a noise bound for its range)")
     num_users = config.num_users
-    if num_users < 2:
-        raise ValueError(f"num_users must be >= 2 for secure aggregation (got {num_users})")
+    if num_users < 3:
+        raise ValueError(f"num_users must be >= 3 for SecAgg+ (its threshold lies in [2, |U| - 1]; got {num_users})")
     threshold = num_users // 2 + 1 if reconstruction_threshold is None else reconstruction_threshold
     threshold = check.integer_scalar("reconstruction_threshold", threshold, 2)
-    if threshold > num_users:
-        raise ValueError(f"reconstruction_threshold must be in [2, num_users = {num_users}] (got {threshold})")
+    if threshold >= num_users:
+        raise ValueError(f"reconstruction_threshold must be in [2, num_users - 1 = {num_users - 1}] (got {threshold})")
     minimum_honest_shares = check.integer_scalar("minimum_honest_shares", minimum_honest_shares, 1)
     dropped = frozenset(check.integer_scalar("dropped_users", user, 0) for user in dropped_users)
     if any(user >= num_users for user in dropped):

@@ -97,3 +97,12 @@ def test_too_few_survivors_fail_cleanly(digits):
 def test_a_floor_above_the_honest_shares_refuses_the_release(digits):
     with pytest.raises(ValueError, match="minimum_honest_shares"):
         run_flower_dphelmet(digits, CONFIG, SEED, minimum_honest_shares=4)
+
+
+@pytest.mark.parametrize("options, name", [
+    ({"reconstruction_threshold": 5}, "reconstruction_threshold"), ({"reconstruction_threshold": 1}, "reconstruction_threshold"),
+    ({"dropped_users": (5,)}, "dropped_users"), ({"minimum_honest_shares": 0}, "minimum_honest_shares"),
+])
+def test_bad_round_options_are_refused_before_the_round(digits, options, name):
+    with pytest.raises(ValueError, match=name):
+        run_flower_dphelmet(digits, CONFIG, SEED, **options)
