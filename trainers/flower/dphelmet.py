@@ -289,7 +289,10 @@ def released_round(prepared, config, seed, encoding, record, minimum_honest_shar
         accounting.surviving_sum_event(user_noise_std, sensitivity, len(survivors), honest))
     guarantees = {
         "certified (quantised sum)": ledger.epsilon(delta),
-        "estimate (unquantised secure sum)": unquantised.epsilon(delta),
+        # Proven for the unquantised secure sum only, not for the rounded shares this round sums.
+        "estimate (unquantised secure sum)": dataclasses.replace(
+            unquantised.epsilon(delta), certified=False,
+            note="estimate: the guarantee of the unquantised secure sum; the quantised sum is not proven to meet it"),
     }
     notes = (
         f"Flower SecAgg+ round: {len(survivors)} of {config.num_users} users survived; h = {honest} honest noise "

@@ -86,6 +86,8 @@ def test_accuracy_and_accounting_match_the_in_process_survivors(flower_round, pl
     assert set(guarantees) == {"certified (quantised sum)", "estimate (unquantised secure sum)"}
     assert guarantees["certified (quantised sum)"].delta >= CONFIG.delta + flower_round.encoding.clip_failure_probability
     assert guarantees["estimate (unquantised secure sum)"].epsilon > CONFIG.epsilon  # a dropout costs privacy
+    assert guarantees["certified (quantised sum)"].certified
+    assert not guarantees["estimate (unquantised secure sum)"].certified
     assert all(count > 0 for count in flower_round.upload_bytes.values())
 
 
