@@ -13,6 +13,9 @@ from trainers.flower.dphelmet import SecureAggregationFailed, encoded_user_share
 from trainers.pipelines._common import linear_accuracy
 from trainers.pipelines.dphelmet import DpHelmetConfig, prepare_users, secure_average
 
+# A Flower simulation starts Ray and takes about a minute: deselect those tests with -m "not slow".
+SLOW = pytest.mark.slow
+
 CONFIG = DpHelmetConfig(num_users=5, records_per_user=40, epochs=3)
 SEED = 7
 
@@ -49,6 +52,7 @@ def masked_vectors(flower_round):
     return vectors
 
 
+@SLOW
 def test_the_server_holds_only_masked_vectors(flower_round, plaintext):
     _, shares = plaintext
     modulus, encoding = flower_round.encoding.modulus_range, flower_round.encoding
@@ -66,6 +70,7 @@ def test_the_server_holds_only_masked_vectors(flower_round, plaintext):
         assert not any(np.array_equal(vector, share) for share in plain)
 
 
+@SLOW
 def test_unmasked_sum_is_the_plaintext_sum_of_the_survivors(flower_round, plaintext):
     _, shares = plaintext
     assert flower_round.survivors == (0, 1, 2, 3)
@@ -76,6 +81,7 @@ def test_unmasked_sum_is_the_plaintext_sum_of_the_survivors(flower_round, plaint
     assert np.all(np.abs(flower_round.secure_sum - noisy_sum) < len(survivors) * flower_round.encoding.grid_step)
 
 
+@SLOW
 def test_accuracy_and_accounting_match_the_in_process_survivors(flower_round, plaintext):
     prepared, shares = plaintext
     in_process = secure_average([shares[u][0] for u in flower_round.survivors])
@@ -91,6 +97,7 @@ def test_accuracy_and_accounting_match_the_in_process_survivors(flower_round, pl
     assert all(count > 0 for count in flower_round.upload_bytes.values())
 
 
+@SLOW
 def test_too_few_survivors_fail_cleanly(digits):
     with pytest.raises(SecureAggregationFailed, match="below the reconstruction threshold 3"):
         run_flower_dphelmet(digits, CONFIG, SEED, reconstruction_threshold=3, dropped_users=(0, 1, 2))

@@ -11,9 +11,13 @@ from trainers.flower.messages import from_record_dict, to_record_dict
 from trainers.flower.simulation import run_flower_round
 from trainers.pipelines.fedauxfdp import FedAuxFdpConfig, run_fedauxfdp
 
+# A Flower simulation starts Ray and takes about a minute: deselect those tests with -m "not slow".
+SLOW = pytest.mark.slow
+
 CONFIG = FedAuxFdpConfig(num_clients=4)
 
 
+@SLOW
 def test_flower_round_equals_the_in_process_round():
     data = load_digits_dataset()
     flower = run_flower_round("fedauxfdp", data, CONFIG, seed=5)
