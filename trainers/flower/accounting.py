@@ -80,15 +80,21 @@ def surviving_sum_event(user_noise_std, local_sensitivity, num_survivors, honest
                         neighbouring=REPLACE_ONE) -> GaussianEvent:
     """The unquantised secure average of n survivors with h >= 1 guaranteed honest shares.
 
-    ``dpmech.blind_averaging_event(σ_u, s, n, h/n)`` = GaussianEvent(σ_u·√h/n, s/n) (DP-Helmet
-    Lemmas 5.1-5.2 with the realised counts). Replace-one, a record at one user.
+    GaussianEvent(σ_u·√h/n, s/n): ``dpmech.blind_averaging_event`` with |U| replaced by n and t·|U|
+    by h (DP-Helmet Lemmas 5.1-5.2 with the realised counts), replace-one, a record at one user.
+    σ is stepped down two ulps (three roundings of at most half an ulp each) and s/n up one (one
+    rounding), so the event never overstates the noise nor understates the sensitivity.
     """
+    user_noise_std = float(check.positive("user_noise_std", user_noise_std))
+    local_sensitivity = float(check.positive("local_sensitivity", local_sensitivity))
     num_survivors = check.integer_scalar("num_survivors", num_survivors, 1)
     honest_shares = check.integer_scalar("honest_shares", honest_shares, 1)
     if honest_shares > num_survivors:
         raise ValueError(f"honest_shares must be <= num_survivors = {num_survivors} (got {honest_shares})")
-    return dpmech.blind_averaging_event(user_noise_std, local_sensitivity, num_survivors,
-                                        honest_shares / num_survivors, neighbouring=neighbouring)
+    sigma = user_noise_std * math.sqrt(honest_shares) / num_survivors
+    sigma = math.nextafter(math.nextafter(sigma, 0.0), 0.0)
+    sensitivity = math.nextafter(local_sensitivity / num_survivors, math.inf)
+    return GaussianEvent(sigma, sensitivity, neighbouring=neighbouring)
 
 
 def quantised_sum_event(user_noise_std, local_sensitivity, grid_step, dimension,

@@ -33,10 +33,16 @@ def test_honest_shares_are_never_more_than_the_worst_case_leaves(num_users, hone
     assert 0 <= honest <= survivors
 
 
-def test_surviving_event_with_all_honest_shares_is_the_blind_averaging_event():
-    sigma_u = dpmech.calibrate_user_noise(1.0, 1e-5, 0.3, 10, 0.5)
-    assert accounting.surviving_sum_event(sigma_u, 0.3, 10, 5) == dpmech.blind_averaging_event(sigma_u, 0.3, 10, 0.5,
-                                                                                                neighbouring="replace-one")
+@given(st.floats(1e-3, 1e3), st.floats(1e-3, 1e3), st.integers(1, 1000), st.data())
+def test_surviving_event_never_overstates_the_honest_noise(user_noise_std, sensitivity, survivors, data):
+    honest = data.draw(st.integers(1, survivors))
+    event = accounting.surviving_sum_event(user_noise_std, sensitivity, survivors, honest)
+    # Exact rationals: σ_u·√h/n >= the event's σ, and the event's s >= s/n.
+    from fractions import Fraction
+    assert Fraction(event.sigma) ** 2 * survivors**2 <= Fraction(user_noise_std) ** 2 * honest
+    assert Fraction(event.sensitivity) * survivors >= Fraction(sensitivity)
+    reference = dpmech.blind_averaging_event(user_noise_std, sensitivity, survivors, honest / survivors)
+    assert event.sigma == pytest.approx(reference.sigma, rel=1e-14)
 
 
 def test_floor_refuses_to_release():
