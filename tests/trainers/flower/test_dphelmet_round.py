@@ -1,0 +1,117 @@
+"""A DP-Helmet round in Flower's simulation engine over SecAgg+ (two simulations, about a minute each).
+
+One round with a dropout (5 users, user 4 drops after the key exchange, threshold 3) checks what the
+server holds, the unmasked sum and the accuracy against the in-process pipeline; one round with too
+few survivors checks that it fails cleanly and releases nothing.
+"""
+
+import numpy as np
+import pytest
+
+from trainers.data import load_digits_dataset
+from trainers.flower.dphelmet import SecureAggregationFailed, encoded_user_share, run_flower_dphelmet
+from trainers.pipelines._common import linear_accuracy
+from trainers.pipelines.dphelmet import DpHelmetConfig, prepare_users, secure_average
+
+# A Flower simulation starts Ray and takes about a minute: deselect those tests with -m "not slow".
+SLOW = pytest.mark.slow
+
+CONFIG = DpHelmetConfig(num_users=5, records_per_user=40, epochs=3)
+SEED = 7
+
+
+@pytest.fixture(scope="module")
+def digits():
+    return load_digits_dataset()
+
+
+@pytest.fixture(scope="module")
+def flower_round(digits):
+    return run_flower_dphelmet(digits, CONFIG, SEED, reconstruction_threshold=3, dropped_users=(4,))
+
+
+@pytest.fixture(scope="module")
+def plaintext(digits, flower_round):
+    prepared = prepare_users(digits, CONFIG, SEED)
+    return prepared, [encoded_user_share(prepared, user, flower_round.encoding) for user in range(CONFIG.num_users)]
+
+
+def masked_vectors(flower_round):
+    from flwr.common import bytes_to_ndarray
+
+    vectors = []
+    for replies in flower_round.server_replies:
+        for reply in replies:
+            if reply.has_error():
+                continue
+            for record in reply.content.config_records.values():
+                if "masked_params" in record:
+                    # SecAgg+ uploads [masked weight factor, masked model].
+                    factor, model = (bytes_to_ndarray(value) for value in record["masked_params"])
+                    vectors.append(model)
+    return vectors
+
+
+@SLOW
+def test_the_server_holds_only_masked_vectors(flower_round, plaintext):
+    _, shares = plaintext
+    modulus, encoding = flower_round.encoding.modulus_range, flower_round.encoding
+    for replies in flower_round.server_replies:
+        for reply in replies:
+            if not reply.has_error():
+                assert all(len(record) == 0 for record in reply.content.array_records.values())
+    vectors = masked_vectors(flower_round)
+    assert len(vectors) == 4
+    plain = [np.round((encoded + encoding.clipping_range) / encoding.grid_step) for _, encoded in shares]
+    for vector in vectors:
+        assert vector.min() >= 0 and vector.max() < modulus
+        # Masks are uniform modulo M: the mean of 170 coordinates is far from a share's (< q <= M/1024).
+        assert 0.3 < vector.mean() / modulus < 0.7
+        assert not any(np.array_equal(vector, share) for share in plain)
+
+
+@SLOW
+def test_unmasked_sum_is_the_plaintext_sum_of_the_survivors(flower_round, plaintext):
+    _, shares = plaintext
+    assert flower_round.survivors == (0, 1, 2, 3)
+    survivors = flower_round.survivors
+    assert np.array_equal(flower_round.secure_sum, np.sum([shares[u][1] for u in survivors], axis=0))
+    noisy_sum = np.sum([shares[u][0].payload["noisy_model"] for u in survivors], axis=0)
+    # The accounted quantisation: below one grid step per share and coordinate.
+    assert np.all(np.abs(flower_round.secure_sum - noisy_sum) < len(survivors) * flower_round.encoding.grid_step)
+
+
+@SLOW
+def test_accuracy_and_accounting_match_the_in_process_survivors(flower_round, plaintext):
+    prepared, shares = plaintext
+    in_process = secure_average([shares[u][0] for u in flower_round.survivors])
+    assert flower_round.result.accuracy == pytest.approx(linear_accuracy(in_process, prepared.features.test), abs=0.01)
+    # ⌈0.5·5⌉ = 3 honest users, one dropout: 2 honest shares guaranteed in the sum.
+    assert flower_round.honest_shares == 2
+    guarantees = flower_round.result.guarantees
+    assert set(guarantees) == {"certified (quantised sum)", "estimate (unquantised secure sum)"}
+    assert guarantees["certified (quantised sum)"].delta >= CONFIG.delta + flower_round.encoding.clip_failure_probability
+    assert guarantees["estimate (unquantised secure sum)"].epsilon > CONFIG.epsilon  # a dropout costs privacy
+    assert guarantees["certified (quantised sum)"].certified
+    assert not guarantees["estimate (unquantised secure sum)"].certified
+    assert all(count > 0 for count in flower_round.upload_bytes.values())
+
+
+@SLOW
+def test_too_few_survivors_fail_cleanly(digits):
+    with pytest.raises(SecureAggregationFailed, match="below the reconstruction threshold 3"):
+        run_flower_dphelmet(digits, CONFIG, SEED, reconstruction_threshold=3, dropped_users=(0, 1, 2))
+
+
+def test_a_floor_above_the_honest_shares_refuses_the_release(digits):
+    with pytest.raises(ValueError, match="minimum_honest_shares"):
+        run_flower_dphelmet(digits, CONFIG, SEED, minimum_honest_shares=4)
+
+
+@pytest.mark.parametrize("options, name", [
+    ({"reconstruction_threshold": 5}, "reconstruction_threshold"), ({"reconstruction_threshold": 1}, "reconstruction_threshold"),
+    ({"dropped_users": (5,)}, "dropped_users"), ({"minimum_honest_shares": 0}, "minimum_honest_shares"),
+])
+def test_bad_round_options_are_refused_before_the_round(digits, options, name):
+    with pytest.raises(ValueError, match=name):
+        run_flower_dphelmet(digits, CONFIG, SEED, **options)

@@ -1,0 +1,146 @@
+r"""What a Flower round of blind averaging costs: surviving honest noise shares and the encoding.
+
+Dropouts (DP-Helmet Lemma 5.2 with the realised count). Each of the |U| users adds
+N(0, σ_u² I) with σ_u = σ/√(t·|U|), so that t·|U| honest shares sum to the central σ. At least
+⌈t·|U|⌉ users are honest; when n of them survive to the secure sum, the dropped |U| − n may all
+have been honest, so only h = ⌈t·|U|⌉ − (|U| − n) honest shares are guaranteed in the sum
+(:func:`guaranteed_honest_shares`). The sum then holds honest noise of std σ_u·√h against
+sensitivity s (a record sits at one user), and the average over the n survivors the same ratio:
+:func:`surviving_sum_event` is ``dpmech.blind_averaging_event`` with |U| replaced by n and t·|U|
+by h. With |U| = 10, t = 0.5 calibrated to ε = 1 at δ = 1e-5, h = 4 / 3 / 2 / 1 gives
+ε = 1.13 / 1.32 / 1.66 / 2.44 (tracker issue 17). A round refuses to release when h is below the
+user's floor (:func:`require_honest_shares`).
+
+Quantisation (certified, conservative). SecAgg+ sums integers, so every user rounds its noisy
+share y_v = f_v + z_v to the grid γℤ (randomised rounding, :mod:`trainers.flower.encoding`)
+before summation. That rounding acts on each share, not on the sum, so the sum of rounded shares
+is NOT post-processing of the Gaussian secure sum, and the dropout accounting above does not
+cover it. What is proven (:func:`quantised_sum_event`): fix the rounding thresholds r_v and the
+share's own noise z_v. Rounding with a fixed threshold moves each coordinate by less than γ more
+than its input moved, so the differing user's rounded share has L2 sensitivity below s + γ√d.
+Every other user's rounded share is lattice-valued, and randomised rounding commutes with lattice
+shifts, so the released sum is (in distribution) the rounding of one honest other user u's share
+f_u + z_u plus lattice-valued terms: post-processing of (rounded share of v) + z_u, the Gaussian
+mechanism with σ_u against s + γ√d (a mixture over (z_v, r_v) of such mechanisms); the event
+uses s + 2γ√d, the second γ√d covering the floating-point evaluation of the rounding. It needs one
+honest surviving share (h >= 1) and is weaker than the unquantised sum's guarantee by about
+√(t·|U|); a tighter certified bound needs a lattice noise whose sum is accountable (distributed
+discrete Gaussian, Kairouz, Liu & Steinke 2021; Skellam, Agarwal, Kairouz & Liu 2021), which
+dpmech does not have yet. The unquantised-sum ε is therefore reported as an estimate of the
+quantised round, never as its certified ε.
+
+Clipping. SecAgg+ clips every coordinate to [−c, c] silently; a clipped share would change the
+sensitivity. :mod:`trainers.flower.encoding` chooses c from the public model norm bound B and the
+noise tail so that P(some coordinate of f + z leaves [−c, c]) <= p, and a user whose share leaves
+the range refuses to send it. Refusing is a data-dependent event of probability at most p under
+every dataset, so the release is (ε, δ + p)-DP (:func:`total_delta`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import dpmech
+from dpmech import REPLACE_ONE, GaussianEvent
+from dpmech import validation as check
+
+
+def guaranteed_honest_shares(num_users, honest_fraction, num_survivors) -> int:
+    """h = ⌈t·|U|⌉ − (|U| − n), at least 0: honest noise shares guaranteed among n survivors.
+
+    The guarantee assumes at least a fraction t of the |U| users is honest (Lemma 5.2); the dropped
+    users may all be honest, so each dropout can remove one honest share.
+    """
+    num_users = check.integer_scalar("num_users", num_users, 1)
+    honest_fraction = float(check.in_interval("honest_fraction", honest_fraction, 0.0, 1.0,
+                                              low_open=True, high_open=False))
+    num_survivors = check.integer_scalar("num_survivors", num_survivors, 0)
+    if num_survivors > num_users:
+        raise ValueError(f"num_survivors must be <= num_users = {num_users} (got {num_survivors})")
+    # ⌈t·|U|⌉ computed so that a t·|U| that is an integer up to rounding (0.3·10) is not bumped up.
+    honest = math.ceil(round(honest_fraction * num_users, 9))
+    return max(0, honest - (num_users - num_survivors))
+
+
+def require_honest_shares(honest_shares, minimum_honest_shares) -> int:
+    """Refuse (ValueError) to release a sum with fewer than ``minimum_honest_shares`` >= 1 honest shares."""
+    honest_shares = check.integer_scalar("honest_shares", honest_shares, 0)
+    minimum_honest_shares = check.integer_scalar("minimum_honest_shares", minimum_honest_shares, 1)
+    if honest_shares < minimum_honest_shares:
+        raise ValueError(
+            f"only {honest_shares} honest noise shares are guaranteed in the secure sum, below the floor "
+            f"minimum_honest_shares = {minimum_honest_shares}: the round refuses to release"
+        )
+    return honest_shares
+
+
+def surviving_sum_event(user_noise_std, local_sensitivity, num_survivors, honest_shares,
+                        neighbouring=REPLACE_ONE) -> GaussianEvent:
+    """The unquantised secure average of n survivors with h >= 1 guaranteed honest shares.
+
+    GaussianEvent(σ_u·√h/n, s/n): ``dpmech.blind_averaging_event`` with |U| replaced by n and t·|U|
+    by h (DP-Helmet Lemmas 5.1-5.2 with the realised counts), replace-one, a record at one user.
+    σ is stepped down two ulps (three roundings of at most half an ulp each) and s/n up one (one
+    rounding), so the event never overstates the noise nor understates the sensitivity.
+    """
+    user_noise_std = float(check.positive("user_noise_std", user_noise_std))
+    local_sensitivity = float(check.positive("local_sensitivity", local_sensitivity))
+    num_survivors = check.integer_scalar("num_survivors", num_survivors, 1)
+    honest_shares = check.integer_scalar("honest_shares", honest_shares, 1)
+    if honest_shares > num_survivors:
+        raise ValueError(f"honest_shares must be <= num_survivors = {num_survivors} (got {honest_shares})")
+    sigma = user_noise_std * math.sqrt(honest_shares) / num_survivors
+    sigma = math.nextafter(math.nextafter(sigma, 0.0), 0.0)
+    sensitivity = math.nextafter(local_sensitivity / num_survivors, math.inf)
+    return GaussianEvent(sigma, sensitivity, neighbouring=neighbouring)
+
+
+def quantised_sum_event(user_noise_std, local_sensitivity, grid_step, dimension,
+                        neighbouring=REPLACE_ONE) -> GaussianEvent:
+    """Certified event of the sum of randomised-rounded shares: GaussianEvent(σ_u, s + 2γ√d).
+
+    Proof in the module docstring; it holds with at least one honest surviving share. The
+    sensitivity is rounded up (``math.nextafter``) so that the float sum never undershoots.
+    """
+    user_noise_std = float(check.positive("user_noise_std", user_noise_std))
+    local_sensitivity = float(check.positive("local_sensitivity", local_sensitivity))
+    grid_step = float(check.positive("grid_step", grid_step))
+    dimension = check.integer_scalar("dimension", dimension, 1)
+    inflated = local_sensitivity + 2.0 * grid_step * math.sqrt(dimension)
+    return GaussianEvent(user_noise_std, math.nextafter(inflated, math.inf), neighbouring=neighbouring)
+
+
+def total_delta(delta, clip_failure_probability) -> float:
+    """δ + p, rounded up: the δ of a round whose users refuse with probability at most p."""
+    delta = float(check.open_unit_interval("delta", delta))
+    failure = float(check.in_interval("clip_failure_probability", clip_failure_probability, 0.0, 1.0,
+                                      low_open=False, high_open=True))
+    total = math.nextafter(delta + failure, math.inf)
+    if not total < 1.0:
+        raise ValueError(f"delta + clip_failure_probability must be < 1 (got {delta!r} + {failure!r})")
+    return total
+
+
+def dropout_table(epsilon, delta, local_sensitivity, num_users, honest_fraction, num_dropped) -> np.ndarray:
+    """ε of the unquantised secure average at ``delta`` after 0, 1, ... ``num_dropped`` dropouts.
+
+    Rows (dropped, surviving, honest shares h, ε); rows with h = 0 have ε = ∞ (no guarantee).
+    """
+    num_dropped = check.integer_scalar("num_dropped", num_dropped, 0)
+    num_users = check.integer_scalar("num_users", num_users, 1)
+    if num_dropped >= num_users:
+        raise ValueError(f"num_dropped must be < num_users = {num_users} (got {num_dropped})")
+    user_noise_std = dpmech.calibrate_user_noise(epsilon, delta, local_sensitivity, num_users, honest_fraction)
+    rows = []
+    for dropped in range(num_dropped + 1):
+        survivors = num_users - dropped
+        honest = guaranteed_honest_shares(num_users, honest_fraction, survivors)
+        if honest == 0:
+            rows.append((dropped, survivors, 0, math.inf))
+            continue
+        event = surviving_sum_event(user_noise_std, local_sensitivity, survivors, honest)
+        guarantee = dpmech.PrivacyLedger(REPLACE_ONE).record(event).epsilon(delta)
+        rows.append((dropped, survivors, honest, guarantee.epsilon))
+    return np.array(rows, dtype=float)

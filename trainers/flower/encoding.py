@@ -1,0 +1,120 @@
+"""The SecAgg+ encoding of one user's noisy share, made exact and refused outside its range.
+
+Flower's SecAgg+ (``flwr.common.secure_aggregation.quantization``) clips every coordinate to
+[−c, c] without telling anyone, maps it to [0, q] by (x + c)·q/(2c) and rounds stochastically
+with NumPy's global generator; the server dequantises the modular sum. Here the user does the
+rounding itself, before Flower sees the share:
+
+* c and q are powers of two, so the grid step γ = 2c/q is one too and every grid point −c + kγ
+  (0 <= k <= q <= 2²²) is a double. A share already on the grid passes Flower's quantiser
+  unchanged (its stochastic rounding has nothing to round) and its modular sum dequantises exactly.
+* the rounding is randomised (unbiased) with the user's own ``numpy.random.Generator``;
+* a share with a coordinate outside [−c, c] is refused (ValueError), never clipped. c is chosen
+  (:func:`choose_encoding`) from the public norm bound B of the unnoised model and the noise tail
+  so that a refusal has probability at most p: |f_i + z_i| <= B + |z_i| and, by the union bound,
+  P(max_i |z_i| > kσ_u) <= d·erfc(k/√2) = p. :func:`trainers.flower.accounting.total_delta` adds p
+  to δ.
+* |U|·q < modulus, so the modular sum of |U| shares never wraps.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import erfcinv
+
+from dpmech import validation as check
+
+
+def _power_of_two(name: str, value) -> int:
+    value = check.integer_scalar(name, value, 2)
+    if value & (value - 1):
+        raise ValueError(f"{name} must be a power of two >= 2 (got {value})")
+    return value
+
+
+@dataclass(frozen=True)
+class SecAggEncoding:
+    """Flower's ``SecAggPlusWorkflow(clipping_range=c, quantization_range=q, modulus_range=M)``.
+
+    ``clipping_range`` c a power of two (2^-60 .. 2^60), ``quantization_range`` q a power of two
+    <= 2²² (Flower casts to int32), ``modulus_range`` M a power of two <= 2³²,
+    ``clip_failure_probability`` p the proven bound on a refusal, ``num_users`` |U| with |U|·q < M.
+    """
+
+    clipping_range: float
+    quantization_range: int
+    modulus_range: int
+    num_users: int
+    clip_failure_probability: float
+
+    def __post_init__(self):
+        c = float(check.positive("clipping_range", self.clipping_range))
+        mantissa, exponent = math.frexp(c)
+        if mantissa != 0.5 or not -60 <= exponent - 1 <= 60:
+            raise ValueError(f"clipping_range must be a power of two in [2^-60, 2^60] (got {self.clipping_range!r})")
+        object.__setattr__(self, "clipping_range", c)
+        q = _power_of_two("quantization_range", self.quantization_range)
+        if q > 2**22:
+            raise ValueError(f"quantization_range must be <= 2**22 (got {q})")
+        modulus = _power_of_two("modulus_range", self.modulus_range)
+        if modulus > 2**32:
+            raise ValueError(f"modulus_range must be <= 2**32 (got {modulus})")
+        num_users = check.integer_scalar("num_users", self.num_users, 1)
+        if num_users * q >= modulus:
+            raise ValueError(f"num_users × quantization_range = {num_users * q} must be < modulus_range = {modulus}")
+        check.in_interval("clip_failure_probability", self.clip_failure_probability, 0.0, 1.0,
+                          low_open=False, high_open=True)
+        object.__setattr__(self, "clip_failure_probability", float(self.clip_failure_probability))
+
+    @property
+    def grid_step(self) -> float:
+        """γ = 2c/q, a power of two."""
+        return 2.0 * self.clipping_range / self.quantization_range
+
+    def workflow_arguments(self) -> dict:
+        """Keyword arguments of ``flwr.server.workflow.SecAggPlusWorkflow`` for this encoding."""
+        return {"clipping_range": self.clipping_range, "quantization_range": self.quantization_range,
+                "modulus_range": self.modulus_range}
+
+
+def choose_encoding(model_norm_bound, user_noise_std, dimension, num_users, clip_failure_probability,
+                    quantization_range: int = 2**22, modulus_range: int = 2**32) -> SecAggEncoding:
+    """The smallest power-of-two c >= B + k·σ_u with d·erfc(k/√2) <= p (see the module docstring).
+
+    k is increased by a relative 1e-9 over ``√2·erfcinv(p/d)`` to absorb erfcinv's rounding.
+    """
+    bound = float(check.positive("model_norm_bound", model_norm_bound))
+    noise = float(check.positive("user_noise_std", user_noise_std))
+    dimension = check.integer_scalar("dimension", dimension, 1)
+    failure = float(check.open_unit_interval("clip_failure_probability", clip_failure_probability))
+    tail = math.sqrt(2.0) * float(erfcinv(failure / dimension)) * (1.0 + 1e-9)
+    needed = bound + tail * noise
+    clipping_range = 2.0 ** math.ceil(math.log2(needed))
+    if clipping_range < needed:
+        clipping_range *= 2.0
+    return SecAggEncoding(clipping_range, quantization_range, modulus_range, num_users, failure)
+
+
+def randomised_rounding(share, encoding: SecAggEncoding, rng) -> np.ndarray:
+    """``share`` rounded to the grid −c + γℤ, unbiased: up with probability equal to the fraction.
+
+    Refuses (ValueError) a share with a coordinate outside [−c, c] or not finite; the result's
+    coordinates are exact grid points in [−c, c].
+    """
+    values = np.asarray(share, dtype=np.float64)
+    if not np.all(np.isfinite(values)):
+        raise ValueError("share must be finite (got NaN or infinity)")
+    c = encoding.clipping_range
+    largest = float(np.max(np.abs(values))) if values.size else 0.0
+    if largest > c:
+        raise ValueError(
+            f"share has a coordinate of magnitude {largest:.6g} outside the SecAgg+ clipping range [-{c:g}, {c:g}]; "
+            "it is refused, not clipped (probability <= clip_failure_probability, counted in δ)"
+        )
+    rng = check.generator("rng", rng)
+    # x + c lies in [0, 2c] and γ is a power of two, so the steps lie in [0, q] and k·γ − c is exact.
+    steps = np.floor((values + c) / encoding.grid_step + rng.random(values.shape))
+    return steps * encoding.grid_step - c
