@@ -10,6 +10,7 @@ accounting methods load (lazily). Everything else sits behind an extra:
 - ``fl``: torch, scikit-learn, joblib, mnist1d and threadpoolctl, for the
   trainers, the seed pipelines, the audits' attacks and ``dpmech run``;
 - ``plots``: matplotlib, for the figures of reports;
+- ``flower``: flwr with its simulation engine, for :mod:`trainers.flower`;
 - ``all``: all of them.
 """
 
@@ -26,6 +27,7 @@ EXTRAS = {
     "mnist1d": "fl",
     "threadpoolctl": "fl",
     "matplotlib": "plots",
+    "flwr": "flower",
 }
 
 

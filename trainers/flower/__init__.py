@@ -8,8 +8,7 @@
 * :mod:`.simulation`: :func:`run_flower_round`, the entry point of ``dpmech run --engine flower``.
 """
 
-import importlib.util
+from dpmech.optional_dependencies import ensure_installed
 
-if importlib.util.find_spec("flwr") is None:
-    # dpmech.optional_dependencies.ensure_installed only knows the core's extras; see the report of issue 17.
-    raise ImportError("trainers.flower needs Flower: pip install 'dpmech[flower]'")
+ensure_installed("flwr", purpose="trainers.flower")
+del ensure_installed
