@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import pathlib
 
@@ -25,6 +26,8 @@ import dpmech
 from dpmech.cli.arguments import output_folder
 from dpmech.directed_rounding import format_down, format_up
 
+from trainers.pipelines.registry import run_pipeline
+
 from .attacks.pipelines import PIPELINES, pipeline_parts
 from .cli import DATASET_NAMES
 from .report import json_ready, write_report
@@ -34,10 +37,6 @@ DEFAULT_DATASET = "digits"
 DEFAULT_EPSILON = 1.0
 DEFAULT_DELTA = 1e-5
 FEDAUXFDP_SHARES = (1.0, 4.0)  # scoring head, class head: shares of μ²
-
-
-# Pipelines whose run function takes a FederatedSplit rather than the raw data.
-SPLIT_PIPELINES = ("fedmd-nfdp", "fedgm", "fedzda")
 
 
 def pipeline_config(pipeline: str, epsilon: float, delta: float):
@@ -63,16 +62,6 @@ def pipeline_config(pipeline: str, epsilon: float, delta: float):
     if pipeline == "fedgm":
         return config_class(label_epsilon=epsilon)
     return config_class()
-
-
-def run_pipeline(pipeline: str, data, config, seed: int):
-    """Run ``pipeline`` on ``data`` as its audit does (split-based pipelines get ``split_federated(data, seed)``)."""
-    from trainers.data import split_federated
-
-    _, _, run_function = pipeline_parts(pipeline)
-    if pipeline in SPLIT_PIPELINES:
-        return run_function(split_federated(data, seed), config, seed, progress=False)
-    return run_function(data, config, seed=seed)
 
 
 def _accuracy_plot(path: pathlib.Path, result, title: str) -> None:
@@ -140,7 +129,7 @@ def _markdown(summary: dict) -> str:
 
 def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASET, epsilon: float = DEFAULT_EPSILON,
                  delta: float = DEFAULT_DELTA, seed: int = 0, out="dpmech-report", progress: bool = True,
-                 trials=None) -> dict:
+                 trials=None, threads: int = 1) -> dict:
     """Run the five steps of the module docstring and return the summary (also written to ``out``).
 
     ``epsilon`` and ``delta`` in the summary are the claim the audit tests (the tight composition
@@ -170,11 +159,14 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
         config = pipeline_config(pipeline, epsilon, delta)
         data = load_dataset(dataset)
         bar.update(step, description="2/5 train the one-shot federation")
-        result = run_pipeline(pipeline, data, config, seed)
+        result = run_pipeline(pipeline, data, config, seed, threads=threads)
         bar.update(step, description="3/5 account (basic and tight)")
         guarantees = {name: guarantee.as_dict() for name, guarantee in result.guarantees.items()}
         bar.update(step, description="4/5 audit: white-box canary and LiRA")
-        audit = audit_function(data, config, seed=seed, **({} if trials is None else {"trials": trials}))
+        options = {} if trials is None else {"trials": trials}
+        if "result" in inspect.signature(audit_function).parameters:
+            options["result"] = result  # the audit reuses the round trained above instead of training it again
+        audit = audit_function(data, config, seed=seed, **options)
         bar.update(step, description="5/5 write the report")
         folder.mkdir(parents=True, exist_ok=True)
         write_report(audit, folder / "audit", title=f"{pipeline} audit", extra={"seed": seed})

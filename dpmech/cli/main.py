@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import sys
 from importlib.metadata import entry_points
 
@@ -19,6 +20,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="dpmech", description="Differential privacy: calibrate, account, verify, audit.")
+    parser.add_argument("--version", action="version", version=f"dpmech {importlib.metadata.version('dpmech')}")
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     accounting.register(subparsers)
     verify.register(subparsers)
