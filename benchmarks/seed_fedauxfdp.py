@@ -115,7 +115,7 @@ BUDGETS = (("non-private (no noise at all)", math.inf, math.inf, False), ("class
            ("seed-compat C = 1/λ, class 'ε = 0.5' (NO guarantee)", 0.1, 0.5, True))
 
 
-def seed_compat_heads(heads, settings):
+def seed_compat_heads(heads):
     """FedAUX's code as run: scikit-learn ``C = 1/λ`` trains with the mean-form regularisation
     λ/n, while the noise is calibrated to 2L/(nλ); the true sensitivity is n times larger. The
     trained heads keep their (λ/n) parameters and are given the sensitivity for λ."""
@@ -161,7 +161,7 @@ def fidelity(arguments, console):
                                                               score_regularization=config.score_regularization / (len(local[c]) + len(sets.negative)),
                                                               class_regularization=config.class_regularization / len(local[c]))
                                           for c in clients]
-                        trained[compat] = [seed_compat_heads(train_client_heads(local[c], sets.negative.features, s), settings)
+                        trained[compat] = [seed_compat_heads(train_client_heads(local[c], sets.negative.features, s))
                                            for c, s in zip(clients, train_settings)]
                     else:
                         trained[compat] = [train_client_heads(local[c], sets.negative.features, settings) for c in clients]
