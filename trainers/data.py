@@ -3,7 +3,10 @@ frozen feature extractor fitted on public data only.
 
 Nothing here downloads: digits ship with scikit-learn, and MNIST-1D is generated locally by the
 ``mnist1d`` package's procedural generator (``mnist1d.data.make_dataset``), never through its
-``get_dataset``, which fetches a pickle from GitHub.
+``get_dataset``, which fetches a pickle from GitHub. :func:`load_mnist1d` generates it at 10⁵
+records and more, chunked and cached. No wheel on the package index ships MNIST or CIFAR arrays
+usably offline (checked for issue 16), so other real data comes in through :func:`load_arrays`
+(the user's own arrays or ``.npz`` file).
 """
 
 from __future__ import annotations
