@@ -179,7 +179,7 @@ def fidelity(arguments, console):
                 diagnostics.setdefault((label, alpha), []).append(certainty_diagnostics(messages, sets.distillation, shares))
             wall.setdefault(alpha, []).append(time.perf_counter() - cell_start)
             console.print(f"α = {alpha:g}, seed {seed}: {time.perf_counter() - cell_start:.0f} s")
-    if any(compat for *_, compat in BUDGETS):
+    if arguments.seed_compat_seeds > 0:
         warnings.warn("seed-compat rows add n times too little noise (FedAUX's scikit-learn C = 1/λ): they carry NO "
                       "privacy guarantee", dpmech.NoGuaranteeWarning, stacklevel=1)
     table = Table(title=f"Seed 000 Table 3 protocol on public-CNN MNIST-1D features: server test accuracy (%), "
