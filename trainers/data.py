@@ -3,11 +3,15 @@ frozen feature extractor fitted on public data only.
 
 Nothing here downloads: digits ship with scikit-learn, and MNIST-1D is generated locally by the
 ``mnist1d`` package's procedural generator (``mnist1d.data.make_dataset``), never through its
-``get_dataset``, which fetches a pickle from GitHub.
+``get_dataset``, which fetches a pickle from GitHub. :func:`load_mnist1d` generates it at 10⁵
+records and more, chunked and cached. No wheel on the package index ships MNIST or CIFAR arrays
+usably offline (checked for issue 16), so other real data comes in through :func:`load_arrays`
+(the user's own arrays or ``.npz`` file).
 """
 
 from __future__ import annotations
 
+import pathlib
 import random
 from dataclasses import dataclass
 
@@ -90,6 +94,62 @@ def make_mnist1d(num_samples: int = 5000, seed: int = 42) -> LabelledData:
     features = np.concatenate([generated["x"], generated["x_test"]])
     labels = np.concatenate([generated["y"], generated["y_test"]])
     return LabelledData(features, labels)
+
+
+def load_mnist1d(num_samples: int = 100_000, seed: int = 0, *, cache_dir=None, chunk_size: int = 10_000) -> LabelledData:
+    """MNIST-1D at scale (10⁵ records and more), generated locally in chunks and cached on disk.
+
+    Chunk k is :func:`make_mnist1d` with ``chunk_size`` records and the seed drawn from
+    ``SeedSequence([seed, k])``, so the chunks are independent draws of the generator and the
+    result for (``num_samples``, ``seed``, ``chunk_size``) is the same on every machine. The
+    generator runs a Python loop per record (about 1–2 ms each), so with ``cache_dir`` every chunk
+    is stored as ``mnist1d_<seed>_<chunk_size>_<k>.npz`` and read back on the next call.
+    ``num_samples`` must be a positive multiple of 10 (equal class counts per chunk, never a silent
+    rounding); the last chunk is smaller when ``chunk_size`` does not divide it.
+    """
+    num_samples = check.integer_scalar("num_samples", num_samples, 10)
+    seed = check.integer_scalar("seed", seed, 0)
+    chunk_size = check.integer_scalar("chunk_size", chunk_size, 10)
+    if num_samples % 10 or chunk_size % 10:
+        raise ValueError(f"num_samples and chunk_size must be multiples of 10 (got {num_samples}, {chunk_size})")
+    directory = None if cache_dir is None else pathlib.Path(cache_dir)
+    parts = []
+    for index, start in enumerate(range(0, num_samples, chunk_size)):
+        size = min(chunk_size, num_samples - start)
+        path = None if directory is None else directory / f"mnist1d_{seed}_{chunk_size}_{index}_{size}.npz"
+        if path is not None and path.is_file():
+            with np.load(path) as stored:
+                parts.append(LabelledData(stored["features"], stored["labels"]))
+            continue
+        chunk_seed = int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
+        parts.append(make_mnist1d(size, seed=chunk_seed))
+        if path is not None:
+            directory.mkdir(parents=True, exist_ok=True)
+            temporary = path.with_suffix(".partial.npz")
+            np.savez(temporary, features=parts[-1].features, labels=parts[-1].labels)
+            temporary.replace(path)  # atomic: a concurrent reader never sees half a file
+    return LabelledData(np.vstack([part.features for part in parts]), np.concatenate([part.labels for part in parts]))
+
+
+def load_arrays(features, labels=None) -> LabelledData:
+    """The user's own data: a feature matrix and integer labels, or the path of an ``.npz`` file
+    holding arrays ``features`` and ``labels``. Checked as :class:`LabelledData` (finite 2-d
+    features, one integer label per row, labels 0..C-1 with every class present), never coerced."""
+    if isinstance(features, (str, pathlib.Path)):
+        if labels is not None:
+            raise ValueError("labels must be None when features is the path of an .npz file")
+        with np.load(features) as stored:
+            missing = {"features", "labels"} - set(stored.files)
+            if missing:
+                raise ValueError(f"the .npz file must hold arrays 'features' and 'labels' (missing {sorted(missing)})")
+            features, labels = stored["features"], stored["labels"]
+    if labels is None:
+        raise ValueError("labels must be given with a feature matrix")
+    data = LabelledData(features, labels)
+    present = np.unique(data.labels)
+    if present[0] != 0 or present.size != present[-1] + 1:
+        raise ValueError(f"labels must be 0..C-1 with every class present (got classes {present.tolist()})")
+    return data
 
 
 DATASETS = ("digits", "mnist1d")

@@ -30,3 +30,18 @@ def test_every_registered_benchmark_script_exists_and_results_parse():
         assert (ROOT / "benchmarks" / arguments[0]).is_file()
     sections = dict(SECTION.findall("## one\nbody\n## two\nmore\n"))
     assert sections == {"one": "body\n", "two": "more\n"}
+
+
+def test_fidelity_modes_run_at_tiny_size(tmp_path):
+    environment = {**os.environ, "COLUMNS": "200"}
+    common = ["--fidelity", "--samples", "1200", "--public-samples", "400", "--seeds", "1", "--cnn-epochs", "1",
+              "--cache-dir", str(tmp_path)]
+    fedaux = subprocess.run([sys.executable, "benchmarks/seed_fedauxfdp.py", *common, "--num-clients", "2",
+                             "--alphas", "0.01", "--seed-compat-seeds", "0"],
+                            capture_output=True, text=True, cwd=ROOT, env=environment)
+    assert fedaux.returncode == 0, fedaux.stderr
+    assert "Target (issue 16)" in fedaux.stdout and "non-private" in fedaux.stdout
+    helmet = subprocess.run([sys.executable, "benchmarks/seed_dphelmet.py", *common, "--users", "2", "--epochs", "1"],
+                            capture_output=True, text=True, cwd=ROOT, env=environment)
+    assert helmet.returncode == 0, helmet.stderr
+    assert "Target (issue 16)" in helmet.stdout and "huber_svm" in helmet.stdout

@@ -145,3 +145,44 @@ def test_bad_extractor_configuration(parameters, match):
     public = PublicData(np.random.default_rng(0).normal(size=(20, 4)), np.zeros(20, dtype=int))
     with pytest.raises(ValueError, match=match):
         PublicFeatureExtractor(**parameters).fit(public)
+
+
+def test_mnist1d_at_scale_is_chunked_cached_and_reproducible(tmp_path, no_network):
+    from trainers.data import load_mnist1d
+
+    data = load_mnist1d(60, seed=2, cache_dir=tmp_path, chunk_size=20)
+    assert data.features.shape == (60, 40) and np.array_equal(np.bincount(data.labels), np.full(10, 6))
+    assert len(list(tmp_path.glob("mnist1d_2_20_*.npz"))) == 3
+    # chunks are independent draws, not one chunk repeated
+    assert not np.array_equal(data.features[:20], data.features[20:40])
+    cached = load_mnist1d(60, seed=2, cache_dir=tmp_path, chunk_size=20)
+    assert np.array_equal(cached.features, data.features) and np.array_equal(cached.labels, data.labels)
+    assert np.array_equal(load_mnist1d(60, seed=2, chunk_size=20).features, data.features)
+    assert not np.array_equal(load_mnist1d(60, seed=3, chunk_size=20).features, data.features)
+    # a prefix of the chunks is shared by a larger request
+    assert np.array_equal(load_mnist1d(40, seed=2, cache_dir=tmp_path, chunk_size=20).features, data.features[:40])
+    for arguments in (dict(num_samples=65), dict(num_samples=60, chunk_size=15), dict(num_samples=0), dict(num_samples=60, seed=-1)):
+        with pytest.raises(ValueError):
+            load_mnist1d(**arguments)
+
+
+def test_user_arrays_load_and_are_checked(tmp_path):
+    from trainers.data import load_arrays
+
+    features = np.random.default_rng(0).normal(size=(30, 4))
+    labels = np.arange(30) % 3
+    data = load_arrays(features, labels)
+    assert np.array_equal(data.features, features) and np.array_equal(data.labels, labels)
+    np.savez(tmp_path / "mine.npz", features=features, labels=labels)
+    assert np.array_equal(load_arrays(tmp_path / "mine.npz").labels, labels)
+    np.savez(tmp_path / "bad.npz", x=features, y=labels)
+    with pytest.raises(ValueError, match="features"):
+        load_arrays(tmp_path / "bad.npz")
+    with pytest.raises(ValueError, match="labels"):
+        load_arrays(features)
+    with pytest.raises(ValueError, match="every class"):
+        load_arrays(features, labels + 1)
+    with pytest.raises(ValueError, match="labels"):
+        load_arrays(features, labels.astype(float) + 0.5)
+    with pytest.raises(ValueError, match="finite"):
+        load_arrays(np.where(labels[:, None] == 0, np.nan, features), labels)

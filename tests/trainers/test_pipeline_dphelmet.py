@@ -118,3 +118,17 @@ def test_bad_configuration_raises(field, value, match):
 def test_more_records_than_the_pool_raises(digits):
     with pytest.raises(ValueError, match="records_per_user"):
         run_dphelmet(digits, DpHelmetConfig(num_users=100, records_per_user=50), seed=0)
+
+
+def test_paper_settings_rescaled_to_the_public_clip():
+    paper = DpHelmetConfig.paper()
+    assert (paper.regularization, paper.projection_radius, paper.feature_bound) == (0.01, 10.0, 1.0)
+    assert (paper.num_users, paper.records_per_user, paper.epochs, paper.batch_size) == (1000, 50, 100, 20)
+    assert (paper.epsilon, paper.delta, paper.honest_fraction) == (1.0, 1e-5, 0.5)
+    # inside the seed's rescaled grid Λ' ∈ [8e-4, 2.5e-2], R' ∈ [3.5, 35]; the default is far outside
+    assert 8e-4 <= paper.regularization <= 2.5e-2 and 3.5 <= paper.projection_radius <= 35
+    default = DpHelmetConfig()
+    assert not (8e-4 <= default.regularization <= 2.5e-2 and 3.5 <= default.projection_radius <= 35)
+    assert DpHelmetConfig.paper(num_users=7).num_users == 7
+    with pytest.raises(ValueError, match="regularization"):
+        DpHelmetConfig.paper(regularization=-1.0)

@@ -143,3 +143,77 @@ def test_data_dependent_configuration_errors(digits):
         run_fedauxfdp(digits, FedAuxFdpConfig(num_clients=5000), seed=0)
     with pytest.raises(ValueError, match="feature_bound"):
         run_fedauxfdp(digits, FedAuxFdpConfig(num_clients=4, num_components=None, clip_features=False), seed=0)
+
+
+def _messages_with_score_heads(score_heads, num_features, num_classes=3):
+    from trainers.federation import ClientMessage
+
+    return [ClientMessage(client, {"score_head": np.asarray(head, dtype=float),
+                                   "class_head": np.zeros((num_classes, num_features + 1))}, (), "test")
+            for client, head in enumerate(score_heads)]
+
+
+def test_certainty_diagnostics_measure_what_weighting_does():
+    from trainers.data import LabelledData
+    from trainers.pipelines.fedauxfdp import CERTAINTY_FLOOR, certainty_diagnostics
+
+    rng = np.random.default_rng(0)
+    labels = np.repeat(np.arange(3), 40)
+    # feature j is 1 on class j's points: client j is certain exactly on its own class
+    features = np.eye(3)[labels] + 0.01 * rng.normal(size=(labels.size, 3))
+    distillation = LabelledData(features, labels)
+    shares = np.eye(3)  # client j holds only class j
+    equal = certainty_diagnostics(_messages_with_score_heads([np.zeros(4)] * 3, 3), distillation, shares)
+    assert equal.spread == pytest.approx(0.0, abs=1e-12)
+    assert equal.weighted_true_class_share == pytest.approx(equal.uniform_true_class_share) == pytest.approx(1 / 3)
+    sharp = [np.r_[20.0 * np.eye(3)[j], -10.0] for j in range(3)]
+    informed = certainty_diagnostics(_messages_with_score_heads(sharp, 3), distillation, shares)
+    assert informed.spread > 0.99 and informed.weighted_true_class_share > 0.99
+    # weights on the wrong clients push the share below the uniform one
+    wrong = [np.r_[20.0 * np.eye(3)[(j + 1) % 3], -10.0] for j in range(3)]
+    misled = certainty_diagnostics(_messages_with_score_heads(wrong, 3), distillation, shares)
+    assert misled.weighted_true_class_share < 0.01 + 2 * CERTAINTY_FLOOR
+    with pytest.raises(ValueError, match="class_shares"):
+        certainty_diagnostics(_messages_with_score_heads(sharp, 3), distillation, shares[:2])
+
+
+def test_result_reports_the_diagnostics(tiny_result):
+    assert any(note.startswith("Certainty diagnostics") for note in tiny_result.notes)
+    for client in tiny_result.per_client:
+        assert sum(client["class_shares"]) == pytest.approx(1.0)
+
+
+def test_paper_settings_and_why_they_are_not_the_digits_default(digits):
+    paper = FedAuxFdpConfig.paper()
+    assert (paper.score_regularization, paper.class_regularization, paper.num_clients) == (0.01, 0.01, 20)
+    assert (paper.score_epsilon, paper.class_epsilon) == (0.1, 0.5)
+    # D⁻ at the seed's 0.4× the private data (20,000 STL-10 negatives vs 50,000 CIFAR-10 records)
+    private_share = 1 - paper.test_fraction - paper.public_fraction
+    assert paper.public_fraction * paper.negative_fraction / private_share == pytest.approx(0.4)
+    assert FedAuxFdpConfig.paper(alpha=0.01).alpha == 0.01
+    # σ ∝ 1/(nλ) while a class head's norm is at most sqrt(2 ln C / λ) (its objective at 0 is ln C):
+    # at the seed's n ≈ 2,500 the noise is of the order of the largest head, on digits' ~54 records
+    # per client it is tens of times larger, so the paper's λ gives chance-level private runs there
+    num_records = np.mean([c["num_records"] for c in run_fedauxfdp(digits, FedAuxFdpConfig(num_components=8), seed=0).per_client])
+    assert num_records < 100
+
+    def noise_over_signal(n, lam, dimension=32, classes=10):
+        sensitivity = dpmech.sensitivity.multinomial_logistic_regression_sensitivity(lam, int(n), math.sqrt(2.0))
+        sigma = dpmech.GaussianOutputMechanism(sensitivity, 0.5, 1e-5).sigma
+        return sigma * math.sqrt(classes * (dimension + 1)) / math.sqrt(2 * math.log(classes) / lam)
+
+    assert noise_over_signal(2500, 0.01) < 2.0
+    assert noise_over_signal(num_records, 0.01) > 20.0
+
+
+def test_seed_compat_gives_n_times_too_little_noise():
+    import sys
+    import pathlib
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks"))
+    from seed_fedauxfdp import seed_compat_heads
+    from trainers.pipelines.fedauxfdp import ClientHeads
+
+    heads = ClientHeads(np.zeros(3), 0.5, np.zeros((2, 3)), 0.8, num_records=40, num_negative=60)
+    compat = seed_compat_heads(heads)
+    assert compat.score_sensitivity == pytest.approx(0.5 / 100) and compat.class_sensitivity == pytest.approx(0.8 / 40)

@@ -1,0 +1,99 @@
+"""The public CNN feature extractor: public-only training, the public bound, the cache, the device."""
+
+import numpy as np
+import pytest
+import torch
+
+from trainers.data import LabelledData, PrivateData, PublicData, make_mnist1d
+from trainers.features import PublicCnnFeatureExtractor, checked_device, pretrained_features, public_private_split
+
+TINY = dict(feature_dim=8, width=8, epochs=2, batch_size=64)
+
+
+@pytest.fixture(scope="module")
+def signals():
+    return make_mnist1d(num_samples=400, seed=7)
+
+
+def test_extractor_never_sees_the_rest(signals):
+    first = pretrained_features(signals, 200, seed=3, **TINY)
+    assert np.intersect1d(first.public_indices, first.rest_indices).size == 0
+    assert np.array_equal(np.union1d(first.public_indices, first.rest_indices), np.arange(len(signals)))
+    # replace every record outside the public split: the extractor must come out bit-identical
+    changed = signals.features.copy()
+    changed[first.rest_indices] = np.random.default_rng(0).normal(size=(first.rest_indices.size, changed.shape[1]))
+    second = pretrained_features(LabelledData(changed, signals.labels), 200, seed=3, **TINY)
+    assert np.array_equal(second.public_indices, first.public_indices)
+    probe = signals.features[:50]
+    assert np.array_equal(first.extractor.transform(probe), second.extractor.transform(probe))
+
+
+@pytest.mark.parametrize("bound", [0.25, 1.0, 3.0])
+def test_features_obey_the_public_bound(signals, bound):
+    result = pretrained_features(signals, 200, seed=1, feature_bound=bound, **TINY)
+    norms = np.linalg.norm(result.data.features, axis=1)
+    assert norms.max() <= bound * (1 + 1e-12)
+    # scaled by the public 95% quantile: most public rows lie inside, so clipping is not all that happens
+    assert np.mean(norms < bound * (1 - 1e-9)) > 0.5
+    # inputs far outside the training range are clipped too
+    assert np.linalg.norm(result.extractor.transform(100 * signals.features[:20]), axis=1).max() <= bound * (1 + 1e-12)
+
+
+def test_refuses_private_data(signals):
+    with pytest.raises(TypeError, match="PublicData only"):
+        PublicCnnFeatureExtractor(**TINY).fit(PrivateData(signals.features, signals.labels))
+    with pytest.raises(TypeError, match="PublicData only"):
+        PublicCnnFeatureExtractor(**TINY).fit(signals)
+
+
+def test_seeded_and_cached(signals, tmp_path):
+    public = PublicData(signals.features[:200], signals.labels[:200])
+    trained = PublicCnnFeatureExtractor(seed=4, cache_dir=tmp_path, **TINY).fit(public)
+    assert not trained.from_cache_ and len(list(tmp_path.glob("public_cnn_*.npz"))) == 1
+    cached = PublicCnnFeatureExtractor(seed=4, cache_dir=tmp_path, **TINY).fit(public)
+    assert cached.from_cache_
+    uncached = PublicCnnFeatureExtractor(seed=4, **TINY).fit(public)
+    probe = signals.features[200:260]
+    assert np.array_equal(trained.transform(probe), cached.transform(probe))
+    assert np.array_equal(trained.transform(probe), uncached.transform(probe))
+    other = PublicCnnFeatureExtractor(seed=5, cache_dir=tmp_path, **TINY).fit(public)
+    assert not other.from_cache_ and len(list(tmp_path.glob("public_cnn_*.npz"))) == 2
+    assert not np.array_equal(trained.transform(probe), other.transform(probe))
+    # a different public set must not hit the cache of the first
+    shifted = PublicData(signals.features[100:300], signals.labels[100:300])
+    assert not PublicCnnFeatureExtractor(seed=4, cache_dir=tmp_path, **TINY).fit(shifted).from_cache_
+
+
+def test_device_is_checked():
+    assert checked_device("cpu") == torch.device("cpu")
+    for bad in ("gpu", 3, None, "meta"):
+        with pytest.raises(ValueError, match="device"):
+            checked_device(bad)
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA device"):
+            checked_device("cuda")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")
+def test_cuda_features_match_the_cpu_ones(signals):
+    cpu = pretrained_features(signals, 200, seed=2, **TINY).data.features
+    cuda = pretrained_features(signals, 200, seed=2, device="cuda", **TINY).data.features
+    assert np.mean(np.argmax(cpu, axis=1) == np.argmax(cuda, axis=1)) > 0.9
+
+
+@pytest.mark.parametrize("arguments, match", [
+    (dict(feature_dim=0), "feature_dim"), (dict(epochs=0), "epochs"), (dict(learning_rate=-1.0), "learning_rate"),
+    (dict(norm_quantile=0.0), "norm_quantile"), (dict(feature_bound=float("nan")), "feature_bound"),
+    (dict(input_shape=(2, 40)), "input_shape"), (dict(seed=-1), "seed"),
+])
+def test_bad_settings_raise(signals, arguments, match):
+    public = PublicData(signals.features[:100], signals.labels[:100])
+    with pytest.raises(ValueError, match=match):
+        PublicCnnFeatureExtractor(**{**TINY, **arguments}).fit(public)
+
+
+def test_split_sizes_are_checked(signals):
+    with pytest.raises(ValueError, match="num_public"):
+        public_private_split(signals, len(signals), np.random.default_rng(0))
+    with pytest.raises(ValueError, match="num_public"):
+        public_private_split(signals, 0, np.random.default_rng(0))

@@ -1,0 +1,219 @@
+"""A public feature extractor as the seeds use one: a small CNN trained on a public split only,
+frozen, its embeddings scaled by a public norm and clipped to a public bound.
+
+FedAUXfdp (seed 000) and DP-Helmet (seed 002) train their private linear heads on features of a
+network pre-trained on public data (a contrastively trained ShuffleNet / SimCLR ResNet); the
+heads' sensitivity bounds hold only if the feature map does not depend on the private records
+and every feature vector has norm at most the public bound. Here:
+
+* :func:`public_private_split` cuts a dataset into a public part (the extractor's training set)
+  and the rest; the extractor never sees the rest, and :func:`pretrained_features` returns the
+  indices of both, so a caller (and a test) can check that they are disjoint;
+* :class:`PublicCnnFeatureExtractor` trains the CNN (two 3-wide convolution blocks of
+  :mod:`trainers.networks`, then Linear(feature_dim), ReLU, Linear(C)) with Adam on the public
+  part only, every draw from a ``torch.Generator`` seeded by ``seed``; the features are the
+  feature_dim ReLU activations rescaled so that the ``norm_quantile`` quantile of the public
+  features' norms lands on ``feature_bound``, then clipped per example to that bound
+  (``dpmech.clip_features``);
+* the trained state is cached under ``cache_dir`` (key: every setting and a digest of the public
+  data), so a benchmark trains it once.
+
+``device`` is a torch device name; ``"cuda"`` raises ValueError when no CUDA device is
+available (never a silent fall-back to the CPU).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import pathlib
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+from torch import nn
+
+import dpmech
+from dpmech import validation as check
+
+from . import networks
+from ._features import as_feature_matrix
+from .data import LabelledData, PublicData
+
+
+def checked_device(device) -> torch.device:
+    """``device`` as a torch.device; ValueError for a name torch does not know or CUDA without a GPU."""
+    if not isinstance(device, (str, torch.device)):
+        raise ValueError(f"device must be a torch device name such as 'cpu' or 'cuda' (got {device!r})")
+    try:
+        resolved = torch.device(device)
+    except RuntimeError:
+        raise ValueError(f"device must be a torch device name such as 'cpu' or 'cuda' (got {device!r})") from None
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r} was asked for but no CUDA device is available; use device='cpu'")
+    if resolved.type not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda[:index]' (got {device!r})")
+    return resolved
+
+
+def public_private_split(data: LabelledData, num_public: int, rng) -> tuple:
+    """(public part as :class:`PublicData`, the rest, public indices, rest indices), uniformly at random.
+
+    The public part trains the feature extractor only; the rest is what a pipeline may split
+    further into private, auxiliary and test data.
+    """
+    num_public = check.integer_scalar("num_public", num_public, 1)
+    if num_public >= len(data):
+        raise ValueError(f"num_public must be < the {len(data)} records (got {num_public})")
+    order = check.generator("rng", rng).permutation(len(data))
+    public_indices, rest_indices = np.sort(order[:num_public]), np.sort(order[num_public:])
+    public = PublicData(data.features[public_indices], data.labels[public_indices])
+    return public, data.subset(rest_indices), public_indices, rest_indices
+
+
+def _cnn(input_shape, num_classes, width, feature_dim, generator, device) -> nn.Sequential:
+    trunk = networks._conv_network(input_shape, num_classes, "batch", width)[:-1]  # without its classifier
+    spatial = math.prod(size // 4 for size in input_shape[1:])
+    model = nn.Sequential(*trunk, nn.Linear(width * spatial, feature_dim), nn.ReLU(), nn.Linear(feature_dim, num_classes))
+    return networks.initialise_parameters_(model.to(torch.float32), generator).to(device)
+
+
+class PublicCnnFeatureExtractor(BaseEstimator):
+    """A small CNN trained on public data only; ``transform`` gives its clipped embeddings.
+
+    Parameters: ``feature_dim`` (embedding size), ``width`` (convolution channels), ``epochs``,
+    ``batch_size``, ``learning_rate`` (Adam), ``norm_quantile`` (public scale), ``feature_bound``
+    (the public bound every output obeys), ``seed`` (the torch.Generator of initialisation and
+    shuffles), ``device``, ``cache_dir`` (None: no cache), ``input_shape`` (None: (1, d), a 1-d
+    signal such as MNIST-1D), ``torch_threads`` (intra-op threads while training; None leaves
+    torch's setting).
+
+    ``fit`` accepts only :class:`~trainers.data.PublicData`; fitted attributes: ``model_``,
+    ``norm_scale_``, ``public_accuracy_`` (training accuracy on the public set), ``from_cache_``.
+    """
+
+    def __init__(self, feature_dim=32, width=32, epochs=10, batch_size=128, learning_rate=3e-3, norm_quantile=0.95,
+                 feature_bound=1.0, seed=0, device="cpu", cache_dir=None, input_shape=None, torch_threads=1):
+        self.feature_dim = feature_dim
+        self.width = width
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.norm_quantile = norm_quantile
+        self.feature_bound = feature_bound
+        self.seed = seed
+        self.device = device
+        self.cache_dir = cache_dir
+        self.input_shape = input_shape
+        self.torch_threads = torch_threads
+
+    def _settings(self, public: PublicData) -> dict:
+        settings = {
+            "feature_dim": check.integer_scalar("feature_dim", self.feature_dim, 1),
+            "width": check.integer_scalar("width", self.width, 1),
+            "epochs": check.integer_scalar("epochs", self.epochs, 1),
+            "batch_size": check.integer_scalar("batch_size", self.batch_size, 1),
+            "learning_rate": float(check.positive("learning_rate", self.learning_rate)),
+            "norm_quantile": float(check.in_interval("norm_quantile", self.norm_quantile, 0.0, 1.0,
+                                                     low_open=True, high_open=False)),
+            "feature_bound": float(check.positive("feature_bound", self.feature_bound)),
+            "seed": check.integer_scalar("seed", self.seed, 0),
+            "input_shape": list(networks.validated_input_shape(
+                (1, public.features.shape[1]) if self.input_shape is None else self.input_shape)),
+            "num_classes": int(public.labels.max()) + 1,
+            # the device changes the floating-point path, so a CUDA model is cached apart from a CPU one
+            "device": checked_device(self.device).type,
+        }
+        if math.prod(settings["input_shape"]) != public.features.shape[1]:
+            raise ValueError(f"input_shape {tuple(settings['input_shape'])} does not hold {public.features.shape[1]} features")
+        if min(settings["input_shape"][1:]) < 4:
+            raise ValueError(f"input_shape {tuple(settings['input_shape'])} is too small for two pooling steps")
+        return settings
+
+    def _cache_path(self, settings: dict, public: PublicData):
+        if self.cache_dir is None:
+            return None
+        digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
+        digest.update(np.ascontiguousarray(public.features).tobytes())
+        digest.update(np.ascontiguousarray(public.labels).tobytes())
+        return pathlib.Path(self.cache_dir) / f"public_cnn_{digest.hexdigest()[:24]}.npz"
+
+    def fit(self, public: PublicData):
+        if not isinstance(public, PublicData):
+            raise TypeError(f"PublicCnnFeatureExtractor fits on PublicData only (got {type(public).__name__}); "
+                            "private data must never reach the feature extractor")
+        settings = self._settings(public)
+        device = checked_device(self.device)
+        generator = torch.Generator().manual_seed(settings["seed"])
+        model = _cnn(tuple(settings["input_shape"]), settings["num_classes"], settings["width"],
+                     settings["feature_dim"], generator, device)
+        path = self._cache_path(settings, public)
+        inputs = networks.as_inputs(public.features, settings["input_shape"], device)
+        self.from_cache_ = path is not None and path.is_file()
+        if self.from_cache_:
+            with np.load(path) as stored:
+                networks.load_state_arrays_(model, {name[len("state/"):]: stored[name] for name in stored.files
+                                                    if name.startswith("state/")})
+        else:
+            with networks.torch_threads(self.torch_threads):
+                networks.fit(model, inputs, networks.as_targets(public.labels, device), epochs=settings["epochs"],
+                             batch_size=settings["batch_size"], learning_rate=settings["learning_rate"],
+                             generator=generator)
+        model.eval()
+        self.model_ = model
+        self.input_shape_ = tuple(settings["input_shape"])
+        self.feature_bound_ = settings["feature_bound"]
+        self.public_accuracy_ = networks.accuracy(model, inputs, networks.as_targets(public.labels, device))
+        norms = np.linalg.norm(self._embed(public.features), axis=1)
+        self.norm_scale_ = float(np.quantile(norms, settings["norm_quantile"]))
+        if not self.norm_scale_ > 0:
+            raise ValueError("the public embeddings are all zero; cannot set a norm scale (train longer or wider)")
+        if path is not None and not self.from_cache_:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            arrays = {f"state/{name}": value for name, value in networks.state_arrays(model).items()}
+            temporary = path.with_suffix(".partial.npz")
+            np.savez(temporary, **arrays)
+            temporary.replace(path)  # atomic: a concurrent reader never sees half a file
+        return self
+
+    def _embed(self, features) -> np.ndarray:
+        inputs = networks.as_inputs(as_feature_matrix("features", features), self.input_shape_,
+                                    next(self.model_.parameters()).device)
+        with torch.no_grad():
+            embedding = networks.predict_logits(self.model_[:-1], inputs)
+        return embedding.cpu().numpy().astype(np.float64)
+
+    def transform(self, features) -> np.ndarray:
+        """Embeddings · bound / public scale (the public quantile lands on the bound), clipped per
+        example to ‖z‖₂ <= ``feature_bound``."""
+        check_is_fitted(self, "model_")
+        return dpmech.clip_features(self._embed(features) * (self.feature_bound_ / self.norm_scale_), self.feature_bound_)
+
+
+@dataclass(frozen=True)
+class PretrainedFeatures:
+    """The records the extractor did not see, mapped to its features, and where they came from.
+
+    ``data`` holds rows of norm <= the extractor's bound; ``public_indices`` (the extractor's
+    training rows) and ``rest_indices`` (the rows of ``data``) index the original dataset and are
+    disjoint.
+    """
+
+    data: LabelledData
+    extractor: PublicCnnFeatureExtractor
+    public_indices: np.ndarray
+    rest_indices: np.ndarray
+
+
+def pretrained_features(data: LabelledData, num_public: int, seed: int = 0, **extractor_settings) -> PretrainedFeatures:
+    """Split ``data`` into a public part of ``num_public`` records and the rest, train a
+    :class:`PublicCnnFeatureExtractor` (``extractor_settings``) on the public part only, and map
+    the rest. The split is drawn from ``seed``, the extractor's training from ``seed`` too."""
+    seed = check.integer_scalar("seed", seed, 0)
+    public, rest, public_indices, rest_indices = public_private_split(data, num_public, np.random.default_rng(seed))
+    extractor = PublicCnnFeatureExtractor(seed=seed, **extractor_settings).fit(public)
+    return PretrainedFeatures(LabelledData(extractor.transform(rest.features), rest.labels), extractor,
+                              public_indices, rest_indices)
