@@ -103,7 +103,12 @@ def calibrate_user_noise(epsilon, delta, local_sensitivity, num_users, honest_fr
     local_sensitivity, num_users, honest_fraction = _validated_setting(local_sensitivity, num_users, honest_fraction)
     if np.ndim(check.positive("epsilon", epsilon)) or np.ndim(check.open_unit_interval("delta", delta)):
         raise ValueError(f"epsilon and delta must be single numbers (got shapes {np.shape(epsilon)}, {np.shape(delta)})")
-    sum_sigma = calibrate_gaussian(epsilon, delta, local_sensitivity, method=method)
+    try:
+        sum_sigma = calibrate_gaussian(epsilon, delta, local_sensitivity, method=method)
+    except ValueError as error:
+        if "sensitivity" in str(error) and "local_sensitivity" not in str(error):
+            raise ValueError(f"local_sensitivity or epsilon out of range: {error}") from None
+        raise
     if not math.isfinite(sum_sigma):
         raise ValueError(
             f"local_sensitivity must be small enough that the noise std is a finite double "

@@ -61,6 +61,8 @@ def group_privacy(event, group_size):
         A new event of the same kind (see the module docstring for each rule).
     """
     k = check.integer_scalar("group_size", group_size, 1)
+    if k > 2**53:
+        raise ValueError(f"group_size must be <= 2**53, a count of records a double multiplies exactly (got {k})")
     if k == 1:
         return event
     if isinstance(event, GaussianEvent):

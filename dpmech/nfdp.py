@@ -86,6 +86,19 @@ class NfdpGuarantee:
     replacement: bool
     warning: str
 
+    def __post_init__(self):
+        for name in ("epsilon", "delta"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not value >= 0:
+                raise ValueError(f"{name} must be a number >= 0 (got {value!r})")
+        if self.delta > 1.0:
+            raise ValueError(f"delta must be in [0, 1] (got {self.delta!r})")
+        check.integer_scalar("n", self.n, 1)
+        check.integer_scalar("k", self.k, 1)
+        check.boolean("replacement", self.replacement)
+        if not isinstance(self.warning, str):
+            raise ValueError(f"warning must be a string (got {type(self.warning).__name__})")
+
     @property
     def event(self):
         """Ledger event: the stated (ε, δ) under add/remove-one, or no guarantee when δ = 1."""

@@ -81,7 +81,10 @@ def _validated_epsilon(epsilon) -> float:
 
 
 def _labels_array(labels) -> np.ndarray:
-    array = np.asarray(labels)
+    try:
+        array = np.asarray(labels)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError("labels must be a 1-D array of integer class indices (got a ragged or non-numeric sequence)") from None
     if array.ndim != 1 or array.dtype.kind == "b":
         raise ValueError(
             f"labels must be a 1-D array of integer class indices (got dtype {array.dtype}, shape {array.shape})"

@@ -166,6 +166,13 @@ def choice(name: str, value, options) -> str:
     return value
 
 
+def single(name: str, value) -> float:
+    """A validated value as one Python float; ValueError naming ``name`` when it is an array."""
+    if np.ndim(value) != 0:
+        raise ValueError(f"{name} must be a single number (got an array of shape {np.shape(value)})")
+    return float(value)
+
+
 def scalar_or_array(array: np.ndarray):
     """Return a Python float for 0-d results and the array otherwise."""
     return float(array) if np.ndim(array) == 0 else array

@@ -13,7 +13,9 @@ import pytest
 
 from dpmech.optional_dependencies import EXTRAS, ensure_installed
 
-BLOCK_EXTRAS = "import sys\n" + "".join(f"sys.modules[{name!r}] = None\n" for name in EXTRAS)
+# torch is left importable but must stay unimported: scipy's array-API helpers probe sys.modules["torch"],
+# so a None entry there would break scipy itself, which a real machine without torch never does.
+BLOCK_EXTRAS = "import sys\n" + "".join(f"sys.modules[{name!r}] = None\n" for name in EXTRAS if name != "torch")
 
 
 def run_without_extras(code):
@@ -54,6 +56,18 @@ def test_trainers_name_the_extra_that_installs_them():
     completed = run_without_extras("import trainers\n")
     assert completed.returncode != 0
     assert "pip install 'dpmech[fl]'" in completed.stderr.strip().splitlines()[-1]
+
+
+def test_a_command_whose_extra_is_missing_exits_2_naming_the_extra():
+    completed = run_without_extras(
+        """
+        import sys
+        from dpmech.cli.main import main
+        sys.exit(main(["run", "--epsilon", "1"]))
+        """
+    )
+    assert completed.returncode == 2
+    assert completed.stderr.count("\n") == 1 and "pip install 'dpmech[fl]'" in completed.stderr
 
 
 def test_ensure_installed_refuses_a_module_that_is_not_an_optional_dependency():

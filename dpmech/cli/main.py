@@ -25,8 +25,22 @@ def build_parser() -> argparse.ArgumentParser:
     accounting.register(subparsers)
     verify.register(subparsers)
     for entry_point in sorted(entry_points(group=PLUGIN_GROUP), key=lambda point: point.name):
-        entry_point.load()(subparsers)
+        try:
+            entry_point.load()(subparsers)
+        except ImportError as error:
+            # A plugin whose extra is not installed still names itself and says what to install.
+            unavailable = subparsers.add_parser(entry_point.name, help=f"unavailable: {error}", prefix_chars="\x00",
+                                                add_help=False)
+            unavailable.add_argument("arguments", nargs="*")
+            unavailable.set_defaults(handler=_unavailable(error))
     return parser
+
+
+def _unavailable(error):
+    def handler(args):
+        raise ValueError(str(error))
+
+    return handler
 
 
 def main(argv=None) -> int:

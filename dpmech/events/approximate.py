@@ -27,10 +27,10 @@ class ApproximateDpEvent:
     description: str = ""
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", float(check.non_negative("epsilon", self.epsilon)))
+        object.__setattr__(self, "epsilon", check.single("epsilon", check.non_negative("epsilon", self.epsilon)))
         object.__setattr__(
             self,
             "delta",
-            float(check.in_interval("delta", self.delta, 0.0, 1.0, low_open=False, high_open=True)),
+            check.single("delta", check.in_interval("delta", self.delta, 0.0, 1.0, low_open=False, high_open=True)),
         )
         check_relation(self.neighbouring)

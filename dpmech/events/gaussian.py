@@ -24,8 +24,8 @@ class GaussianEvent:
     neighbouring: Optional[str] = None
 
     def __post_init__(self):
-        object.__setattr__(self, "sigma", float(check.positive("sigma", self.sigma)))
-        object.__setattr__(self, "sensitivity", float(check.positive("sensitivity", self.sensitivity)))
+        object.__setattr__(self, "sigma", check.single("sigma", check.positive("sigma", self.sigma)))
+        object.__setattr__(self, "sensitivity", check.single("sensitivity", check.positive("sensitivity", self.sensitivity)))
         check_relation(self.neighbouring)
 
     @property

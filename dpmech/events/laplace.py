@@ -26,8 +26,8 @@ class LaplaceEvent:
     neighbouring: Optional[str] = None
 
     def __post_init__(self):
-        object.__setattr__(self, "scale", float(check.positive("scale", self.scale)))
-        object.__setattr__(self, "sensitivity", float(check.positive("sensitivity", self.sensitivity)))
+        object.__setattr__(self, "scale", check.single("scale", check.positive("scale", self.scale)))
+        object.__setattr__(self, "sensitivity", check.single("sensitivity", check.positive("sensitivity", self.sensitivity)))
         check_relation(self.neighbouring)
 
     @property

@@ -37,7 +37,7 @@ class PoissonSampledEvent:
         object.__setattr__(
             self,
             "sampling_probability",
-            float(check.in_interval("sampling_probability", self.sampling_probability, 0.0, 1.0,
+            check.single("sampling_probability", check.in_interval("sampling_probability", self.sampling_probability, 0.0, 1.0,
                                     low_open=True, high_open=False)),
         )
         check_relation(self.neighbouring)

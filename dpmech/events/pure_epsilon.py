@@ -36,7 +36,7 @@ class PureEpsilonEvent:
     neighbouring: Optional[str] = None
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", float(check.positive("epsilon", self.epsilon)))
+        object.__setattr__(self, "epsilon", check.single("epsilon", check.positive("epsilon", self.epsilon)))
         if self.num_outcomes is not None:
             object.__setattr__(self, "num_outcomes", check.integer_scalar("num_outcomes", self.num_outcomes, 2))
         check_relation(self.neighbouring)

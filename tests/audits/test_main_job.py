@@ -83,7 +83,7 @@ def test_a_target_the_pipeline_cannot_meet_is_reported_and_warned(monkeypatch, t
 
     from dpmech.cli import main as cli_main
 
-    monkeypatch.setattr(main_job, "run_pipeline", lambda *_: _FakeResult())
+    monkeypatch.setattr(main_job, "run_pipeline", lambda *_, **__: _FakeResult())
     real_parts = main_job.pipeline_parts
     monkeypatch.setattr(main_job, "pipeline_parts", lambda name: (lambda *_, **__: _FakeAudit(), *real_parts(name)[1:]))
     monkeypatch.setattr(main_job, "write_report", lambda *_, **__: None)

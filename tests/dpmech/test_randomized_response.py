@@ -346,7 +346,9 @@ def test_uniform_replacement_probability_is_an_upper_bound_in_the_unit_interval(
         assert uniform >= exact
         assert uniform <= 1.0
         if exact > 1e-300:
-            assert uniform <= exact * (1 + mpmath.mpf(2) ** -40)
+            # Past ε = 700, e^ε overflows and u comes from a log₂-domain upper bound, a little looser.
+            slack = mpmath.mpf(2) ** -40 if epsilon <= 700 else mpmath.mpf(1e-8)
+            assert uniform <= exact * (1 + slack)
 
 
 ONE_RELEASE_PER_LABEL = [

@@ -258,8 +258,10 @@ def prepare_users(data: LabelledData, config: DpHelmetConfig, seed: int) -> Prep
     if config.epsilon == math.inf:
         user_noise_std, event = 0.0, NoGuaranteeEvent("models averaged without noise (ε = ∞)")
     else:
-        user_noise_std = dpmech.calibrate_user_noise(config.epsilon, config.delta, sensitivity, config.num_users,
-                                                     config.honest_fraction, method=config.calibration)
+        # Calibrated for ε(1 − 1e-9): the ledger's certified upper end carries evaluation margins of order
+        # 1e-11, and the round must report at most the configured ε (as FedAUXfdp's budget split does).
+        user_noise_std = dpmech.calibrate_user_noise(config.epsilon * (1.0 - 1e-9), config.delta, sensitivity,
+                                                     config.num_users, config.honest_fraction, method=config.calibration)
         event = dpmech.blind_averaging_event(user_noise_std, sensitivity, config.num_users, config.honest_fraction,
                                              neighbouring=REPLACE_ONE)
     settings = UserSettings(config, num_classes, user_noise_std, event)

@@ -194,7 +194,8 @@ def test_approximate_dp_tradeoff_and_gdp_delta_match_the_r_package_fdp():
     corner = 1 / (1 + math.e)  # the skeleton's kink, printed as 0.2689414
     assert corner == pytest.approx(r.EPSDELTA_1_SKELETON[1][0], abs=5e-8)
     assert fdp.approximate_dp_tradeoff(corner, 1.0, 0.0) == pytest.approx(r.EPSDELTA_1_SKELETON[1][1], abs=5e-8)
-    assert fdp.gdp_delta(1.0, 1.0) == pytest.approx(r.GDP_TO_EPSDELTA_MU_1_EPSILON_1, rel=1e-13)
+    # gdp_delta is dpmech's proven upper bound: at most its evaluation margin (~1e-11 relative) above the value.
+    assert r.GDP_TO_EPSDELTA_MU_1_EPSILON_1 <= fdp.gdp_delta(1.0, 1.0) <= r.GDP_TO_EPSDELTA_MU_1_EPSILON_1 * (1 + 1e-10)
     from dpmech.directed_rounding import format_up
 
     assert format_up(fdp.gdp_delta(1.0, 1.0), 6) == str(r.GDP_TO_EPSDELTA_MU_1_EPSILON_1_ROUNDED_UP_6)
