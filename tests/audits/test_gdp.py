@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from scipy import special, stats
+from scipy import special
 
 import dpmech
 from audits import AuditScores, clopper_pearson_upper, epsilon_from_gdp, rank_levels
