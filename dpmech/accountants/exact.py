@@ -55,7 +55,7 @@ from scipy import optimize, special
 
 from .._newton import LOG_DELTA_MARGIN
 from ..events import ApproximateDpEvent, GaussianEvent, NoPrivacyLossEvent, PureEpsilonEvent
-from ..gaussian import _log_delta_mu
+from ..gaussian import _log_delta_mu, _log_delta_mu_lower
 from . import Interval
 
 SUPPORTED = (GaussianEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent)
@@ -231,7 +231,7 @@ class _Profile:
     def log_delta(self, epsilon: float) -> float:
         t = epsilon - self.loss
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            gaussian = _log_gaussian_profile(t, self.mu)
+            gaussian = _log_gaussian_profile(t, self.mu, upper=self.log_margin > 0.0)
         lost = np.isnan(gaussian) | (gaussian == -np.inf)
         if self.log_margin > 0.0 and self.mu > 0.0:
             # Far in the tail δ_G underflows even in log form; the upper side then uses
@@ -246,8 +246,9 @@ class _Profile:
         return total
 
 
-def _log_gaussian_profile(t, mu):
-    """log δ_G(t) at any real t (see the module docstring); −inf where it is 0."""
+def _log_gaussian_profile(t, mu, upper=True):
+    """A bound on log δ_G(t) at any real t (see the module docstring): from above with ``upper``, else from
+    below (the Gaussian core's evaluation minus its proven error); −inf where it is 0."""
     t = np.asarray(t, dtype=float)
     out = np.full(t.shape, -np.inf)
     if t.size == 0:
@@ -258,8 +259,9 @@ def _log_gaussian_profile(t, mu):
     if mu == 0.0:
         out[negative] = below
         return out
-    out[~negative] = _log_delta_mu(t[~negative], np.float64(mu))
-    out[negative] = np.logaddexp(below, t[negative] + _log_delta_mu(-t[negative], np.float64(mu)))
+    bound = _log_delta_mu if upper else _log_delta_mu_lower
+    out[~negative] = bound(t[~negative], np.float64(mu))
+    out[negative] = np.logaddexp(below, t[negative] + bound(-t[negative], np.float64(mu)))
     return out
 
 
