@@ -246,15 +246,16 @@ def _log_delta_evaluated_and_upper(epsilon, mu):
     return log_delta, upper
 
 
-def _log_delta_mu_lower(epsilon, mu):
+def _log_delta_mu_lower(epsilon, mu, subtract_error=True):
     """A lower bound on log δ(ε; μ) (the evaluation minus its error bound; −inf where nothing is proven).
 
-    For the certified lower ends of accountants; inputs validated (μ > 0), broadcast, returns an array.
+    With ``subtract_error=False``, the evaluation itself (a best estimate, neither bound). For the
+    accountants; inputs validated (μ > 0), broadcast, returns an array.
     """
     epsilon, mu = np.broadcast_arrays(np.asarray(epsilon, dtype=float), np.asarray(mu, dtype=float))
     log_delta, error = _log_delta_and_error(epsilon.ravel(), mu.ravel())
     with np.errstate(invalid="ignore"):
-        lower = log_delta - error
+        lower = log_delta - error if subtract_error else log_delta
     lower = np.where(np.isnan(lower) | np.isposinf(lower), -np.inf, np.minimum(lower, 0.0))
     return lower.reshape(epsilon.shape)
 

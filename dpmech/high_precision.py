@@ -161,12 +161,25 @@ def _log_delta(epsilon, make_mu, more_digits):
 
 
 def gaussian_profile(t, mu):
-    """δ_G(t) = Φ(μ/2 − t/μ) − e^t Φ(−μ/2 − t/μ) at any real t (valid for t < 0 too); (1 − e^t)₊ at μ = 0."""
-    with mpmath.workdps(DIGITS):
-        t, mu = mpmath.mpf(t), mpmath.mpf(mu)
-        if mu == 0:
-            return max(mpmath.mpf(0), 1 - mpmath.exp(t))
-        return mpmath.ncdf(mu / 2 - t / mu) - mpmath.exp(t) * mpmath.ncdf(-mu / 2 - t / mu)
+    """δ_G(t) = Φ(μ/2 − t/μ) − e^t Φ(−μ/2 − t/μ) at any real t (valid for t < 0 too); (1 − e^t)₊ at μ = 0.
+
+    The difference can cancel to far below its terms (small μ and t): the working precision grows
+    until the result keeps DIGITS significant digits (up to 40·DIGITS; 0 is returned only if the
+    terms agree there too).
+    """
+    digits = DIGITS
+    while True:
+        with mpmath.workdps(digits + 10):
+            t_value, mu_value = mpmath.mpf(t), mpmath.mpf(mu)
+            if mu_value == 0:
+                return +max(mpmath.mpf(0), -mpmath.expm1(t_value))
+            first = mpmath.ncdf(mu_value / 2 - t_value / mu_value)
+            difference = first - mpmath.exp(t_value) * mpmath.ncdf(-mu_value / 2 - t_value / mu_value)
+            if difference != 0 and abs(first / difference) < mpmath.mpf(10) ** (digits + 5 - DIGITS):
+                return +difference
+            if digits >= 40 * DIGITS:
+                return +max(difference, mpmath.mpf(0))
+        digits *= 2
 
 
 def event_atoms(event):

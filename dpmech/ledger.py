@@ -282,10 +282,10 @@ class PrivacyLedger:
                                     0.0)
         accountant = _accountant(method)
         if hasattr(accountant, "log_delta_interval"):
-            log_lower, log_upper = accountant.log_delta_interval(pairs, epsilon)
+            log_lower, log_estimate, log_upper = accountant.log_delta_interval(pairs, epsilon)
             upper = _delta_from_log(log_upper)
             lower = min(math.exp(log_lower), upper)
-            estimate = min(max(math.exp(0.5 * (log_lower + log_upper)), lower), upper)
+            estimate = min(max(math.exp(log_estimate), lower), upper)
             certified, note = True, ""
         else:
             interval = accountant.delta(pairs, epsilon, **options)

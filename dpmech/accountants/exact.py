@@ -228,12 +228,14 @@ class _Profile:
     log_infinite: float
     log_margin: float
 
-    def log_delta(self, epsilon: float) -> float:
+    def log_delta(self, epsilon: float, evaluated: bool = False) -> float:
+        """log δ(ε) of this side's atoms, margin excluded; ``evaluated``: the Gaussian core's evaluation, no bound."""
         t = epsilon - self.loss
+        upper = self.log_margin > 0.0
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            gaussian = _log_gaussian_profile(t, self.mu, upper=self.log_margin > 0.0)
+            gaussian = _log_gaussian_profile(t, self.mu, upper="evaluated" if evaluated else upper)
         lost = np.isnan(gaussian) | (gaussian == -np.inf)
-        if self.log_margin > 0.0 and self.mu > 0.0:
+        if upper and self.mu > 0.0:
             # Far in the tail δ_G underflows even in log form; the upper side then uses
             # δ_G(t) <= Φ(μ/2 − t/μ), whose logarithm stays finite, so no positive δ becomes 0.
             if np.any(lost):
@@ -248,7 +250,8 @@ class _Profile:
 
 def _log_gaussian_profile(t, mu, upper=True):
     """A bound on log δ_G(t) at any real t (see the module docstring): from above with ``upper``, else from
-    below (the Gaussian core's evaluation minus its proven error); −inf where it is 0."""
+    below (the Gaussian core's evaluation minus its proven error); −inf where it is 0. With
+    ``upper="evaluated"``, the evaluation itself (for estimates only)."""
     t = np.asarray(t, dtype=float)
     out = np.full(t.shape, -np.inf)
     if t.size == 0:
@@ -259,7 +262,11 @@ def _log_gaussian_profile(t, mu, upper=True):
     if mu == 0.0:
         out[negative] = below
         return out
-    bound = _log_delta_mu if upper else _log_delta_mu_lower
+    if upper == "evaluated":
+        def bound(e, m):
+            return _log_delta_mu_lower(e, m, subtract_error=False)
+    else:
+        bound = _log_delta_mu if upper else _log_delta_mu_lower
     out[~negative] = bound(t[~negative], np.float64(mu))
     out[negative] = np.logaddexp(below, t[negative] + bound(-t[negative], np.float64(mu)))
     return out
@@ -330,17 +337,17 @@ def _log_delta(profile: _Profile, epsilon: float) -> float:
 
 
 def log_delta_interval(pairs, epsilon: float):
-    """(log lower, log upper) of δ(ε), both at most log 1 = 0."""
+    """(log lower, log estimate, log upper) of δ(ε), all at most log 1 = 0; the estimate is the evaluation."""
     upper, lower = _profiles(pairs)
     if math.isinf(upper.mu):
-        return 0.0, 0.0
-    return min(_log_delta(lower, epsilon), 0.0), min(_log_delta(upper, epsilon), 0.0)
+        return 0.0, 0.0, 0.0
+    log_lower, log_upper = min(_log_delta(lower, epsilon), 0.0), min(_log_delta(upper, epsilon), 0.0)
+    return log_lower, min(max(upper.log_delta(epsilon, evaluated=True), log_lower), log_upper), log_upper
 
 
 def delta(pairs, epsilon: float) -> Interval:
-    """δ(ε) as an interval; the log of its upper end is in the note-free :func:`log_delta_interval`."""
-    log_lower, log_upper = log_delta_interval(pairs, epsilon)
-    return Interval(math.exp(log_lower), math.exp(0.5 * (log_lower + log_upper)), math.exp(log_upper), True)
+    """δ(ε) as an interval; its logarithms are in the note-free :func:`log_delta_interval`."""
+    return Interval(*(math.exp(value) for value in log_delta_interval(pairs, epsilon)), True)
 
 
 def _smallest_epsilon_below(profile: _Profile, log_target: float) -> float:

@@ -4,7 +4,7 @@ import math
 import warnings
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from dpmech import (
@@ -25,6 +25,8 @@ from dpmech import (
 
 
 @given(st.floats(0.1, 50.0), st.floats(0.01, 10.0), st.integers(1, 50), st.floats(0.0, 20.0))
+# δ within 1e-7500 of 1, where the certified lower end is far looser than the evaluation (the estimate).
+@example(sigma=0.25, sensitivity=3.0, k=31, epsilon=0.0)
 def test_gaussian_group_equals_scaled_sensitivity(sigma, sensitivity, k, epsilon):
     grouped = group_privacy(GaussianEvent(sigma, sensitivity), k)
     assert grouped == GaussianEvent(sigma, k * sensitivity)

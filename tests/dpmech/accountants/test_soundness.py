@@ -12,7 +12,7 @@ import math
 
 import mpmath
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from tests.profiles import examples
@@ -93,6 +93,8 @@ def _check_delta(guarantee, reference, epsilon):
 
 @examples(0.3)
 @given(ledgers, st.floats(-12.0, -1.0), st.floats(0.0, 8.0))
+# A tiny pure ε: δ(0) = tanh(ε/2) ≈ 4.7e-248, which a 50-digit 1 − e^t had rounded to 0 in the reference.
+@example(ledger_spec=([(ApproximateDpEvent(9.368839124133582e-248, 0.0), 1)], 1), log10_delta=-1.0, epsilon=0.0)
 @pytest.mark.parametrize("method", ["exact", "auto", "basic"])
 def test_fast_methods_are_sound(method, ledger_spec, log10_delta, epsilon):
     ledger, reference = _build(*ledger_spec)
