@@ -163,6 +163,8 @@ class PipelineResult:
             cover, warnings carried by the mechanisms).
         config: the configuration, as given.
         seed: the seed everything was drawn from.
+        prepared: the pipeline's prepared round (split, public features, partition) where it has
+            one, so an audit of this run reuses it instead of preparing it again; not summarised.
     """
 
     pipeline: str
@@ -175,6 +177,7 @@ class PipelineResult:
     notes: Sequence[str] = ()
     config: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 0
+    prepared: Any = field(default=None, repr=False, compare=False)
 
     def summary(self) -> dict:
         """A JSON-ready summary (floats, strings, lists)."""

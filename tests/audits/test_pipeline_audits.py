@@ -89,3 +89,23 @@ def test_dphelmet_audit_scores_carry_exactly_the_honest_noise_the_event_claims(d
     event_sigma = audit.measurements["user_noise_std"] * math.sqrt(honest_fraction * config.num_users) / config.num_users
     assert expected >= event_sigma * (1 - 1e-12)
     assert not audit.violation and audit.eps_lb <= audit.measurements["epsilon_of_scored_canary_mu"] <= audit.eps_claimed
+
+
+def test_fedauxfdp_audit_reuses_the_round_its_run_prepared_and_refuses_another_run(digits, monkeypatch):
+    audit_function, _, run = pipeline_parts("fedauxfdp")
+    config = pipeline_config("fedauxfdp", 2.0, 1e-5)
+    result = run(digits, config, seed=0)
+    fresh = audit_function(digits, config, seed=0, trials=200)
+    from trainers.pipelines import fedauxfdp
+
+    def prepared_twice(*args, **kwargs):
+        raise AssertionError("the audit prepared the round again")
+
+    monkeypatch.setattr(fedauxfdp, "prepare_round", prepared_twice)
+    reused = audit_function(digits, config, seed=0, trials=200, result=result)
+    assert reused.as_dict() == fresh.as_dict()
+    with pytest.raises(ValueError, match="result must be the PipelineResult of the fedauxfdp pipeline"):
+        audit_function(digits, config, seed=1, trials=200, result=result)
+    with pytest.raises(ValueError, match="result must be"):
+        audit_function(digits, dataclasses.replace(config, class_regularization=2 * config.class_regularization),
+                       seed=0, trials=200, result=result)

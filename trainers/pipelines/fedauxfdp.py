@@ -499,4 +499,5 @@ def run_fedauxfdp(data: LabelledData, config: FedAuxFdpConfig = FedAuxFdpConfig(
         notes=tuple(notes),
         config=dataclasses.asdict(config),
         seed=prepared.seed,
+        prepared=prepared,
     )

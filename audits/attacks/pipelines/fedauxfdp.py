@@ -64,7 +64,15 @@ from ...noise_scale import check_noise_scale
 from ..canary_search import LogisticHead, label_fixed_logistic_sensitivity, retrain_best, search_logistic_canaries
 from ..shadow_heads import shadow_head_confidences
 from ..threat_model import WHITE_BOX, ThreatModel
-from .record import PipelineAudit, audit_generator, audit_inputs, displacement_check, mia_summary, projected_scores
+from .record import (
+    PipelineAudit,
+    audit_generator,
+    audit_inputs,
+    displacement_check,
+    mia_summary,
+    projected_scores,
+    reused_result,
+)
 
 
 def search_fedauxfdp_canary(local: PrivateData, negative_features: np.ndarray, without, mechanisms, settings,
@@ -106,15 +114,20 @@ def search_fedauxfdp_canary(local: PrivateData, negative_features: np.ndarray, w
 
 
 def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int = 0, *, trials: int = 10_000,
-                    num_shadows: int = 64, alpha: float = 0.05, device: str = "cpu") -> PipelineAudit:
+                    num_shadows: int = 64, alpha: float = 0.05, device: str = "cpu", result=None) -> PipelineAudit:
     """Audit the FedAUXfdp round that ``run_fedauxfdp(data, config, seed)`` runs (see the module docstring).
 
     The audited client is the one with the most records; everything random derives from ``seed``.
+    ``result``: that run's :class:`~trainers.federation.PipelineResult` when the caller already has
+    it (the main job): its prepared round (split, public PCA features, partition) is reused.
     """
     config, seed, trials = audit_inputs(config, FedAuxFdpConfig, seed, trials, 100)
     num_shadows = check.integer_scalar("num_shadows", num_shadows, 8)
     rng = audit_generator(seed, 1)
-    prepared = pipeline.prepare_round(data, config, seed)
+    if result is None or reused_result(result, "fedauxfdp", config, seed).prepared is None:
+        prepared = pipeline.prepare_round(data, config, seed)
+    else:
+        prepared = result.prepared
     settings = pipeline.client_settings(config, prepared.num_classes)
     sets = prepared.features
     client = int(np.argmax(np.bincount(prepared.assignment, minlength=config.num_clients)))

@@ -40,7 +40,7 @@ from ...one_run import epsilon_one_run
 from ...scores import AuditScores
 from ..label_randomized_response import GUESS_CUTS, label_canary_scores
 from ..threat_model import BLACK_BOX, ThreatModel
-from .record import PipelineAudit, audit_generator, audit_inputs, mia_summary
+from .record import PipelineAudit, audit_generator, audit_inputs, mia_summary, reused_result
 
 
 def nearest_image_scores(members, nonmembers, images) -> AuditScores:
@@ -69,11 +69,8 @@ def audit_fedgm(data, config: FedGmConfig | None = None, seed: int = 0, *, trial
     split = split_federated(data, seed)
     if result is None:
         run = pipeline.run_fedgm(split, dataclasses.replace(config, baselines=False), seed, progress=False)
-    elif (getattr(result, "pipeline", None) != "fedgm" or result.seed != seed
-          or {**result.config, "baselines": False} != dataclasses.asdict(dataclasses.replace(config, baselines=False))):
-        raise ValueError("result must be the PipelineResult of run_fedgm with this config and seed")
     else:
-        run = result
+        run = reused_result(result, "fedgm", config, seed, unreleased_fields=("baselines",))
 
     uniform_rows = sum(m.payload["images"].shape[0] for m in run.messages if "prior" not in m.payload)
     stage_two_rows = [m.payload["prior"] for m in run.messages if "prior" in m.payload]

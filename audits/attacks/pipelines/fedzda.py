@@ -26,7 +26,7 @@ from trainers.pipelines.fedzda import FedZdaConfig, client_training_sets, run_fe
 from ...epsilon_bounds import epsilon_lower_bound
 from ...loss import loss_attack
 from ..threat_model import WHITE_BOX, ThreatModel
-from .record import PipelineAudit, audit_generator, audit_inputs, mia_summary
+from .record import PipelineAudit, audit_generator, audit_inputs, mia_summary, reused_result
 
 
 def audit_fedzda(data, config: FedZdaConfig | None = None, seed: int = 0, *, trials: int = 10_000,
@@ -42,11 +42,8 @@ def audit_fedzda(data, config: FedZdaConfig | None = None, seed: int = 0, *, tri
     split = split_federated(data, seed)
     if result is None:
         run = run_fedzda(split, dataclasses.replace(config, baseline=False), seed, progress=False)
-    elif (not str(getattr(result, "pipeline", "")).startswith("fedzda") or result.seed != seed
-          or {**result.config, "baseline": False} != dataclasses.asdict(dataclasses.replace(config, baseline=False))):
-        raise ValueError("result must be the result of run_fedzda with this config and seed")
     else:
-        run = result
+        run = reused_result(result, "fedzda_" + config.variant, config, seed, unreleased_fields=("baseline",))
     train_sets, _ = client_training_sets(split, config, seed)
     member_features = np.vstack([train.features for train in train_sets])
     member_labels = np.concatenate([train.labels for train in train_sets])

@@ -104,6 +104,20 @@ def audit_inputs(config, config_class, seed, trials, minimum_trials: int):
     return config, check.integer_scalar("seed", seed, 0), check.integer_scalar("trials", trials, minimum_trials)
 
 
+def reused_result(result, pipeline_name: str, config, seed: int, unreleased_fields=()):
+    """``result`` if it is the PipelineResult of pipeline ``pipeline_name`` run with ``config`` and
+    ``seed``; ValueError otherwise. ``unreleased_fields`` (e.g. accuracy baselines, which release
+    nothing) may differ between the run and the audit's config."""
+    def released(settings):
+        return {name: value for name, value in dict(settings).items() if name not in unreleased_fields}
+
+    if (getattr(result, "pipeline", None) != pipeline_name or getattr(result, "seed", None) != seed
+            or released(result.config) != released(dataclasses.asdict(config))):
+        raise ValueError(f"result must be the PipelineResult of the {pipeline_name} pipeline run with this config "
+                         f"and seed")
+    return result
+
+
 def audit_generator(seed: int, stream: int) -> np.random.Generator:
     """The audit's own random stream ``SeedSequence([seed, stream])``, independent of the pipeline's draws."""
     return np.random.default_rng(np.random.SeedSequence([seed, stream]))
