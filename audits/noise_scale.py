@@ -15,7 +15,9 @@ verdict is certified: if the release really adds N(0, σ_claimed² I) or more,
 it is reached with probability at most α. (More noise than claimed, or noise
 that is not Gaussian but has a larger second moment, only makes Σ r² larger.)
 
-This complements the canary bounds of :mod:`audits.gdp`: a trained canary
+The bounds are :func:`dpmech.verify.greybox.gaussian_scale_bounds`, the
+grey-box test users run on their own mechanisms; this module adds the
+audit's record. It complements the canary bounds of :mod:`audits.gdp`: a trained canary
 moves a regularised head by only a part of its sensitivity bound, so halving
 σ can hide below the GDP claim, while the noise scale itself cannot hide.
 """
@@ -25,9 +27,9 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from scipy import stats
 
 from dpmech import validation as check
+from dpmech.verify.greybox import gaussian_scale_bounds
 
 from .result import CERTIFIED
 
@@ -83,9 +85,7 @@ def check_noise_scale(releases, centre, claimed_sigma, *, alpha: float = 0.05) -
     if num_coordinates == 0:
         raise ValueError("releases must hold at least one coordinate")
     sum_of_squares = float(np.sum(np.square(residuals), dtype=np.float64))
-    # Directed to the safe side of each verdict: the upper bound up, the lower bound down, by a few ulps.
-    upper = float(np.nextafter(np.sqrt(sum_of_squares / stats.chi2.ppf(alpha, num_coordinates)), np.inf))
-    lower = float(np.nextafter(np.sqrt(sum_of_squares / stats.chi2.isf(alpha, num_coordinates)), 0.0))
+    lower, upper = gaussian_scale_bounds(sum_of_squares, num_coordinates, alpha)
     return NoiseScaleCheck(
         lower=lower,
         estimate=float(np.sqrt(sum_of_squares / num_coordinates)),

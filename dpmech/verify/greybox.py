@@ -56,6 +56,17 @@ class NoiseScaleResult:
     sensitivity: float
 
 
+def gaussian_scale_bounds(sum_of_squares: float, freedom: int, alpha: float) -> tuple:
+    """One-sided (1 − α) confidence bounds (lower, upper) on σ when Σ r² ~ σ² χ²(freedom).
+
+    P[upper < σ] = α and P[lower > σ] = α; each is moved one ulp outward, to the safe side of a
+    refutation. Noise that is not Gaussian but has a larger second moment only raises Σ r².
+    """
+    upper = float(np.nextafter(math.sqrt(sum_of_squares / stats.chi2.ppf(alpha, freedom)), np.inf))
+    lower = float(np.nextafter(math.sqrt(sum_of_squares / stats.chi2.isf(alpha, freedom)), 0.0))
+    return lower, upper
+
+
 def needed_scale(family, epsilon, delta, sensitivity) -> float:
     """The smallest noise scale (σ or b) for which the declared family is (ε, δ)-DP at the given sensitivity."""
     if family == "gaussian":
@@ -113,7 +124,7 @@ def noise_scale_test(
     if family == "gaussian":
         total = float(np.sum(deviations**2))
         estimate = math.sqrt(total / freedom)
-        upper = math.sqrt(total / stats.chi2.ppf(alpha, freedom))
+        upper = gaussian_scale_bounds(total, freedom, alpha)[1]
     else:
         total = float(np.sum(np.abs(deviations)))
         estimate = total / freedom
