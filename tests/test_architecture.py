@@ -53,3 +53,16 @@ def test_building_the_cli_with_every_plugin_stays_light():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_a_command_loads_only_its_own_plugin():
+    code = (
+        "import sys; from dpmech.cli.main import main; "
+        "assert main(['calibrate', '--epsilon', '1', '--delta', '1e-5', '--json']) == 0; "
+        "print(sorted(m for m in ('trainers', 'audits') if m in sys.modules), file=sys.stderr)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stderr.strip().splitlines()[-1] == "[]"
+    code = "import sys; from dpmech.cli.main import build_parser; build_parser('run'); print('audits.cli' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "True"

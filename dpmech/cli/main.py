@@ -18,13 +18,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command=None) -> argparse.ArgumentParser:
+    """The ``dpmech`` parser. dpmech's own commands are registered directly; a plugin's module (entry
+    point group ``dpmech.commands``) is imported only when ``command`` names it, so one command never
+    pays for the others. With ``command=None`` (help, version) every plugin is listed, none loaded."""
     parser = _Parser(prog="dpmech", description="Differential privacy: calibrate, account, verify, audit.")
     parser.add_argument("--version", action="version", version=f"dpmech {importlib.metadata.version('dpmech')}")
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     accounting.register(subparsers)
     verify.register(subparsers)
     for entry_point in sorted(entry_points(group=PLUGIN_GROUP), key=lambda point: point.name):
+        if entry_point.name != command:
+            subparsers.add_parser(entry_point.name, help=f"see 'dpmech {entry_point.name} --help' (plugin)")
+            continue
         try:
             entry_point.load()(subparsers)
         except ImportError as error:
@@ -36,6 +42,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command(argv):
+    """The sub-command argv names: its first token that is not an option (top-level options take no value)."""
+    return next((token for token in argv if not token.startswith("-")), None)
+
+
 def _unavailable(error):
     def handler(args):
         raise ValueError(str(error))
@@ -45,7 +56,8 @@ def _unavailable(error):
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(join_negative_values(argv))
+    argv = join_negative_values(argv)
+    args = build_parser(_command(argv)).parse_args(argv)
     try:
         args.handler(args)
     except ValueError as error:
