@@ -60,17 +60,13 @@ def _validated_epsilon(epsilon) -> np.ndarray:
 def _one_dimensional_delta(epsilon: np.ndarray, sigma_squared: Fraction, sensitivity: int) -> np.ndarray:
     # ⌊c⌋ for c = εσ²/Δ − Δ/2 in exact rational arithmetic (a double c can round across an integer,
     # e.g. 1 − 2⁻⁵⁴ to 1); then P[X > c] = P[X >= ⌊c⌋ + 1] and P[X > c + Δ] = P[X >= ⌊c⌋ + Δ + 1].
-    floor_low = np.array(
-        # Capped at 2⁶²: any cut past 40σ reads a tail of 0 below (see ``reach``), and σ² <= 2³².
-        [min(math.floor(Fraction(value) * sigma_squared / sensitivity - Fraction(sensitivity, 2)), 1 << 62)
-         for value in epsilon.tolist()],
-        dtype=np.int64,
-    ).reshape(epsilon.shape)
+    floor_low = [math.floor(Fraction(value) * sigma_squared / sensitivity - Fraction(sensitivity, 2))
+                 for value in epsilon.tolist()]
     variance = float(sigma_squared)
     # Past 40σ the tail is below e^-790 of the total mass (Σ_{x>=k} e^{-x²/2σ²} <= e^{-k²/2σ²}/(1 − e^{-k/σ²})
     # against a normaliser >= max(1, σ√(2π) − 1)), under the smallest double: an index beyond the grid
     # reads a tail of 0 and δ is then reported as the smallest positive double, an upper bound.
-    reach = min(max(float(np.max(floor_low, initial=0)) + sensitivity, 0.0), _TAIL_WIDTH * math.sqrt(variance) + 1.0)
+    reach = min(max(float(max(floor_low, default=0) + sensitivity), 0.0), _TAIL_WIDTH * math.sqrt(variance) + 1.0)
     width = math.ceil(reach + _TAIL_WIDTH * math.sqrt(variance)) + 2
     support = np.arange(-width, width + 1, dtype=float)
     weights = np.exp(-(support * support) / (2.0 * variance))
@@ -78,11 +74,14 @@ def _one_dimensional_delta(epsilon: np.ndarray, sigma_squared: Fraction, sensiti
     # tail[i] = Σ_{x >= support[i]} w(x): a reversed cumulative sum, with 0 past the end.
     tail = np.append(np.cumsum(weights[::-1])[::-1], 0.0)
 
-    def at_least(first_integer):
-        return tail[np.clip(first_integer + width, 0, support.size)] / total
+    def at_least(first_integers):
+        # Exact Python integers (Δ may pass 2⁶³), clipped to the grid before indexing: below it the whole
+        # mass, above it none.
+        positions = [min(max(first + width, 0), support.size) for first in first_integers]
+        return tail[np.array(positions, dtype=np.int64).reshape(epsilon.shape)] / total
 
-    upper = at_least(floor_low + 1) * (1.0 + 3 * _MARGIN)
-    lower = at_least(floor_low + sensitivity + 1) * (1.0 - 3 * _MARGIN)
+    upper = at_least([low + 1 for low in floor_low]) * (1.0 + 3 * _MARGIN)
+    lower = at_least([low + sensitivity + 1 for low in floor_low]) * (1.0 - 3 * _MARGIN)
     with np.errstate(over="ignore", invalid="ignore"):
         delta = upper - np.where(lower > 0.0, np.exp(epsilon) * (1.0 - _MARGIN) * lower, 0.0)
     delta = np.where(delta > 0.0, delta, upper)

@@ -101,6 +101,15 @@ def test_one_dimensional_profile_is_an_upper_bound_within_1e_minus_8_of_the_50_d
     assert bound <= exact + 1e-8 * scale + 1e-300
 
 
+@given(st.floats(0.0, 50.0), st.fractions(Fraction(1, 16), Fraction(2**32), max_denominator=64),
+       st.integers(2**61, 10**30))
+def test_a_sensitivity_beyond_64_bit_integers_is_answered_not_overflowed(epsilon, sigma_squared, sensitivity):
+    # Δ >= 2⁶¹ against σ <= 2¹⁶: P[X > εσ²/Δ − Δ/2] is 1 to far below a double's resolution, the other tail 0.
+    assert discrete_gaussian_delta(epsilon, sigma_squared, sensitivity) == 1.0
+    with pytest.raises(ValueError, match="sensitivity"):
+        dpmech.calibrate_discrete_gaussian(1.0, 1e-5, sensitivity)
+
+
 @pytest.mark.parametrize("epsilon", [7.999999999999999, 8.0, 8.000000000000002])
 def test_profile_thresholds_are_exact_where_a_double_would_round_across_an_integer(epsilon):
     # c = εσ²/Δ − Δ/2 = −2⁻⁵⁴ for the first ε: c + 1 rounds to 1.0 in doubles, which dropped the x = 1 term.
