@@ -49,7 +49,8 @@ def main(argv=None) -> int:
         for seed in range(args.seeds):
             start = time.perf_counter()
             report = find_violation(
-                example.sampler, example.pairs, example.epsilon, example.delta, rng=seed, budget_seconds=args.budget, outputs=example.outputs
+                example.sampler, example.pairs, example.epsilon, example.delta, rng=seed, budget_seconds=args.budget, outputs=example.outputs,
+                **example.options,
             )
             seconds += time.perf_counter() - start
             rejections += report.rejected

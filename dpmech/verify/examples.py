@@ -49,6 +49,8 @@ class Example:
         truth: the true guarantee in words (e.g. "eps-DP", "1.75 eps", "not DP for any eps").
         pairs: candidate neighbours [(name, D, D')] a tester should search.
         outputs: ``"discrete"`` or ``"real"`` for the cheap event family.
+        options: what the mechanism's author declares to the tester, passed to
+            :func:`.tester.find_violation` (e.g. ``float_bits=True`` for a release in float64).
     """
 
     name: str
@@ -59,6 +61,7 @@ class Example:
     truth: str
     pairs: list = field(default_factory=lambda: statdp_pairs(5))
     outputs: str = "discrete"
+    options: dict = field(default_factory=dict)
 
 
 def _laplace(rng, scale, shape):
@@ -199,6 +202,47 @@ def other_examples(epsilon=0.5) -> list:
     return examples
 
 
+def _textbook_float_laplace(rng, scale, shape):
+    """−b·sign(u)·log(1 − 2|u|) with u = U − 1/2 in float64, U uniform on the multiples of 2^−53 (Mironov 2012, §3)."""
+    centred = rng.random(shape) - 0.5
+    return -scale * np.sign(centred) * np.log1p(-2.0 * np.abs(centred))
+
+
+def _grid_release(answers, noise, granularity):
+    """(round(f/γ) + Z)·γ, as dpmech releases discrete noise: a function of the integer round(f/γ) + Z alone."""
+    return (np.rint(np.asarray(answers, dtype=float) / granularity) + noise) * granularity
+
+
+def floating_point_examples(epsilon=0.5) -> list:
+    """Float64 samplers against dpmech's exact discrete ones, with float bit features declared (Mironov, CCS 2012).
+
+    A noisy histogram with textbook float Laplace noise of scale 1/ε, and
+    ``f(D) + rng.normal`` at the σ of a (1, 1e-5) claim, are not DP for any
+    ε: some outputs are reachable on one neighbour only. The histogram with
+    dpmech's discrete Laplace of scale 1/ε on the grid 10^−3 (1000 grid
+    steps per unit, scale 1000/ε steps) and the discrete Gaussian of
+    :class:`GaussianOutputMechanism` ``(sampler="discrete")`` on the grid
+    2^−10 release exact post-processings of integer mechanisms and are DP.
+    """
+    from fractions import Fraction
+
+    from ..discrete_gaussian import discrete_gaussian
+    from ..discrete_laplace import discrete_laplace
+
+    grid = Fraction(1, 1000)
+    grid_scale = Fraction(1) / (Fraction(epsilon) * grid)
+    mechanism = GaussianOutputMechanism(1.0, 1.0, 1e-5, sampler="discrete", granularity=2.0**-10, dimension=1)
+    continuous_sigma = GaussianOutputMechanism(1.0, 1.0, 1e-5).sigma
+    bits = {"float_bits": True}
+    gaussian_pairs = [("shift by the sensitivity", 0.0, 1.0)]
+    return [
+        Example("noisy histogram (textbook float laplace)", lambda q, n, g: np.asarray(q)[None, :] + _textbook_float_laplace(g, 1 / epsilon, (n, len(q))), epsilon, 0.0, False, "not DP for any eps (Mironov 2012)", _histogram_pairs(), options=bits),
+        Example("noisy histogram (dpmech discrete laplace, grid 1e-3)", lambda q, n, g: _grid_release(np.asarray(q)[None, :], discrete_laplace(grid_scale, (n * len(q)), g)[0].reshape(n, len(q)), float(grid)), epsilon, 0.0, True, "eps-DP", _histogram_pairs(), options=bits),
+        Example("gaussian (float64 rng.normal)", lambda c, n, g: c + g.normal(0.0, continuous_sigma, n), 1.0, 1e-5, False, "not DP for any eps (Mironov 2012)", gaussian_pairs, "real", bits),
+        Example("gaussian (dpmech discrete sampler, grid 2^-10)", lambda c, n, g: _grid_release(c, discrete_gaussian(mechanism.sigma_squared_grid, n, g)[0], mechanism.granularity), 1.0, 1e-5, True, "(1, 1e-5)", gaussian_pairs, "real", bits),
+    ]
+
+
 def all_examples(epsilon=0.5) -> list:
-    """Every example: sparse vector, noisy max, then the others (their claims fixed where the paper fixes them)."""
-    return sparse_vector_examples(epsilon) + noisy_max_examples(epsilon) + other_examples(epsilon)
+    """Every example: sparse vector, noisy max, the others, then the floating-point ones (claims fixed where the paper fixes them)."""
+    return sparse_vector_examples(epsilon) + noisy_max_examples(epsilon) + other_examples(epsilon) + floating_point_examples(epsilon)

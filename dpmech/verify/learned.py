@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import validation as check
+from .floating import lattice_exponents
 from .statistical import StatisticalTestResult, _canonical, _draw, decide
 
 # At most this many distinct values make an integer-valued coordinate categorical (one-hot).
@@ -49,10 +50,13 @@ class OutputFeatures:
     one-hot coding of every coordinate that is integer-valued in training
     with at most 32 distinct values there. Other outputs (tuples of mixed
     types, strings) are one-hot coded by outcome, the 64 most frequent in
-    training. With ``float_bits``, the lowest 12 mantissa bits of every
-    float coordinate are added, for float samplers whose set of reachable
-    outputs depends on the input (Mironov 2012); that this catches the
-    textbook float Laplace sampler is not yet demonstrated.
+    training. With ``float_bits``, every float coordinate also gives its
+    lattice exponent (:func:`.floating.lattice_exponents`: x is an odd
+    multiple of 2^k) and its lowest 12 significand bits, for float
+    samplers whose set of reachable outputs depends on the input
+    (Mironov 2012); trees can then learn events such as "|x| < 1/2 and
+    x finer than 2^−53", which the textbook float Laplace sampler hits on
+    f(D) = 0 and never on f(D') = 1.
 
     Everything the map depends on comes from the training samples, so that
     events built on it are independent of a later test sample.
@@ -95,6 +99,7 @@ class OutputFeatures:
             low = bits & np.uint64((1 << MANTISSA_BITS) - 1)
             shifts = np.arange(MANTISSA_BITS, dtype=np.uint64)
             columns.append(((low[:, :, None] >> shifts) & np.uint64(1)).reshape(len(raw), -1).astype(float))
+            columns.append(lattice_exponents(raw).astype(float))
         return np.hstack(columns)
 
 
@@ -147,7 +152,7 @@ def learned_dp_test(
         rng: ``numpy.random.Generator`` or integer seed (it also seeds the trees).
         alpha: level in (0, 1): a true claim is rejected with probability <= alpha.
         num_thresholds: score quantiles per model, >= 1.
-        float_bits: add the low mantissa bits of float outputs to the features.
+        float_bits: add the lattice exponents and low significand bits of float outputs to the features.
     """
     if not callable(sampler):
         raise ValueError(f"sampler must be a callable (dataset, size, rng) -> outputs (got {sampler!r})")

@@ -8,7 +8,9 @@ event family at α_r / (pairs × families):
 * ``"cheap"``: :func:`.statistical.statistical_dp_test` (singletons, the
   estimated witness sets; half-lines too for scalar real outputs);
 * ``"learned"``: :func:`.learned.learned_dp_test` (classifier scores,
-  DP-Sniper, Bichsel et al. S&P 2021), with float bit features on request.
+  DP-Sniper, Bichsel et al. S&P 2021), with float bit features on request;
+* ``"float"``: :func:`.floating.float_dp_test`, half-lines on the lattice
+  exponents of float outputs (Mironov, CCS 2012); added by ``float_bits``.
 
 After round 1 only the ``keep_pairs`` pairs with the largest ε lower
 bounds go on: the choice uses earlier rounds' samples only, and each
@@ -33,10 +35,12 @@ from scipy import stats
 
 from .. import validation as check
 from .exact import DpViolation
+from .floating import float_dp_test
 from .learned import learned_dp_test
 from .statistical import statistical_dp_test
 
-FAMILIES = ("cheap", "learned")
+FAMILIES = ("cheap", "learned", "float")
+DEFAULT_FAMILIES = ("cheap", "learned")
 POWER = 0.9
 
 
@@ -130,7 +134,7 @@ def find_violation(
     budget_seconds=20.0,
     initial_samples=1000,
     max_samples=2_000_000,
-    families=FAMILIES,
+    families=DEFAULT_FAMILIES,
     outputs="discrete",
     float_bits=False,
     keep_pairs=2,
@@ -147,9 +151,10 @@ def find_violation(
         budget_seconds: > 0; no round starts that is expected to end after it
             (the first round always runs).
         initial_samples: outputs per side in round 1 (>= 10); doubled each round up to ``max_samples``.
-        families: a non-empty subset of ``("cheap", "learned")``.
+        families: a non-empty subset of ``("cheap", "learned", "float")``.
         outputs: ``"discrete"`` or ``"real"`` for the cheap family (see :func:`.statistical.statistical_dp_test`).
-        float_bits: give the learned family the low mantissa bits of float outputs.
+        float_bits: floating-point attacks: add the ``"float"`` family and give the learned
+            family the lattice exponents and low significand bits of float outputs (numeric outputs only).
         keep_pairs: >= 1, the pairs kept after round 1 (the most promising).
     """
     named = _named_pairs(pairs)
@@ -164,6 +169,10 @@ def find_violation(
     if not families or any(family not in FAMILIES for family in families) or len(set(families)) != len(families):
         raise ValueError(f"families must be a non-empty subset of {FAMILIES} (got {families!r})")
     float_bits = check.boolean("float_bits", float_bits)
+    if float_bits and "float" not in families:
+        families += ("float",)
+    # Cheapest first: a round stops at the first rejection.
+    families = tuple(family for family in ("cheap", "float", "learned") if family in families)
     keep_pairs = check.integer_scalar("keep_pairs", keep_pairs, 1)
 
     start = time.perf_counter()
@@ -180,6 +189,8 @@ def find_violation(
                     result = statistical_dp_test(
                         sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level, outputs=outputs
                     )
+                elif family == "float":
+                    result = float_dp_test(sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level)
                 else:
                     result = learned_dp_test(
                         sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level, float_bits=float_bits
