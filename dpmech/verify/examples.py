@@ -184,7 +184,7 @@ def other_examples(epsilon=0.5) -> list:
     sigma = GaussianOutputMechanism(bound, 1.0, 1e-5).sigma
     vector_pairs = [("one record at the corner", np.zeros((4, dimension)), np.r_[np.ones((1, dimension)), np.zeros((3, dimension))])]
     for l2, correct in ((True, True), (False, False)):
-        examples.append(Example(f"gaussian sum ({'L2' if l2 else 'per-coordinate'} clipping, L2 claim)", lambda d, n, g, l=l2: _per_coordinate_sum(d, n, g, bound=bound, sigma=sigma, l2=l), 1.0, 1e-5, correct, "(1, 1e-5)" if correct else f"delta(1) = {gaussian_delta(1.0, sigma, 4.0):.3g}", vector_pairs))
+        examples.append(Example(f"gaussian sum ({'L2' if l2 else 'per-coordinate'} clipping, L2 claim)", lambda d, n, g, l=l2: _per_coordinate_sum(d, n, g, bound=bound, sigma=sigma, l2=l), 1.0, 1e-5, correct, "(1, 1e-5)" if correct else f"delta(1) = {gaussian_delta(1.0, sigma, 4.0):.3g}", vector_pairs, options={"noise_family": "gaussian", "sensitivity": bound}))
     prior = np.array([0.4, 0.3, 0.2, 0.06, 0.04])
     label_pairs = [("label 4 vs 0", 4, 0), ("label 0 vs 4", 0, 4), ("label 0 vs 1", 0, 1)]
     examples += [
@@ -194,11 +194,13 @@ def other_examples(epsilon=0.5) -> list:
         Example("randomized response (eps for e^eps)", lambda y, n, g: _broken_randomized_response(y, n, g, 0.3, 3), 0.3, 0.0, False, f"eps = {math.log(1 / 0.3 * 2):.3f}", label_pairs[2:]),
     ]
     gaussian_pairs = [("shift by the sensitivity", 0.0, 1.0)]
+    # The author declares Gaussian noise and the L2 sensitivity 1: the tester adds the grey-box noise-scale check.
+    declared = {"noise_family": "gaussian", "sensitivity": 1.0}
     calibrated = GaussianOutputMechanism(1.0, 1.0, 1e-5).sigma
     for fraction in (1.0, 0.9, 0.7):
         scale = calibrated * fraction
         truth = "(1, 1e-5)" if fraction == 1.0 else f"delta(1) = {gaussian_delta(1.0, scale, 1.0):.2g}"
-        examples.append(Example(f"gaussian (sigma x {fraction:g})", lambda c, n, g, s=scale: c + g.normal(0.0, s, n), 1.0, 1e-5, fraction == 1.0, truth, gaussian_pairs, "real"))
+        examples.append(Example(f"gaussian (sigma x {fraction:g})", lambda c, n, g, s=scale: c + g.normal(0.0, s, n), 1.0, 1e-5, fraction == 1.0, truth, gaussian_pairs, "real", declared))
     return examples
 
 

@@ -10,7 +10,11 @@ event family at α_r / (pairs × families):
 * ``"learned"``: :func:`.learned.learned_dp_test` (classifier scores,
   DP-Sniper, Bichsel et al. S&P 2021), with float bit features on request;
 * ``"float"``: :func:`.floating.float_dp_test`, half-lines on the lattice
-  exponents of float outputs (Mironov, CCS 2012); added by ``float_bits``.
+  exponents of float outputs (Mironov, CCS 2012); added by ``float_bits``;
+* ``"greybox"``: :func:`.greybox.noise_scale_test` on the first dataset of
+  each pair, when the caller declares the noise (``noise_family`` and
+  ``sensitivity``): small-δ bugs such as a Gaussian σ 10–30 % too small,
+  which no event test sees below ~1/δ samples.
 
 After round 1 only the ``keep_pairs`` pairs with the largest ε lower
 bounds go on: the choice uses earlier rounds' samples only, and each
@@ -35,11 +39,15 @@ from scipy import stats
 
 from .. import validation as check
 from .exact import DpViolation
+from ..gaussian import gaussian_delta, gaussian_epsilon
 from .floating import float_dp_test
+from .greybox import noise_scale_test
 from .learned import learned_dp_test
-from .statistical import statistical_dp_test
+from .statistical import StatisticalTestResult, statistical_dp_test
 
-FAMILIES = ("cheap", "learned", "float")
+# find_violation needs no centre f(D) for a Gaussian (the sample mean serves); Laplace needs one.
+GREYBOX_NOISE = ("gaussian",)
+FAMILIES = ("cheap", "learned", "float", "greybox")
 DEFAULT_FAMILIES = ("cheap", "learned")
 POWER = 0.9
 
@@ -107,6 +115,38 @@ class VerificationReport:
         )
 
 
+def _greybox_result(sampler, dataset, family, epsilon, delta, sensitivity, num_samples, rng, level):
+    """:func:`.greybox.noise_scale_test` as a :class:`StatisticalTestResult`, with an ε lower bound.
+
+    With probability >= 1 − level the true σ is at most the upper bound σ⁺,
+    and the Gaussian mechanism's ε(δ) decreases in σ, so ε(δ; σ⁺) is a lower
+    bound on the mechanism's ε at the claimed δ. It is computed at
+    σ⁺·(1 + 1e-6), since :func:`dpmech.gaussian_epsilon` errs upward by far less
+    than that step moves ε; likewise δ(ε; σ⁺·(1 + 1e-6)) bounds δ(ε) from below.
+    """
+    result = noise_scale_test(sampler, dataset, family, epsilon, delta, sensitivity, num_samples=num_samples, rng=rng, alpha=level)
+    widened = result.scale_upper_bound * (1.0 + 1e-6)
+    epsilon_lower_bound = float(gaussian_epsilon(delta, widened, sensitivity)) if delta > 0 else 0.0
+    delta_lower_bound = float(gaussian_delta(epsilon, widened, sensitivity))
+    return StatisticalTestResult(
+        rejected=result.rejected,
+        lower_bound_delta=delta_lower_bound if result.rejected else min(delta_lower_bound, delta),
+        epsilon_lower_bound=epsilon_lower_bound if result.rejected else min(epsilon_lower_bound, epsilon),
+        witness=(
+            f"declared {family} noise: sigma upper bound {result.scale_upper_bound:.6g} "
+            f"< {result.scale_needed:.6g} needed" if result.rejected else
+            f"declared {family} noise: sigma upper bound {result.scale_upper_bound:.6g} >= {result.scale_needed:.6g} needed"
+        ),
+        direction="D -> D'",
+        counts=(result.num_values, 0),
+        num_hypotheses=1,
+        num_samples=num_samples,
+        alpha=level,
+        epsilon=epsilon,
+        delta=delta,
+    )
+
+
 def _named_pairs(pairs):
     named = []
     for index, item in enumerate(pairs):
@@ -138,6 +178,8 @@ def find_violation(
     outputs="discrete",
     float_bits=False,
     keep_pairs=2,
+    noise_family=None,
+    sensitivity=None,
 ) -> VerificationReport:
     """Search candidate pairs, event families and sample sizes for evidence against an (ε, δ) claim.
 
@@ -156,6 +198,9 @@ def find_violation(
         float_bits: floating-point attacks: add the ``"float"`` family and give the learned
             family the lattice exponents and low significand bits of float outputs (numeric outputs only).
         keep_pairs: >= 1, the pairs kept after round 1 (the most promising).
+        noise_family: None, or ``"gaussian"``: the mechanism declares M(D) = f(D) + N(0, σ²I)
+            and adds the ``"greybox"`` family (needs ``sensitivity``).
+        sensitivity: the L2 sensitivity of f, attained by some neighbours (with ``noise_family``).
     """
     named = _named_pairs(pairs)
     epsilon = float(check.non_negative("epsilon", epsilon))
@@ -172,8 +217,17 @@ def find_violation(
     if float_bits and "float" not in families:
         families += ("float",)
     # Cheapest first: a round stops at the first rejection.
-    families = tuple(family for family in ("cheap", "float", "learned") if family in families)
+    families = tuple(family for family in ("greybox", "cheap", "float", "learned") if family in families)
     keep_pairs = check.integer_scalar("keep_pairs", keep_pairs, 1)
+    if noise_family is not None:
+        noise_family = check.choice("noise_family", noise_family, GREYBOX_NOISE)
+        if sensitivity is None:
+            raise ValueError("sensitivity must be given (the L2 sensitivity of f, > 0) with noise_family")
+        sensitivity = float(check.positive("sensitivity", sensitivity))
+        if "greybox" not in families:
+            families += ("greybox",)
+    elif "greybox" in families or sensitivity is not None:
+        raise ValueError("noise_family must be declared ('gaussian') for the greybox family and sensitivity")
 
     start = time.perf_counter()
     best, best_context, rounds, num_samples, largest_m = None, None, 0, initial_samples, 1
@@ -189,6 +243,8 @@ def find_violation(
                     result = statistical_dp_test(
                         sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level, outputs=outputs
                     )
+                elif family == "greybox":
+                    result = _greybox_result(sampler, first, noise_family, epsilon, delta, sensitivity, num_samples, rng, level)
                 elif family == "float":
                     result = float_dp_test(sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level)
                 else:

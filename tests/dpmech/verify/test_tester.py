@@ -101,3 +101,32 @@ def test_every_example_sampler_returns_one_output_per_draw_on_its_pairs():
         for _, first, second in example.pairs:
             shapes = {np.shape(np.asarray(example.sampler(data, 7, rng)))[:1] for data in (first, second)}
             assert shapes == {(7,)}, example.name
+
+
+@pytest.mark.parametrize("name", ["gaussian (sigma x 0.9)", "gaussian (sigma x 0.7)"])
+def test_declared_gaussian_noise_catches_sigma_too_small_with_a_sound_epsilon_lower_bound(name):
+    # Black-box events need ~1/δ samples here; the grey-box family needs a few thousand.
+    example = EXAMPLES[name]
+    fraction = float(name.split("x ")[1].rstrip(")"))
+    true_epsilon = dpmech.gaussian_epsilon(example.delta, dpmech.GaussianOutputMechanism(1.0, 1.0, 1e-5).sigma * fraction, 1.0)
+    for seed in range(3):
+        report = run(name, seed, **example.options)
+        assert report.rejected and report.family == "greybox", report
+        assert example.epsilon < report.epsilon_lower_bound <= true_epsilon
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_declared_gaussian_noise_never_refutes_the_calibrated_sigma(seed):
+    example = EXAMPLES["gaussian (sigma x 1)"]
+    report = run("gaussian (sigma x 1)", seed, budget=1.0, max_samples=8000, **example.options)
+    assert not report.rejected and report.epsilon_lower_bound <= example.epsilon, report
+
+
+@pytest.mark.parametrize(
+    "options, parameter",
+    [({"noise_family": "gaussian"}, "sensitivity"), ({"sensitivity": 1.0}, "noise_family"), ({"noise_family": "laplace", "sensitivity": 1.0}, "noise_family"),
+     ({"families": ("greybox",)}, "noise_family"), ({"noise_family": "gaussian", "sensitivity": -1.0}, "sensitivity")],
+)
+def test_declared_noise_needs_a_family_and_a_sensitivity(options, parameter):
+    with pytest.raises(ValueError, match=parameter):
+        find_violation(lambda d, size, rng: rng.normal(d, 1.0, size), [(0.0, 1.0)], 1.0, 1e-5, rng=0, **options)
