@@ -12,7 +12,8 @@ classifier learns them:
    gradient-boosted tree ensemble (scikit-learn) to tell D's outputs from
    D''s; each gives a score s(o), an estimate of P[o came from D];
 3. fix the events {s > t} and {s <= t} for each model at ``num_thresholds``
-   quantiles t of the training scores;
+   quantiles t of the training scores and at its tail quantiles
+   (:func:`.statistical.quantile_levels`);
 4. draw a fresh test sample of ``num_samples`` outputs per side and decide
    with :func:`.statistical.decide` (Clopper–Pearson, Bonferroni over every
    (event, order)).
@@ -32,7 +33,7 @@ import numpy as np
 
 from .. import validation as check
 from .floating import lattice_exponents
-from .statistical import StatisticalTestResult, _canonical, _draw, decide
+from .statistical import StatisticalTestResult, _canonical, _draw, decide, quantile_levels
 
 # At most this many distinct values make an integer-valued coordinate categorical (one-hot).
 CATEGORICAL_LIMIT = 32
@@ -176,7 +177,7 @@ def learned_dp_test(
     names, counts_first, counts_second = [], [], []
     for model, score in _fitted_scorers(features[0], features[1], seed):
         training_scores = np.concatenate([score(features[0]), score(features[1])])
-        thresholds = np.unique(np.quantile(training_scores, np.linspace(0.0, 1.0, num_thresholds + 2)[1:-1]))
+        thresholds = np.unique(np.quantile(training_scores, quantile_levels(num_thresholds, training_scores.size)))
         for sample_features, counts in zip(features[2:], (counts_first, counts_second)):
             scores = np.sort(score(sample_features))
             at_most = np.searchsorted(scores, thresholds, side="right")

@@ -8,7 +8,8 @@ P[M(D) ∈ S] − e^ε P[M(D') ∈ S] <= δ (Dwork & Roth 2014, Def. 2.4). The t
    picks the events from it: for discrete outputs every observed outcome
    {o} plus the estimated witness set {o : p̂(o) > e^ε q̂(o)}; for real
    outputs the half-lines {x <= t} and {x > t} at ``num_thresholds``
-   quantiles of the pooled selection sample;
+   quantiles of the pooled selection sample and at its tail quantiles
+   2^-k and 1 − 2^-k (:func:`quantile_levels`);
 2. draws a fresh test sample of ``num_samples`` outputs on each side, so the
    events do not depend on the data they are tested on;
 3. for each of the m (event, order) hypotheses forms the one-sided
@@ -319,12 +320,28 @@ def _outcome_names(samples, codes, count):
 _SPECIAL_VALUES = (("x is NaN", np.isnan), ("x = inf", np.isposinf), ("x = -inf", np.isneginf))
 
 
+# Tail quantiles 2^-k (and 1 − 2^-k) go down to where this many selection outputs lie beyond them.
+TAIL_COUNT = 16
+
+
+def quantile_levels(num_thresholds, size):
+    """``num_thresholds`` evenly spaced levels in (0, 1) and the tail levels 2^-k, 1 − 2^-k with 2^-k·size >= 16.
+
+    Many privacy losses are largest in a tail (a subsampled or value-releasing
+    mechanism's likelihood ratio grows toward its supremum only far out), which
+    evenly spaced quantiles never reach.
+    """
+    deepest = max(int(math.floor(math.log2(max(size, 1) / TAIL_COUNT))), 0)
+    tails = 2.0 ** -np.arange(1, deepest + 1)
+    return np.unique(np.concatenate([np.linspace(0.0, 1.0, num_thresholds + 2)[1:-1], tails, 1.0 - tails]))
+
+
 def _real_events(selection_first, selection_second, num_thresholds):
-    """Half-lines at quantiles of the pooled finite selection outputs, and {NaN}, {inf}, {−inf} when drawn."""
+    """Half-lines at quantiles (evenly spaced and in both tails) of the pooled finite selection outputs, and {NaN}, {inf}, {−inf} when drawn."""
     pooled = np.concatenate([selection_first, selection_second])
     finite = pooled[np.isfinite(pooled)]
     if finite.size:
-        thresholds = np.unique(np.quantile(finite, np.linspace(0.0, 1.0, num_thresholds + 2)[1:-1]))
+        thresholds = np.unique(np.quantile(finite, quantile_levels(num_thresholds, finite.size)))
     else:
         thresholds = np.empty(0)
     special = [test for test in _SPECIAL_VALUES if test[1](pooled).any()]

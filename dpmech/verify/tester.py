@@ -7,6 +7,8 @@ event family at α_r / (pairs × families):
 
 * ``"cheap"``: :func:`.statistical.statistical_dp_test` (singletons, the
   estimated witness sets; half-lines too for scalar real outputs);
+* ``"projections"``: :func:`.projections.projection_dp_test`, half-lines on
+  summary statistics of numeric vector outputs (StatDP's post-processings);
 * ``"learned"``: :func:`.learned.learned_dp_test` (classifier scores,
   DP-Sniper, Bichsel et al. S&P 2021), with float bit features on request;
 * ``"float"``: :func:`.floating.float_dp_test`, half-lines on the lattice
@@ -17,7 +19,7 @@ event family at α_r / (pairs × families):
   which no event test sees below ~1/δ samples.
 
 After round 1 only the ``keep_pairs`` pairs with the largest ε lower
-bounds go on: the choice uses earlier rounds' samples only, and each
+bounds (ties broken by the margin lower − e^ε·upper) go on: the choice uses earlier rounds' samples only, and each
 round draws fresh ones, so each round's tests stay valid at their levels.
 Each test is valid at its own level, so by the union bound the whole
 search falsely rejects a true claim with probability at most α, and the
@@ -43,12 +45,13 @@ from ..gaussian import gaussian_delta, gaussian_epsilon
 from .floating import float_dp_test
 from .greybox import noise_scale_test
 from .learned import learned_dp_test
+from .projections import projection_dp_test
 from .statistical import StatisticalTestResult, statistical_dp_test
 
 # find_violation needs no centre f(D) for a Gaussian (the sample mean serves); Laplace needs one.
 GREYBOX_NOISE = ("gaussian",)
-FAMILIES = ("cheap", "learned", "float", "greybox")
-DEFAULT_FAMILIES = ("cheap", "learned")
+FAMILIES = ("cheap", "projections", "learned", "float", "greybox")
+DEFAULT_FAMILIES = ("cheap", "projections", "learned")
 POWER = 0.9
 
 
@@ -193,7 +196,7 @@ def find_violation(
         budget_seconds: > 0; no round starts that is expected to end after it
             (the first round always runs).
         initial_samples: outputs per side in round 1 (>= 10); doubled each round up to ``max_samples``.
-        families: a non-empty subset of ``("cheap", "learned", "float")``.
+        families: a non-empty subset of ``("cheap", "projections", "learned", "float", "greybox")``.
         outputs: ``"discrete"`` or ``"real"`` for the cheap family (see :func:`.statistical.statistical_dp_test`).
         float_bits: floating-point attacks: add the ``"float"`` family and give the learned
             family the lattice exponents and low significand bits of float outputs (numeric outputs only).
@@ -217,7 +220,7 @@ def find_violation(
     if float_bits and "float" not in families:
         families += ("float",)
     # Cheapest first: a round stops at the first rejection.
-    families = tuple(family for family in ("greybox", "cheap", "float", "learned") if family in families)
+    families = tuple(family for family in ("greybox", "cheap", "float", "projections", "learned") if family in families)
     keep_pairs = check.integer_scalar("keep_pairs", keep_pairs, 1)
     if noise_family is not None:
         noise_family = check.choice("noise_family", noise_family, GREYBOX_NOISE)
@@ -237,7 +240,7 @@ def find_violation(
         round_start = time.perf_counter()
         evidence = []
         for name, first, second in named:
-            strongest = 0.0
+            strongest = (0.0, -math.inf)
             for family in families:
                 if family == "cheap":
                     result = statistical_dp_test(
@@ -245,6 +248,8 @@ def find_violation(
                     )
                 elif family == "greybox":
                     result = _greybox_result(sampler, first, noise_family, epsilon, delta, sensitivity, num_samples, rng, level)
+                elif family == "projections":
+                    result = projection_dp_test(sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level)
                 elif family == "float":
                     result = float_dp_test(sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level)
                 else:
@@ -252,7 +257,7 @@ def find_violation(
                         sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level, float_bits=float_bits
                     )
                 largest_m = max(largest_m, result.num_hypotheses)
-                strongest = max(strongest, result.epsilon_lower_bound)
+                strongest = max(strongest, (result.epsilon_lower_bound, result.lower_bound_delta))
                 key = (result.rejected, result.epsilon_lower_bound, result.lower_bound_delta)
                 if best is None or key > (best.rejected, best.epsilon_lower_bound, best.lower_bound_delta):
                     best, best_context = result, (name, family)
@@ -264,7 +269,8 @@ def find_violation(
         elapsed = time.perf_counter() - start
         round_seconds = time.perf_counter() - round_start
         if rounds == 1:
-            order = np.argsort(-np.asarray(evidence), kind="stable")[:keep_pairs]
+            # Ranked by ε lower bound, then by the margin lower − e^ε·upper, which still orders pairs whose bounds are all 0.
+            order = sorted(range(len(evidence)), key=lambda index: evidence[index], reverse=True)[:keep_pairs]
             kept = [named[index] for index in order]
         else:
             kept = named
