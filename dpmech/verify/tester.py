@@ -11,6 +11,9 @@ event family at α_r / (pairs × families):
   summary statistics of numeric vector outputs (StatDP's post-processings);
 * ``"learned"``: :func:`.learned.learned_dp_test` (classifier scores,
   DP-Sniper, Bichsel et al. S&P 2021), with float bit features on request;
+  skipped for a pair whose outputs took at most 64 distinct values in the
+  cheap family's samples (its events already include the best unions of
+  outcomes); skipping a test only leaves part of α unspent;
 * ``"float"``: :func:`.floating.float_dp_test`, half-lines on the lattice
   exponents of float outputs (Mironov, CCS 2012); added by ``float_bits``;
 * ``"greybox"``: :func:`.greybox.noise_scale_test` on the first dataset of
@@ -19,7 +22,8 @@ event family at α_r / (pairs × families):
   which no event test sees below ~1/δ samples.
 
 After round 1 only the ``keep_pairs`` pairs with the largest ε lower
-bounds (ties broken by the margin lower − e^ε·upper) go on: the choice uses earlier rounds' samples only, and each
+bounds (ties broken by a plug-in estimate of the strongest event's
+log-ratio) go on: the choice uses earlier rounds' samples only, and each
 round draws fresh ones, so each round's tests stay valid at their levels.
 Each test is valid at its own level, so by the union bound the whole
 search falsely rejects a true claim with probability at most α, and the
@@ -53,6 +57,13 @@ GREYBOX_NOISE = ("gaussian",)
 FAMILIES = ("cheap", "projections", "learned", "float", "greybox")
 DEFAULT_FAMILIES = ("cheap", "projections", "learned")
 POWER = 0.9
+# With at most this many distinct outcomes (seen by the cheap family), the learned family is skipped.
+FEW_OUTCOMES = 64
+
+
+def _plug_in_log_ratio(counts):
+    """log((k + 1)/(k' + 1)) of an event's test counts: an estimate (not a bound) of its log-ratio, for ranking pairs."""
+    return math.log((counts[0] + 1.0) / (counts[1] + 1.0))
 
 
 def statdp_pairs(num_queries=5) -> list:
@@ -241,7 +252,12 @@ def find_violation(
         evidence = []
         for name, first, second in named:
             strongest = (0.0, -math.inf)
+            few_outcomes = False
             for family in families:
+                if family == "learned" and few_outcomes:
+                    # Every event on finitely many outcomes is a union of them; the cheap family's singletons and
+                    # likelihood-ratio level sets already cover the best ones, and a classifier would only cost time.
+                    continue
                 if family == "cheap":
                     result = statistical_dp_test(
                         sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level, outputs=outputs
@@ -257,7 +273,8 @@ def find_violation(
                         sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level, float_bits=float_bits
                     )
                 largest_m = max(largest_m, result.num_hypotheses)
-                strongest = max(strongest, (result.epsilon_lower_bound, result.lower_bound_delta))
+                few_outcomes |= family == "cheap" and result.num_outcomes is not None and result.num_outcomes <= FEW_OUTCOMES
+                strongest = max(strongest, (result.epsilon_lower_bound, _plug_in_log_ratio(result.counts)))
                 key = (result.rejected, result.epsilon_lower_bound, result.lower_bound_delta)
                 if best is None or key > (best.rejected, best.epsilon_lower_bound, best.lower_bound_delta):
                     best, best_context = result, (name, family)
@@ -269,7 +286,8 @@ def find_violation(
         elapsed = time.perf_counter() - start
         round_seconds = time.perf_counter() - round_start
         if rounds == 1:
-            # Ranked by ε lower bound, then by the margin lower − e^ε·upper, which still orders pairs whose bounds are all 0.
+            # Ranked by ε lower bound, then by the plug-in log-ratio of the strongest event, which still orders
+            # pairs whose bounds are all 0 at round 1's sample size.
             order = sorted(range(len(evidence)), key=lambda index: evidence[index], reverse=True)[:keep_pairs]
             kept = [named[index] for index in order]
         else:
