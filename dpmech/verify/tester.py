@@ -1,19 +1,22 @@
 r"""Black-box DP testing with no hand encoding: candidate neighbours, event families and sample size searched soundly.
 
 :func:`find_violation` runs rounds r = 1, 2, ... with n_r = n_1·2^(r−1)
-outputs per side and level α_r = α·2^(−r), so the levels of all rounds sum
-to less than α. In each round every candidate pair is tested with each
+outputs per side and level α_r = α/(r(r + 1)), so the levels of all
+rounds sum to less than α (Σ 1/(r(r + 1)) = 1; late rounds, where the
+samples are, keep a larger share than under α·2^(−r)). In each round every candidate pair is tested with each
 event family at α_r / (pairs × families):
 
 * ``"cheap"``: :func:`.statistical.statistical_dp_test` (singletons, the
   estimated witness sets; half-lines too for scalar real outputs);
 * ``"projections"``: :func:`.projections.projection_dp_test`, half-lines on
   summary statistics of numeric vector outputs (StatDP's post-processings);
+  skipped with ``outputs="real"``, whose half-lines the cheap family has;
 * ``"learned"``: :func:`.learned.learned_dp_test` (classifier scores,
   DP-Sniper, Bichsel et al. S&P 2021), with float bit features on request;
   skipped for a pair whose outputs took at most 64 distinct values in the
   cheap family's samples (its events already include the best unions of
-  outcomes); skipping a test only leaves part of α unspent;
+  outcomes); its sample size stops at 32,000 per side; skipping a test
+  only leaves part of α unspent;
 * ``"float"``: :func:`.floating.float_dp_test`, half-lines on the lattice
   exponents of float outputs (Mironov, CCS 2012); added by ``float_bits``;
 * ``"greybox"``: :func:`.greybox.noise_scale_test` on the first dataset of
@@ -57,6 +60,8 @@ GREYBOX_NOISE = ("gaussian",)
 FAMILIES = ("cheap", "projections", "learned", "float", "greybox")
 DEFAULT_FAMILIES = ("cheap", "projections", "learned")
 POWER = 0.9
+# The learned family stops growing here: scoring millions of outputs with trees costs more than the events gain.
+LEARNED_SAMPLES = 32_000
 # With at most this many distinct outcomes (seen by the cheap family), the learned family is skipped.
 FEW_OUTCOMES = 64
 
@@ -247,7 +252,7 @@ def find_violation(
     best, best_context, rounds, num_samples, largest_m = None, None, 0, initial_samples, 1
     while True:
         rounds += 1
-        level = alpha * 2.0 ** (-rounds) / (len(named) * len(families))
+        level = alpha / (rounds * (rounds + 1)) / (len(named) * len(families))
         round_start = time.perf_counter()
         evidence = []
         for name, first, second in named:
@@ -258,6 +263,8 @@ def find_violation(
                     # Every event on finitely many outcomes is a union of them; the cheap family's singletons and
                     # likelihood-ratio level sets already cover the best ones, and a classifier would only cost time.
                     continue
+                if family == "projections" and outputs == "real" and "cheap" in families:
+                    continue  # the statistic of a scalar is the scalar: the cheap family's half-lines already
                 if family == "cheap":
                     result = statistical_dp_test(
                         sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level, outputs=outputs
@@ -270,7 +277,8 @@ def find_violation(
                     result = float_dp_test(sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level)
                 else:
                     result = learned_dp_test(
-                        sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level, float_bits=float_bits
+                        sampler, (first, second), epsilon, delta, num_samples=min(num_samples, LEARNED_SAMPLES), rng=rng, alpha=level,
+                        float_bits=float_bits,
                     )
                 largest_m = max(largest_m, result.num_hypotheses)
                 few_outcomes |= family == "cheap" and result.num_outcomes is not None and result.num_outcomes <= FEW_OUTCOMES
