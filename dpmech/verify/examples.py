@@ -8,12 +8,13 @@ patterns, :func:`.tester.statdp_pairs`) or small datasets. Re-implemented
 from the papers' descriptions:
 
 * the six sparse-vector variants of Lyu, Su & Li (VLDB 2017, Alg. 1–6)
-  with c = 1 and threshold T = 1: Alg. 1 and 2 are ε-DP, Alg. 4 is
+  with threshold T = 1 and, by default, c = 2 ⊤ answers on 10 queries
+  (DP-Sniper's setting): Alg. 1 and 2 are ε-DP, Alg. 4 is
   ((1 + 6c)/4)ε-DP, Alg. 3, 5 and 6 are not ε-DP (over unboundedly many
-  queries not ε'-DP for any ε'; on the 5 queries here their ε' is finite);
+  queries not ε'-DP for any ε'; on the 10 queries here their ε' is finite);
 * report-noisy-max with Laplace and exponential noise, returning the
-  index (ε-DP) or the index and the noisy value (not ε-DP) (Ding et al.
-  CCS 2018; Bichsel et al. S&P 2021);
+  index (ε-DP), the noisy maximum value, or both (neither is ε-DP)
+  (Ding et al. CCS 2018, Alg. 5–8; Bichsel et al. S&P 2021);
 * noisy histograms with scale 1/ε (ε-DP) and ε (1/ε-DP);
 * Laplace with the wrong sensitivity, Poisson-subsampled Laplace with a
   linear amplification claim, clipping bypasses (clip the mean; clip per
@@ -68,16 +69,27 @@ def _laplace(rng, scale, shape):
     return rng.laplace(0.0, scale, size=shape)
 
 
-def _sparse_vector(queries, size, rng, *, threshold_scale, query_scale, halt, noisy_values, threshold=1.0):
-    """Vectorised SVT with c = 1: per draw, the answers ⊤ (1) / ⊥ (0), −1 after the halt, or the noisy value for ⊤."""
+def _sparse_vector(queries, size, rng, *, threshold_scale, query_scale, halt, noisy_values, cutoff=1, refresh=False, threshold=1.0):
+    """Vectorised SVT: per draw, the answers ⊤ (1) / ⊥ (0), −1 after the halt (c = ``cutoff`` ⊤ answers), or the noisy value for ⊤.
+
+    ``refresh`` redraws the threshold noise after each ⊤ (Lyu et al. Alg. 2, Dwork & Roth); then the
+    queries are visited in order (a loop over the few queries, vectorised over the draws).
+    """
     queries = np.asarray(queries, dtype=float)
-    noisy_threshold = threshold + _laplace(rng, threshold_scale, (size, 1))
     noisy_queries = queries[None, :] + (_laplace(rng, query_scale, (size, queries.size)) if query_scale else 0.0)
-    above = noisy_queries >= noisy_threshold
+    if refresh:
+        thresholds = threshold + _laplace(rng, threshold_scale, (size, cutoff))
+        above = np.empty(noisy_queries.shape, dtype=bool)
+        count = np.zeros(size, dtype=np.int64)
+        for column in range(queries.size):
+            above[:, column] = noisy_queries[:, column] >= thresholds[np.arange(size), np.minimum(count, cutoff - 1)]
+            count += above[:, column]
+    else:
+        above = noisy_queries >= threshold + _laplace(rng, threshold_scale, (size, 1))
     if halt:
-        # Answered while no earlier query was above: after the first ⊤ the algorithm stops.
+        # Answered while fewer than c earlier queries were above: after the c-th ⊤ the algorithm stops.
         earlier = np.cumsum(above, axis=1) - above
-        answered = earlier < 1
+        answered = earlier < cutoff
     else:
         answered = np.ones_like(above)
     if noisy_values:
@@ -85,16 +97,18 @@ def _sparse_vector(queries, size, rng, *, threshold_scale, query_scale, halt, no
     return np.where(answered, above.astype(np.int64), NOT_ANSWERED)
 
 
-def sparse_vector_examples(epsilon=0.5) -> list:
-    """Lyu, Su & Li (2017) Fig. 1, Alg. 1–6, with Δ = 1, c = 1, T = 1."""
-    half = epsilon / 2.0
+def sparse_vector_examples(epsilon=0.5, cutoff=2, num_queries=10) -> list:
+    """Lyu, Su & Li (2017) Fig. 1, Alg. 1–6, with Δ = 1, T = 1, c = ``cutoff`` ⊤ answers, on StatDP's patterns of ``num_queries`` queries."""
+    half, c = epsilon / 2.0, cutoff
+    pairs = statdp_pairs(num_queries)
+    quarter = epsilon / 4.0
     return [
-        Example("svt1 (Lyu Alg. 1)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=2 / half, halt=True, noisy_values=False), epsilon, 0.0, True, "eps-DP"),
-        Example("svt2 (Dwork-Roth)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=2 / half, halt=True, noisy_values=False), epsilon, 0.0, True, "eps-DP"),
-        Example("svt3 (Roth, noisy values)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=1 / half, halt=True, noisy_values=True), epsilon, 0.0, False, "not eps-DP (no finite eps over all query counts)"),
-        Example("svt4 (Lee-Clifton)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=4 / epsilon, query_scale=4 / (3 * epsilon), halt=True, noisy_values=False), epsilon, 0.0, False, f"(1+6c)/4 eps = {1.75 * epsilon:g}"),
-        Example("svt5 (Stoddard, no query noise)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=0.0, halt=False, noisy_values=False), epsilon, 0.0, False, "not eps-DP (no finite eps over all query counts)"),
-        Example("svt6 (Chen, no halt)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=1 / half, halt=False, noisy_values=False), epsilon, 0.0, False, "not eps-DP (no finite eps over all query counts)"),
+        Example("svt1 (Lyu Alg. 1)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=2 * c / half, halt=True, noisy_values=False, cutoff=c), epsilon, 0.0, True, "eps-DP", pairs),
+        Example("svt2 (Dwork-Roth)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=c / half, query_scale=2 * c / half, halt=True, noisy_values=False, cutoff=c, refresh=True), epsilon, 0.0, True, "eps-DP", pairs),
+        Example("svt3 (Roth, noisy values)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=c / half, halt=True, noisy_values=True, cutoff=c), epsilon, 0.0, False, "not eps-DP (no finite eps over all query counts)", pairs),
+        Example("svt4 (Lee-Clifton)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / quarter, query_scale=1 / (epsilon - quarter), halt=True, noisy_values=False, cutoff=c), epsilon, 0.0, False, f"(1+6c)/4 eps = {(1 + 6 * c) / 4 * epsilon:g}", pairs),
+        Example("svt5 (Stoddard, no query noise)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=0.0, halt=False, noisy_values=False, cutoff=c), epsilon, 0.0, False, "not eps-DP (no finite eps over all query counts)", pairs),
+        Example("svt6 (Chen, no halt)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=1 / half, halt=False, noisy_values=False, cutoff=c), epsilon, 0.0, False, "not eps-DP (no finite eps over all query counts)", pairs),
     ]
 
 
@@ -109,11 +123,12 @@ def _noisy_max(queries, size, rng, *, noise, with_value, scale):
 
 
 def noisy_max_examples(epsilon=0.5) -> list:
-    """Report-noisy-max, scale 2/ε: the index is ε-DP with Laplace or exponential noise; the index with the value is not."""
+    """Report-noisy-max, scale 2/ε (Ding et al. 2018, Alg. 5–8): the index is ε-DP with Laplace or exponential noise; the value, alone or with the index, is not."""
     examples = []
     for noise in ("laplace", "exponential"):
         examples.append(Example(f"noisy max ({noise}, index)", lambda q, n, g, z=noise: _noisy_max(q, n, g, noise=z, with_value=False, scale=2 / epsilon), epsilon, 0.0, True, "eps-DP"))
         examples.append(Example(f"noisy max ({noise}, index and value)", lambda q, n, g, z=noise: _noisy_max(q, n, g, noise=z, with_value=True, scale=2 / epsilon), epsilon, 0.0, False, "not eps-DP"))
+        examples.append(Example(f"noisy max ({noise}, value)", lambda q, n, g, z=noise: _noisy_max(q, n, g, noise=z, with_value=True, scale=2 / epsilon)[:, 1], epsilon, 0.0, False, "not eps-DP", outputs="real"))
     return examples
 
 

@@ -199,6 +199,7 @@ def find_violation(
     keep_pairs=2,
     noise_family=None,
     sensitivity=None,
+    stop_at_rejection=True,
 ) -> VerificationReport:
     """Search candidate pairs, event families and sample sizes for evidence against an (ε, δ) claim.
 
@@ -220,6 +221,8 @@ def find_violation(
         noise_family: None, or ``"gaussian"``: the mechanism declares M(D) = f(D) + N(0, σ²I)
             and adds the ``"greybox"`` family (needs ``sensitivity``).
         sensitivity: the L2 sensitivity of f, attained by some neighbours (with ``noise_family``).
+        stop_at_rejection: stop at the first rejection (a test); with False the search spends
+            its whole budget and reports the largest ε lower bound (an audit, as DP-Sniper's).
     """
     named = _named_pairs(pairs)
     epsilon = float(check.non_negative("epsilon", epsilon))
@@ -238,6 +241,7 @@ def find_violation(
     # Cheapest first: a round stops at the first rejection.
     families = tuple(family for family in ("greybox", "cheap", "float", "projections", "learned") if family in families)
     keep_pairs = check.integer_scalar("keep_pairs", keep_pairs, 1)
+    stop_at_rejection = check.boolean("stop_at_rejection", stop_at_rejection)
     if noise_family is not None:
         noise_family = check.choice("noise_family", noise_family, GREYBOX_NOISE)
         if sensitivity is None:
@@ -286,10 +290,10 @@ def find_violation(
                 key = (result.rejected, result.epsilon_lower_bound, result.lower_bound_delta)
                 if best is None or key > (best.rejected, best.epsilon_lower_bound, best.lower_bound_delta):
                     best, best_context = result, (name, family)
-                if result.rejected:
+                if result.rejected and stop_at_rejection:
                     break
             evidence.append(strongest)
-            if best.rejected:
+            if best.rejected and stop_at_rejection:
                 break
         elapsed = time.perf_counter() - start
         round_seconds = time.perf_counter() - round_start
@@ -302,7 +306,7 @@ def find_violation(
             kept = named
         # The next round: twice the samples on the kept pairs (a little more than twice the time per pair).
         expected = 2.2 * round_seconds * len(kept) / len(named)
-        if best.rejected or 2 * num_samples > max_samples or elapsed + expected > budget_seconds:
+        if (best.rejected and stop_at_rejection) or 2 * num_samples > max_samples or elapsed + expected > budget_seconds:
             break
         num_samples *= 2
         named = kept
