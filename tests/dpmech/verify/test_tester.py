@@ -131,3 +131,14 @@ def test_declared_gaussian_noise_never_refutes_the_calibrated_sigma(seed):
 def test_declared_noise_needs_a_family_and_a_sensitivity(options, parameter):
     with pytest.raises(ValueError, match=parameter):
         find_violation(lambda d, size, rng: rng.normal(d, 1.0, size), [(0.0, 1.0)], 1.0, 1e-5, rng=0, **options)
+
+
+def test_audit_mode_spends_the_whole_search_and_keeps_the_largest_bound():
+    example = EXAMPLES["noisy histogram (scale eps)"]
+    arguments = dict(rng=0, budget_seconds=600, initial_samples=500, max_samples=4000, outputs=example.outputs)
+    test = find_violation(example.sampler, example.pairs, example.epsilon, example.delta, **arguments)
+    audit = find_violation(example.sampler, example.pairs, example.epsilon, example.delta, stop_at_rejection=False, **arguments)
+    assert test.rejected and test.rounds == 1
+    assert audit.rejected and audit.rounds == 4 and audit.num_samples == 4000
+    # The true eps of Laplace scale eps = 0.5 at sensitivity 1 is 2: a sound bound stays below it.
+    assert test.epsilon_lower_bound < audit.epsilon_lower_bound < 2.0
