@@ -11,6 +11,8 @@
   fresh sample;
 * :mod:`.floating`: events on the lattice exponents of float outputs,
   the floating-point attack of Mironov (CCS 2012);
+* :mod:`.projections`: events on summary statistics of vector outputs
+  (StatDP's post-processings);
 * :mod:`.tester`: :func:`find_violation`, the search over candidate pairs
   (StatDP's patterns), event families and sample sizes under one α and a
   time budget;
@@ -37,6 +39,7 @@ from .floating import float_dp_test, lattice_exponents
 from .greybox import NoiseScaleResult, noise_scale_test
 from .learned import learned_dp_test
 from .numeric import boundary_points, density_hockey_stick, gaussian_hockey_stick
+from .projections import projection_dp_test
 from .sensitivity import (
     SensitivityReport,
     SensitivityViolation,
@@ -85,6 +88,7 @@ __all__ = [
     "outcome_codes",
     "parameter_distance",
     "privacy_profile",
+    "projection_dp_test",
     "renyi_divergence",
     "renyi_profile",
     "smallest_epsilon",

@@ -53,7 +53,7 @@ def _code_values(pooled):
 
 def _statistics(matrix, code_values):
     """(n, s) statistics of n outputs with d coordinates, and their names."""
-    count, dimension = matrix.shape
+    dimension = matrix.shape[1]
     columns, names = [matrix], [f"x[{j}]" if dimension > 1 else "x" for j in range(dimension)]
     if dimension > 1:
         with np.errstate(invalid="ignore"):

@@ -22,7 +22,9 @@ event family at α_r / (pairs × families):
 * ``"greybox"``: :func:`.greybox.noise_scale_test` on the first dataset of
   each pair, when the caller declares the noise (``noise_family`` and
   ``sensitivity``): small-δ bugs such as a Gaussian σ 10–30 % too small,
-  which no event test sees below ~1/δ samples.
+  which no event test sees below ~1/δ samples. Its verdict and ε lower
+  bound hold only if the declaration is true (Gaussian noise, and a
+  sensitivity that some neighbours attain).
 
 After round 1 only the ``keep_pairs`` pairs with the largest ε lower
 bounds (ties broken by a plug-in estimate of the strongest event's

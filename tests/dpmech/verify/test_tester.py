@@ -21,7 +21,8 @@ def run(name, seed, budget=3.0, **options):
 @pytest.mark.parametrize(
     "name",
     ["noisy histogram (scale eps)", "laplace sum (wrong sensitivity)", "clipped sum (clip each, NaN through)", "clipped sum (clip the mean)",
-     "gaussian sum (per-coordinate clipping, L2 claim)", "rr-top-k (uniform over all labels outside Y_k)", "svt5 (Stoddard, no query noise)"],
+     "gaussian sum (per-coordinate clipping, L2 claim)", "rr-top-k (uniform over all labels outside Y_k)", "svt5 (Stoddard, no query noise)",
+     "svt4 (Lee-Clifton)"],
 )
 def test_finds_the_violation_with_no_hand_picked_pair(name):
     report = run(name, 0)
@@ -135,7 +136,7 @@ def test_declared_noise_needs_a_family_and_a_sensitivity(options, parameter):
 
 def test_audit_mode_spends_the_whole_search_and_keeps_the_largest_bound():
     example = EXAMPLES["noisy histogram (scale eps)"]
-    arguments = dict(rng=0, budget_seconds=600, initial_samples=500, max_samples=4000, outputs=example.outputs)
+    arguments = {"rng": 0, "budget_seconds": 600, "initial_samples": 500, "max_samples": 4000, "outputs": example.outputs}
     test = find_violation(example.sampler, example.pairs, example.epsilon, example.delta, **arguments)
     audit = find_violation(example.sampler, example.pairs, example.epsilon, example.delta, stop_at_rejection=False, **arguments)
     assert test.rejected and test.rounds == 1
