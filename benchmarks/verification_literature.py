@@ -26,6 +26,15 @@ regression) and of StatDP (Ding et al. CCS 2018) as run by the same
 authors (statdp_1_data.log), all at a claimed ε = 0.1. Mechanisms they did
 not evaluate print "not evaluated". Timings on a shared machine are
 provisional.
+
+Out of reach in 20 s: SVT Alg. 3 (noisy values; ε = 0.5, c = 2, 10 queries).
+Measured on 2 loaded cores: the projections family's bound stays near
+0.29–0.32 from 64,000 to 256,000 outputs per side on X shape, half half
+and DP-Sniper's pair (1^10 vs 2^5 0^5); the learned family with the
+classifiers fitted on every training output reaches 0.449 at 128,000 and
+refutes the claim (bound 0.552) at 400,000 outputs per side on
+DP-Sniper's pair, 37 s for that one test. With its default caps (10,000
+training outputs, 32,000 test outputs) it stays near 0.28.
 """
 
 from __future__ import annotations
