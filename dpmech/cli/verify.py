@@ -71,7 +71,8 @@ def _example_rows(only, budget, seed):
     rows = []
     for example in examples:
         report = find_violation(
-            example.sampler, example.pairs, example.epsilon, example.delta, rng=seed, budget_seconds=budget, outputs=example.outputs
+            example.sampler, example.pairs, example.epsilon, example.delta, rng=seed, budget_seconds=budget, outputs=example.outputs,
+            **example.options,
         )
         found = "REJECTED" if report.rejected else "not rejected"
         rows.append(

@@ -9,6 +9,10 @@
   Clopper–Pearson bounds, valid down to level 1e-300;
 * :mod:`.learned`: events learned by classifiers (DP-Sniper), tested on a
   fresh sample;
+* :mod:`.floating`: events on the lattice exponents of float outputs,
+  the floating-point attack of Mironov (CCS 2012);
+* :mod:`.projections`: events on summary statistics of vector outputs
+  (StatDP's post-processings);
 * :mod:`.tester`: :func:`find_violation`, the search over candidate pairs
   (StatDP's patterns), event families and sample sizes under one α and a
   time budget;
@@ -31,9 +35,11 @@ numpy and scipy.
 """
 
 from .exact import DpViolation, HockeyStick, assert_dp, hockey_stick_divergence, privacy_profile, smallest_epsilon
+from .floating import float_dp_test, lattice_exponents
 from .greybox import NoiseScaleResult, noise_scale_test
 from .learned import learned_dp_test
 from .numeric import boundary_points, density_hockey_stick, gaussian_hockey_stick
+from .projections import projection_dp_test
 from .sensitivity import (
     SensitivityReport,
     SensitivityViolation,
@@ -73,13 +79,16 @@ __all__ = [
     "density_renyi_divergence",
     "empirical_sensitivity",
     "find_violation",
+    "float_dp_test",
     "gaussian_hockey_stick",
     "hockey_stick_divergence",
+    "lattice_exponents",
     "learned_dp_test",
     "noise_scale_test",
     "outcome_codes",
     "parameter_distance",
     "privacy_profile",
+    "projection_dp_test",
     "renyi_divergence",
     "renyi_profile",
     "smallest_epsilon",

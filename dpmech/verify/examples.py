@@ -8,12 +8,13 @@ patterns, :func:`.tester.statdp_pairs`) or small datasets. Re-implemented
 from the papers' descriptions:
 
 * the six sparse-vector variants of Lyu, Su & Li (VLDB 2017, Alg. 1–6)
-  with c = 1 and threshold T = 1: Alg. 1 and 2 are ε-DP, Alg. 4 is
+  with threshold T = 1 and, by default, c = 2 ⊤ answers on 10 queries
+  (DP-Sniper's setting): Alg. 1 and 2 are ε-DP, Alg. 4 is
   ((1 + 6c)/4)ε-DP, Alg. 3, 5 and 6 are not ε-DP (over unboundedly many
-  queries not ε'-DP for any ε'; on the 5 queries here their ε' is finite);
+  queries not ε'-DP for any ε'; on the 10 queries here their ε' is finite);
 * report-noisy-max with Laplace and exponential noise, returning the
-  index (ε-DP) or the index and the noisy value (not ε-DP) (Ding et al.
-  CCS 2018; Bichsel et al. S&P 2021);
+  index (ε-DP), the noisy maximum value, or both (neither is ε-DP)
+  (Ding et al. CCS 2018, Alg. 5–8; Bichsel et al. S&P 2021);
 * noisy histograms with scale 1/ε (ε-DP) and ε (1/ε-DP);
 * Laplace with the wrong sensitivity, Poisson-subsampled Laplace with a
   linear amplification claim, clipping bypasses (clip the mean; clip per
@@ -49,6 +50,8 @@ class Example:
         truth: the true guarantee in words (e.g. "eps-DP", "1.75 eps", "not DP for any eps").
         pairs: candidate neighbours [(name, D, D')] a tester should search.
         outputs: ``"discrete"`` or ``"real"`` for the cheap event family.
+        options: what the mechanism's author declares to the tester, passed to
+            :func:`.tester.find_violation` (e.g. ``float_bits=True`` for a release in float64).
     """
 
     name: str
@@ -59,22 +62,34 @@ class Example:
     truth: str
     pairs: list = field(default_factory=lambda: statdp_pairs(5))
     outputs: str = "discrete"
+    options: dict = field(default_factory=dict)
 
 
 def _laplace(rng, scale, shape):
     return rng.laplace(0.0, scale, size=shape)
 
 
-def _sparse_vector(queries, size, rng, *, threshold_scale, query_scale, halt, noisy_values, threshold=1.0):
-    """Vectorised SVT with c = 1: per draw, the answers ⊤ (1) / ⊥ (0), −1 after the halt, or the noisy value for ⊤."""
+def _sparse_vector(queries, size, rng, *, threshold_scale, query_scale, halt, noisy_values, cutoff=1, refresh=False, threshold=1.0):
+    """Vectorised SVT: per draw, the answers ⊤ (1) / ⊥ (0), −1 after the halt (c = ``cutoff`` ⊤ answers), or the noisy value for ⊤.
+
+    ``refresh`` redraws the threshold noise after each ⊤ (Lyu et al. Alg. 2, Dwork & Roth); then the
+    queries are visited in order (a loop over the few queries, vectorised over the draws).
+    """
     queries = np.asarray(queries, dtype=float)
-    noisy_threshold = threshold + _laplace(rng, threshold_scale, (size, 1))
     noisy_queries = queries[None, :] + (_laplace(rng, query_scale, (size, queries.size)) if query_scale else 0.0)
-    above = noisy_queries >= noisy_threshold
+    if refresh:
+        thresholds = threshold + _laplace(rng, threshold_scale, (size, cutoff))
+        above = np.empty(noisy_queries.shape, dtype=bool)
+        count = np.zeros(size, dtype=np.int64)
+        for column in range(queries.size):
+            above[:, column] = noisy_queries[:, column] >= thresholds[np.arange(size), np.minimum(count, cutoff - 1)]
+            count += above[:, column]
+    else:
+        above = noisy_queries >= threshold + _laplace(rng, threshold_scale, (size, 1))
     if halt:
-        # Answered while no earlier query was above: after the first ⊤ the algorithm stops.
+        # Answered while fewer than c earlier queries were above: after the c-th ⊤ the algorithm stops.
         earlier = np.cumsum(above, axis=1) - above
-        answered = earlier < 1
+        answered = earlier < cutoff
     else:
         answered = np.ones_like(above)
     if noisy_values:
@@ -82,16 +97,18 @@ def _sparse_vector(queries, size, rng, *, threshold_scale, query_scale, halt, no
     return np.where(answered, above.astype(np.int64), NOT_ANSWERED)
 
 
-def sparse_vector_examples(epsilon=0.5) -> list:
-    """Lyu, Su & Li (2017) Fig. 1, Alg. 1–6, with Δ = 1, c = 1, T = 1."""
-    half = epsilon / 2.0
+def sparse_vector_examples(epsilon=0.5, cutoff=2, num_queries=10) -> list:
+    """Lyu, Su & Li (2017) Fig. 1, Alg. 1–6, with Δ = 1, T = 1, c = ``cutoff`` ⊤ answers, on StatDP's patterns of ``num_queries`` queries."""
+    half, c = epsilon / 2.0, cutoff
+    pairs = statdp_pairs(num_queries)
+    quarter = epsilon / 4.0
     return [
-        Example("svt1 (Lyu Alg. 1)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=2 / half, halt=True, noisy_values=False), epsilon, 0.0, True, "eps-DP"),
-        Example("svt2 (Dwork-Roth)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=2 / half, halt=True, noisy_values=False), epsilon, 0.0, True, "eps-DP"),
-        Example("svt3 (Roth, noisy values)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=1 / half, halt=True, noisy_values=True), epsilon, 0.0, False, "not eps-DP (no finite eps over all query counts)"),
-        Example("svt4 (Lee-Clifton)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=4 / epsilon, query_scale=4 / (3 * epsilon), halt=True, noisy_values=False), epsilon, 0.0, False, f"(1+6c)/4 eps = {1.75 * epsilon:g}"),
-        Example("svt5 (Stoddard, no query noise)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=0.0, halt=False, noisy_values=False), epsilon, 0.0, False, "not eps-DP (no finite eps over all query counts)"),
-        Example("svt6 (Chen, no halt)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=1 / half, halt=False, noisy_values=False), epsilon, 0.0, False, "not eps-DP (no finite eps over all query counts)"),
+        Example("svt1 (Lyu Alg. 1)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=2 * c / half, halt=True, noisy_values=False, cutoff=c), epsilon, 0.0, True, "eps-DP", pairs),
+        Example("svt2 (Dwork-Roth)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=c / half, query_scale=2 * c / half, halt=True, noisy_values=False, cutoff=c, refresh=True), epsilon, 0.0, True, "eps-DP", pairs),
+        Example("svt3 (Roth, noisy values)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=c / half, halt=True, noisy_values=True, cutoff=c), epsilon, 0.0, False, "not eps-DP (no finite eps over all query counts)", pairs),
+        Example("svt4 (Lee-Clifton)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / quarter, query_scale=1 / (epsilon - quarter), halt=True, noisy_values=False, cutoff=c), epsilon, 0.0, False, f"(1+6c)/4 eps = {(1 + 6 * c) / 4 * epsilon:g}", pairs),
+        Example("svt5 (Stoddard, no query noise)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=0.0, halt=False, noisy_values=False, cutoff=c), epsilon, 0.0, False, "not eps-DP (no finite eps over all query counts)", pairs),
+        Example("svt6 (Chen, no halt)", lambda q, n, g: _sparse_vector(q, n, g, threshold_scale=1 / half, query_scale=1 / half, halt=False, noisy_values=False, cutoff=c), epsilon, 0.0, False, "not eps-DP (no finite eps over all query counts)", pairs),
     ]
 
 
@@ -106,11 +123,12 @@ def _noisy_max(queries, size, rng, *, noise, with_value, scale):
 
 
 def noisy_max_examples(epsilon=0.5) -> list:
-    """Report-noisy-max, scale 2/ε: the index is ε-DP with Laplace or exponential noise; the index with the value is not."""
+    """Report-noisy-max, scale 2/ε (Ding et al. 2018, Alg. 5–8): the index is ε-DP with Laplace or exponential noise; the value, alone or with the index, is not."""
     examples = []
     for noise in ("laplace", "exponential"):
         examples.append(Example(f"noisy max ({noise}, index)", lambda q, n, g, z=noise: _noisy_max(q, n, g, noise=z, with_value=False, scale=2 / epsilon), epsilon, 0.0, True, "eps-DP"))
         examples.append(Example(f"noisy max ({noise}, index and value)", lambda q, n, g, z=noise: _noisy_max(q, n, g, noise=z, with_value=True, scale=2 / epsilon), epsilon, 0.0, False, "not eps-DP"))
+        examples.append(Example(f"noisy max ({noise}, value)", lambda q, n, g, z=noise: _noisy_max(q, n, g, noise=z, with_value=True, scale=2 / epsilon)[:, 1], epsilon, 0.0, False, "not eps-DP", outputs="real"))
     return examples
 
 
@@ -181,7 +199,7 @@ def other_examples(epsilon=0.5) -> list:
     sigma = GaussianOutputMechanism(bound, 1.0, 1e-5).sigma
     vector_pairs = [("one record at the corner", np.zeros((4, dimension)), np.r_[np.ones((1, dimension)), np.zeros((3, dimension))])]
     for l2, correct in ((True, True), (False, False)):
-        examples.append(Example(f"gaussian sum ({'L2' if l2 else 'per-coordinate'} clipping, L2 claim)", lambda d, n, g, l=l2: _per_coordinate_sum(d, n, g, bound=bound, sigma=sigma, l2=l), 1.0, 1e-5, correct, "(1, 1e-5)" if correct else f"delta(1) = {gaussian_delta(1.0, sigma, 4.0):.3g}", vector_pairs))
+        examples.append(Example(f"gaussian sum ({'L2' if l2 else 'per-coordinate'} clipping, L2 claim)", lambda d, n, g, l=l2: _per_coordinate_sum(d, n, g, bound=bound, sigma=sigma, l2=l), 1.0, 1e-5, correct, "(1, 1e-5)" if correct else f"delta(1) = {gaussian_delta(1.0, sigma, 4.0):.3g}", vector_pairs, options={"noise_family": "gaussian", "sensitivity": bound}))
     prior = np.array([0.4, 0.3, 0.2, 0.06, 0.04])
     label_pairs = [("label 4 vs 0", 4, 0), ("label 0 vs 4", 0, 4), ("label 0 vs 1", 0, 1)]
     examples += [
@@ -191,14 +209,57 @@ def other_examples(epsilon=0.5) -> list:
         Example("randomized response (eps for e^eps)", lambda y, n, g: _broken_randomized_response(y, n, g, 0.3, 3), 0.3, 0.0, False, f"eps = {math.log(1 / 0.3 * 2):.3f}", label_pairs[2:]),
     ]
     gaussian_pairs = [("shift by the sensitivity", 0.0, 1.0)]
+    # The author declares Gaussian noise and the L2 sensitivity 1: the tester adds the grey-box noise-scale check.
+    declared = {"noise_family": "gaussian", "sensitivity": 1.0}
     calibrated = GaussianOutputMechanism(1.0, 1.0, 1e-5).sigma
     for fraction in (1.0, 0.9, 0.7):
         scale = calibrated * fraction
         truth = "(1, 1e-5)" if fraction == 1.0 else f"delta(1) = {gaussian_delta(1.0, scale, 1.0):.2g}"
-        examples.append(Example(f"gaussian (sigma x {fraction:g})", lambda c, n, g, s=scale: c + g.normal(0.0, s, n), 1.0, 1e-5, fraction == 1.0, truth, gaussian_pairs, "real"))
+        examples.append(Example(f"gaussian (sigma x {fraction:g})", lambda c, n, g, s=scale: c + g.normal(0.0, s, n), 1.0, 1e-5, fraction == 1.0, truth, gaussian_pairs, "real", declared))
     return examples
 
 
+def _textbook_float_laplace(rng, scale, shape):
+    """−b·sign(u)·log(1 − 2|u|) with u = U − 1/2 in float64, U uniform on the multiples of 2^−53 (Mironov 2012, §3)."""
+    centred = rng.random(shape) - 0.5
+    return -scale * np.sign(centred) * np.log1p(-2.0 * np.abs(centred))
+
+
+def _grid_release(answers, noise, granularity):
+    """(round(f/γ) + Z)·γ, as dpmech releases discrete noise: a function of the integer round(f/γ) + Z alone."""
+    return (np.rint(np.asarray(answers, dtype=float) / granularity) + noise) * granularity
+
+
+def floating_point_examples(epsilon=0.5) -> list:
+    """Float64 samplers against dpmech's exact discrete ones, with float bit features declared (Mironov, CCS 2012).
+
+    A noisy histogram with textbook float Laplace noise of scale 1/ε, and
+    ``f(D) + rng.normal`` at the σ of a (1, 1e-5) claim, are not DP for any
+    ε: some outputs are reachable on one neighbour only. The histogram with
+    dpmech's discrete Laplace of scale 1/ε on the grid 10^−3 (1000 grid
+    steps per unit, scale 1000/ε steps) and the discrete Gaussian of
+    :class:`GaussianOutputMechanism` ``(sampler="discrete")`` on the grid
+    2^−10 release exact post-processings of integer mechanisms and are DP.
+    """
+    from fractions import Fraction
+
+    from ..discrete_gaussian import discrete_gaussian
+    from ..discrete_laplace import discrete_laplace
+
+    grid = Fraction(1, 1000)
+    grid_scale = Fraction(1) / (Fraction(epsilon) * grid)
+    mechanism = GaussianOutputMechanism(1.0, 1.0, 1e-5, sampler="discrete", granularity=2.0**-10, dimension=1)
+    continuous_sigma = GaussianOutputMechanism(1.0, 1.0, 1e-5).sigma
+    bits = {"float_bits": True}
+    gaussian_pairs = [("shift by the sensitivity", 0.0, 1.0)]
+    return [
+        Example("noisy histogram (textbook float laplace)", lambda q, n, g: np.asarray(q)[None, :] + _textbook_float_laplace(g, 1 / epsilon, (n, len(q))), epsilon, 0.0, False, "not DP for any eps (Mironov 2012)", _histogram_pairs(), options=bits),
+        Example("noisy histogram (dpmech discrete laplace, grid 1e-3)", lambda q, n, g: _grid_release(np.asarray(q)[None, :], discrete_laplace(grid_scale, (n * len(q)), g)[0].reshape(n, len(q)), float(grid)), epsilon, 0.0, True, "eps-DP", _histogram_pairs(), options=bits),
+        Example("gaussian (float64 rng.normal)", lambda c, n, g: c + g.normal(0.0, continuous_sigma, n), 1.0, 1e-5, False, "not DP for any eps (Mironov 2012)", gaussian_pairs, "real", bits),
+        Example("gaussian (dpmech discrete sampler, grid 2^-10)", lambda c, n, g: _grid_release(c, discrete_gaussian(mechanism.sigma_squared_grid, n, g)[0], mechanism.granularity), 1.0, 1e-5, True, "(1, 1e-5)", gaussian_pairs, "real", bits),
+    ]
+
+
 def all_examples(epsilon=0.5) -> list:
-    """Every example: sparse vector, noisy max, then the others (their claims fixed where the paper fixes them)."""
-    return sparse_vector_examples(epsilon) + noisy_max_examples(epsilon) + other_examples(epsilon)
+    """Every example: sparse vector, noisy max, the others, then the floating-point ones (claims fixed where the paper fixes them)."""
+    return sparse_vector_examples(epsilon) + noisy_max_examples(epsilon) + other_examples(epsilon) + floating_point_examples(epsilon)

@@ -8,11 +8,12 @@ classifier learns them:
 1. draw ``num_samples`` outputs on D and on D' (the training sample) and
    turn each output into a feature vector (:class:`OutputFeatures`, fitted
    on the training sample);
-2. fit, on the training sample only, a logistic regression and a small
+2. fit, on (at most 10,000 outputs per side of) the training sample only, a logistic regression and a small
    gradient-boosted tree ensemble (scikit-learn) to tell D's outputs from
    D''s; each gives a score s(o), an estimate of P[o came from D];
 3. fix the events {s > t} and {s <= t} for each model at ``num_thresholds``
-   quantiles t of the training scores;
+   quantiles t of the training scores and at its tail quantiles
+   (:func:`.statistical.quantile_levels`);
 4. draw a fresh test sample of ``num_samples`` outputs per side and decide
    with :func:`.statistical.decide` (Clopper–Pearson, Bonferroni over every
    (event, order)).
@@ -31,13 +32,15 @@ from __future__ import annotations
 import numpy as np
 
 from .. import validation as check
-from .statistical import StatisticalTestResult, _canonical, _draw, decide
+from .floating import lattice_exponents
+from .statistical import StatisticalTestResult, _canonical, _draw, decide, quantile_levels
 
 # At most this many distinct values make an integer-valued coordinate categorical (one-hot).
 CATEGORICAL_LIMIT = 32
 # Outputs that are not numbers are one-hot coded by outcome, the most frequent this many.
 OUTCOME_LIMIT = 64
 MANTISSA_BITS = 12
+TRAINING_LIMIT = 10_000
 
 
 class OutputFeatures:
@@ -49,10 +52,13 @@ class OutputFeatures:
     one-hot coding of every coordinate that is integer-valued in training
     with at most 32 distinct values there. Other outputs (tuples of mixed
     types, strings) are one-hot coded by outcome, the 64 most frequent in
-    training. With ``float_bits``, the lowest 12 mantissa bits of every
-    float coordinate are added, for float samplers whose set of reachable
-    outputs depends on the input (Mironov 2012); that this catches the
-    textbook float Laplace sampler is not yet demonstrated.
+    training. With ``float_bits``, every float coordinate also gives its
+    lattice exponent (:func:`.floating.lattice_exponents`: x is an odd
+    multiple of 2^k) and its lowest 12 significand bits, for float
+    samplers whose set of reachable outputs depends on the input
+    (Mironov 2012); trees can then learn events such as "|x| < 1/2 and
+    x finer than 2^−53", which the textbook float Laplace sampler hits on
+    f(D) = 0 and never on f(D') = 1.
 
     Everything the map depends on comes from the training samples, so that
     events built on it are independent of a later test sample.
@@ -95,6 +101,7 @@ class OutputFeatures:
             low = bits & np.uint64((1 << MANTISSA_BITS) - 1)
             shifts = np.arange(MANTISSA_BITS, dtype=np.uint64)
             columns.append(((low[:, :, None] >> shifts) & np.uint64(1)).reshape(len(raw), -1).astype(float))
+            columns.append(lattice_exponents(raw).astype(float))
         return np.hstack(columns)
 
 
@@ -147,7 +154,7 @@ def learned_dp_test(
         rng: ``numpy.random.Generator`` or integer seed (it also seeds the trees).
         alpha: level in (0, 1): a true claim is rejected with probability <= alpha.
         num_thresholds: score quantiles per model, >= 1.
-        float_bits: add the low mantissa bits of float outputs to the features.
+        float_bits: add the lattice exponents and low significand bits of float outputs to the features.
     """
     if not callable(sampler):
         raise ValueError(f"sampler must be a callable (dataset, size, rng) -> outputs (got {sampler!r})")
@@ -169,9 +176,12 @@ def learned_dp_test(
     features = [featurise(sample) for sample in training + test]
     seed = int(rng.integers(2**31))
     names, counts_first, counts_second = [], [], []
-    for model, score in _fitted_scorers(features[0], features[1], seed):
+    # The classifiers are fitted on at most TRAINING_LIMIT outputs per side: their fit time grows with n,
+    # their accuracy hardly does beyond it, and the events still depend on the training sample alone.
+    fitted = [side[:TRAINING_LIMIT] for side in features[:2]]
+    for model, score in _fitted_scorers(fitted[0], fitted[1], seed):
         training_scores = np.concatenate([score(features[0]), score(features[1])])
-        thresholds = np.unique(np.quantile(training_scores, np.linspace(0.0, 1.0, num_thresholds + 2)[1:-1]))
+        thresholds = np.unique(np.quantile(training_scores, quantile_levels(num_thresholds, training_scores.size)))
         for sample_features, counts in zip(features[2:], (counts_first, counts_second)):
             scores = np.sort(score(sample_features))
             at_most = np.searchsorted(scores, thresholds, side="right")

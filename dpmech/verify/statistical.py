@@ -5,10 +5,13 @@ both orders of a neighbouring pair, (ε, δ)-DP requires
 P[M(D) ∈ S] − e^ε P[M(D') ∈ S] <= δ (Dwork & Roth 2014, Def. 2.4). The test
 
 1. draws a selection sample of ``num_samples`` outputs on D and on D' and
-   picks the events from it: for discrete outputs every observed outcome
-   {o} plus the estimated witness set {o : p̂(o) > e^ε q̂(o)}; for real
+   picks the events from it: for discrete outputs every outcome {o} drawn
+   at least 4 times plus the estimated witness sets {o : p̂(o) > e^t q̂(o)}
+   at t = ε and a few levels above it (the likelihood-ratio level sets
+   that the Neyman–Pearson lemma makes the best events); for real
    outputs the half-lines {x <= t} and {x > t} at ``num_thresholds``
-   quantiles of the pooled selection sample;
+   quantiles of the pooled selection sample and at its tail quantiles
+   2^-k and 1 − 2^-k (:func:`quantile_levels`);
 2. draws a fresh test sample of ``num_samples`` outputs on each side, so the
    events do not depend on the data they are tested on;
 3. for each of the m (event, order) hypotheses forms the one-sided
@@ -31,7 +34,7 @@ sequence), drawing only from ``rng``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats
@@ -59,6 +62,8 @@ class StatisticalTestResult:
         counts: (count on the first dataset, count on the second) of that event.
         num_hypotheses: m, the number of (event, order) pairs tested.
         num_samples, alpha, epsilon, delta: the settings.
+        num_outcomes: discrete mode: the number of distinct outcomes in the selection and
+            test samples together; else None.
     """
 
     rejected: bool
@@ -72,6 +77,7 @@ class StatisticalTestResult:
     alpha: float
     epsilon: float
     delta: float
+    num_outcomes: int | None = None
 
 
 # scipy's beta quantiles (ppf, isf) are off by up to ~1e-5 relative in far tails (level
@@ -277,8 +283,20 @@ def outcome_codes(samples):
     return np.split(codes, np.cumsum(sizes)[:-1]), count
 
 
+def _witness_levels(epsilon):
+    """Log-ratio thresholds of the estimated witness sets: ε and above it, where the best event for an ε lower bound lies."""
+    step = max(epsilon, 0.1)
+    return [epsilon + fraction * step for fraction in (0.0, 0.25, 0.5, 1.0)]
+
+
 def _discrete_events(selection_first, selection_second, epsilon, outcome_names):
-    """Events chosen on the selection sample, as outcome codes: singletons of the outcomes seen, and witness sets.
+    """Events chosen on the selection sample, as outcome codes: singletons of the outcomes seen often, and witness sets.
+
+    An outcome seen fewer than ``SINGLETON_COUNT`` times in the pooled selection
+    sample gets no singleton: its test counts would be too small to refute
+    anything, and with continuous outputs there are as many such outcomes as
+    draws, each a hypothesis diluting the Bonferroni level. Rare outcomes
+    still enter the witness sets.
 
     Returns (singleton codes, list of witness masks over all codes, event names). No
     outcome × outcome matrix is formed: an event's count is a sum of per-outcome counts.
@@ -286,16 +304,22 @@ def _discrete_events(selection_first, selection_second, epsilon, outcome_names):
     count = len(outcome_names)
     first = np.bincount(selection_first, minlength=count)
     second = np.bincount(selection_second, minlength=count)
-    seen = np.flatnonzero(first + second)
+    seen = np.flatnonzero(first + second >= SINGLETON_COUNT)
     names = [f"{{{outcome_names[code]}}}" for code in seen.tolist()]
     witnesses = []
+    singleton = np.zeros(count, dtype=bool)
+    singleton[seen] = True
     for heavy, light, label in ((first, second, "D"), (second, first, "D'")):
-        witness = heavy > math.exp(min(epsilon, 700.0)) * light
-        if np.count_nonzero(witness) > 1:
-            witnesses.append(witness)
-            members = [outcome_names[code] for code in np.flatnonzero(witness)[:8].tolist()]
-            more = ", ..." if np.count_nonzero(witness) > 8 else ""
-            names.append(f"estimated witness for {label}: {{{', '.join(members)}{more}}}")
+        previous = None
+        for level in _witness_levels(epsilon):
+            witness = heavy > math.exp(min(level, 700.0)) * light
+            members = np.count_nonzero(witness)
+            if (members > 1 or (members == 1 and not singleton[witness].any())) and (previous is None or np.any(witness != previous)):
+                witnesses.append(witness)
+                shown = [outcome_names[code] for code in np.flatnonzero(witness)[:8].tolist()]
+                more = ", ..." if members > 8 else ""
+                names.append(f"estimated witness for {label} at ratio e^{level:.3g}: {{{', '.join(shown)}{more}}}")
+            previous = witness
     return seen, witnesses, names
 
 
@@ -316,15 +340,33 @@ def _outcome_names(samples, codes, count):
     return names
 
 
+# Fewest selection draws (both sides) of an outcome for its singleton event.
+SINGLETON_COUNT = 4
 _SPECIAL_VALUES = (("x is NaN", np.isnan), ("x = inf", np.isposinf), ("x = -inf", np.isneginf))
 
 
+# Tail quantiles 2^-k (and 1 − 2^-k) go down to where this many selection outputs lie beyond them.
+TAIL_COUNT = 16
+
+
+def quantile_levels(num_thresholds, size):
+    """``num_thresholds`` evenly spaced levels in (0, 1) and the tail levels 2^-k, 1 − 2^-k with 2^-k·size >= 16.
+
+    Many privacy losses are largest in a tail (a subsampled or value-releasing
+    mechanism's likelihood ratio grows toward its supremum only far out), which
+    evenly spaced quantiles never reach.
+    """
+    deepest = max(int(math.floor(math.log2(max(size, 1) / TAIL_COUNT))), 0)
+    tails = 2.0 ** -np.arange(1, deepest + 1)
+    return np.unique(np.concatenate([np.linspace(0.0, 1.0, num_thresholds + 2)[1:-1], tails, 1.0 - tails]))
+
+
 def _real_events(selection_first, selection_second, num_thresholds):
-    """Half-lines at quantiles of the pooled finite selection outputs, and {NaN}, {inf}, {−inf} when drawn."""
+    """Half-lines at quantiles (evenly spaced and in both tails) of the pooled finite selection outputs, and {NaN}, {inf}, {−inf} when drawn."""
     pooled = np.concatenate([selection_first, selection_second])
     finite = pooled[np.isfinite(pooled)]
     if finite.size:
-        thresholds = np.unique(np.quantile(finite, np.linspace(0.0, 1.0, num_thresholds + 2)[1:-1]))
+        thresholds = np.unique(np.quantile(finite, quantile_levels(num_thresholds, finite.size)))
     else:
         thresholds = np.empty(0)
     special = [test for test in _SPECIAL_VALUES if test[1](pooled).any()]
@@ -383,10 +425,9 @@ def statistical_dp_test(
         codes, count = outcome_codes(samples)
         seen, witnesses, names = _discrete_events(codes[0], codes[1], epsilon, _outcome_names(samples, codes, count))
         counts = [_discrete_counts(sample_codes, count, seen, witnesses) for sample_codes in codes[2:]]
-    else:
-        thresholds, special, names = _real_events(*selection, num_thresholds)
-        counts = [_real_counts(sample, thresholds, special) for sample in test]
-
+        return replace(decide(counts[0], counts[1], names, num_samples, epsilon, delta, alpha), num_outcomes=count)
+    thresholds, special, names = _real_events(*selection, num_thresholds)
+    counts = [_real_counts(sample, thresholds, special) for sample in test]
     return decide(counts[0], counts[1], names, num_samples, epsilon, delta, alpha)
 
 

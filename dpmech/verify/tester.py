@@ -1,17 +1,34 @@
 r"""Black-box DP testing with no hand encoding: candidate neighbours, event families and sample size searched soundly.
 
 :func:`find_violation` runs rounds r = 1, 2, ... with n_r = n_1·2^(r−1)
-outputs per side and level α_r = α·2^(−r), so the levels of all rounds sum
-to less than α. In each round every candidate pair is tested with each
+outputs per side and level α_r = α/(r(r + 1)), so the levels of all
+rounds sum to less than α (Σ 1/(r(r + 1)) = 1; late rounds, where the
+samples are, keep a larger share than under α·2^(−r)). In each round every candidate pair is tested with each
 event family at α_r / (pairs × families):
 
 * ``"cheap"``: :func:`.statistical.statistical_dp_test` (singletons, the
   estimated witness sets; half-lines too for scalar real outputs);
+* ``"projections"``: :func:`.projections.projection_dp_test`, half-lines on
+  summary statistics of numeric vector outputs (StatDP's post-processings);
+  skipped with ``outputs="real"``, whose half-lines the cheap family has;
 * ``"learned"``: :func:`.learned.learned_dp_test` (classifier scores,
-  DP-Sniper, Bichsel et al. S&P 2021), with float bit features on request.
+  DP-Sniper, Bichsel et al. S&P 2021), with float bit features on request;
+  skipped for a pair whose outputs took at most 64 distinct values in the
+  cheap family's samples (its events already include the best unions of
+  outcomes); its sample size stops at 32,000 per side; skipping a test
+  only leaves part of α unspent;
+* ``"float"``: :func:`.floating.float_dp_test`, half-lines on the lattice
+  exponents of float outputs (Mironov, CCS 2012); added by ``float_bits``;
+* ``"greybox"``: :func:`.greybox.noise_scale_test` on the first dataset of
+  each pair, when the caller declares the noise (``noise_family`` and
+  ``sensitivity``): small-δ bugs such as a Gaussian σ 10–30 % too small,
+  which no event test sees below ~1/δ samples. Its verdict and ε lower
+  bound hold only if the declaration is true (Gaussian noise, and a
+  sensitivity that some neighbours attain).
 
 After round 1 only the ``keep_pairs`` pairs with the largest ε lower
-bounds go on: the choice uses earlier rounds' samples only, and each
+bounds (ties broken by a plug-in estimate of the strongest event's
+log-ratio) go on: the choice uses earlier rounds' samples only, and each
 round draws fresh ones, so each round's tests stay valid at their levels.
 Each test is valid at its own level, so by the union bound the whole
 search falsely rejects a true claim with probability at most α, and the
@@ -33,11 +50,27 @@ from scipy import stats
 
 from .. import validation as check
 from .exact import DpViolation
+from ..gaussian import gaussian_delta, gaussian_epsilon
+from .floating import float_dp_test
+from .greybox import noise_scale_test
 from .learned import learned_dp_test
-from .statistical import statistical_dp_test
+from .projections import projection_dp_test
+from .statistical import StatisticalTestResult, statistical_dp_test
 
-FAMILIES = ("cheap", "learned")
+# find_violation needs no centre f(D) for a Gaussian (the sample mean serves); Laplace needs one.
+GREYBOX_NOISE = ("gaussian",)
+FAMILIES = ("cheap", "projections", "learned", "float", "greybox")
+DEFAULT_FAMILIES = ("cheap", "projections", "learned")
 POWER = 0.9
+# The learned family stops growing here: scoring millions of outputs with trees costs more than the events gain.
+LEARNED_SAMPLES = 32_000
+# With at most this many distinct outcomes (seen by the cheap family), the learned family is skipped.
+FEW_OUTCOMES = 64
+
+
+def _plug_in_log_ratio(counts):
+    """log((k + 1)/(k' + 1)) of an event's test counts: an estimate (not a bound) of its log-ratio, for ranking pairs."""
+    return math.log((counts[0] + 1.0) / (counts[1] + 1.0))
 
 
 def statdp_pairs(num_queries=5) -> list:
@@ -103,6 +136,38 @@ class VerificationReport:
         )
 
 
+def _greybox_result(sampler, dataset, family, epsilon, delta, sensitivity, num_samples, rng, level):
+    """:func:`.greybox.noise_scale_test` as a :class:`StatisticalTestResult`, with an ε lower bound.
+
+    With probability >= 1 − level the true σ is at most the upper bound σ⁺,
+    and the Gaussian mechanism's ε(δ) decreases in σ, so ε(δ; σ⁺) is a lower
+    bound on the mechanism's ε at the claimed δ. It is computed at
+    σ⁺·(1 + 1e-6), since :func:`dpmech.gaussian_epsilon` errs upward by far less
+    than that step moves ε; likewise δ(ε; σ⁺·(1 + 1e-6)) bounds δ(ε) from below.
+    """
+    result = noise_scale_test(sampler, dataset, family, epsilon, delta, sensitivity, num_samples=num_samples, rng=rng, alpha=level)
+    widened = result.scale_upper_bound * (1.0 + 1e-6)
+    epsilon_lower_bound = float(gaussian_epsilon(delta, widened, sensitivity)) if delta > 0 else 0.0
+    delta_lower_bound = float(gaussian_delta(epsilon, widened, sensitivity))
+    return StatisticalTestResult(
+        rejected=result.rejected,
+        lower_bound_delta=delta_lower_bound if result.rejected else min(delta_lower_bound, delta),
+        epsilon_lower_bound=epsilon_lower_bound if result.rejected else min(epsilon_lower_bound, epsilon),
+        witness=(
+            f"declared {family} noise: sigma upper bound {result.scale_upper_bound:.6g} "
+            f"< {result.scale_needed:.6g} needed" if result.rejected else
+            f"declared {family} noise: sigma upper bound {result.scale_upper_bound:.6g} >= {result.scale_needed:.6g} needed"
+        ),
+        direction="D -> D'",
+        counts=(result.num_values, 0),
+        num_hypotheses=1,
+        num_samples=num_samples,
+        alpha=level,
+        epsilon=epsilon,
+        delta=delta,
+    )
+
+
 def _named_pairs(pairs):
     named = []
     for index, item in enumerate(pairs):
@@ -130,10 +195,13 @@ def find_violation(
     budget_seconds=20.0,
     initial_samples=1000,
     max_samples=2_000_000,
-    families=FAMILIES,
+    families=DEFAULT_FAMILIES,
     outputs="discrete",
     float_bits=False,
     keep_pairs=2,
+    noise_family=None,
+    sensitivity=None,
+    stop_at_rejection=True,
 ) -> VerificationReport:
     """Search candidate pairs, event families and sample sizes for evidence against an (ε, δ) claim.
 
@@ -147,10 +215,16 @@ def find_violation(
         budget_seconds: > 0; no round starts that is expected to end after it
             (the first round always runs).
         initial_samples: outputs per side in round 1 (>= 10); doubled each round up to ``max_samples``.
-        families: a non-empty subset of ``("cheap", "learned")``.
+        families: a non-empty subset of ``("cheap", "projections", "learned", "float", "greybox")``.
         outputs: ``"discrete"`` or ``"real"`` for the cheap family (see :func:`.statistical.statistical_dp_test`).
-        float_bits: give the learned family the low mantissa bits of float outputs.
+        float_bits: floating-point attacks: add the ``"float"`` family and give the learned
+            family the lattice exponents and low significand bits of float outputs (numeric outputs only).
         keep_pairs: >= 1, the pairs kept after round 1 (the most promising).
+        noise_family: None, or ``"gaussian"``: the mechanism declares M(D) = f(D) + N(0, σ²I)
+            and adds the ``"greybox"`` family (needs ``sensitivity``).
+        sensitivity: the L2 sensitivity of f, attained by some neighbours (with ``noise_family``).
+        stop_at_rejection: stop at the first rejection (a test); with False the search spends
+            its whole budget and reports the largest ε lower bound (an audit, as DP-Sniper's).
     """
     named = _named_pairs(pairs)
     epsilon = float(check.non_negative("epsilon", epsilon))
@@ -164,46 +238,77 @@ def find_violation(
     if not families or any(family not in FAMILIES for family in families) or len(set(families)) != len(families):
         raise ValueError(f"families must be a non-empty subset of {FAMILIES} (got {families!r})")
     float_bits = check.boolean("float_bits", float_bits)
+    if float_bits and "float" not in families:
+        families += ("float",)
+    # Cheapest first: a round stops at the first rejection.
+    families = tuple(family for family in ("greybox", "cheap", "float", "projections", "learned") if family in families)
     keep_pairs = check.integer_scalar("keep_pairs", keep_pairs, 1)
+    stop_at_rejection = check.boolean("stop_at_rejection", stop_at_rejection)
+    if noise_family is not None:
+        noise_family = check.choice("noise_family", noise_family, GREYBOX_NOISE)
+        if sensitivity is None:
+            raise ValueError("sensitivity must be given (the L2 sensitivity of f, > 0) with noise_family")
+        sensitivity = float(check.positive("sensitivity", sensitivity))
+        if "greybox" not in families:
+            families += ("greybox",)
+    elif "greybox" in families or sensitivity is not None:
+        raise ValueError("noise_family must be declared ('gaussian') for the greybox family and sensitivity")
 
     start = time.perf_counter()
     best, best_context, rounds, num_samples, largest_m = None, None, 0, initial_samples, 1
     while True:
         rounds += 1
-        level = alpha * 2.0 ** (-rounds) / (len(named) * len(families))
+        level = alpha / (rounds * (rounds + 1)) / (len(named) * len(families))
         round_start = time.perf_counter()
         evidence = []
         for name, first, second in named:
-            strongest = 0.0
+            strongest = (0.0, -math.inf)
+            few_outcomes = False
             for family in families:
+                if family == "learned" and few_outcomes:
+                    # Every event on finitely many outcomes is a union of them; the cheap family's singletons and
+                    # likelihood-ratio level sets already cover the best ones, and a classifier would only cost time.
+                    continue
+                if family == "projections" and outputs == "real" and "cheap" in families:
+                    continue  # the statistic of a scalar is the scalar: the cheap family's half-lines already
                 if family == "cheap":
                     result = statistical_dp_test(
                         sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level, outputs=outputs
                     )
+                elif family == "greybox":
+                    result = _greybox_result(sampler, first, noise_family, epsilon, delta, sensitivity, num_samples, rng, level)
+                elif family == "projections":
+                    result = projection_dp_test(sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level)
+                elif family == "float":
+                    result = float_dp_test(sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level)
                 else:
                     result = learned_dp_test(
-                        sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level, float_bits=float_bits
+                        sampler, (first, second), epsilon, delta, num_samples=min(num_samples, LEARNED_SAMPLES), rng=rng, alpha=level,
+                        float_bits=float_bits,
                     )
                 largest_m = max(largest_m, result.num_hypotheses)
-                strongest = max(strongest, result.epsilon_lower_bound)
+                few_outcomes |= family == "cheap" and result.num_outcomes is not None and result.num_outcomes <= FEW_OUTCOMES
+                strongest = max(strongest, (result.epsilon_lower_bound, _plug_in_log_ratio(result.counts)))
                 key = (result.rejected, result.epsilon_lower_bound, result.lower_bound_delta)
                 if best is None or key > (best.rejected, best.epsilon_lower_bound, best.lower_bound_delta):
                     best, best_context = result, (name, family)
-                if result.rejected:
+                if result.rejected and stop_at_rejection:
                     break
             evidence.append(strongest)
-            if best.rejected:
+            if best.rejected and stop_at_rejection:
                 break
         elapsed = time.perf_counter() - start
         round_seconds = time.perf_counter() - round_start
         if rounds == 1:
-            order = np.argsort(-np.asarray(evidence), kind="stable")[:keep_pairs]
+            # Ranked by ε lower bound, then by the plug-in log-ratio of the strongest event, which still orders
+            # pairs whose bounds are all 0 at round 1's sample size.
+            order = sorted(range(len(evidence)), key=lambda index: evidence[index], reverse=True)[:keep_pairs]
             kept = [named[index] for index in order]
         else:
             kept = named
         # The next round: twice the samples on the kept pairs (a little more than twice the time per pair).
         expected = 2.2 * round_seconds * len(kept) / len(named)
-        if best.rejected or 2 * num_samples > max_samples or elapsed + expected > budget_seconds:
+        if (best.rejected and stop_at_rejection) or 2 * num_samples > max_samples or elapsed + expected > budget_seconds:
             break
         num_samples *= 2
         named = kept

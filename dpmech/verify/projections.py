@@ -1,0 +1,134 @@
+r"""Events on summary statistics of vector outputs: StatDP's post-processings as an event family.
+
+StatDP (Ding, Wang, Wang, Zhang & Kifer, CCS 2018, §4) turns a vector
+output into a number before choosing an event: one entry, the number of
+entries equal to a value, the position of the first such entry, ... On the
+sparse vector technique and report-noisy-max these are where the
+violations live (e.g. "the max value is below t", "the first ⊤ is at
+position 4"), and a singleton event on the whole vector dilutes them among
+many outcomes. For numeric outputs of d coordinates this module uses the
+statistics
+
+* every coordinate x_j;
+* for d > 1: max_j x_j, min_j x_j, Σ_j x_j; and for each value v that is
+  among the 8 most frequent entries of the selection sample and makes up
+  at least 1 % of its entries (⊤/⊥/"halted" codes, a released 0): the
+  count #{j : x_j = v} and the first position min{j : x_j = v} (d when
+  there is none);
+
+and the half-lines {s <= t}, {s > t} on each statistic s, at every
+distinct value of s in the selection sample when there are at most 64,
+else at its evenly spaced and tail quantiles
+(:func:`.statistical.quantile_levels`). The statistics and thresholds
+depend on the selection sample only; the decision is
+:func:`.statistical.decide` on a fresh test sample, so the test is valid
+at level α for every mechanism. NaN falls in neither half-line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import validation as check
+from .statistical import StatisticalTestResult, _draw, decide, quantile_levels
+
+# Values that count as codes: at most this many, each at least this share of the selection entries.
+MOST_FREQUENT_VALUES = 8
+SMALLEST_VALUE_SHARE = 0.01
+# A statistic with at most this many distinct selection values is thresholded at each of them.
+DISTINCT_LIMIT = 64
+
+
+def _numeric(sample):
+    return isinstance(sample, np.ndarray) and sample.dtype.kind in "biuf"
+
+
+def _code_values(pooled):
+    """The frequent entries of the selection sample: the values whose counts and first positions are statistics."""
+    values, counts = np.unique(pooled[~np.isnan(pooled)], return_counts=True)
+    order = np.argsort(-counts, kind="stable")[:MOST_FREQUENT_VALUES]
+    keep = counts[order] >= SMALLEST_VALUE_SHARE * pooled.size
+    return values[order][keep]
+
+
+def _statistics(matrix, code_values):
+    """(n, s) statistics of n outputs with d coordinates, and their names."""
+    dimension = matrix.shape[1]
+    columns, names = [matrix], [f"x[{j}]" if dimension > 1 else "x" for j in range(dimension)]
+    if dimension > 1:
+        with np.errstate(invalid="ignore"):
+            columns += [matrix.max(axis=1, keepdims=True), matrix.min(axis=1, keepdims=True), matrix.sum(axis=1, keepdims=True)]
+        names += ["max x", "min x", "sum x"]
+        for value in code_values.tolist():
+            equal = matrix == value
+            first = np.where(equal.any(axis=1), equal.argmax(axis=1), dimension)
+            columns += [equal.sum(axis=1, keepdims=True).astype(float), first[:, None].astype(float)]
+            names += [f"#(x[j] == {value:g})", f"first j with x[j] == {value:g}"]
+    return np.hstack(columns).astype(float), names
+
+
+def _thresholds(column, num_thresholds):
+    finite = column[~np.isnan(column)]
+    if finite.size == 0:
+        return np.empty(0)
+    distinct = np.unique(finite)
+    if distinct.size <= DISTINCT_LIMIT:
+        return distinct[:-1]  # {s <= largest} holds for every non-NaN output
+    return np.unique(np.quantile(finite, quantile_levels(num_thresholds, finite.size)))
+
+
+def projection_dp_test(
+    sampler, pair, epsilon, delta, *, num_samples, rng, alpha=0.05, num_thresholds=32
+) -> StatisticalTestResult:
+    """Test "``sampler`` is (ε, δ)-DP on ``pair``" with half-lines on summary statistics of its outputs; see the module docstring.
+
+    Outputs that are not numeric arrays (tuples of mixed types, strings)
+    have no statistics: the test then has no event and never rejects (it
+    still draws its samples).
+
+    Args:
+        sampler: callable (dataset, size, rng) -> size outputs.
+        pair: (D, D'), neighbours under the caller's relation.
+        epsilon: claimed ε >= 0.
+        delta: claimed δ in [0, 1).
+        num_samples: outputs per dataset, for selection and again for the test, >= 1.
+        rng: ``numpy.random.Generator`` or integer seed.
+        alpha: level in (0, 1): a true claim is rejected with probability <= alpha.
+        num_thresholds: evenly spaced quantiles per continuous statistic, >= 1.
+    """
+    if not callable(sampler):
+        raise ValueError(f"sampler must be a callable (dataset, size, rng) -> outputs (got {sampler!r})")
+    try:
+        dataset, neighbour = pair
+    except (TypeError, ValueError):
+        raise ValueError(f"pair must be a pair (dataset, neighbour) of two datasets (got {pair!r})") from None
+    epsilon = float(check.non_negative("epsilon", epsilon))
+    delta = float(check.in_interval("delta", delta, 0.0, 1.0, low_open=False, high_open=True))
+    num_samples = check.integer_scalar("num_samples", num_samples, 1)
+    rng = check.generator("rng", rng)
+    alpha = float(check.open_unit_interval("alpha", alpha))
+    num_thresholds = check.integer_scalar("num_thresholds", num_thresholds, 1)
+
+    selection = [_draw(sampler, data, num_samples, rng, "discrete") for data in (dataset, neighbour)]
+    test = [_draw(sampler, data, num_samples, rng, "discrete") for data in (dataset, neighbour)]
+    samples = selection + test
+    if not all(_numeric(sample) for sample in samples) or len({sample.shape[1:] for sample in samples}) != 1:
+        return StatisticalTestResult(False, 0.0, 0.0, "no numeric outputs: no statistics", "D -> D'", (0, 0), 0, num_samples, alpha, epsilon, delta)
+    matrices = [sample.reshape(num_samples, -1).astype(float) for sample in samples]
+    code_values = _code_values(np.concatenate([matrices[0], matrices[1]]).ravel())
+    statistics = [_statistics(matrix, code_values) for matrix in matrices]
+    names = statistics[0][1]
+    pooled = np.vstack([statistics[0][0], statistics[1][0]])
+    event_names, counts_first, counts_second = [], [], []
+    for column, name in enumerate(names):
+        thresholds = _thresholds(pooled[:, column], num_thresholds)
+        if thresholds.size == 0:
+            continue
+        event_names += [f"{name} <= {t:.6g}" for t in thresholds.tolist()] + [f"{name} > {t:.6g}" for t in thresholds.tolist()]
+        for (values, _), counts in zip(statistics[2:], (counts_first, counts_second)):
+            numbers = np.sort(values[:, column][~np.isnan(values[:, column])])
+            at_most = np.searchsorted(numbers, thresholds, side="right")
+            counts.append(np.concatenate([at_most, numbers.size - at_most]))
+    if not event_names:
+        return StatisticalTestResult(False, 0.0, 0.0, "no statistic varies: no event", "D -> D'", (0, 0), 0, num_samples, alpha, epsilon, delta)
+    return decide(np.concatenate(counts_first), np.concatenate(counts_second), event_names, num_samples, epsilon, delta, alpha)
