@@ -15,8 +15,9 @@ for the composed dominating pairs, under the accuracy premise of
 The upper end is the one to report as a privacy guarantee.
 
 Guards: the grid size is estimated from a coarse sketch of each law before anything
-large is allocated; a composition whose grid would exceed ``max_points`` raises a
-``ValueError`` naming the discretisation to coarsen.
+large is allocated; a composition whose grid would exceed ``max_points`` raises
+:class:`GridTooLarge` (a ``ValueError``) naming the discretisation to coarsen, which it
+also carries as ``suggested`` so that a caller may coarsen instead of refusing.
 """
 
 from __future__ import annotations
@@ -35,6 +36,14 @@ DEFAULT_DISCRETIZATION = 1e-4
 MAX_POINTS = 1 << 23
 _TAIL_SIGMAS = 14.0  # a tilted tail of 1e-40 is about 13.2 standard deviations out
 _TILTS = np.concatenate([[0.0], np.geomspace(1e-3, 1e3, 121)])
+
+
+class GridTooLarge(ValueError):
+    """The grid a query needs exceeds ``max_points``; ``suggested`` is a discretisation that fits."""
+
+    def __init__(self, message, suggested):
+        super().__init__(message)
+        self.suggested = suggested
 
 
 @dataclass(frozen=True)
@@ -118,9 +127,11 @@ class ComposedLoss:
                 tilt = _choose_tilt(sketches, counts, log_delta=math.log(delta if delta is not None else 1e-5))
             points = _estimated_points(sketches, counts, tilt, self.step)
             if points > max_points:
-                raise ValueError(
+                suggested = self.step * points / max_points
+                raise GridTooLarge(
                     f"discretization {self.step:g} needs about {points:.3g} grid points (limit max_points = "
-                    f"{max_points}); use a discretization of at least {self.step * points / max_points:.3g}"
+                    f"{max_points}); use a discretization of at least {suggested:.3g}",
+                    suggested,
                 )
             upper = lower = None
             for pair, sketch, count in zip(pairs, sketches, counts):
@@ -128,9 +139,10 @@ class ComposedLoss:
                 first = math.floor(low / self.step) - 1
                 last = math.ceil(high / self.step) + 1
                 if (last - first) * 2 > max_points:
-                    raise ValueError(
+                    raise GridTooLarge(
                         f"discretization {self.step:g} gives one event {last - first} grid points (limit "
-                        f"max_points = {max_points}); use a coarser discretization"
+                        f"max_points = {max_points}); use a coarser discretization",
+                        self.step * (last - first) * 2 / max_points,
                     )
                 single_upper, single_lower = grid.discretize(pair, self.step, tilt, first, last)
                 single_upper = single_upper.power(count)
@@ -174,8 +186,11 @@ class ComposedLoss:
         return Interval(check.scalar_or_array(lower.reshape(shape)), check.scalar_or_array(upper.reshape(shape)))
 
 
-def _refined(ledger, query, target, width, discretization, max_points, tilt_at):
-    """Answer ``query`` at ``discretization``, or halve the step until the interval is ``width`` wide."""
+def refine(ledger, query, target, width, discretization, max_points, tilt_at):
+    """``query(loss, target)`` on the ComposedLoss at ``discretization`` (default :data:`DEFAULT_DISCRETIZATION`),
+    or, with ``width``, from a step of 1e-3 refined until every answer's upper − lower is at most ``width``.
+
+    ``tilt_at`` names the ε or δ (``{"epsilon": e}`` or ``{"delta": d}``) the grid is tilted towards."""
     if width is None:
         step = DEFAULT_DISCRETIZATION if discretization is None else discretization
         return query(ComposedLoss(ledger, step, max_points=max_points, **tilt_at), target)
@@ -186,8 +201,9 @@ def _refined(ledger, query, target, width, discretization, max_points, tilt_at):
         achieved = float(np.max(np.asarray(answer.upper) - np.asarray(answer.lower)))
         if achieved <= width:
             return answer
-        # The lower end's error grows linearly with the step.
-        step *= max(0.1, min(0.5, 0.8 * width / achieved))
+        # Both ends' errors are second order in the step for continuous laws (the width quarters when the
+        # step halves), at worst first order for atoms that straddle cells: aim by the square root.
+        step *= max(0.1, min(0.9, 0.9 * math.sqrt(width / achieved)))
     raise ValueError(f"width {width:g} was not reached by discretization {step:g}; ask for a wider interval")
 
 
@@ -198,18 +214,21 @@ def delta(ledger, epsilon, discretization=None, *, width=None, max_points=MAX_PO
     """
     eps = check.non_negative("epsilon", epsilon)
     tilt_at = {"epsilon": float(np.median(eps))}
-    return _refined(ledger, lambda loss, e: loss.delta(e), eps, width, discretization, max_points, tilt_at)
+    return refine(ledger, lambda loss, e: loss.delta(e), eps, width, discretization, max_points, tilt_at)
 
 
-def log_delta(ledger, epsilon, discretization=None, *, max_points=MAX_POINTS):
-    """Certified Interval of log δ(ε): carries a δ far below the smallest double."""
+def log_delta(ledger, epsilon, discretization=None, *, width=None, max_points=MAX_POINTS):
+    """Certified Interval of log δ(ε): carries a δ far below the smallest double.
+
+    With ``width`` the step is refined until upper − lower <= width in log δ (a relative width in δ).
+    """
     eps = check.non_negative("epsilon", epsilon)
-    step = DEFAULT_DISCRETIZATION if discretization is None else discretization
-    return ComposedLoss(ledger, step, epsilon=float(np.median(eps)), max_points=max_points).log_delta(eps)
+    tilt_at = {"epsilon": float(np.median(eps))}
+    return refine(ledger, lambda loss, e: loss.log_delta(e), eps, width, discretization, max_points, tilt_at)
 
 
 def epsilon(ledger, delta, discretization=None, *, width=None, max_points=MAX_POINTS):
     """Certified Interval of ε(δ) for the composed ledger, vectorised over δ ∈ (0, 1)."""
     target = check.open_unit_interval("delta", delta)
     tilt_at = {"delta": float(np.exp(np.median(np.log(target))))}
-    return _refined(ledger, lambda loss, d: loss.epsilon(d), target, width, discretization, max_points, tilt_at)
+    return refine(ledger, lambda loss, d: loss.epsilon(d), target, width, discretization, max_points, tilt_at)

@@ -100,8 +100,14 @@ def discretize(pair, step, tilt, first, last):
         log_q[0] = np.logaddexp(log_q[0], below_q + _error(below_q))
         log_p[-1] = np.logaddexp(log_p[-1], above_p - _error(above_p))
         log_q[-1] = np.logaddexp(log_q[-1], above_q + _error(above_q))
-    upper_masses, p_masses, q_masses = np.exp(log_upper), np.exp(log_p), np.exp(log_q)
+    # The masses stay in logs: a Q-mass near a large loss is e^{-l} times the P-mass and would underflow
+    # (and then be under-counted by the upper Q measure) long before its tilted value does.
     atom_loss, atom_p, atom_q = pair.atoms()
+
+    def add(log_masses, index, mass):
+        if mass > 0.0:
+            log_masses[index] = np.logaddexp(log_masses[index], math.log(mass))
+
     for loss, mass, q_mass in zip(atom_loss.tolist(), atom_p.tolist(), atom_q.tolist()):
         if loss == math.inf:
             upper_infinity += mass
@@ -111,30 +117,30 @@ def discretize(pair, step, tilt, first, last):
             continue  # Q-mass where P has none falls in a bucket with no P-mass: it never counts
         if loss < losses[0] or loss > losses[-1]:
             index = 0 if loss < losses[0] else count - 1
-            p_masses[index] += mass
-            q_masses[index] += q_mass
+            add(log_p, index, mass)
+            add(log_q, index, q_mass)
             if loss < losses[0]:
-                upper_masses[0] += mass
+                add(log_upper, 0, mass)
             else:
                 upper_infinity += mass
             continue
         index = min(math.floor(loss / step) - first, count - 1)
         while index > 0 and losses[index] > loss:
             index -= 1
-        p_masses[index] += mass
-        q_masses[index] += q_mass
+        add(log_p, index, mass)
+        add(log_q, index, q_mass)
         gap = loss - losses[index]
         if gap <= 0.0 or index == count - 1:
-            upper_masses[index] += mass
+            add(log_upper, index, mass)
             continue
         beta = min(1.0, -math.expm1(-gap) / -math.expm1(-step) * (1 + 1e-12) + 1e-15)
-        upper_masses[index] += mass * (1.0 - beta)
-        upper_masses[index + 1] += mass * beta
+        add(log_upper, index, mass * (1.0 - beta))
+        add(log_upper, index + 1, mass * beta)
     with np.errstate(divide="ignore"):
-        upper = GridMeasure.from_log_masses(step, tilt, first, np.log(upper_masses), upper_infinity, True)
+        upper = GridMeasure.from_log_masses(step, tilt, first, log_upper, upper_infinity, True)
         lower = BucketedPair(
-            GridMeasure.from_log_masses(step, tilt, first, np.log(p_masses), lower_infinity, False),
-            GridMeasure.from_log_masses(step, tilt + 1.0, first, np.log(q_masses), 0.0, True, tail_to_infinity=False),
+            GridMeasure.from_log_masses(step, tilt, first, log_p, lower_infinity, False),
+            GridMeasure.from_log_masses(step, tilt + 1.0, first, log_q, 0.0, True, tail_to_infinity=False),
         )
     return upper, lower
 

@@ -64,6 +64,13 @@ class Pair:
         raise NotImplementedError
 
 
+def _log_expm1(x):
+    """log(e^x − 1) for x >= 0 without overflow (−∞ at 0)."""
+    x = np.asarray(x, dtype=float)
+    with np.errstate(divide="ignore", over="ignore"):
+        return np.where(x > 30.0, x + np.log1p(-np.exp(-np.minimum(x, 1e300))), np.log(np.expm1(np.minimum(x, 30.0))))
+
+
 def _measure(measure):
     return check.choice("measure", measure, ("P", "Q"))
 
@@ -139,7 +146,7 @@ class LaplacePair(Pair):
         with np.errstate(divide="ignore"):
             if _measure(measure) == "P":
                 # ½e^{−1/b}(e^{(t + 1/b)/2} − 1)
-                return math.log(0.5) - self._edge + np.log(np.expm1(0.5 * (t + self._edge)))
+                return math.log(0.5) - self._edge + _log_expm1(0.5 * (t + self._edge))
             # ½(1 − e^{−(t + 1/b)/2})
             return math.log(0.5) + np.log(-np.expm1(-0.5 * (t + self._edge)))
 
@@ -150,7 +157,7 @@ class LaplacePair(Pair):
                 # ½(1 − e^{(t − 1/b)/2})
                 return math.log(0.5) + np.log(-np.expm1(0.5 * (t - self._edge)))
             # ½e^{−1/b}(e^{(1/b − t)/2} − 1)
-            return math.log(0.5) - self._edge + np.log(np.expm1(0.5 * (self._edge - t)))
+            return math.log(0.5) - self._edge + _log_expm1(0.5 * (self._edge - t))
 
 
 class FinitePair(Pair):
