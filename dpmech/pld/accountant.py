@@ -76,14 +76,22 @@ def _ledger(ledger):
     return result
 
 
-def _choose_tilt(sketches, counts, epsilon=None, log_delta=None):
-    """The λ of the tightest Chernoff bound on the composed P(L > ε): where the tilted bulk sits at ε."""
-    total = sum(count * grid.log_mgf(sketch, _TILTS) for sketch, count in zip(sketches, counts))
+def _total_log_mgf(sketches, counts):
+    return sum(count * grid.log_mgf(sketch, _TILTS) for sketch, count in zip(sketches, counts))
+
+
+def _chernoff_log_delta(sketches, counts, epsilon):
+    """min over λ of log E[e^{λ(L − ε)}] from the sketches: an estimate of log P(L > ε), used only to tilt."""
+    objective = _total_log_mgf(sketches, counts) - _TILTS * epsilon
+    objective = objective[np.isfinite(objective)]
+    return float(objective.min()) if objective.size else 0.0
+
+
+def _choose_tilt(sketches, counts, log_delta):
+    """The λ of the tightest Chernoff bound ε(δ) on the composed law: where the tilted bulk sits at ε(δ)."""
+    total = _total_log_mgf(sketches, counts)
     with np.errstate(divide="ignore", invalid="ignore"):
-        if epsilon is not None:
-            objective = total - _TILTS * epsilon
-        else:
-            objective = np.where(_TILTS > 0, (total - log_delta) / _TILTS, np.inf)
+        objective = np.where(_TILTS > 0, (total - log_delta) / _TILTS, np.inf)
     objective = np.where(np.isfinite(objective), objective, np.inf)
     return float(_TILTS[int(np.argmin(objective))])
 
@@ -116,15 +124,19 @@ class ComposedLoss:
         entries = _ledger(ledger)
         counts = [count for _, count in entries]
         self.directions = []
-        for direction in range(2):
-            pairs = [pair_directions[direction] for pair_directions, _ in entries]
-            if direction == 1 and all(pair.symmetric for pair in pairs):
-                break
-            sketches = [grid.coarse_law(pair) for pair in pairs]
-            if epsilon is not None:
-                tilt = _choose_tilt(sketches, counts, epsilon=epsilon)
-            else:
-                tilt = _choose_tilt(sketches, counts, log_delta=math.log(delta if delta is not None else 1e-5))
+        directions = [[pair_directions[0] for pair_directions, _ in entries]]
+        if not all(pair.symmetric for pair in directions[0]):
+            directions.append([pair_directions[1] for pair_directions, _ in entries])
+        all_sketches = [[grid.coarse_law(pair) for pair in pairs] for pairs in directions]
+        if epsilon is not None:
+            # Tilt both directions for the δ the answer will be, the larger direction's Chernoff bound at ε:
+            # a direction whose own δ(ε) is far smaller (a bounded loss just above ε) would otherwise get a
+            # tilt so steep that its whole window collapses onto its top point and its tail to +∞.
+            log_target = min(0.0, max(_chernoff_log_delta(sketches, counts, epsilon) for sketches in all_sketches))
+        else:
+            log_target = math.log(delta if delta is not None else 1e-5)
+        for pairs, sketches in zip(directions, all_sketches):
+            tilt = _choose_tilt(sketches, counts, log_delta=log_target)
             points = _estimated_points(sketches, counts, tilt, self.step)
             if points > max_points:
                 suggested = self.step * points / max_points
