@@ -77,19 +77,21 @@ def _ledger(ledger):
 
 
 def _total_log_mgf(sketches, counts):
+    """log E[e^{λL}] of the composed sketches at every λ of :data:`_TILTS`."""
     return sum(count * grid.log_mgf(sketch, _TILTS) for sketch, count in zip(sketches, counts))
 
 
-def _chernoff_log_delta(sketches, counts, epsilon):
-    """min over λ of log E[e^{λ(L − ε)}] from the sketches: an estimate of log P(L > ε), used only to tilt."""
-    objective = _total_log_mgf(sketches, counts) - _TILTS * epsilon
+def _chernoff_log_delta(total, epsilon):
+    """min over λ of log E[e^{λ(L − ε)}] (``total`` from :func:`_total_log_mgf`): an estimate of log P(L > ε),
+    used only to tilt."""
+    objective = total - _TILTS * epsilon
     objective = objective[np.isfinite(objective)]
     return float(objective.min()) if objective.size else 0.0
 
 
-def _choose_tilt(sketches, counts, log_delta):
-    """The λ of the tightest Chernoff bound ε(δ) on the composed law: where the tilted bulk sits at ε(δ)."""
-    total = _total_log_mgf(sketches, counts)
+def _choose_tilt(total, log_delta):
+    """The λ of the tightest Chernoff bound ε(δ) on the composed law (``total`` from :func:`_total_log_mgf`):
+    where the tilted bulk sits at ε(δ)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         objective = np.where(_TILTS > 0, (total - log_delta) / _TILTS, np.inf)
     objective = np.where(np.isfinite(objective), objective, np.inf)
@@ -128,15 +130,16 @@ class ComposedLoss:
         if not all(pair.symmetric for pair in directions[0]):
             directions.append([pair_directions[1] for pair_directions, _ in entries])
         all_sketches = [[grid.coarse_law(pair) for pair in pairs] for pairs in directions]
+        totals = [_total_log_mgf(sketches, counts) for sketches in all_sketches]
         if epsilon is not None:
             # Tilt both directions for the δ the answer will be, the larger direction's Chernoff bound at ε:
             # a direction whose own δ(ε) is far smaller (a bounded loss just above ε) would otherwise get a
             # tilt so steep that its whole window collapses onto its top point and its tail to +∞.
-            log_target = min(0.0, max(_chernoff_log_delta(sketches, counts, epsilon) for sketches in all_sketches))
+            log_target = min(0.0, max(_chernoff_log_delta(total, epsilon) for total in totals))
         else:
             log_target = math.log(delta if delta is not None else 1e-5)
-        for pairs, sketches in zip(directions, all_sketches):
-            tilt = _choose_tilt(sketches, counts, log_delta=log_target)
+        for pairs, sketches, total in zip(directions, all_sketches, totals):
+            tilt = _choose_tilt(total, log_target)
             points = _estimated_points(sketches, counts, tilt, self.step)
             if points > max_points:
                 suggested = self.step * points / max_points

@@ -26,8 +26,51 @@ from .subsampling import poisson_subsampled
 _STAGES = (4.0, 1.0)
 
 
+def _from_guess(log_excess, guess, low, high, sign, tolerance):
+    """Secant search in log(parameter) on the certified log-excess, from ``guess``, on the finest grid only.
+
+    log δ_upper is close to linear in log σ near the root, so a secant step lands within the tolerance
+    after two or three evaluations; the search then brackets its estimate r by r ± 0.4·tolerance, so that
+    the bracket closes with one more certified evaluation. ``sign`` is +1 when a larger parameter is more
+    private. Returns the certified end once the bracket is within ``tolerance`` (in log), or the best
+    certified point after 12 evaluations (None if none was found, for the caller's bracketing search).
+    """
+    lowest, highest = math.log(low), math.log(high)
+    private = open_ = None  # (log parameter, excess)
+    points = []
+
+    def evaluate(x):
+        nonlocal private, open_
+        x = min(max(x, lowest), highest)
+        excess = log_excess(math.exp(x))
+        points.append((x, excess))
+        if excess <= 0:
+            if private is None or sign * (x - private[0]) < 0:
+                private = (x, excess)
+        elif open_ is None or sign * (x - open_[0]) > 0:
+            open_ = (x, excess)
+
+    evaluate(math.log(guess))
+    evaluate(points[-1][0] + sign * (0.05 if points[-1][1] > 0 else -0.05))
+    for _ in range(10):
+        if private is not None and open_ is not None and abs(private[0] - open_[0]) <= tolerance:
+            return math.exp(private[0])
+        (x0, f0), (x1, f1) = points[-2], points[-1]
+        if f1 != f0 and math.isfinite(f0) and math.isfinite(f1):
+            root = x1 - f1 * (x1 - x0) / (f1 - f0)
+        else:
+            root = x1 + sign * 0.1
+        if private is not None and open_ is not None:
+            inside = sorted((private[0], open_[0]))
+            root = min(max(root, inside[0]), inside[1])
+        # Aim just past the root on the side not yet pinned down next to it.
+        near_private = private is not None and abs(private[0] - root) <= 0.5 * tolerance
+        evaluate(root - sign * 0.4 * tolerance if near_private else root + sign * 0.4 * tolerance)
+    return math.exp(private[0]) if private is not None else None
+
+
 def calibrate(family, epsilon, delta, low, high, *, more_private="larger", discretization=1e-3,
-              relative_tolerance=1e-3):
+              relative_tolerance=1e-3, guess=None):
     """The parameter, within ``relative_tolerance`` of the certified optimum on the grid used, whose
     certified upper δ(ε) is at most ``delta``.
 
@@ -38,6 +81,9 @@ def calibrate(family, epsilon, delta, low, high, *, more_private="larger", discr
         more_private: 'larger' (noise scales) or 'smaller' (an RR ε).
         discretization: the finest loss grid step used.
         relative_tolerance: stop when the bracket's ends differ by this factor.
+        guess: a starting point inside [low, high] near the answer (an RDP or μ-GDP estimate): the search
+            is then a secant search on the finest grid from it (about four evaluations instead of
+            about eleven); the result is certified the same way.
     """
     epsilon = check.non_negative("epsilon", epsilon)
     delta = check.open_unit_interval("delta", delta)
@@ -58,6 +104,15 @@ def calibrate(family, epsilon, delta, low, high, *, more_private="larger", discr
         interval = ComposedLoss(family(value), step, epsilon=epsilon, lower=lower).log_delta(epsilon)
         return interval.upper - math.log(delta), interval.lower > math.log(delta)
 
+    if guess is not None:
+        guess = check.positive("guess", guess)
+        if not low <= guess <= high:
+            raise ValueError(f"guess must lie in [low, high] = [{low!r}, {high!r}] (got {guess!r})")
+        sign = 1.0 if more_private == "larger" else -1.0
+        found = _from_guess(lambda value: log_excess(value, discretization, lower=False)[0], guess, low, high,
+                            sign, math.log1p(relative_tolerance))
+        if found is not None:
+            return found
     if log_excess(private, discretization, lower=False)[0] > 0:
         raise ValueError(
             f"the {'high' if more_private == 'larger' else 'low'} end {private!r} does not meet "
@@ -124,7 +179,7 @@ def poisson_subsampled_gaussian_sigma(sampling_probability, steps, epsilon, delt
     for _ in range(6):
         try:
             return calibrate(ledger, epsilon, delta, 0.6 * guess, high, discretization=discretization,
-                             relative_tolerance=relative_tolerance)
+                             relative_tolerance=relative_tolerance, guess=guess)
         except ValueError as error:
             if "widen the bracket" not in str(error):
                 raise
