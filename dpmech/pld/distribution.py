@@ -285,21 +285,41 @@ def _query_rounding(log_scale, tilt, epsilon, losses):
 
 
 def _search(log_delta, log_target, high, upper):
-    """Bisection on [0, high] keeping log_delta(low) > target >= log_delta(high).
+    """Root bracketing on [0, high] keeping log_delta(low) > target >= log_delta(high).
 
     Returns the right end for an upper bound (certified: its δ is at most the target) and
     the left end for a lower bound (its δ still exceeds the target), 0 when δ(0) <= target.
+    The bracket shrinks by regula falsi (Illinois) on log δ − target, which is smooth between
+    grid points, and by bisection where an end is −∞ or the false position stalls: each end is
+    always an evaluated point on its side, so the answer is certified whatever the steps.
     """
     low, high = 0.0, max(high, 0.0)
-    if log_delta(0.0) <= log_target:
+    f_low = log_delta(0.0) - log_target
+    if f_low <= 0.0:
         return 0.0
+    f_high = log_delta(high) - log_target
+    side = 0
     # Ten significant digits: the certificate holds at either end, only the width is at stake.
-    while high - low > 1e-10 * max(1.0, high):
-        middle = 0.5 * (low + high)
-        if log_delta(middle) > log_target:
-            low = middle
+    for iteration in range(200):
+        if high - low <= 1e-10 * max(1.0, high):
+            break
+        if math.isfinite(f_high) and iteration % 6 != 5:
+            middle = high - f_high * (high - low) / (f_high - f_low)
+            # Off the ends, so that the bracket always shrinks.
+            middle = min(max(middle, low + 1e-3 * (high - low)), high - 1e-3 * (high - low))
         else:
-            high = middle
+            middle = 0.5 * (low + high)
+        value = log_delta(middle) - log_target
+        if value > 0.0:
+            low, f_low = middle, value
+            if side == -1:
+                f_high *= 0.5  # Illinois: an end kept twice in a row loses half its weight
+            side = -1
+        else:
+            high, f_high = middle, value
+            if side == 1:
+                f_low *= 0.5
+            side = 1
     return high if upper else low
 
 
