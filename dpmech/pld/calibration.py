@@ -185,3 +185,36 @@ def poisson_subsampled_gaussian_sigma(sampling_probability, steps, epsilon, delt
                 raise
             high *= 2.0
     raise ValueError(f"no noise multiplier up to {high:g} meets (epsilon, delta) = ({epsilon!r}, {delta!r})")
+
+
+def calibrate_ledger(template, epsilon, delta, low, high, *, more_private="larger", guess=None,
+                     discretization=1e-3, relative_tolerance=1e-3):
+    """The parameter of a ledger template whose certified upper δ(ε) is at most ``delta``: never under-noised.
+
+    ``template`` maps the parameter (a noise σ or scale, or an RR ε with ``more_private='smaller'``) to a
+    :class:`dpmech.PrivacyLedger`; its events are accounted by the ``numeric`` method's pairs
+    (:mod:`dpmech.accountants.numeric`: sampled events included), so ``ledger.delta(epsilon,
+    method="numeric", discretization=discretization)`` at the returned parameter is at most ``delta``.
+    The template must be monotone in the parameter (see the module docstring). Other arguments as in
+    :func:`calibrate`.
+    """
+    from ..accountants.numeric import _Unbounded, engine_ledger
+    from ..ledger import PrivacyLedger
+
+    if not callable(template):
+        raise ValueError("template must be a callable from the parameter to a PrivacyLedger")  # noqa: TRY004 - dpmech refuses bad input with ValueError
+
+    def family(value):
+        ledger = template(value)
+        if not isinstance(ledger, PrivacyLedger):
+            raise ValueError(f"template must return a PrivacyLedger (got {type(ledger).__name__})")  # noqa: TRY004 - dpmech refuses bad input with ValueError
+        try:
+            entries = engine_ledger(ledger._pairs())
+        except _Unbounded:
+            raise ValueError(f"template at {value!r} has unbounded privacy loss; narrow [low, high]") from None
+        if not entries:
+            raise ValueError(f"template at {value!r} has no privacy loss: nothing to calibrate")
+        return entries
+
+    return calibrate(family, epsilon, delta, low, high, more_private=more_private, guess=guess,
+                     discretization=discretization, relative_tolerance=relative_tolerance)
