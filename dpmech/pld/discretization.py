@@ -172,7 +172,7 @@ def _quantiles(pair, low, high, log_levels, use_sf):
     function = pair.log_sf if use_sf else pair.log_cdf
     left = np.full(log_levels.shape, low)
     right = np.full(log_levels.shape, high)
-    for _ in range(40):  # a sketch: 2^-40 of the range is plenty
+    for _ in range(28):  # a sketch (it only places the tilt and the window): 2^-28 of the range is plenty
         middle = 0.5 * (left + right)
         above = function(middle, "P") > log_levels
         if use_sf:
