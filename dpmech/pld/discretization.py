@@ -53,8 +53,10 @@ def _cell_log_masses(pair, edges, measure):
     log_sf = pair.log_sf(edges, measure)
     cdf_error, sf_error = _error(log_cdf), _error(log_sf)
     with np.errstate(invalid="ignore"):
-        # F(b) − F(a) in the lower half, S(a) − S(b) in the upper half: the smaller numbers cancel less.
-        from_cdf = log_cdf[1:] <= _LOG_HALF
+        # F(b) − F(a) where F(b) <= S(a), else S(a) − S(b): the smaller numbers cancel less. (Not a fixed
+        # threshold at 1/2: a continuous part of total mass 1/2, as Laplace's, has F = 1/2 at its top, where
+        # F-differences left an absolute error of 1e-12 in cells whose Q-mass is e^-800.)
+        from_cdf = log_cdf[1:] <= log_sf[:-1]
         big = np.where(from_cdf, log_cdf[1:], log_sf[:-1])
         small = np.where(from_cdf, log_cdf[:-1], log_sf[1:])
         big_error = np.where(from_cdf, cdf_error[1:], sf_error[:-1])
@@ -102,40 +104,41 @@ def discretize(pair, step, tilt, first, last):
         log_q[-1] = np.logaddexp(log_q[-1], above_q + _error(above_q))
     # The masses stay in logs: a Q-mass near a large loss is e^{-l} times the P-mass and would underflow
     # (and then be under-counted by the upper Q measure) long before its tilted value does.
-    atom_loss, atom_p, atom_q = pair.atoms()
+    atom_loss, atom_log_p, atom_log_q = pair.log_atoms()
 
-    def add(log_masses, index, mass):
-        if mass > 0.0:
-            log_masses[index] = np.logaddexp(log_masses[index], math.log(mass))
+    def add(log_masses, index, log_mass):
+        log_masses[index] = np.logaddexp(log_masses[index], log_mass)
 
-    for loss, mass, q_mass in zip(atom_loss.tolist(), atom_p.tolist(), atom_q.tolist()):
-        if loss == math.inf:
-            upper_infinity += mass
-            lower_infinity += mass
-            continue
-        if mass <= 0.0:
+    for loss, log_mass, log_q_mass in zip(atom_loss.tolist(), atom_log_p.tolist(), atom_log_q.tolist()):
+        if log_mass == -math.inf:
             continue  # Q-mass where P has none falls in a bucket with no P-mass: it never counts
+        if loss == math.inf:
+            # exp is faithful: one ulp either way keeps each side's mass on its side.
+            upper_infinity += math.nextafter(math.exp(log_mass), math.inf)
+            lower_infinity += math.nextafter(math.exp(log_mass), 0.0)
+            continue
         if loss < losses[0] or loss > losses[-1]:
             index = 0 if loss < losses[0] else count - 1
-            add(log_p, index, mass)
-            add(log_q, index, q_mass)
+            add(log_p, index, log_mass)
+            add(log_q, index, log_q_mass)
             if loss < losses[0]:
-                add(log_upper, 0, mass)
+                add(log_upper, 0, log_mass)
             else:
-                upper_infinity += mass
+                upper_infinity += math.nextafter(math.exp(log_mass), math.inf)
             continue
         index = min(math.floor(loss / step) - first, count - 1)
         while index > 0 and losses[index] > loss:
             index -= 1
-        add(log_p, index, mass)
-        add(log_q, index, q_mass)
+        add(log_p, index, log_mass)
+        add(log_q, index, log_q_mass)
         gap = loss - losses[index]
         if gap <= 0.0 or index == count - 1:
-            add(log_upper, index, mass)
+            add(log_upper, index, log_mass)
             continue
         beta = min(1.0, -math.expm1(-gap) / -math.expm1(-step) * (1 + 1e-12) + 1e-15)
-        add(log_upper, index, mass * (1.0 - beta))
-        add(log_upper, index + 1, mass * beta)
+        if beta < 1.0:
+            add(log_upper, index, log_mass + math.log1p(-beta))
+        add(log_upper, index + 1, log_mass + math.log(beta))
     with np.errstate(divide="ignore"):
         upper = GridMeasure.from_log_masses(step, tilt, first, log_upper, upper_infinity, True)
         lower = BucketedPair(
