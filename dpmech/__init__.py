@@ -30,7 +30,6 @@ from .group_privacy import group_privacy
 from .ledger import PrivacyGuarantee, PrivacyLedger
 from .nfdp import NfdpGuarantee, nfdp_guarantee, nfdp_subsample
 from .output_perturbation import GaussianOutputMechanism
-from .pld.calibration import calibrate_ledger, poisson_subsampled_gaussian_sigma
 from .privacy_warnings import NoGuaranteeWarning, PrivacyWarning, UnprotectedReleaseWarning, VacuousGuaranteeWarning
 from .random_bits import OS_RANDOMNESS, exact_bernoulli, random_source
 from .randomized_response import (
@@ -72,7 +71,6 @@ __all__ = [
     "blind_average",
     "blind_averaging_event",
     "calibrate_gaussian",
-    "calibrate_ledger",
     "calibrate_user_noise",
     "clip_features",
     "gaussian_delta",
@@ -81,7 +79,6 @@ __all__ = [
     "group_privacy",
     "nfdp_guarantee",
     "nfdp_subsample",
-    "poisson_subsampled_gaussian_sigma",
     "randomized_response",
     "randomized_response_distribution",
     "randomized_response_event",

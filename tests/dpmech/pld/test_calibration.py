@@ -68,7 +68,7 @@ def test_dp_sgd_sigma_is_certified_by_the_ledger_and_tight(epsilon):
     (1.4159 and 0.5863 in its tests' conventions)."""
     import dpmech
 
-    sigma = dpmech.poisson_subsampled_gaussian_sigma(0.01, 1000, epsilon, 1e-5)
+    sigma = dpmech.pld.poisson_subsampled_gaussian_sigma(0.01, 1000, epsilon, 1e-5)
 
     def ledger(noise):
         return dpmech.PrivacyLedger(dpmech.ADD_REMOVE_ONE).record(
@@ -89,10 +89,10 @@ def test_ledger_template_with_sampled_steps_and_labels_is_never_under_noised():
         ledger.record(dpmech.PureEpsilonEvent(0.5, 10))
         return ledger
 
-    sigma = dpmech.calibrate_ledger(template, 3.0, 1e-6, 0.5, 50.0, guess=5.0)
+    sigma = dpmech.pld.calibrate_ledger(template, 3.0, 1e-6, 0.5, 50.0, guess=5.0)
     assert template(sigma).delta(3.0, method="numeric", discretization=1e-3).delta <= 1e-6
     assert template(sigma * 0.997).delta(3.0, method="numeric", discretization=1e-3).delta > 1e-6
-    bisected = dpmech.calibrate_ledger(template, 3.0, 1e-6, 0.5, 50.0)
+    bisected = dpmech.pld.calibrate_ledger(template, 3.0, 1e-6, 0.5, 50.0)
     assert abs(bisected / sigma - 1) < 2e-3
 
 
@@ -107,4 +107,4 @@ def test_bad_ledger_templates_are_refused(template, message):
     import dpmech
 
     with pytest.raises(ValueError, match=message):
-        dpmech.calibrate_ledger(template, 1.0, 1e-5, 0.5, 5.0)
+        dpmech.pld.calibrate_ledger(template, 1.0, 1e-5, 0.5, 5.0)
