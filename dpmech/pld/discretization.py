@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from .distribution import BucketedPair, GridMeasure, log_sum_exp
+from .distribution import MOVED_TOLERANCE, BucketedPair, GridMeasure, log_sum_exp
 from .pairs import LOG_ERROR
 
 LOG_FLOOR = -740.0  # probabilities below e^-740 are beneath the smallest double
@@ -232,10 +232,17 @@ def window(sketch, tilt, tail):
     order = np.argsort(0.5 * (left + right))
     left, right, log_masses = left[order], right[order], log_masses[order]
     log_tilted = log_masses + tilt * right
-    weights = np.exp(log_tilted - log_sum_exp(log_tilted))
-    cumulative = np.cumsum(weights)
+    log_total = log_sum_exp(log_tilted)
+    weights = np.exp(log_tilted - log_total)
     from_top = np.cumsum(weights[::-1])[::-1]  # 1 − 1e-40 is 1 in double precision
-    low = int(np.searchsorted(cumulative, tail, side="left"))
+    # The mass below the window is moved up to its lowest point: where that adds more than
+    # MOVED_TOLERANCE of the tilted weight, the window reaches down until it adds less than ``tail``
+    # (see GridMeasure.cut_points).
+    moved = np.full(left.size, -np.inf)
+    moved[1:] = np.logaddexp.accumulate(log_masses[:-1]) + tilt * left[1:] - log_total
+    low = int(np.searchsorted(np.cumsum(weights), tail, side="left"))
+    if moved[min(low, left.size - 1)] > math.log(MOVED_TOLERANCE):
+        low = max(int(np.searchsorted(moved, math.log(tail), side="right")) - 1, 0)
     beyond = np.flatnonzero(from_top > tail)
     high = int(beyond[-1]) if beyond.size else right.size - 1
     return float(left[low]), float(right[high])

@@ -45,6 +45,8 @@ _TINY = 1e-290
 _LOG_NEGLIGIBLE = -690.0
 # Tilted mass trimmed from each end after a convolution.
 TAIL = 1e-40
+# Tilted weight that mass moved up to a cut may add before the cut is lowered (see GridMeasure.cut_points).
+MOVED_TOLERANCE = 1e-6
 
 
 def log_sum_exp(values):
@@ -207,6 +209,21 @@ class GridMeasure:
         # Each tail summed from its own end: 1 − 1e-40 is 1 in double precision.
         from_top = np.cumsum(signal[::-1])[::-1]
         low = min(int(np.searchsorted(cumulative, tail, side="right")), size - 1)
+        if self.upper:
+            # An upper measure moves the mass below the cut up to it (capped at 1, the exact measure's
+            # total: see cut()), where its tilted weight is far more than its own when the tilt is steep,
+            # and below the round-off its own cannot even be seen (a bounded loss had three quarters of
+            # its mass moved up to its top). Where the usual cut moves more than MOVED_TOLERANCE of the
+            # tilted weight (a relative error of about that in δ), cut where the moved weight is below ``tail``.
+            losses = self.losses
+            with np.errstate(divide="ignore"):
+                shifted = np.log(self.tilted[:low]) - self.tilt * losses[:low]
+            at_low = min(log_sum_exp(shifted) + self.log_scale, 0.0) + self.tilt * losses[low] - self.log_scale
+            if at_low > math.log(MOVED_TOLERANCE):
+                moved = np.full(low + 1, -np.inf)
+                moved[1:] = (np.minimum(np.logaddexp.accumulate(shifted) + self.log_scale, 0.0)
+                             + self.tilt * losses[1 : low + 1] - self.log_scale)
+                low = max(int(np.searchsorted(moved, math.log(tail), side="right")) - 1, 0)
         beyond = np.flatnonzero(from_top > tail)
         high = max(int(beyond[-1]) if beyond.size else size - 1, low)
         # A short cut at the top saves little time and would send round-off to +∞ where a bounded loss ends.
@@ -356,6 +373,8 @@ class BucketedPair:
     def compose(self, other, tail=TAIL):
         p, q = self.p.convolved(other.p), self.q.convolved(other.q)
         low, high = p.cut_points(tail)
+        # q moves its mass below the cut up to it: cut no higher than q's own criterion allows.
+        low = min(low, q.cut_points(tail)[0])
         return BucketedPair(p.cut(low, high), q.cut(low, high))
 
     def power(self, count, tail=TAIL):
