@@ -38,13 +38,31 @@ def _sampled_delta(epsilon, mu, rate, rest):
     """Tight δ(ε) of mixture((1−γ)N(0,1) + γN(μ,1) vs N(0,1)) ⊗ rest, the larger of the two directions."""
     with mpmath.workdps(high_precision.DIGITS):
         epsilon, mu, rate = mpmath.mpf(epsilon), mpmath.mpf(mu), mpmath.mpf(rate)
-        atoms = [mpmath.mpf(0)]
+        # The rest's law once: finite atoms (+∞ kept as a mass) and the merged Gaussian μ.
+        atoms = {mpmath.mpf(0): mpmath.mpf(1)}
+        rest_mu_squared = mpmath.mpf(0)
         for event, count in rest:
-            if not isinstance(event, GaussianEvent):
-                single = [b for b in high_precision.event_atoms(event) if b != mpmath.inf]
-                for _ in range(count):
-                    atoms = sorted({a + b for a in atoms for b in single})
-        gaussian_rest = any(isinstance(event, GaussianEvent) for event, _ in rest)
+            if isinstance(event, GaussianEvent):
+                rest_mu_squared += count * (mpmath.mpf(event.sensitivity) / mpmath.mpf(event.sigma)) ** 2
+                continue
+            single = high_precision.event_atoms(event)
+            for _ in range(count):
+                composed = {}
+                for a, p_a in atoms.items():
+                    for b, p_b in single.items():
+                        composed[a + b] = composed.get(a + b, 0) + p_a * p_b
+                atoms = composed
+        rest_mu = mpmath.sqrt(rest_mu_squared)
+        infinite = atoms.pop(mpmath.inf, mpmath.mpf(0))
+
+        def rest_delta(t):
+            total = infinite
+            for loss, mass in atoms.items():
+                if rest_mu == 0:
+                    total += mass * max(mpmath.mpf(0), -mpmath.expm1(t - loss))
+                else:
+                    total += mass * high_precision.gaussian_profile(t - loss, rest_mu)
+            return total
 
         def loss(x):
             return mpmath.log(1 - rate + rate * mpmath.exp(mu * x - mu * mu / 2))
@@ -58,10 +76,10 @@ def _sampled_delta(epsilon, mu, rate, rest):
         for sign in (1, -1):  # remove: x under the mixture, loss L; add: x under N(0, 1), loss −L
             def integrand(x, sign=sign):
                 density = mpmath.npdf(x) if sign == -1 else (1 - rate) * mpmath.npdf(x) + rate * mpmath.npdf(x - mu)
-                return density * high_precision.ledger_delta(rest, epsilon - sign * loss(x))
+                return density * rest_delta(epsilon - sign * loss(x))
 
             points = {mpmath.mpf(0), mu}
-            if not gaussian_rest:
+            if rest_mu == 0:  # kinks of δ_rest where the mixture's loss crosses ε − atom
                 for atom in atoms:
                     x = cut(sign * (epsilon - atom))
                     if x is not None:
