@@ -1,4 +1,4 @@
-"""dpmech.pld against dp_accounting's PLD and prv_accountant on the same inputs, in one table.
+"""dpmech's numeric PLD path against dp_accounting's PLD, prv_accountant and opacus on the same inputs, in one table.
 
 Usage::
 
@@ -9,6 +9,10 @@ and threadpoolctl around each call). Times are the median of three runs with
 ``time.perf_counter``, construction included. dpmech's value is its certified interval;
 the anchors give a point value (dp_accounting's pessimistic PLD) or prv_accountant's
 (lower, estimate, upper). "ratio" is the anchor's time over dpmech's (above 1: dpmech faster).
+The DP-SGD rows go through the public API (``PrivacyLedger.epsilon`` with the ``numeric``
+method at discretisation 9e-4, whose interval is at most 1e-3 wide there, and
+``dpmech.poisson_subsampled_gaussian_sigma``); opacus's ``get_noise_multiplier`` (rdp and
+prv) is timed when opacus is installed, else the table says so.
 Numbers taken on a shared machine are provisional.
 """
 
@@ -37,8 +41,13 @@ from prv_accountant.privacy_random_variables import (
 )
 from threadpoolctl import threadpool_limits
 
-from dpmech import pld
+from dpmech import ADD_REMOVE_ONE, GaussianEvent, PoissonSampledEvent, PrivacyLedger, pld
 from dpmech.pld.calibration import poisson_subsampled_gaussian_sigma
+
+try:
+    from opacus.accountants.utils import get_noise_multiplier
+except ImportError:  # opacus is no dependency of dpmech
+    get_noise_multiplier = None
 
 
 def timed(function, repeats=3):
@@ -57,6 +66,17 @@ def _interval(value):
 
 def _sgm_ledger(sigma, rate=0.01, steps=1000):
     return [(pld.poisson_subsampled(pld.GaussianPair(1.0 / sigma), rate), steps)]
+
+
+def _dp_sgd_ledger(sigma, rate=0.01, steps=1000):
+    return PrivacyLedger(ADD_REMOVE_ONE).record(PoissonSampledEvent(GaussianEvent(sigma), rate), count=steps)
+
+
+class _Guarantee:
+    """A PrivacyGuarantee's interval with the ``lower``/``upper`` the table prints."""
+
+    def __init__(self, guarantee):
+        self.lower, _, self.upper = guarantee.interval
 
 
 def _dp_accounting_sgm_epsilon(delta, discretization=1e-4):
@@ -95,14 +115,14 @@ def rows():
                         "-" if math.isnan(their_time) else f"{their_time / our_time:.2f}"))
 
     # 1. The issue-12 headline: Poisson-subsampled Gaussian, q = 0.01, σ = 1, 1000 steps.
-    ours = timed(lambda: pld.epsilon(_sgm_ledger(1.0), 1e-5, 9e-4))
+    ours = timed(lambda: _Guarantee(_dp_sgd_ledger(1.0).epsilon(1e-5, method="numeric", discretization=9e-4)))
     dp = timed(lambda: _dp_accounting_sgm_epsilon(1e-5))
     prv = timed(lambda: _prv_sgm_epsilon(1e-5))
     add("SGM q=0.01 σ=1 k=1000 ε(δ=1e-5)", ours,
         [("dp_accounting PLD 1e-4", (dp[0], f"{dp[1]:.6g}")),
          ("prv_accountant ±0.01", (prv[0], "({:.6g}, {:.6g}, {:.6g})".format(*prv[1])))])
 
-    ours = timed(lambda: pld.epsilon(_sgm_ledger(1.0), 1e-20, 9e-4))
+    ours = timed(lambda: _Guarantee(_dp_sgd_ledger(1.0).epsilon(1e-20, method="numeric", discretization=9e-4)))
     dp = timed(lambda: _dp_accounting_sgm_epsilon(1e-20))
     try:
         prv_value = "({:.6g}, {:.6g}, {:.6g})".format(*_prv_sgm_epsilon(1e-20))
@@ -113,13 +133,24 @@ def rows():
 
     # 2. Calibration of σ for that ledger.
     for epsilon in (1.0, 8.0):
-        ours = timed(lambda epsilon=epsilon: poisson_subsampled_gaussian_sigma(0.01, 1000, epsilon, 1e-5), repeats=1)
-        check = pld.delta(_sgm_ledger(ours[1]), epsilon, 1e-3)
+        ours = timed(lambda epsilon=epsilon: poisson_subsampled_gaussian_sigma(0.01, 1000, epsilon, 1e-5))
+        check = _dp_sgd_ledger(ours[1]).delta(epsilon, method="numeric", discretization=1e-3)
+        anchors = []
         dp = timed(lambda epsilon=epsilon: _dp_accounting_sigma(epsilon, 1e-5), repeats=1)
         dp_check = pld.delta(_sgm_ledger(dp[1]), epsilon, 1e-3)
-        add(f"σ for ε={epsilon:g}, δ=1e-5 (certified δ at σ: {check.upper:.4g})", (ours[0], ours[1]),
-            [("dp_accounting calibrate (PLD 1e-3)",
-              (dp[0], f"{dp[1]:.6g} (certified δ there ∈ {_interval(dp_check)})"))])
+        anchors.append(("dp_accounting calibrate (PLD 1e-3)",
+                        (dp[0], f"{dp[1]:.6g} (certified δ there ∈ {_interval(dp_check)})")))
+        for accountant in ("rdp", "prv"):
+            if get_noise_multiplier is None:
+                anchors.append((f"opacus get_noise_multiplier({accountant})", (math.nan, "opacus not installed")))
+                continue
+            theirs = timed(lambda epsilon=epsilon, accountant=accountant: get_noise_multiplier(
+                target_epsilon=epsilon, target_delta=1e-5, sample_rate=0.01, steps=1000, accountant=accountant,
+                epsilon_tolerance=0.001), repeats=1)
+            their_check = pld.delta(_sgm_ledger(theirs[1]), epsilon, 1e-3)
+            anchors.append((f"opacus get_noise_multiplier({accountant})",
+                            (theirs[0], f"{theirs[1]:.6g} (certified δ there ∈ {_interval(their_check)})")))
+        add(f"σ for ε={epsilon:g}, δ=1e-5 (certified δ at σ: {check.delta:.4g})", (ours[0], ours[1]), anchors)
 
     # 3. Laplace: scale 2, 50 compositions.
     ours = timed(lambda: pld.epsilon([(pld.LaplacePair(2.0), 50)], 1e-6, 1e-3))

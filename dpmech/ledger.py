@@ -5,12 +5,17 @@ Methods (one module each in :mod:`dpmech.accountants`):
 * ``"exact"``: Gaussians, the randomized-response family, generic pure ε and
   (ε, δ) events and events with no privacy loss, composed exactly in log
   space with a certified interval (see :mod:`dpmech.accountants.exact`);
+* ``"numeric"``: dpmech's own privacy-loss-distribution engine
+  (:mod:`dpmech.pld`) for every event, Poisson sampling and sampling without
+  replacement included, with a certified interval (see
+  :mod:`dpmech.accountants.numeric`);
 * ``"pld"``: dp_accounting's pessimistic privacy loss distributions (a
   cross-check; its lower end is an estimate);
 * ``"prv"``: prv_accountant's (lower, estimate, upper) (a cross-check);
 * ``"basic"``: sums of ε and δ, as FedAUXfdp adds its two heads;
-* ``"auto"``: ``exact`` whenever it supports every event, else a ValueError
-  naming the events and the methods that can account them.
+* ``"auto"``: ``exact`` whenever it supports every event, else ``numeric``
+  when it does, else a ValueError naming the events and the methods that can
+  account them.
 
 Neighbouring relation. A ledger states its guarantee under one relation,
 ``"replace-one"`` (default) or ``"add-remove-one"``. An event recorded under
@@ -52,7 +57,7 @@ from .events import (
 )
 from .group_privacy import group_privacy
 
-METHODS = ("auto", "exact", "pld", "prv", "basic")
+METHODS = ("auto", "exact", "numeric", "pld", "prv", "basic")
 
 
 def _accountant(method: str):
@@ -231,12 +236,15 @@ class PrivacyLedger:
         accounted = [(event, count) for event, count in pairs if not isinstance(event, NoGuaranteeEvent)]
         if exact.supports(accounted):
             return "exact"
-        kinds = sorted({type(event).__name__ for event, _ in accounted if not isinstance(event, exact.SUPPORTED)})
+        if _accountant("numeric").supports(accounted):
+            return "numeric"
+        kinds = sorted({type(event).__name__ for event, _ in accounted
+                        if not _accountant("numeric").supports([(event, 1)])})
         able = [name for name in ("pld", "prv", "basic") if _accountant(name).supports(accounted)]
         advice = f"method {' or '.join(repr(name) for name in able)} can" if able else "no method here can"
         raise ValueError(
-            f"method 'auto' cannot account {', '.join(kinds)} exactly (the numeric PLD engine is not wired in "
-            f"yet); {advice} account this ledger"
+            f"method 'auto' cannot account {', '.join(kinds)} (neither 'exact' nor 'numeric' takes it: "
+            f"nested sampling, or a sampled event stated under another relation); {advice} account this ledger"
         )
 
     def _no_guarantee(self, pairs):
@@ -248,7 +256,8 @@ class PrivacyLedger:
 
         ``delta`` may be an array: the result is then an object array of
         guarantees of the same shape (``.astype(float)`` gives the ε values).
-        ``options`` go to the accountant: ``discretization`` for ``pld``;
+        ``options`` go to the accountant: ``discretization``, ``width`` and
+        ``max_points`` for ``numeric``; ``discretization`` for ``pld``;
         ``epsilon_error`` and ``delta_error`` for ``prv``.
         """
         delta = check.open_unit_interval("delta", delta)
@@ -282,11 +291,12 @@ class PrivacyLedger:
                                     0.0)
         accountant = _accountant(method)
         if hasattr(accountant, "log_delta_interval"):
-            log_lower, log_estimate, log_upper = accountant.log_delta_interval(pairs, epsilon)
+            logs = accountant.log_delta_interval(pairs, epsilon, **options)
+            log_lower, log_estimate, log_upper = logs[:3]
             upper = _delta_from_log(log_upper)
             lower = min(math.exp(log_lower), upper)
             estimate = min(max(math.exp(log_estimate), lower), upper)
-            certified, note = True, ""
+            certified, note = getattr(logs, "certified", True), getattr(logs, "note", "")
         else:
             interval = accountant.delta(pairs, epsilon, **options)
             upper = min(max(float(interval.upper), 0.0), 1.0)

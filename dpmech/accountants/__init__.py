@@ -3,6 +3,8 @@
 One small module per method, in the style of prv_accountant:
 
 * :mod:`~dpmech.accountants.exact`: Gaussians only, composed exactly through μ-GDP.
+* :mod:`~dpmech.accountants.numeric`: every event, sampled ones included, through dpmech's
+  own privacy-loss-distribution engine (:mod:`dpmech.pld`), with a certified interval.
 * :mod:`~dpmech.accountants.pld`: dp_accounting's privacy loss distributions,
   pessimistic for the bound and optimistic for the lower end.
 * :mod:`~dpmech.accountants.prv`: prv_accountant's (lower, estimate, upper).

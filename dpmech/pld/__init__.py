@@ -6,12 +6,15 @@
 * :mod:`.discretization`: upper (connect-the-dots) and lower (rounded-down) grid measures;
 * :mod:`.distribution`: tilted grid measures, FFT composition with a round-off bound;
 * :mod:`.accountant`: δ(ε), log δ(ε) and ε(δ) as certified intervals, with guards;
-* :mod:`.calibration`: the smallest noise parameter whose certified upper δ meets a target.
+* :mod:`.calibration`: the smallest noise parameter whose certified upper δ meets a target,
+  for engine ledgers, :class:`dpmech.PrivacyLedger` templates and DP-SGD.
 
-Not exported from ``dpmech`` yet.
+``dpmech.PrivacyLedger`` uses this engine as its ``numeric`` method
+(:mod:`dpmech.accountants.numeric`).
 """
 
-from .accountant import ComposedLoss, Interval, delta, epsilon, log_delta
+from .accountant import ComposedLoss, GridTooLarge, Interval, delta, epsilon, log_delta
+from .calibration import calibrate, calibrate_ledger, poisson_subsampled_gaussian_sigma
 from .pairs import (
     FinitePair,
     GaussianPair,
@@ -26,6 +29,7 @@ from .subsampling import MixturePair, poisson_subsampled, sampled_without_replac
 
 __all__ = [
     "ComposedLoss",
+    "GridTooLarge",
     "FinitePair",
     "GaussianPair",
     "Interval",
@@ -34,9 +38,12 @@ __all__ = [
     "Pair",
     "ReversedPair",
     "approximate_dp_pair",
+    "calibrate",
+    "calibrate_ledger",
     "delta",
     "epsilon",
     "log_delta",
+    "poisson_subsampled_gaussian_sigma",
     "poisson_subsampled",
     "randomized_response_pair",
     "reverse",

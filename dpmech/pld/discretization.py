@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from .distribution import BucketedPair, GridMeasure, log_sum_exp
+from .distribution import MOVED_TOLERANCE, BucketedPair, GridMeasure, log_sum_exp
 from .pairs import LOG_ERROR
 
 LOG_FLOOR = -740.0  # probabilities below e^-740 are beneath the smallest double
@@ -53,8 +53,10 @@ def _cell_log_masses(pair, edges, measure):
     log_sf = pair.log_sf(edges, measure)
     cdf_error, sf_error = _error(log_cdf), _error(log_sf)
     with np.errstate(invalid="ignore"):
-        # F(b) − F(a) in the lower half, S(a) − S(b) in the upper half: the smaller numbers cancel less.
-        from_cdf = log_cdf[1:] <= _LOG_HALF
+        # F(b) − F(a) where F(b) <= S(a), else S(a) − S(b): the smaller numbers cancel less. (Not a fixed
+        # threshold at 1/2: a continuous part of total mass 1/2, as Laplace's, has F = 1/2 at its top, where
+        # F-differences left an absolute error of 1e-12 in cells whose Q-mass is e^-800.)
+        from_cdf = log_cdf[1:] <= log_sf[:-1]
         big = np.where(from_cdf, log_cdf[1:], log_sf[:-1])
         small = np.where(from_cdf, log_cdf[:-1], log_sf[1:])
         big_error = np.where(from_cdf, cdf_error[1:], sf_error[:-1])
@@ -100,41 +102,48 @@ def discretize(pair, step, tilt, first, last):
         log_q[0] = np.logaddexp(log_q[0], below_q + _error(below_q))
         log_p[-1] = np.logaddexp(log_p[-1], above_p - _error(above_p))
         log_q[-1] = np.logaddexp(log_q[-1], above_q + _error(above_q))
-    upper_masses, p_masses, q_masses = np.exp(log_upper), np.exp(log_p), np.exp(log_q)
-    atom_loss, atom_p, atom_q = pair.atoms()
-    for loss, mass, q_mass in zip(atom_loss.tolist(), atom_p.tolist(), atom_q.tolist()):
-        if loss == math.inf:
-            upper_infinity += mass
-            lower_infinity += mass
-            continue
-        if mass <= 0.0:
+    # The masses stay in logs: a Q-mass near a large loss is e^{-l} times the P-mass and would underflow
+    # (and then be under-counted by the upper Q measure) long before its tilted value does.
+    atom_loss, atom_log_p, atom_log_q = pair.log_atoms()
+
+    def add(log_masses, index, log_mass):
+        log_masses[index] = np.logaddexp(log_masses[index], log_mass)
+
+    for loss, log_mass, log_q_mass in zip(atom_loss.tolist(), atom_log_p.tolist(), atom_log_q.tolist()):
+        if log_mass == -math.inf:
             continue  # Q-mass where P has none falls in a bucket with no P-mass: it never counts
+        if loss == math.inf:
+            # exp is faithful: one ulp either way keeps each side's mass on its side.
+            upper_infinity += math.nextafter(math.exp(log_mass), math.inf)
+            lower_infinity += math.nextafter(math.exp(log_mass), 0.0)
+            continue
         if loss < losses[0] or loss > losses[-1]:
             index = 0 if loss < losses[0] else count - 1
-            p_masses[index] += mass
-            q_masses[index] += q_mass
+            add(log_p, index, log_mass)
+            add(log_q, index, log_q_mass)
             if loss < losses[0]:
-                upper_masses[0] += mass
+                add(log_upper, 0, log_mass)
             else:
-                upper_infinity += mass
+                upper_infinity += math.nextafter(math.exp(log_mass), math.inf)
             continue
         index = min(math.floor(loss / step) - first, count - 1)
         while index > 0 and losses[index] > loss:
             index -= 1
-        p_masses[index] += mass
-        q_masses[index] += q_mass
+        add(log_p, index, log_mass)
+        add(log_q, index, log_q_mass)
         gap = loss - losses[index]
         if gap <= 0.0 or index == count - 1:
-            upper_masses[index] += mass
+            add(log_upper, index, log_mass)
             continue
         beta = min(1.0, -math.expm1(-gap) / -math.expm1(-step) * (1 + 1e-12) + 1e-15)
-        upper_masses[index] += mass * (1.0 - beta)
-        upper_masses[index + 1] += mass * beta
+        if beta < 1.0:
+            add(log_upper, index, log_mass + math.log1p(-beta))
+        add(log_upper, index + 1, log_mass + math.log(beta))
     with np.errstate(divide="ignore"):
-        upper = GridMeasure.from_log_masses(step, tilt, first, np.log(upper_masses), upper_infinity, True)
+        upper = GridMeasure.from_log_masses(step, tilt, first, log_upper, upper_infinity, True)
         lower = BucketedPair(
-            GridMeasure.from_log_masses(step, tilt, first, np.log(p_masses), lower_infinity, False),
-            GridMeasure.from_log_masses(step, tilt + 1.0, first, np.log(q_masses), 0.0, True, tail_to_infinity=False),
+            GridMeasure.from_log_masses(step, tilt, first, log_p, lower_infinity, False),
+            GridMeasure.from_log_masses(step, tilt + 1.0, first, log_q, 0.0, True, tail_to_infinity=False),
         )
     return upper, lower
 
@@ -166,7 +175,7 @@ def _quantiles(pair, low, high, log_levels, use_sf):
     function = pair.log_sf if use_sf else pair.log_cdf
     left = np.full(log_levels.shape, low)
     right = np.full(log_levels.shape, high)
-    for _ in range(40):  # a sketch: 2^-40 of the range is plenty
+    for _ in range(28):  # a sketch (it only places the tilt and the window): 2^-28 of the range is plenty
         middle = 0.5 * (left + right)
         above = function(middle, "P") > log_levels
         if use_sf:
@@ -223,10 +232,17 @@ def window(sketch, tilt, tail):
     order = np.argsort(0.5 * (left + right))
     left, right, log_masses = left[order], right[order], log_masses[order]
     log_tilted = log_masses + tilt * right
-    weights = np.exp(log_tilted - log_sum_exp(log_tilted))
-    cumulative = np.cumsum(weights)
+    log_total = log_sum_exp(log_tilted)
+    weights = np.exp(log_tilted - log_total)
     from_top = np.cumsum(weights[::-1])[::-1]  # 1 − 1e-40 is 1 in double precision
-    low = int(np.searchsorted(cumulative, tail, side="left"))
+    # The mass below the window is moved up to its lowest point: where that adds more than
+    # MOVED_TOLERANCE of the tilted weight, the window reaches down until it adds less than ``tail``
+    # (see GridMeasure.cut_points).
+    moved = np.full(left.size, -np.inf)
+    moved[1:] = np.logaddexp.accumulate(log_masses[:-1]) + tilt * left[1:] - log_total
+    low = int(np.searchsorted(np.cumsum(weights), tail, side="left"))
+    if moved[min(low, left.size - 1)] > math.log(MOVED_TOLERANCE):
+        low = max(int(np.searchsorted(moved, math.log(tail), side="right")) - 1, 0)
     beyond = np.flatnonzero(from_top > tail)
     high = int(beyond[-1]) if beyond.size else right.size - 1
     return float(left[low]), float(right[high])

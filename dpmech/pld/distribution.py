@@ -45,6 +45,8 @@ _TINY = 1e-290
 _LOG_NEGLIGIBLE = -690.0
 # Tilted mass trimmed from each end after a convolution.
 TAIL = 1e-40
+# Tilted weight that mass moved up to a cut may add before the cut is lowered (see GridMeasure.cut_points).
+MOVED_TOLERANCE = 1e-6
 
 
 def log_sum_exp(values):
@@ -207,6 +209,21 @@ class GridMeasure:
         # Each tail summed from its own end: 1 − 1e-40 is 1 in double precision.
         from_top = np.cumsum(signal[::-1])[::-1]
         low = min(int(np.searchsorted(cumulative, tail, side="right")), size - 1)
+        if self.upper:
+            # An upper measure moves the mass below the cut up to it (capped at 1, the exact measure's
+            # total: see cut()), where its tilted weight is far more than its own when the tilt is steep,
+            # and below the round-off its own cannot even be seen (a bounded loss had three quarters of
+            # its mass moved up to its top). Where the usual cut moves more than MOVED_TOLERANCE of the
+            # tilted weight (a relative error of about that in δ), cut where the moved weight is below ``tail``.
+            losses = self.losses
+            with np.errstate(divide="ignore"):
+                shifted = np.log(self.tilted[:low]) - self.tilt * losses[:low]
+            at_low = min(log_sum_exp(shifted) + self.log_scale, 0.0) + self.tilt * losses[low] - self.log_scale
+            if at_low > math.log(MOVED_TOLERANCE):
+                moved = np.full(low + 1, -np.inf)
+                moved[1:] = (np.minimum(np.logaddexp.accumulate(shifted) + self.log_scale, 0.0)
+                             + self.tilt * losses[1 : low + 1] - self.log_scale)
+                low = max(int(np.searchsorted(moved, math.log(tail), side="right")) - 1, 0)
         beyond = np.flatnonzero(from_top > tail)
         high = max(int(beyond[-1]) if beyond.size else size - 1, low)
         # A short cut at the top saves little time and would send round-off to +∞ where a bounded loss ends.
@@ -285,21 +302,41 @@ def _query_rounding(log_scale, tilt, epsilon, losses):
 
 
 def _search(log_delta, log_target, high, upper):
-    """Bisection on [0, high] keeping log_delta(low) > target >= log_delta(high).
+    """Root bracketing on [0, high] keeping log_delta(low) > target >= log_delta(high).
 
     Returns the right end for an upper bound (certified: its δ is at most the target) and
     the left end for a lower bound (its δ still exceeds the target), 0 when δ(0) <= target.
+    The bracket shrinks by regula falsi (Illinois) on log δ − target, which is smooth between
+    grid points, and by bisection where an end is −∞ or the false position stalls: each end is
+    always an evaluated point on its side, so the answer is certified whatever the steps.
     """
     low, high = 0.0, max(high, 0.0)
-    if log_delta(0.0) <= log_target:
+    f_low = log_delta(0.0) - log_target
+    if f_low <= 0.0:
         return 0.0
+    f_high = log_delta(high) - log_target
+    side = 0
     # Ten significant digits: the certificate holds at either end, only the width is at stake.
-    while high - low > 1e-10 * max(1.0, high):
-        middle = 0.5 * (low + high)
-        if log_delta(middle) > log_target:
-            low = middle
+    for iteration in range(200):
+        if high - low <= 1e-10 * max(1.0, high):
+            break
+        if math.isfinite(f_high) and iteration % 6 != 5:
+            middle = high - f_high * (high - low) / (f_high - f_low)
+            # Off the ends, so that the bracket always shrinks.
+            middle = min(max(middle, low + 1e-3 * (high - low)), high - 1e-3 * (high - low))
         else:
-            high = middle
+            middle = 0.5 * (low + high)
+        value = log_delta(middle) - log_target
+        if value > 0.0:
+            low, f_low = middle, value
+            if side == -1:
+                f_high *= 0.5  # Illinois: an end kept twice in a row loses half its weight
+            side = -1
+        else:
+            high, f_high = middle, value
+            if side == 1:
+                f_low *= 0.5
+            side = 1
     return high if upper else low
 
 
@@ -336,6 +373,8 @@ class BucketedPair:
     def compose(self, other, tail=TAIL):
         p, q = self.p.convolved(other.p), self.q.convolved(other.q)
         low, high = p.cut_points(tail)
+        # q moves its mass below the cut up to it: cut no higher than q's own criterion allows.
+        low = min(low, q.cut_points(tail)[0])
         return BucketedPair(p.cut(low, high), q.cut(low, high))
 
     def power(self, count, tail=TAIL):

@@ -48,6 +48,13 @@ class Pair:
         """(loss, p_mass, q_mass) of the atoms of L; losses may be ±∞."""
         return _EMPTY, _EMPTY, _EMPTY
 
+    def log_atoms(self):
+        """(loss, log p_mass, log q_mass) of the atoms: a mass below the smallest double keeps its log
+        (a Q-mass e^{−l}·p at a large loss l must not become 0, which would make the loss infinite)."""
+        loss, p, q = self.atoms()
+        with np.errstate(divide="ignore"):
+            return loss, np.log(p), np.log(q)
+
     def support(self):
         """(low, high): the continuous part of L lives in this interval."""
         return (0.0, 0.0)
@@ -62,6 +69,13 @@ class Pair:
     def log_sf(self, t, measure):
         """log P_c(L > t) or log Q_c(L > t) of the continuous part."""
         raise NotImplementedError
+
+
+def _log_expm1(x):
+    """log(e^x − 1) for x >= 0 without overflow (−∞ at 0)."""
+    x = np.asarray(x, dtype=float)
+    with np.errstate(divide="ignore", over="ignore"):
+        return np.where(x > 30.0, x + np.log1p(-np.exp(-np.minimum(x, 1e300))), np.log(np.expm1(np.minimum(x, 30.0))))
 
 
 def _measure(measure):
@@ -128,6 +142,11 @@ class LaplacePair(Pair):
         edge = math.nextafter(self._edge, math.inf)
         return np.array([-self._edge, edge]), np.array([half_tail, 0.5]), np.array([0.5, half_tail])
 
+    def log_atoms(self):
+        loss, _, _ = self.atoms()
+        log_tail = math.log(0.5) - self._edge
+        return loss, np.array([log_tail, math.log(0.5)]), np.array([math.log(0.5), log_tail])
+
     def support(self):
         return (-self._edge, self._edge)
 
@@ -139,7 +158,7 @@ class LaplacePair(Pair):
         with np.errstate(divide="ignore"):
             if _measure(measure) == "P":
                 # ½e^{−1/b}(e^{(t + 1/b)/2} − 1)
-                return math.log(0.5) - self._edge + np.log(np.expm1(0.5 * (t + self._edge)))
+                return math.log(0.5) - self._edge + _log_expm1(0.5 * (t + self._edge))
             # ½(1 − e^{−(t + 1/b)/2})
             return math.log(0.5) + np.log(-np.expm1(-0.5 * (t + self._edge)))
 
@@ -150,7 +169,7 @@ class LaplacePair(Pair):
                 # ½(1 − e^{(t − 1/b)/2})
                 return math.log(0.5) + np.log(-np.expm1(0.5 * (t - self._edge)))
             # ½e^{−1/b}(e^{(1/b − t)/2} − 1)
-            return math.log(0.5) - self._edge + np.log(np.expm1(0.5 * (self._edge - t)))
+            return math.log(0.5) - self._edge + _log_expm1(0.5 * (self._edge - t))
 
 
 class FinitePair(Pair):
@@ -158,9 +177,23 @@ class FinitePair(Pair):
 
     Outcomes where Q is 0 and P is not give L = +∞ (a δ that no ε removes);
     outcomes where P is 0 give L = −∞. Each vector must sum to 1 within 1e-12.
+    ``log_p`` and ``log_q`` (both or neither), the logarithms of p and q, keep masses below
+    the smallest double (randomized response at ε > 745): the losses are then log_p − log_q,
+    and p and q, when not given too, e^log_p and e^log_q.
     """
 
-    def __init__(self, p, q):
+    def __init__(self, p=None, q=None, *, log_p=None, log_q=None):
+        if (log_p is None) != (log_q is None):
+            raise ValueError("log_p and log_q must be given together")
+        if log_p is not None:
+            log_p = np.atleast_1d(check.real_array("log_p", log_p))
+            log_q = np.atleast_1d(check.real_array("log_q", log_q))
+            if not (np.all(log_p <= 0) and np.all(log_q <= 0)):
+                raise ValueError("log_p and log_q must be <= 0, logarithms of probabilities (got a positive or NaN entry)")
+            if log_p.shape != log_q.shape:
+                raise ValueError(f"log_p and log_q must have the same length (got {log_p.shape} and {log_q.shape})")
+            if p is None:
+                p, q = np.exp(log_p), np.exp(log_q)
         p = check.real_at_least("p", p, 0.0)
         q = check.real_at_least("q", q, 0.0)
         p, q = np.atleast_1d(p).astype(float), np.atleast_1d(q).astype(float)
@@ -169,10 +202,14 @@ class FinitePair(Pair):
         for name, vector in (("p", p), ("q", q)):
             if abs(math.fsum(vector) - 1.0) > 1e-12:
                 raise ValueError(f"{name} must sum to 1 within 1e-12 (got {math.fsum(vector)!r})")
-        keep = (p > 0) | (q > 0)
+        if log_p is None:
+            with np.errstate(divide="ignore"):
+                log_p, log_q = np.log(p), np.log(q)
+        keep = (log_p > -np.inf) | (log_q > -np.inf)
         self.p, self.q = p[keep], q[keep]
-        with np.errstate(divide="ignore"):
-            self.loss = np.log(self.p) - np.log(self.q)
+        self.log_p, self.log_q = log_p[keep], log_q[keep]
+        with np.errstate(invalid="ignore"):
+            self.loss = self.log_p - self.log_q
         self.symmetric = bool(np.array_equal(np.sort(self.loss), np.sort(-self.loss))) and bool(
             np.array_equal(np.sort(self.p), np.sort(self.q))
         )
@@ -182,6 +219,9 @@ class FinitePair(Pair):
 
     def atoms(self):
         return self.loss, self.p, self.q
+
+    def log_atoms(self):
+        return self.loss, self.log_p, self.log_q
 
 
 def randomized_response_pair(epsilon, categories=2):
@@ -195,13 +235,12 @@ def randomized_response_pair(epsilon, categories=2):
     """
     epsilon = check.non_negative("epsilon", epsilon)
     categories = check.integer_scalar("categories", categories, 2)
-    # Probabilities from e^{−ε} so a large ε does not overflow.
-    shrink = math.exp(-epsilon)
-    normaliser = 1.0 + (categories - 1) * shrink
-    p = np.full(categories, shrink / normaliser)
-    q = p.copy()
-    p[0], q[1] = 1.0 / normaliser, 1.0 / normaliser
-    return FinitePair(p / p.sum(), q / q.sum())
+    # In logs, from e^{−ε}, so that a large ε neither overflows nor underflows the other outcomes' mass.
+    log_normaliser = math.log1p((categories - 1) * math.exp(-epsilon))
+    log_p = np.full(categories, -epsilon - log_normaliser)
+    log_q = log_p.copy()
+    log_p[0] = log_q[1] = -log_normaliser
+    return FinitePair(log_p=log_p, log_q=log_q)
 
 
 def approximate_dp_pair(epsilon, delta):
@@ -212,9 +251,15 @@ def approximate_dp_pair(epsilon, delta):
     epsilon = check.non_negative("epsilon", epsilon)
     delta = check.in_interval("delta", delta, 0.0, 1.0, low_open=False, high_open=True)
     delta = float(delta)
+    log_delta = math.log(delta) if delta > 0 else -math.inf
+    log_high = math.log1p(-delta) - math.log1p(math.exp(-epsilon))
+    log_low = log_high - epsilon
     high = (1.0 - delta) / (1.0 + math.exp(-epsilon))
     low = (1.0 - delta) - high
-    return FinitePair(np.array([delta, high, low, 0.0]), np.array([0.0, low, high, delta]))
+    # The masses as before (δ exact), their logs for the losses and for masses below the smallest double.
+    return FinitePair(np.array([delta, high, low, 0.0]), np.array([0.0, low, high, delta]),
+                      log_p=np.array([log_delta, log_high, log_low, -math.inf]),
+                      log_q=np.array([-math.inf, log_low, log_high, log_delta]))
 
 
 class ReversedPair(Pair):
@@ -234,6 +279,10 @@ class ReversedPair(Pair):
     def atoms(self):
         loss, p, q = self.pair.atoms()
         return -loss, q, p
+
+    def log_atoms(self):
+        loss, log_p, log_q = self.pair.log_atoms()
+        return -loss, log_q, log_p
 
     def support(self):
         low, high = self.pair.support()

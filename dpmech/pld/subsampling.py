@@ -62,6 +62,11 @@ class MixturePair(Pair):
         loss, p, q = self.pair.atoms()
         return self._loss(loss), self.rate * p + (1.0 - self.rate) * q, q.copy()
 
+    def log_atoms(self):
+        loss, log_p, log_q = self.pair.log_atoms()
+        with np.errstate(divide="ignore"):
+            return self._loss(loss), np.logaddexp(self._log_rate + log_p, self._log_rest + log_q), log_q.copy()
+
     def support(self):
         low, high = self.pair.support()
         return (float(self._loss(low)), float(self._loss(high)))

@@ -115,9 +115,11 @@ def test_library_methods_are_sound_and_overlap_exact(method, ledger_spec, log10_
         assume(False)
     _check_epsilon(guarantee, reference, delta)
     exact = ledger.epsilon(delta, method="exact")
-    # Cross-check: the intervals overlap (the libraries' lower ends up to their discretisation).
+    # Cross-check: the intervals overlap (the libraries' lower ends up to their discretisation), except
+    # where the method says its lower end is no bound (prv models K-ary randomized response as binary).
     assert exact.interval[0] <= guarantee.interval[2]
-    assert guarantee.interval[0] <= exact.interval[2] + 0.05
+    if "not a bound" not in guarantee.note:
+        assert guarantee.interval[0] <= exact.interval[2] + 0.05
 
 
 @examples(0.2)

@@ -58,12 +58,15 @@ def test_laplace_group_privacy_scales_the_sensitivity_and_sampled_events_refuse(
         PrivacyLedger(REPLACE_ONE).record(PoissonSampledEvent(GaussianEvent(1.0), 0.1))
 
 
-def test_auto_names_the_methods_that_can_account_unsupported_events():
+def test_auto_accounts_sampled_events_numerically_and_names_the_methods_for_the_rest():
     ledger = PrivacyLedger(ADD_REMOVE_ONE).record(PoissonSampledEvent(GaussianEvent(1.0), 0.01), count=100)
-    with pytest.raises(ValueError, match="PoissonSampledEvent.*'pld'"):
-        ledger.epsilon(1e-5)
+    assert ledger.epsilon(1e-5).method == "numeric"
     with pytest.raises(ValueError, match="exact"):
         ledger.epsilon(1e-5, method="exact")
+    # Sampling of a sampled event: no amplification pair is implemented, only basic composition.
+    nested = PrivacyLedger(ADD_REMOVE_ONE).record(PoissonSampledEvent(PoissonSampledEvent(LaplaceEvent(1.0), 0.5), 0.5))
+    with pytest.raises(ValueError, match="PoissonSampledEvent.*'basic'"):
+        nested.epsilon(1e-5)
 
 
 def test_pld_accounts_poisson_sampled_gaussians_like_dp_accounting():

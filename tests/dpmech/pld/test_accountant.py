@@ -282,3 +282,29 @@ def test_interval_meets_prv_accountants_error_bars(ledger, prv_event, delta):
     answer = pld.epsilon(ledger, delta, 1e-3)
     assert answer.lower <= high and low <= answer.upper
     assert answer.upper - answer.lower < high - low
+
+
+# --- masses far below the smallest double -------------------------------------------------------------
+
+
+def test_laplace_with_a_huge_epsilon_keeps_its_tiny_q_masses():
+    """Laplace with Δ/b = 800: δ(ε) = 1 − e^{(ε − 800)/2}. Its Q-masses near the top loss are e^-800: as
+    doubles they were 0 (the lower end then read them as infinite loss: [800.3, 800.1] around 799.99998),
+    and F-differences at the top of a continuous part of mass 1/2 had left them an error of 1e-12."""
+    truth = 800.0 + 2 * math.log1p(-1e-5)
+    answer = pld.epsilon([(pld.LaplacePair(1 / 800.0), 1)], 1e-5, 0.1)
+    assert answer.lower <= truth <= answer.upper and answer.upper - answer.lower < 1e-5
+
+
+def test_gaussian_with_a_huge_mu_keeps_its_tiny_q_masses():
+    """μ = 40: the Q-masses near ε = 970 underflowed to 0 and the lower end came out at 1227.9."""
+    reference = float(high_precision.epsilon(1e-5, 40.0, 3000.0))
+    answer = pld.epsilon([(pld.GaussianPair(40.0), 1)], 1e-5, 1e-2)
+    assert answer.lower <= reference <= answer.upper
+
+
+def test_randomized_response_with_a_huge_epsilon_is_not_an_infinite_loss():
+    """Binary RR with ε₀ = 800: δ(ε) = (1 − e^{ε − ε₀})/(1 + e^{−ε₀}), so ε(1e-5) = 800 + log(1 − 1e-5)."""
+    truth = 800.0 + math.log1p(-1e-5)
+    answer = pld.epsilon([(pld.randomized_response_pair(800.0), 1)], 1e-5, 0.1)
+    assert answer.lower <= truth <= answer.upper and math.isfinite(answer.lower)

@@ -1,0 +1,258 @@
+r"""dpmech's own numeric privacy-loss-distribution accountant, for every event, sampled or not.
+
+Truth. Each event is replaced by its dominating pair (its module in
+:mod:`dpmech.events` states it) and the composition of those pairs is
+accounted by :mod:`dpmech.pld`; the interval returned contains the tight
+profile δ(ε) (or its inverse ε(δ)) of that composition, as for
+:mod:`.exact`. The pairs:
+
+* Gaussian: (N(μ, 1), N(0, 1)) with μ = Δ/σ; all Gaussians of a ledger are
+  first merged into one with μ = √(Σ kᵢμᵢ²) (Dong, Roth & Su 2019, Cor. 3.3);
+* Laplace: (Lap(1, b), Lap(0, b)) with b = scale/Δ (Koskela et al. 2021);
+* pure ε with K outcomes: K-ary randomized response; a generic ε-DP event:
+  binary randomized response (Kairouz, Oh & Viswanath 2015, Thm. 2.1);
+* generic (ε, δ): the four-point pair of Kairouz et al. (2015);
+* no privacy loss: nothing;
+* ``PoissonSampledEvent(event, q)``, add/remove neighbours:
+  (qP + (1−q)Q, Q) for the removal and its reverse for the addition, (P, Q)
+  being the inner event's pair (Zhu, Dong & Wang 2022, Thm. 11);
+* ``SampledWithoutReplacementEvent(event, m, n)``, replace-one neighbours:
+  the same mixture with γ = m/n, in both orders (Balle, Barthe & Gaboardi
+  2018, Thm. 10; Zhu et al. 2022, Sec. 5).
+
+A sampled event's inner event may be one of the unsampled kinds above, or a
+self-composition of Gaussians (one Gaussian with μ√k, run on the one
+sample); its relation must be the sampling's own (add/remove for Poisson,
+replace-one without replacement), since the amplification theorems take the
+inner pair under that relation. Anything else (nested sampling, a sampled
+self-composition of other events) is refused by name.
+
+Every mechanism of the ledger is composed in the same direction, and δ(ε)
+is the larger of the two directions (Zhu et al. 2022, Sec. 3). The ledger
+has already restated every event under its own relation
+(:meth:`dpmech.PrivacyLedger._convert`).
+
+Certification: the interval's two ends are the engine's certified bounds
+(connect-the-dots upper measure, post-processing lower measure, FFT
+round-off bounded; see :mod:`dpmech.pld.accountant`), so ``certified`` is
+True. Options:
+
+* ``discretization``: the loss grid step (default :data:`DEFAULT_DISCRETIZATION`);
+  the interval's width shrinks about quadratically with it;
+* ``width``: refine the step until upper − lower is at most this (in ε for
+  ε(δ), in log δ for δ(ε)), starting from 1e-3 or ``discretization``;
+* ``max_points``: the guard on the grid size (default 2^23 points, about
+  64 MB per array). When the grid a query needs would exceed it, the step
+  is coarsened to one that fits, with a note, unless ``discretization`` was
+  given, in which case a ValueError names the step that would fit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+
+from .. import pld
+from .. import validation as check
+from ..events import (
+    ADD_REMOVE_ONE,
+    REPLACE_ONE,
+    ApproximateDpEvent,
+    GaussianEvent,
+    LaplaceEvent,
+    NoPrivacyLossEvent,
+    PoissonSampledEvent,
+    PureEpsilonEvent,
+    SampledWithoutReplacementEvent,
+    SelfComposedEvent,
+)
+from ..pld import accountant as engine
+from . import Interval
+from .exact import composed_mu
+
+DEFAULT_DISCRETIZATION = 1e-3
+UNSAMPLED = (GaussianEvent, LaplaceEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent)
+_MAX_COARSENINGS = 4
+
+
+def _inner(event):
+    """The sampled event's inner event with self-compositions of Gaussians merged (a Gaussian with μ√k), or None."""
+    inner, count = event.event, 1
+    while isinstance(inner, SelfComposedEvent):
+        count *= inner.count
+        inner = inner.event
+    relation = ADD_REMOVE_ONE if isinstance(event, PoissonSampledEvent) else REPLACE_ONE
+    if getattr(inner, "neighbouring", None) not in (None, relation):
+        return None
+    if isinstance(inner, NoPrivacyLossEvent):
+        return inner
+    if isinstance(inner, GaussianEvent):
+        if count == 1:
+            return inner
+        return GaussianEvent(inner.sigma, inner.sensitivity * math.sqrt(count))  # μ√k, μ rounded to nearest
+    if count == 1 and isinstance(inner, UNSAMPLED):
+        return inner
+    return None
+
+
+def _supported(event) -> bool:
+    if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
+        return _inner(event) is not None
+    return isinstance(event, UNSAMPLED)
+
+
+def supports(pairs) -> bool:
+    """Whether every event maps to a pair this accountant composes."""
+    return all(_supported(event) for event, _ in pairs)
+
+
+def _refuse(pairs):
+    kinds = sorted({_describe(event) for event, _ in pairs if not _supported(event)})
+    raise ValueError(
+        f"method 'numeric' cannot account {', '.join(kinds)}; it takes Gaussian, Laplace, pure epsilon, "
+        "(epsilon, delta) and no-loss events, and Poisson sampling (add-remove-one) or sampling without "
+        "replacement (replace-one) of one of them (or of repeated Gaussians) stated under the sampling's relation"
+    )
+
+
+def _describe(event):
+    if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
+        return f"{type(event).__name__}({_describe(event.event)})"
+    if isinstance(event, SelfComposedEvent):
+        return f"SelfComposedEvent({_describe(event.event)})"
+    return type(event).__name__
+
+
+class _Unbounded(Exception):
+    """A pair with infinite privacy loss (σ or a Laplace scale underflowing against its sensitivity)."""
+
+
+def _base_pair(event):
+    """The dominating pair of an unsampled event, None for no privacy loss."""
+    if isinstance(event, NoPrivacyLossEvent):
+        return None
+    if isinstance(event, GaussianEvent):
+        if not math.isfinite(event.mu):
+            raise _Unbounded
+        return pld.GaussianPair(event.mu)
+    if isinstance(event, LaplaceEvent):
+        scale = event.scale / event.sensitivity
+        if scale == 0.0:
+            raise _Unbounded
+        return pld.LaplacePair(scale)
+    if isinstance(event, PureEpsilonEvent):
+        return pld.randomized_response_pair(event.epsilon, event.num_outcomes or 2)
+    return pld.approximate_dp_pair(event.epsilon, event.delta)
+
+
+def _entry(event):
+    """The engine's pairs for one distinct event: a Pair (symmetric) or (first, second) directions; None if lossless."""
+    if isinstance(event, PoissonSampledEvent):
+        inner = _base_pair(_inner(event))
+        return None if inner is None else pld.poisson_subsampled(inner, event.sampling_probability)
+    if isinstance(event, SampledWithoutReplacementEvent):
+        inner = _base_pair(_inner(event))
+        return None if inner is None else pld.sampled_without_replacement(inner, event.sample_size, event.source_size)
+    return _base_pair(event)
+
+
+def engine_ledger(pairs):
+    """The ledger's (event, count) pairs as :mod:`dpmech.pld` entries ``[(pairs, count), ...]``.
+
+    Equal events are merged into one entry with their counts added, and all Gaussians into
+    one Gaussian. Raises ValueError for an unsupported event and :class:`_Unbounded` for
+    an event with unbounded privacy loss.
+    """
+    if not supports(pairs):
+        _refuse(pairs)
+    gaussians = [(event, count) for event, count in pairs if isinstance(event, GaussianEvent)]
+    counts = Counter()
+    for event, count in pairs:
+        if not isinstance(event, (GaussianEvent, NoPrivacyLossEvent)):
+            counts[event] += count
+    entries = []
+    if gaussians:
+        mu = composed_mu(gaussians)
+        if not math.isfinite(mu):
+            raise _Unbounded
+        entries.append((pld.GaussianPair(mu), 1))
+    for event, count in counts.items():
+        pair = _entry(event)
+        if pair is not None:
+            entries.append((pair, count))
+    return entries
+
+
+def _options(discretization, width, max_points):
+    given = discretization is not None
+    step = DEFAULT_DISCRETIZATION if discretization is None else check.positive("discretization", discretization)
+    if width is not None:
+        width = check.positive("width", width)
+    max_points = check.integer_scalar("max_points", max_points, 16)
+    return step, given, width, max_points
+
+
+def _answer(entries, query, target, tilt_at, discretization, width, max_points):
+    """The engine's certified answer, coarsening the step (with a note) when the grid would be too large."""
+    step, given, width, max_points = _options(discretization, width, max_points)
+    note = ""
+    for _ in range(_MAX_COARSENINGS):
+        try:
+            return engine.refine(entries, query, target, width, step, max_points, tilt_at), note
+        except engine.GridTooLarge as error:
+            if given:
+                raise ValueError(f"max_points: {error}") from None
+            step = error.suggested * 1.25
+            note = (f"discretization coarsened to {step:.3g} to stay within max_points = {max_points} grid points"
+                    " (pass a larger max_points for a narrower interval)")
+    raise ValueError(f"max_points: no discretization up to {step:.3g} fits in {max_points} grid points")
+
+
+def epsilon(pairs, delta: float, discretization=None, width=None, max_points=engine.MAX_POINTS) -> Interval:
+    """Certified interval of the smallest ε with δ(ε) <= ``delta`` for the composed dominating pairs."""
+    delta = check.open_unit_interval("delta", delta)
+    try:
+        entries = engine_ledger(pairs)
+    except _Unbounded:
+        return Interval(math.inf, math.inf, math.inf, True, "a Gaussian or Laplace scale near 0: no guarantee")
+    if not entries:
+        return Interval(0.0, 0.0, 0.0, True)
+    answer, note = _answer(entries, lambda loss, d: loss.epsilon(d), delta, {"delta": delta},
+                           discretization, width, max_points)
+    lower, upper = float(answer.lower), float(answer.upper)
+    if math.isinf(upper):
+        reason = ("the events' probability of unbounded privacy loss is at least delta" if math.isinf(lower) else
+                  "the upper measure's mass at +inf (unbounded loss and cut tails) is at least delta")
+        note = "; ".join(filter(None, [note, reason]))
+    estimate = 0.5 * (lower + upper) if math.isfinite(upper) else upper
+    return Interval(lower, estimate, upper, True, note)
+
+
+def log_delta_interval(pairs, epsilon: float, discretization=None, width=None, max_points=engine.MAX_POINTS):
+    """Certified interval of log δ(ε), as an :class:`Interval` of logarithms (estimate: their midpoint)."""
+    epsilon = check.non_negative("epsilon", epsilon)
+    try:
+        entries = engine_ledger(pairs)
+    except _Unbounded:
+        return Interval(0.0, 0.0, 0.0, True, "a Gaussian or Laplace scale near 0: no guarantee")
+    if not entries:
+        return Interval(-math.inf, -math.inf, -math.inf, True)
+    answer, note = _answer(entries, lambda loss, e: loss.log_delta(e), epsilon, {"epsilon": epsilon},
+                           discretization, width, max_points)
+    lower, upper = min(float(answer.lower), 0.0), min(float(answer.upper), 0.0)
+    estimate = 0.5 * (lower + upper) if math.isfinite(lower) else upper
+    return Interval(lower, estimate, upper, True, note)
+
+
+def delta(pairs, epsilon: float, discretization=None, width=None, max_points=engine.MAX_POINTS) -> Interval:
+    """Certified interval of δ(ε); the upper end is rounded up and never 0 for a positive δ."""
+    logs = log_delta_interval(pairs, epsilon, discretization, width, max_points)
+    with np.errstate(under="ignore"):
+        upper = min(math.exp(logs.upper), 1.0) if math.isfinite(logs.upper) else 0.0
+    if math.isfinite(logs.upper):
+        upper = min(max(math.nextafter(upper, math.inf), 5e-324), 1.0)
+    lower = min(math.exp(logs.lower), upper)
+    estimate = min(max(math.exp(logs.estimate), lower), upper)
+    return Interval(lower, estimate, upper, True, logs.note)
