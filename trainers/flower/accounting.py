@@ -154,13 +154,13 @@ def mechanism_delta(delta, epsilon, clip_failure_probability) -> float:
     return remaining
 
 
-def discrete_sum_event(settings, local_sensitivity, dimension, honest_shares):
+def discrete_sum_event(settings, local_sensitivity, dimension, honest_shares, randomness: str):
     """The (ε, δ) event of the sum of discrete shares with ``honest_shares`` h >= 1 guaranteed honest.
 
-    ``settings``: the users' :class:`~trainers.pipelines.dphelmet.UserSettings` (γ, σ² and the event's δ).
+    ``settings``: the users' :class:`~trainers.pipelines.dphelmet.UserSettings` (γ, σ² and the event's δ);
+    ``randomness``: the users' randomness source as their releases state it.
     """
     honest_shares = check.integer_scalar("honest_shares", honest_shares, 1)
-    randomness = settings.event.description.rsplit("randomness: ", 1)[-1]
     return dpmech.blind_averaging.discrete_blind_averaging_event(
         settings.event.delta, settings.sigma_squared_grid, local_sensitivity, settings.granularity, dimension,
         honest_shares, neighbouring=REPLACE_ONE, randomness=randomness)

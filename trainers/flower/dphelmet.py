@@ -78,7 +78,8 @@ def user_client(prepared: PreparedUsers, encoding: SecAggEncoding, user: int, dr
             metrics = {"user": user, "user_noise_std": settings.user_noise_std,
                        "local_sensitivity": prepared.sensitivity, "dimension": int(share.size)}
             if settings.sigma_squared_grid is not None:
-                metrics.update(granularity=settings.granularity,
+                metrics.update(randomness=message.events[0].description.rsplit("randomness: ", 1)[-1],
+                               granularity=settings.granularity,
                                sigma_squared_numerator=settings.sigma_squared_grid.numerator,
                                sigma_squared_denominator=settings.sigma_squared_grid.denominator)
             # Weight 1 (= max_weight): Flower's weighting factor is then exactly 1.
@@ -330,7 +331,7 @@ def prepare_flower_round(data, config: DpHelmetConfig, seed: int, clip_failure_p
 
 def _reported_settings(metrics) -> tuple:
     keys = ("user_noise_std", "local_sensitivity", "dimension", "granularity", "sigma_squared_numerator",
-            "sigma_squared_denominator")
+            "sigma_squared_denominator", "randomness")
     reported = {tuple(m.get(key) for key in keys) for m in metrics}
     if len(reported) != 1:
         raise ValueError(f"survivors report different release settings {sorted(reported, key=str)}; account them per user")
@@ -342,7 +343,7 @@ def released_round(prepared, config, seed, encoding, record, minimum_honest_shar
     survivors' reported settings with the realised honest shares, and unmasks the exact sum."""
     metrics = record.survivor_metrics
     survivors = tuple(sorted(int(m["user"]) for m in metrics))
-    user_noise_std, sensitivity, dimension, granularity, numerator, denominator = _reported_settings(metrics)
+    user_noise_std, sensitivity, dimension, granularity, numerator, denominator, randomness = _reported_settings(metrics)
     honest = accounting.guaranteed_honest_shares(config.num_users, config.honest_fraction, len(survivors))
     accounting.require_honest_shares(honest, minimum_honest_shares)
 
@@ -353,7 +354,8 @@ def released_round(prepared, config, seed, encoding, record, minimum_honest_shar
     if settings.sigma_squared_grid is not None:
         if (granularity, Fraction(numerator, denominator)) != (settings.granularity, settings.sigma_squared_grid):
             raise ValueError("survivors report a grid or share variance other than the round's public settings")
-        ledger = PrivacyLedger(REPLACE_ONE).record(accounting.discrete_sum_event(settings, sensitivity, dimension, honest))
+        event = accounting.discrete_sum_event(settings, sensitivity, dimension, honest, randomness)
+        ledger = PrivacyLedger(REPLACE_ONE).record(event)
         mechanism_delta = accounting.mechanism_delta(config.delta, config.epsilon, failure)
         mechanism = ledger.epsilon(mechanism_delta)
         guarantees = {"tight": dataclasses.replace(

@@ -106,13 +106,6 @@ def test_too_few_survivors_fail_cleanly(digits):
         run_flower_dphelmet(digits, CONFIG, SEED, reconstruction_threshold=3, dropped_users=(0, 1, 2))
 
 
-def test_the_default_floor_refuses_a_dropout_of_a_possibly_honest_user():
-    # ⌈0.5·5⌉ = 3 honest shares by default; one dropout leaves 2 guaranteed.
-    with pytest.raises(ValueError, match="floor"):
-        from trainers.flower import accounting
-        accounting.require_honest_shares(accounting.guaranteed_honest_shares(5, 0.5, 4), 3)
-
-
 def test_a_floor_above_the_honest_shares_refuses_the_release(digits):
     with pytest.raises(ValueError, match="minimum_honest_shares"):
         run_flower_dphelmet(digits, CONFIG, SEED, minimum_honest_shares=4)
