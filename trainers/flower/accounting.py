@@ -58,6 +58,7 @@ import numpy as np
 
 import dpmech
 import dpmech.blind_averaging
+import dpmech.distributed_discrete_gaussian
 from dpmech import REPLACE_ONE, GaussianEvent
 from dpmech import validation as check
 
@@ -186,4 +187,29 @@ def dropout_table(epsilon, delta, local_sensitivity, num_users, honest_fraction,
         event = surviving_sum_event(user_noise_std, local_sensitivity, survivors, honest)
         guarantee = dpmech.PrivacyLedger(REPLACE_ONE).record(event).epsilon(delta)
         rows.append((dropped, survivors, honest, guarantee.epsilon))
+    return np.array(rows, dtype=float)
+
+
+def discrete_dropout_table(epsilon, delta, grid_sensitivity, dimension, num_users, honest_fraction,
+                           minimum_honest_shares, num_dropped) -> np.ndarray:
+    """Certified ε at ``delta`` of discrete shares calibrated at the floor h_min, after 0 .. ``num_dropped`` dropouts.
+
+    Rows (dropped, surviving, honest shares h, ε, released): ε is the certified ε of the sum with h
+    honest shares (∞ for h = 0); released is 1 when h >= h_min, 0 when the round refuses.
+    ``grid_sensitivity``: Δ₂ of the rounded model in grid units.
+    """
+    num_dropped = check.integer_scalar("num_dropped", num_dropped, 0)
+    num_users = check.integer_scalar("num_users", num_users, 1)
+    if num_dropped >= num_users:
+        raise ValueError(f"num_dropped must be < num_users = {num_users} (got {num_dropped})")
+    floor = check.integer_scalar("minimum_honest_shares", minimum_honest_shares, 1)
+    sigma_squared = dpmech.distributed_discrete_gaussian.calibrate_distributed_discrete_gaussian(
+        epsilon, delta, grid_sensitivity, floor, dimension)
+    rows = []
+    for dropped in range(num_dropped + 1):
+        survivors = num_users - dropped
+        honest = guaranteed_honest_shares(num_users, honest_fraction, survivors)
+        value = (dpmech.distributed_discrete_gaussian.distributed_discrete_gaussian_epsilon(
+            delta, sigma_squared, honest, grid_sensitivity, dimension) if honest >= 1 else math.inf)
+        rows.append((dropped, survivors, honest, value, float(honest >= floor)))
     return np.array(rows, dtype=float)

@@ -105,3 +105,14 @@ def test_mechanism_delta_leaves_room_for_the_refusals(delta, epsilon, failure):
 def test_bad_counts_are_refused(arguments, name):
     with pytest.raises(ValueError, match=name):
         accounting.guaranteed_honest_shares(*arguments)
+
+
+def test_discrete_dropout_table_meets_the_target_down_to_the_floor_and_refuses_below():
+    rows = accounting.discrete_dropout_table(1.0, 1e-5, 200.0, 170, 10, 0.5, 3, 5)
+    dropped, survivors, honest, epsilon, released = rows.T
+    assert honest.tolist() == [5, 4, 3, 2, 1, 0] and released.tolist() == [1, 1, 1, 0, 0, 0]
+    assert np.all(epsilon[:3] <= 1.0)
+    assert epsilon[2] == pytest.approx(1.0, abs=0.01)  # calibrated at the floor h = 3
+    assert np.all(np.diff(epsilon[:5]) > 0) and epsilon[3] > 1.0 and math.isinf(epsilon[5])
+    # Calibrated at h_min = 1, one honest share alone meets the target.
+    assert np.all(accounting.discrete_dropout_table(1.0, 1e-5, 200.0, 170, 10, 0.5, 1, 4)[:, 3] <= 1.0)
