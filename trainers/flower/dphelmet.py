@@ -183,7 +183,8 @@ class FlowerRound:
     the ServerApp received (the test of what the server holds); ``upload_bytes`` the payload bytes
     each user sent over the whole protocol; ``stage_seconds`` the wall time of each SecAgg+
     stage (setup, share keys, collect masked vectors — which includes training —, unmask);
-    ``seconds`` the wall time of the simulation.
+    ``seconds`` the wall time of the simulation; ``settings`` the users' release settings (σ_u, or γ
+    and σ² of the discrete shares) and ``local_sensitivity`` s, both public.
     """
 
     result: PipelineResult
@@ -195,6 +196,8 @@ class FlowerRound:
     upload_bytes: dict
     stage_seconds: tuple
     seconds: float
+    settings: object
+    local_sensitivity: float
 
 
 def _payload_bytes(value) -> int:
@@ -404,4 +407,4 @@ def released_round(prepared, config, seed, encoding, record, minimum_honest_shar
         config={**dataclasses.asdict(config), "engine": "flower"}, seed=seed,
     )
     return FlowerRound(result, encoding, survivors, honest, total, tuple(tuple(r) for r in record.replies),
-                       upload, tuple(record.stage_seconds), seconds)
+                       upload, tuple(record.stage_seconds), seconds, prepared.settings, prepared.sensitivity)
