@@ -26,7 +26,8 @@ does not apply to it; what is proven:
   :func:`dpmech.output_perturbation.rounded_grid_sensitivity`, rounded up). Other users' rounded
   vectors do not depend on the differing record and are post-processing.
 * Tail (for a modular range). N_Z(0, σ²) is σ²-subgaussian, E[e^{tX}] <= e^{t²σ²/2}
-  (CKS 2020, Cor. 9), so P[|X| >= λ] <= 2·exp(−λ²/(2σ²)) and a union bound over d coordinates
+  (CKS 2020, §2: the discrete Gaussian's moment generating function is at most the continuous
+  one's), so P[|X| >= λ] <= 2·exp(−λ²/(2σ²)) and a union bound over d coordinates
   gives :func:`share_noise_bound`.
 
 Every number returned rounds toward more privacy loss: Δ₂²/(nσ²) is computed in rational

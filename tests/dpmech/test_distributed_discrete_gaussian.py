@@ -145,6 +145,17 @@ def test_share_noise_bound_covers_the_exact_tail():
         assert bound >= 1
 
 
+@given(st.integers(16, 6400), st.floats(0.5, 12.0))
+def test_the_discrete_gaussian_tail_is_subgaussian(units, multiple):
+    # P[|X| >= λ] <= 2·exp(−λ²/(2σ²)), the bound share_noise_bound rests on, against the enumerated law.
+    sigma_squared = units / 64
+    pmf = sum_pmf(sigma_squared, 1)
+    centre = (pmf.size - 1) // 2
+    threshold = math.ceil(multiple * math.sqrt(sigma_squared))
+    tail = 2 * pmf[centre + threshold:].sum()
+    assert tail <= 2 * math.exp(-threshold**2 / (2 * sigma_squared)) * (1 + 1e-9)
+
+
 def test_grid_share_rounds_to_nearest_and_adds_integer_noise():
     values = np.array([0.26, -0.74, 1.0, 0.0])
     share, randomness = grid_share(values, 0.5, Fraction(100), np.random.default_rng(3))

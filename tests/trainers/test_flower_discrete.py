@@ -5,7 +5,6 @@ import json
 import math
 import subprocess
 import sys
-from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -119,8 +118,7 @@ def test_flower_round_unmasks_the_exact_integer_sum_and_is_certified_at_the_targ
     assert flower_round.result.accuracy == linear_accuracy(average, prepared.features.test)
     tight = flower_round.result.guarantees["tight"]
     assert tight.epsilon <= CONFIG.epsilon and tight.delta <= CONFIG.delta
-    event = flower_round.result.ledger.events[0][0] if isinstance(flower_round.result.ledger.events[0], tuple) \
-        else flower_round.result.ledger.events[0]
+    (event,) = flower_round.result.ledger.events
     assert "sum of 2 honest shares" in event.description and "randomness: numpy-generator" in event.description
 
 

@@ -1,7 +1,6 @@
 """``dpmech run --engine flower``: refusals before any training, and one round in Flower's simulation engine."""
 
 import importlib.util
-import json
 import subprocess
 import sys
 
