@@ -6,7 +6,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from scipy.special import logsumexp
 
@@ -80,6 +80,10 @@ def test_rdp_bound_holds_against_the_50_digit_divergence_of_the_sum(sigma_square
 def test_rdp_bound_holds_for_every_shift_share_count_and_order(units, num_shares, shift, order):
     # σ² = units/64 in [1/4, 4]; float64 reference, allowed 1e-12 of its own rounding (one share attains the bound).
     sigma_squared = Fraction(units, 64)
+    # The divergence's mass sits near y = αk; the float reference needs the pmf there (and 4 std beyond)
+    # above the subnormal doubles, whose lost digits would be raised to the power 1 − α.
+    variance = num_shares * float(sigma_squared)
+    assume((order * shift + 4 * math.sqrt(variance)) ** 2 / (2 * variance) < 650)
     divergence = float_renyi(sum_pmf(float(sigma_squared), num_shares), shift, order)
     assert divergence <= distributed_discrete_gaussian_rdp(order, sigma_squared, num_shares, shift, 1) + 1e-12
 
@@ -96,6 +100,19 @@ def test_one_share_is_never_below_the_discrete_gaussians_tight_profile():
         for delta in (1e-3, 1e-6):
             epsilon = distributed_discrete_gaussian_epsilon(delta, sigma_squared, 1, 1, 1)
             assert discrete_gaussian_delta(epsilon, sigma_squared, 1) <= delta
+
+
+@given(st.integers(1, 20), st.floats(1.0, 1e4), st.integers(1, 1000), st.floats(1e-10, 1e-2), st.floats(3.0, 50.0))
+def test_with_wide_shares_it_is_the_rdp_route_gaussian_of_the_summed_variance(num_shares, sensitivity, dimension,
+                                                                             delta, noise_multiple):
+    # For σ >= 3 τ is below e^-88: the sum behaves as a Gaussian of variance nσ², whose RDP-route ε
+    # (optimised over every order) it may not beat and should match to the order grid's resolution.
+    from dpmech.conversions.renyi import gaussian_rdp_epsilon
+
+    sigma_squared = Fraction(max(9, math.ceil((noise_multiple * sensitivity) ** 2 / num_shares)))
+    ours = distributed_discrete_gaussian_epsilon(delta, sigma_squared, num_shares, sensitivity, dimension)
+    gaussian = gaussian_rdp_epsilon(delta, math.sqrt(num_shares * sigma_squared), sensitivity)
+    assert gaussian * (1 - 1e-9) <= ours <= gaussian * 1.001 + 1e-12
 
 
 def test_tau_is_the_sum_of_its_terms_and_bounded_for_many_shares():
