@@ -100,6 +100,8 @@ def register(subparsers) -> None:
 
 # Written out for the same reason; tests/audits/test_cli.py checks them against trainers.data.DATASETS.
 DATASET_NAMES = ("digits", "mnist1d")
+# Where ``dpmech run`` trains the round (audits.main_job.run_main_job's ``engine``).
+ENGINES = ("inprocess", "flower")
 
 
 def _pipeline_arguments(parser) -> None:
@@ -125,6 +127,9 @@ def register_run(subparsers) -> None:
                      help="report folder (default ./dpmech-report)")
     run.add_argument("--threads", type=arguments.integer_in(1, 1024), default=1,
                      help="BLAS/OpenMP and torch threads per process, 1 to 1024 (default 1: faster on small machines)")
+    run.add_argument("--engine", type=arguments.choice(ENGINES), default="inprocess",
+                     help="inprocess (default) or flower: the round in Flower's simulation engine "
+                          "(dphelmet over SecAgg+, fedauxfdp; needs the [flower] extra)")
     run.set_defaults(handler=_run)
 
 
@@ -158,7 +163,8 @@ def _run(args) -> None:
     from .main_job import run_main_job
 
     summary = run_main_job(args.pipeline, args.dataset, args.epsilon, args.delta, args.seed, args.out,
-                           progress=sys.stderr.isatty(), trials=args.trials, threads=args.threads)
+                           progress=sys.stderr.isatty(), trials=args.trials, threads=args.threads,
+                           engine=args.engine)
     keys = ("pipeline", "dataset", "accuracy", "target_epsilon", "target_delta", "epsilon", "delta", "target_met",
             "eps_lb", "report_dir")
     record = {key: summary[key] for key in keys}

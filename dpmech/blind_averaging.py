@@ -34,6 +34,16 @@ is a per-user non-linear map of individually weakly noised models, not
 post-processing of the secure sum, and Thm 5.3 does not cover it.
 Post-processing the final average (including projecting it) is fine.
 
+Discrete option (:func:`discrete_blind_average`). Every user rounds its model to the grid γZ^d
+(nearest point) and adds an exact discrete Gaussian share N_Z(0, σ²)^d in grid units; the
+integer shares are summed (as secure aggregation does) and the sum times γ/|U| is released. The
+sum of h honest shares is not a discrete Gaussian: it is accounted by the distributed discrete
+Gaussian (Kairouz, Liu & Steinke, ICML 2021, Prop. 14; :mod:`dpmech.distributed_discrete_gaussian`)
+with n = h = ⌈t·|U|⌉ honest shares against the rounded sensitivity s/γ + √d grid units
+(:func:`dpmech.output_perturbation.rounded_grid_sensitivity`). The division by |U| is
+post-processing, so the event of the sum is the event of the average
+(:func:`discrete_blind_averaging_event`, an (ε, δ) point naming the mechanism and the randomness).
+
 Which s to use: a record-level bound from :mod:`dpmech.sensitivity` for the
 unscaled local model (e.g. 2L/(NΛ)), or :func:`dpmech.sensitivity.user_level_sensitivity`
 (2R) to protect a user's whole dataset. DP-Helmet's newest code multiplies
@@ -50,7 +60,13 @@ import numpy as np
 
 from . import validation as check
 from .calibration import calibrate_gaussian
+from .distributed_discrete_gaussian import (
+    calibrate_distributed_discrete_gaussian,
+    distributed_discrete_gaussian_event,
+    grid_share,
+)
 from .events import GaussianEvent
+from .output_perturbation import rounded_grid_sensitivity
 
 # |U| is used as a double: beyond 2**53 it is not held exactly.
 MAX_USERS = 2**53
@@ -172,3 +188,66 @@ def blind_average(local_models, user_noise_std, rng) -> np.ndarray:
     if not np.all(np.isfinite(average)):
         raise ValueError("local_models and user_noise_std must be small enough that the noisy sum is finite")
     return average
+
+
+def honest_shares(num_users, honest_fraction) -> int:
+    """⌈t·|U|⌉, the honest noise shares guaranteed in a blind average without dropouts (Lemma 5.2).
+
+    t·|U| is rounded to 9 decimals before the ceiling, so that a product that is an integer up to
+    rounding (0.3·10 = 3.0000000000000004) is not bumped up.
+    """
+    _, num_users, honest_fraction = _validated_setting(1.0, num_users, honest_fraction)
+    return max(1, math.ceil(round(honest_fraction * num_users, 9)))
+
+
+def _discrete_setting(local_sensitivity, granularity, dimension, num_shares):
+    local_sensitivity = float(check.single("local_sensitivity", check.positive("local_sensitivity", local_sensitivity)))
+    granularity = float(check.single("granularity", check.positive("granularity", granularity)))
+    dimension = check.integer_scalar("dimension", dimension, 1)
+    num_shares = check.integer_scalar("num_shares", num_shares, 1)
+    return rounded_grid_sensitivity(local_sensitivity, granularity, dimension), dimension, num_shares
+
+
+def calibrate_discrete_user_noise(epsilon, delta, local_sensitivity, granularity, dimension, num_shares) -> Fraction:
+    """σ² (grid units²) of each user's discrete Gaussian share so that the sum of ``num_shares`` honest
+    shares meets (ε, δ) against the rounded sensitivity (module docstring, "Discrete option").
+
+    ``num_shares``: the honest shares the guarantee must hold with, :func:`honest_shares` in process,
+    the user's dropout floor in a deployment with dropouts.
+    """
+    grid_sensitivity, dimension, num_shares = _discrete_setting(local_sensitivity, granularity, dimension, num_shares)
+    return calibrate_distributed_discrete_gaussian(epsilon, delta, grid_sensitivity, num_shares, dimension)
+
+
+def discrete_blind_averaging_event(delta, sigma_squared, local_sensitivity, granularity, dimension, num_shares,
+                                   neighbouring=None, randomness: str = "not stated"):
+    """The (ε, δ) event of a discrete blind average with ``num_shares`` honest shares (module docstring)."""
+    grid_sensitivity, dimension, num_shares = _discrete_setting(local_sensitivity, granularity, dimension, num_shares)
+    return distributed_discrete_gaussian_event(
+        delta, sigma_squared, num_shares, grid_sensitivity, dimension, neighbouring=neighbouring,
+        description=f"blind average on the grid {granularity!r}·Z^{dimension}; randomness: {randomness}")
+
+
+def discrete_blind_average(local_models, granularity, sigma_squared, rng):
+    """Each user's model rounded to γZ^d plus N_Z(0, σ²)^d (grid units); the integer sum times γ/|U|.
+
+    Args:
+        local_models: finite array of shape (|U|, ...), one model per user.
+        granularity: γ > 0.
+        sigma_squared: σ² per user share in grid units² (:func:`calibrate_discrete_user_noise`).
+        rng: ``"os"`` (OS CSPRNG, for real releases), a ``numpy.random.Generator`` or an integer seed.
+
+    Returns:
+        (average, randomness): the noisy average of shape ``local_models.shape[1:]`` and the
+        description of the randomness source, for the ledger.
+    """
+    models = check.real_array("local_models", local_models, "an array of shape (|U|, ...) of finite real numbers")
+    if models.ndim < 1 or models.shape[0] < 1:
+        raise ValueError(f"local_models must have shape (|U|, ...) with |U| >= 1 (got shape {models.shape})")
+    shares, randomness = grid_share(models, granularity, sigma_squared, rng)
+    largest = int(np.max(np.abs(shares))) if shares.size else 0
+    # Below 2**53 the integer sum is exact in int64 and as a double.
+    if largest * models.shape[0] >= 2**53:
+        raise ValueError("local_models must be small enough that |U| times the largest share is below 2**53 grid steps")
+    total = shares.sum(axis=0)
+    return total.astype(np.float64) * (float(granularity) / models.shape[0]), randomness

@@ -85,3 +85,67 @@ BAD_INPUTS = [
 def test_bad_input_raises_value_error_naming_the_parameter(parameter, call):
     with pytest.raises(ValueError, match=parameter):
         call()
+
+
+# Discrete option: integer shares on the grid, accounted as a distributed discrete Gaussian.
+from fractions import Fraction  # noqa: E402
+
+from tests.profiles import examples  # noqa: E402
+
+from dpmech import blind_averaging  # noqa: E402
+from dpmech.distributed_discrete_gaussian import distributed_discrete_gaussian_epsilon  # noqa: E402
+from dpmech.output_perturbation import rounded_grid_sensitivity  # noqa: E402
+
+
+@examples(0.2)
+@given(st.floats(0.2, 5.0), st.floats(1e-9, 1e-3), st.floats(1e-3, 1.0), st.integers(-14, -4), st.integers(1, 700),
+       st.integers(2, 50), st.floats(0.1, 1.0))
+def test_discrete_shares_meet_the_target_with_the_honest_shares_and_not_with_fewer(
+        epsilon, delta, sensitivity, exponent, dimension, num_users, honest_fraction):
+    granularity = 2.0**exponent
+    honest = blind_averaging.honest_shares(num_users, honest_fraction)
+    assert honest >= honest_fraction * num_users * (1 - 1e-9) and honest <= num_users
+    sigma_squared = blind_averaging.calibrate_discrete_user_noise(epsilon, delta, sensitivity, granularity, dimension,
+                                                                  honest)
+    event = blind_averaging.discrete_blind_averaging_event(delta, sigma_squared, sensitivity, granularity, dimension,
+                                                           honest)
+    assert event.epsilon <= epsilon and event.delta == delta
+    grid_sensitivity = rounded_grid_sensitivity(sensitivity, granularity, dimension)
+    # Nearest rounding moves each coordinate by at most γ/2 (in one dimension the difference is an integer).
+    assert grid_sensitivity >= (math.floor(sensitivity / granularity) + 1 if dimension == 1
+                                else sensitivity / granularity + math.sqrt(dimension))
+    if honest > 1 and sigma_squared > 1:
+        fewer = distributed_discrete_gaussian_epsilon(delta, sigma_squared, honest - 1, grid_sensitivity, dimension)
+        assert fewer > event.epsilon
+
+
+def test_discrete_blind_average_is_the_rounded_mean_plus_integer_noise():
+    rng = np.random.default_rng(5)
+    models = rng.normal(scale=0.3, size=(6, 40))
+    granularity = 2.0**-10
+    average, randomness = blind_averaging.discrete_blind_average(models, granularity, Fraction(400), rng)
+    scaled = average * models.shape[0] / granularity
+    assert np.max(np.abs(scaled - np.rint(scaled))) < 1e-9  # a multiple of γ/|U| up to the final scaling
+    noise = np.rint(scaled) - np.rint(models / granularity).sum(axis=0)
+    # The sum of 6 shares of N_Z(0, 400) has variance below 6·400: a loose two-sided check over 40 coordinates.
+    assert 0.3 * 2400 < np.mean(noise**2) < 2.0 * 2400
+    assert "pseudo-random" in randomness
+    again, _ = blind_averaging.discrete_blind_average(models, granularity, Fraction(400), np.random.default_rng(5))
+    assert again.shape == (40,)
+
+
+def test_honest_shares_are_not_bumped_by_rounding():
+    assert blind_averaging.honest_shares(10, 0.3) == 3
+    assert blind_averaging.honest_shares(10, 0.31) == 4
+    assert blind_averaging.honest_shares(3, 0.1) == 1
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: blind_averaging.calibrate_discrete_user_noise(1.0, 1e-5, 1.0, 0.0, 3, 2), "granularity"),
+    (lambda: blind_averaging.calibrate_discrete_user_noise(1.0, 1e-5, 1.0, 0.1, 3, 0), "num_shares"),
+    (lambda: blind_averaging.discrete_blind_average(np.ones(3), 0.1, Fraction(1), None), "rng"),
+    (lambda: blind_averaging.discrete_blind_average(np.full((2, 2), np.inf), 0.1, Fraction(1), 0), "values"),
+])
+def test_discrete_bad_input_names_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()

@@ -31,9 +31,23 @@ quantised round, never as its certified ε.
 
 Clipping. SecAgg+ clips every coordinate to [−c, c] silently; a clipped share would change the
 sensitivity. :mod:`trainers.flower.encoding` chooses c from the public model norm bound B and the
-noise tail so that P(some coordinate of f + z leaves [−c, c]) <= p, and a user whose share leaves
-the range refuses to send it. Refusing is a data-dependent event of probability at most p under
-every dataset, so the release is (ε, δ + p)-DP (:func:`total_delta`).
+noise tail so that P(some coordinate of a share leaves [−c, c]) <= p, and a user whose share leaves
+the range refuses to send it. The round with refusals, M', differs from the round without them,
+M, by at most p in total variation under every dataset (they agree outside the refusal event),
+so if M is (ε, δ)-DP, M' is (ε, δ + (1 + e^ε)·p)-DP: P[M'(D) ∈ S] <= P[M(D) ∈ S] + p <=
+e^ε·P[M(D') ∈ S] + δ + p <= e^ε·(P[M'(D') ∈ S] + p) + δ + p (:func:`total_delta`).
+
+Distributed discrete Gaussian (``DpHelmetConfig(noise="discrete")``, certified at the target).
+Each user rounds its model to the SecAgg+ grid γZ^d (nearest point) and adds an exact discrete
+Gaussian share N_Z(0, σ²)^d in grid units (:func:`dpmech.distributed_discrete_gaussian.grid_share`);
+the integer share passes SecAgg+'s quantiser unchanged and its modular sum does not wrap, so the
+server unmasks exactly Σ shares. The sum of the h guaranteed honest shares is accounted by
+Kairouz, Liu & Steinke 2021, Prop. 14 (:mod:`dpmech.distributed_discrete_gaussian`) against the
+rounded sensitivity s/γ + √d: no loss from the quantisation beyond that √d, and the realised h
+enters the accounting (:func:`discrete_sum_event`). σ² is calibrated at the user's dropout floor
+h_min (the fewest honest shares the round releases with) and at the mechanism's δ, the target δ
+less (1 + e^ε)·p (:func:`mechanism_delta`), so the released round is certified at the target
+whenever it releases.
 """
 
 from __future__ import annotations
@@ -43,6 +57,8 @@ import math
 import numpy as np
 
 import dpmech
+import dpmech.blind_averaging
+import dpmech.distributed_discrete_gaussian
 from dpmech import REPLACE_ONE, GaussianEvent
 from dpmech import validation as check
 
@@ -112,15 +128,43 @@ def quantised_sum_event(user_noise_std, local_sensitivity, grid_step, dimension,
     return GaussianEvent(user_noise_std, math.nextafter(inflated, math.inf), neighbouring=neighbouring)
 
 
-def total_delta(delta, clip_failure_probability) -> float:
-    """δ + p, rounded up: the δ of a round whose users refuse with probability at most p."""
+def total_delta(delta, clip_failure_probability, epsilon) -> float:
+    """δ + (1 + e^ε)·p, rounded up: the δ of an (ε, δ)-DP round whose users refuse with probability <= p."""
     delta = float(check.open_unit_interval("delta", delta))
     failure = float(check.in_interval("clip_failure_probability", clip_failure_probability, 0.0, 1.0,
                                       low_open=False, high_open=True))
-    total = math.nextafter(delta + failure, math.inf)
+    epsilon = float(check.non_negative("epsilon", epsilon))
+    total = math.nextafter(delta + math.nextafter((1.0 + math.exp(epsilon)) * failure, math.inf), math.inf)
     if not total < 1.0:
-        raise ValueError(f"delta + clip_failure_probability must be < 1 (got {delta!r} + {failure!r})")
+        raise ValueError(f"delta + (1 + e^epsilon)·clip_failure_probability must be < 1 "
+                         f"(got {delta!r} + (1 + e^{epsilon!r})·{failure!r})")
     return total
+
+
+def mechanism_delta(delta, epsilon, clip_failure_probability) -> float:
+    """δ − (1 + e^ε)·p, rounded down: the δ to calibrate the shares at so that the round with refusals meets δ."""
+    delta = float(check.open_unit_interval("delta", delta))
+    epsilon = float(check.positive("epsilon", epsilon))
+    failure = float(check.in_interval("clip_failure_probability", clip_failure_probability, 0.0, 1.0,
+                                      low_open=False, high_open=True))
+    # The relative 1e-9 leaves room for total_delta's own upward roundings: total_delta(result, p, ε) <= δ.
+    remaining = math.nextafter(delta - (1.0 + math.exp(epsilon)) * failure * (1.0 + 1e-9), 0.0)
+    if not remaining > 0.0:
+        raise ValueError(f"clip_failure_probability must be below delta/(1 + e^epsilon) = "
+                         f"{delta / (1.0 + math.exp(epsilon)):.3g} (got {failure!r})")
+    return remaining
+
+
+def discrete_sum_event(settings, local_sensitivity, dimension, honest_shares, randomness: str):
+    """The (ε, δ) event of the sum of discrete shares with ``honest_shares`` h >= 1 guaranteed honest.
+
+    ``settings``: the users' :class:`~trainers.pipelines.dphelmet.UserSettings` (γ, σ² and the event's δ);
+    ``randomness``: the users' randomness source as their releases state it.
+    """
+    honest_shares = check.integer_scalar("honest_shares", honest_shares, 1)
+    return dpmech.blind_averaging.discrete_blind_averaging_event(
+        settings.event.delta, settings.sigma_squared_grid, local_sensitivity, settings.granularity, dimension,
+        honest_shares, neighbouring=REPLACE_ONE, randomness=randomness)
 
 
 def dropout_table(epsilon, delta, local_sensitivity, num_users, honest_fraction, num_dropped) -> np.ndarray:
@@ -143,4 +187,29 @@ def dropout_table(epsilon, delta, local_sensitivity, num_users, honest_fraction,
         event = surviving_sum_event(user_noise_std, local_sensitivity, survivors, honest)
         guarantee = dpmech.PrivacyLedger(REPLACE_ONE).record(event).epsilon(delta)
         rows.append((dropped, survivors, honest, guarantee.epsilon))
+    return np.array(rows, dtype=float)
+
+
+def discrete_dropout_table(epsilon, delta, grid_sensitivity, dimension, num_users, honest_fraction,
+                           minimum_honest_shares, num_dropped) -> np.ndarray:
+    """Certified ε at ``delta`` of discrete shares calibrated at the floor h_min, after 0 .. ``num_dropped`` dropouts.
+
+    Rows (dropped, surviving, honest shares h, ε, released): ε is the certified ε of the sum with h
+    honest shares (∞ for h = 0); released is 1 when h >= h_min, 0 when the round refuses.
+    ``grid_sensitivity``: Δ₂ of the rounded model in grid units.
+    """
+    num_dropped = check.integer_scalar("num_dropped", num_dropped, 0)
+    num_users = check.integer_scalar("num_users", num_users, 1)
+    if num_dropped >= num_users:
+        raise ValueError(f"num_dropped must be < num_users = {num_users} (got {num_dropped})")
+    floor = check.integer_scalar("minimum_honest_shares", minimum_honest_shares, 1)
+    sigma_squared = dpmech.distributed_discrete_gaussian.calibrate_distributed_discrete_gaussian(
+        epsilon, delta, grid_sensitivity, floor, dimension)
+    rows = []
+    for dropped in range(num_dropped + 1):
+        survivors = num_users - dropped
+        honest = guaranteed_honest_shares(num_users, honest_fraction, survivors)
+        value = (dpmech.distributed_discrete_gaussian.distributed_discrete_gaussian_epsilon(
+            delta, sigma_squared, honest, grid_sensitivity, dimension) if honest >= 1 else math.inf)
+        rows.append((dropped, survivors, honest, value, float(honest >= floor)))
     return np.array(rows, dtype=float)

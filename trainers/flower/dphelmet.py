@@ -17,8 +17,10 @@ guaranteed honest shares (:mod:`trainers.flower.accounting`).
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Optional
 
 import numpy as np
@@ -28,9 +30,11 @@ from dpmech import validation as check
 
 from ..federation import PipelineResult, client_generators
 from ..pipelines._common import linear_accuracy
-from ..pipelines.dphelmet import DpHelmetConfig, PreparedUsers, dphelmet_user, model_norm_bound, prepare_users
+from ..pipelines.dphelmet import (DISCRETE, DpHelmetConfig, PreparedUsers, discrete_user_settings, dphelmet_user,
+                                  model_norm_bound, prepare_users)
 from . import accounting
-from .encoding import SecAggEncoding, choose_encoding, randomised_rounding
+from .encoding import (SecAggEncoding, choose_encoding, discrete_encoding, discrete_range_fits, encode_grid_share,
+                       randomised_rounding)
 
 
 class SecureAggregationFailed(RuntimeError):
@@ -53,6 +57,8 @@ def encoded_user_share(prepared: PreparedUsers, user: int, encoding: SecAggEncod
     """
     rng = user_generator(prepared, user)
     message, _ = dphelmet_user(user, prepared.local(user), prepared.settings, rng)
+    if "grid_share" in message.payload:
+        return message, encode_grid_share(message.payload["grid_share"], encoding)
     return message, randomised_rounding(message.payload["noisy_model"], encoding, rng)
 
 
@@ -71,6 +77,11 @@ def user_client(prepared: PreparedUsers, encoding: SecAggEncoding, user: int, dr
             message, share = encoded_user_share(prepared, user, encoding)
             metrics = {"user": user, "user_noise_std": settings.user_noise_std,
                        "local_sensitivity": prepared.sensitivity, "dimension": int(share.size)}
+            if settings.sigma_squared_grid is not None:
+                metrics.update(randomness=message.events[0].description.rsplit("randomness: ", 1)[-1],
+                               granularity=settings.granularity,
+                               sigma_squared_numerator=settings.sigma_squared_grid.numerator,
+                               sigma_squared_denominator=settings.sigma_squared_grid.denominator)
             # Weight 1 (= max_weight): Flower's weighting factor is then exactly 1.
             return [share], 1, metrics
 
@@ -172,7 +183,8 @@ class FlowerRound:
     the ServerApp received (the test of what the server holds); ``upload_bytes`` the payload bytes
     each user sent over the whole protocol; ``stage_seconds`` the wall time of each SecAgg+
     stage (setup, share keys, collect masked vectors — which includes training —, unmask);
-    ``seconds`` the wall time of the simulation.
+    ``seconds`` the wall time of the simulation; ``settings`` the users' release settings (σ_u, or γ
+    and σ² of the discrete shares) and ``local_sensitivity`` s, both public.
     """
 
     result: PipelineResult
@@ -184,6 +196,8 @@ class FlowerRound:
     upload_bytes: dict
     stage_seconds: tuple
     seconds: float
+    settings: object
+    local_sensitivity: float
 
 
 def _payload_bytes(value) -> int:
@@ -204,22 +218,28 @@ def message_bytes(message) -> int:
 
 
 def run_flower_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 0, *,
-                        reconstruction_threshold: Optional[int] = None, minimum_honest_shares: int = 1,
+                        reconstruction_threshold: Optional[int] = None, minimum_honest_shares: Optional[int] = None,
                         clip_failure_probability: float = 1e-9, dropped_users=(),
                         backend_config: Optional[dict] = None) -> FlowerRound:
     """Run one DP-Helmet round in Flower's simulation engine with SecAgg+.
 
     ``reconstruction_threshold``: SecAgg+'s k in [2, |U| − 1] (default ⌊|U|/2⌋ + 1; Flower requires
     k below the number of shares, here |U|); fewer survivors raise
-    :class:`SecureAggregationFailed`. ``minimum_honest_shares``: the floor on h below which the
-    round refuses to release (ValueError). ``clip_failure_probability`` p: the encoding's range
-    is chosen so a refusal has probability <= p, and p is added to δ. ``dropped_users``: user
+    :class:`SecureAggregationFailed`. ``minimum_honest_shares``: the floor h_min on h below which the
+    round refuses to release (ValueError); default ⌈t·|U|⌉, every guaranteed honest share (no
+    dropout of a possibly honest user is tolerated), as the in-process guarantee assumes. With
+    ``config.noise == "discrete"`` the shares are calibrated at h_min, so a lower floor tolerates
+    dropouts at the price of more noise per user. ``clip_failure_probability`` p: the encoding's
+    range is chosen so a refusal has probability <= p, and (1 + e^ε)·p is added to δ. ``dropped_users``: user
     indices that drop out after the key exchange.
 
-    ``guarantees``: "certified (quantised sum)" = the ledger, GaussianEvent(σ_u, s + 2γ√d) at
-    δ + p (:func:`~trainers.flower.accounting.quantised_sum_event`), and "estimate (unquantised
-    secure sum)" = the blind-averaging event with the realised h, which the quantisation is not
-    proven to preserve.
+    ``guarantees["tight"]``: the round's certified guarantee, the ledger's ε with δ + (1 + e^ε)·p
+    (refusals, :func:`~trainers.flower.accounting.total_delta`). Continuous noise: the ledger holds
+    GaussianEvent(σ_u, s + 2γ√d) (:func:`~trainers.flower.accounting.quantised_sum_event`), and
+    "estimate (unquantised secure sum)" is the blind-averaging event with the realised h, which the
+    quantisation is not proven to preserve. Discrete noise (``config.noise == "discrete"``): the
+    ledger holds the distributed discrete Gaussian event with the realised h
+    (:func:`~trainers.flower.accounting.discrete_sum_event`), calibrated to meet (ε, δ) at h_min.
     """
     from flwr.simulation import run_simulation
 
@@ -234,6 +254,8 @@ def run_flower_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: i
     threshold = check.integer_scalar("reconstruction_threshold", threshold, 2)
     if threshold >= num_users:
         raise ValueError(f"reconstruction_threshold must be in [2, num_users - 1 = {num_users - 1}] (got {threshold})")
+    if minimum_honest_shares is None:
+        minimum_honest_shares = accounting.guaranteed_honest_shares(num_users, config.honest_fraction, num_users)
     minimum_honest_shares = check.integer_scalar("minimum_honest_shares", minimum_honest_shares, 1)
     dropped = frozenset(check.integer_scalar("dropped_users", user, 0) for user in dropped_users)
     if any(user >= num_users for user in dropped):
@@ -242,7 +264,8 @@ def run_flower_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: i
     # A round that could not meet the floor even without dropouts is refused before it starts.
     accounting.require_honest_shares(
         accounting.guaranteed_honest_shares(num_users, config.honest_fraction, num_users), minimum_honest_shares)
-    prepared, shape, encoding = prepare_flower_round(data, config, seed, clip_failure_probability)
+    prepared, shape, encoding = prepare_flower_round(data, config, seed, clip_failure_probability,
+                                                     minimum_honest_shares)
     record = ServerRecord()
     start = time.perf_counter()
     run_simulation(server_app=server_app(encoding, num_users, threshold, shape, record),
@@ -258,14 +281,64 @@ def run_flower_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: i
     return released_round(prepared, config, seed, encoding, record, minimum_honest_shares, seconds)
 
 
-def prepare_flower_round(data, config: DpHelmetConfig, seed: int, clip_failure_probability: float):
+def prepare_flower_round(data, config: DpHelmetConfig, seed: int, clip_failure_probability: float,
+                         minimum_honest_shares: int = 1):
     """(prepared users, model shape (C, d + 1), SecAgg+ encoding): the public preparation that the
-    ServerApp and every ClientApp derive alike from (data, config, seed)."""
-    prepared = prepare_users(data, config, seed)
-    shape = (prepared.num_classes, prepared.features.test.features.shape[1] + 1)
-    encoding = choose_encoding(model_norm_bound(config, prepared.num_classes), prepared.settings.user_noise_std,
-                               int(np.prod(shape)), config.num_users, clip_failure_probability)
-    return prepared, shape, encoding
+    ServerApp and every ClientApp derive alike from (data, config, seed, p, h_min).
+
+    Discrete noise: the shares are calibrated at h_min honest shares and the mechanism's δ
+    (:func:`~trainers.flower.accounting.mechanism_delta`) on the grid γ = ``config.granularity``
+    (a power of two whose range must hold the share: ValueError naming the finest that does) or,
+    for ``None``, the finest power-of-two grid whose SecAgg+ range holds the share.
+    """
+    if config.noise != DISCRETE:
+        prepared = prepare_users(data, config, seed)
+        shape = (prepared.num_classes, prepared.features.test.features.shape[1] + 1)
+        encoding = choose_encoding(model_norm_bound(config, prepared.num_classes), prepared.settings.user_noise_std,
+                                   int(np.prod(shape)), config.num_users, clip_failure_probability)
+        return prepared, shape, encoding
+    # The public preparation (split, records, sensitivity, seeds) does not depend on the noise.
+    public = prepare_users(data, dataclasses.replace(config, noise="continuous", granularity=None), seed)
+    shape = (public.num_classes, public.features.test.features.shape[1] + 1)
+    dimension = int(np.prod(shape))
+    bound = model_norm_bound(config, public.num_classes)
+    mechanism_delta = accounting.mechanism_delta(config.delta, config.epsilon, clip_failure_probability)
+    quantization_range = 2**22
+
+    def settings_at(granularity):
+        settings = discrete_user_settings(config, public.num_classes, public.sensitivity, dimension, granularity,
+                                          minimum_honest_shares, mechanism_delta)
+        fits = discrete_range_fits(granularity, bound, settings.sigma_squared_grid, dimension,
+                                   clip_failure_probability, quantization_range)
+        return settings, fits
+
+    # From the grid whose c = γq/2 is the smallest power of two >= B; each doubling of γ doubles c.
+    granularity = 2.0 ** (math.ceil(math.log2(bound)) + 1 - round(math.log2(quantization_range)))
+    settings, fits = settings_at(granularity)
+    while not fits:
+        granularity *= 2.0
+        if granularity > 2.0**38:
+            raise ValueError("the model norm bound and the noise fit SecAgg+'s range at no granularity")
+        settings, fits = settings_at(granularity)
+    if config.granularity is not None:
+        if config.granularity < granularity:
+            raise ValueError(f"granularity {config.granularity!r} is too fine for SecAgg+'s range of "
+                             f"{quantization_range} steps; the finest power of two that holds the share is {granularity!r}")
+        granularity = config.granularity
+        settings, fits = settings_at(granularity)
+        if not fits:
+            raise ValueError(f"granularity {granularity!r} does not fit SecAgg+'s range (the noise tail is too wide)")
+    encoding = discrete_encoding(granularity, config.num_users, clip_failure_probability, quantization_range)
+    return dataclasses.replace(public, settings=settings), shape, encoding
+
+
+def _reported_settings(metrics) -> tuple:
+    keys = ("user_noise_std", "local_sensitivity", "dimension", "granularity", "sigma_squared_numerator",
+            "sigma_squared_denominator", "randomness")
+    reported = {tuple(m.get(key) for key in keys) for m in metrics}
+    if len(reported) != 1:
+        raise ValueError(f"survivors report different release settings {sorted(reported, key=str)}; account them per user")
+    return reported.pop()
 
 
 def released_round(prepared, config, seed, encoding, record, minimum_honest_shares, seconds) -> FlowerRound:
@@ -273,34 +346,53 @@ def released_round(prepared, config, seed, encoding, record, minimum_honest_shar
     survivors' reported settings with the realised honest shares, and unmasks the exact sum."""
     metrics = record.survivor_metrics
     survivors = tuple(sorted(int(m["user"]) for m in metrics))
-    reported = {(m["user_noise_std"], m["local_sensitivity"], m["dimension"]) for m in metrics}
-    if len(reported) != 1:
-        raise ValueError(f"survivors report different release settings {sorted(reported)}; account them per user")
-    user_noise_std, sensitivity, dimension = reported.pop()
+    user_noise_std, sensitivity, dimension, granularity, numerator, denominator, randomness = _reported_settings(metrics)
     honest = accounting.guaranteed_honest_shares(config.num_users, config.honest_fraction, len(survivors))
     accounting.require_honest_shares(honest, minimum_honest_shares)
 
     total = secure_sum(record.aggregate, len(survivors), encoding)
     average = total / len(survivors)
-    delta = accounting.total_delta(config.delta, encoding.clip_failure_probability)
-    ledger = PrivacyLedger(REPLACE_ONE).record(
-        accounting.quantised_sum_event(user_noise_std, sensitivity, encoding.grid_step, dimension))
-    unquantised = PrivacyLedger(REPLACE_ONE).record(
-        accounting.surviving_sum_event(user_noise_std, sensitivity, len(survivors), honest))
-    guarantees = {
-        "certified (quantised sum)": ledger.epsilon(delta),
-        # Proven for the unquantised secure sum only, not for the rounded shares this round sums.
-        "estimate (unquantised secure sum)": dataclasses.replace(
-            unquantised.epsilon(delta), certified=False,
-            note="estimate: the guarantee of the unquantised secure sum; the quantised sum is not proven to meet it"),
-    }
+    failure = encoding.clip_failure_probability
+    settings = prepared.settings
+    if settings.sigma_squared_grid is not None:
+        if (granularity, Fraction(numerator, denominator)) != (settings.granularity, settings.sigma_squared_grid):
+            raise ValueError("survivors report a grid or share variance other than the round's public settings")
+        event = accounting.discrete_sum_event(settings, sensitivity, dimension, honest, randomness)
+        ledger = PrivacyLedger(REPLACE_ONE).record(event)
+        mechanism_delta = accounting.mechanism_delta(config.delta, config.epsilon, failure)
+        mechanism = ledger.epsilon(mechanism_delta)
+        guarantees = {"tight": dataclasses.replace(
+            mechanism, delta=accounting.total_delta(mechanism_delta, failure, mechanism.epsilon), log_delta=None,
+            note=f"distributed discrete Gaussian, {honest} honest shares; δ includes (1 + e^ε)·p for refusals")}
+        noise_note = (f"Shares: model rounded to γ = {encoding.grid_step:.3g} plus N_Z(0, {settings.sigma_squared_grid}) "
+                      f"grid units each, calibrated at the floor of {minimum_honest_shares} honest shares; certified "
+                      f"by the distributed discrete Gaussian (KLS 2021 Prop. 14) with the realised h = {honest}.")
+    else:
+        ledger = PrivacyLedger(REPLACE_ONE).record(
+            accounting.quantised_sum_event(user_noise_std, sensitivity, encoding.grid_step, dimension))
+        unquantised = PrivacyLedger(REPLACE_ONE).record(
+            accounting.surviving_sum_event(user_noise_std, sensitivity, len(survivors), honest))
+        certified = ledger.epsilon(config.delta)
+        estimate = unquantised.epsilon(config.delta)
+        guarantees = {
+            "tight": dataclasses.replace(
+                certified, delta=accounting.total_delta(config.delta, failure, certified.epsilon), log_delta=None,
+                note="quantised sum of continuous shares: one honest share against s + 2γ√d"),
+            # Proven for the unquantised secure sum only, not for the rounded shares this round sums.
+            "estimate (unquantised secure sum)": dataclasses.replace(
+                estimate, certified=False, delta=accounting.total_delta(config.delta, failure, estimate.epsilon),
+                log_delta=None,
+                note="estimate: the guarantee of the unquantised secure sum; the quantised sum is not proven to meet it"),
+        }
+        noise_note = ("Certified: the sum of randomised-rounded continuous shares, from one honest share (σ_u) against "
+                      "s + 2γ√d. The unquantised secure sum's ε is an ESTIMATE for this round: rounding each share is "
+                      "not post-processing of the sum.")
     notes = (
         f"Flower SecAgg+ round: {len(survivors)} of {config.num_users} users survived; h = {honest} honest noise "
         f"shares guaranteed (t = {config.honest_fraction:g}); floor {minimum_honest_shares}.",
-        f"Shares randomised-rounded to γ = {encoding.grid_step:.3g} in [-{encoding.clipping_range:g}, "
-        f"{encoding.clipping_range:g}]; refusal probability <= {encoding.clip_failure_probability:.3g}, added to δ.",
-        "Certified: the sum of rounded shares, from one honest share (σ_u) against s + 2γ√d. The unquantised "
-        "secure sum's ε is an ESTIMATE for this round: rounding each share is not post-processing of the sum.",
+        f"Shares on the grid γ = {encoding.grid_step:.3g} in [-{encoding.clipping_range:g}, "
+        f"{encoding.clipping_range:g}]; refusal probability <= {failure:.3g}, (1 + e^ε)·p added to δ.",
+        noise_note,
     )
     upload = {}
     for replies in record.replies:
@@ -315,4 +407,4 @@ def released_round(prepared, config, seed, encoding, record, minimum_honest_shar
         config={**dataclasses.asdict(config), "engine": "flower"}, seed=seed,
     )
     return FlowerRound(result, encoding, survivors, honest, total, tuple(tuple(r) for r in record.replies),
-                       upload, tuple(record.stage_seconds), seconds)
+                       upload, tuple(record.stage_seconds), seconds, prepared.settings, prepared.sensitivity)

@@ -12,8 +12,13 @@ rounding itself, before Flower sees the share:
 * a share with a coordinate outside [−c, c] is refused (ValueError), never clipped. c is chosen
   (:func:`choose_encoding`) from the public norm bound B of the unnoised model and the noise tail
   so that a refusal has probability at most p: |f_i + z_i| <= B + |z_i| and, by the union bound,
-  P(max_i |z_i| > kσ_u) <= d·erfc(k/√2) = p. :func:`trainers.flower.accounting.total_delta` adds p
-  to δ.
+  P(max_i |z_i| > kσ_u) <= d·erfc(k/√2) = p. :func:`trainers.flower.accounting.total_delta` adds
+  (1 + e^ε)·p to δ.
+* Discrete shares (:func:`discrete_encoding`, :func:`encode_grid_share`): the user's share is already
+  an integer vector k in grid units (rounded model plus a discrete Gaussian share); it is sent as
+  k·γ, a grid point when |k| <= q/2. c is γ·q/2 and must satisfy ⌈B/γ⌉ + λ <= q/2, λ the noise bound
+  of :func:`dpmech.distributed_discrete_gaussian.share_noise_bound` at probability p (subgaussian
+  tail of the discrete Gaussian): a rounded model coordinate is at most ⌈B/γ⌉ in magnitude.
 * |U|·q < modulus, so the modular sum of |U| shares never wraps.
 """
 
@@ -26,6 +31,7 @@ import numpy as np
 from scipy.special import erfcinv
 
 from dpmech import validation as check
+from dpmech.distributed_discrete_gaussian import share_noise_bound
 
 
 def _power_of_two(name: str, value) -> int:
@@ -118,3 +124,37 @@ def randomised_rounding(share, encoding: SecAggEncoding, rng) -> np.ndarray:
     # x + c lies in [0, 2c] and γ is a power of two, so the steps lie in [0, q] and k·γ − c is exact.
     steps = np.floor((values + c) / encoding.grid_step + rng.random(values.shape))
     return steps * encoding.grid_step - c
+
+
+def discrete_range_fits(granularity, model_norm_bound, sigma_squared, dimension, clip_failure_probability,
+                        quantization_range: int = 2**22) -> bool:
+    """Whether ⌈B/γ⌉ + λ(σ², d, p) <= q/2: a discrete share leaves SecAgg+'s range with probability <= p."""
+    rounded_bound = math.ceil(float(check.positive("model_norm_bound", model_norm_bound)) / granularity)
+    noise_bound = share_noise_bound(sigma_squared, dimension, clip_failure_probability)
+    return rounded_bound + noise_bound <= quantization_range // 2
+
+
+def discrete_encoding(granularity, num_users, clip_failure_probability, quantization_range: int = 2**22,
+                      modulus_range: int = 2**32) -> SecAggEncoding:
+    """The encoding whose grid step is ``granularity`` γ (a power of two): c = γ·q/2."""
+    granularity = float(check.positive("granularity", granularity))
+    mantissa, _ = math.frexp(granularity)
+    if mantissa != 0.5:
+        raise ValueError(f"granularity must be a power of two on SecAgg+'s grid (got {granularity!r})")
+    q = _power_of_two("quantization_range", quantization_range)
+    return SecAggEncoding(granularity * q / 2, q, modulus_range, num_users, clip_failure_probability)
+
+
+def encode_grid_share(share, encoding: SecAggEncoding) -> np.ndarray:
+    """The integer share k (grid units) as the grid points k·γ, refused (ValueError) when |k| > q/2."""
+    values = np.asarray(share)
+    if values.dtype.kind not in "iu":
+        raise ValueError(f"share must be an integer array in grid units (got dtype {values.dtype})")
+    largest = int(np.max(np.abs(values))) if values.size else 0
+    if largest > encoding.quantization_range // 2:
+        raise ValueError(
+            f"share has a coordinate of {largest} grid steps, outside the SecAgg+ range of "
+            f"{encoding.quantization_range // 2}; it is refused, not clipped (probability <= clip_failure_probability)"
+        )
+    # |k| <= 2**21 and γ a power of two: k·γ is exact.
+    return values.astype(np.float64) * encoding.grid_step

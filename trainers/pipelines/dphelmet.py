@@ -41,12 +41,15 @@ import dataclasses
 import math
 import warnings
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Optional, Sequence
 
 import numpy as np
 import torch
 
 import dpmech
+import dpmech.blind_averaging
+import dpmech.distributed_discrete_gaussian
 import dpmech.sensitivity
 from dpmech import REPLACE_ONE, GaussianEvent, NoGuaranteeEvent, PrivacyLedger
 from dpmech import validation as check
@@ -58,6 +61,11 @@ from ._common import FeatureSets, epsilon_or_infinity, linear_accuracy, split_an
 
 RECORD = "record"
 USER = "user"
+CONTINUOUS = "continuous"
+DISCRETE = "discrete"
+NOISES = (CONTINUOUS, DISCRETE)
+# Stands in an event's description until the release names its randomness source.
+_RANDOMNESS_PLACEHOLDER = "stated by each release"
 
 
 @dataclass(frozen=True)
@@ -68,7 +76,10 @@ class DpHelmetConfig:
     Λ, ``projection_radius`` R, ``huber_h``, ``epochs``, ``batch_size`` as in
     :func:`trainers.psgd.projected_sgd`; the input clip c is ``feature_bound``. ``epsilon``
     (``math.inf``: no noise, no guarantee), ``delta``, ``honest_fraction`` t in (0, 1] (the seed
-    uses 0.5), ``privacy_unit`` ``"record"`` or ``"user"``. ``device`` is the torch device of
+    uses 0.5), ``privacy_unit`` ``"record"`` or ``"user"``. ``noise``: ``"continuous"`` (float
+    Gaussian shares) or ``"discrete"`` (each user's model rounded to the grid ``granularity``·Z^d
+    plus an exact discrete Gaussian share; :func:`dpmech.blind_averaging.discrete_blind_average`);
+    in process ``granularity`` is required, on Flower ``None`` lets the SecAgg+ encoding choose it. ``device`` is the torch device of
     the users' PSGD. Data options as in :class:`~trainers.pipelines.fedauxfdp.FedAuxFdpConfig`;
     only the public sets of the split are used (for the feature map).
     """
@@ -86,6 +97,8 @@ class DpHelmetConfig:
     honest_fraction: float = 0.5
     privacy_unit: str = RECORD
     calibration: str = "analytic"
+    noise: str = "continuous"
+    granularity: Optional[float] = None
     num_components: Optional[int] = 16
     feature_bound: float = 1.0
     clip_features: bool = True
@@ -134,6 +147,15 @@ class DpHelmetConfig:
         check.in_interval("honest_fraction", self.honest_fraction, 0.0, 1.0, low_open=True, high_open=False)
         check.choice("privacy_unit", self.privacy_unit, (RECORD, USER))
         check.choice("calibration", self.calibration, ("analytic", "classic"))
+        check.choice("noise", self.noise, NOISES)
+        if self.noise == DISCRETE:
+            if self.epsilon == math.inf:
+                raise ValueError("epsilon must be finite with noise='discrete'")
+            if self.granularity is not None:
+                check.single("granularity", check.positive("granularity", self.granularity))
+                object.__setattr__(self, "granularity", float(self.granularity))
+        elif self.granularity is not None:
+            raise ValueError(f"granularity applies to noise='discrete' only (got {self.granularity!r})")
         if self.calibration == "classic" and not self.epsilon < 1.0:
             raise ValueError(f"epsilon must be < 1 with calibration='classic' (got {self.epsilon!r})")
         if self.num_components is not None:
@@ -171,12 +193,15 @@ def local_sensitivity(config: DpHelmetConfig, num_classes: int) -> float:
 
 @dataclass(frozen=True)
 class UserSettings:
-    """What every user needs (picklable for joblib): the config, C, σ_u (0 when ε = ∞) and the event."""
+    """What every user needs (picklable for joblib): the config, C, σ_u (0 when ε = ∞) and the event;
+    with discrete noise also γ and σ² of the share in grid units (σ_u is then γσ, for information)."""
 
     config: DpHelmetConfig
     num_classes: int
     user_noise_std: float
     event: object
+    granularity: Optional[float] = None
+    sigma_squared_grid: Optional[Fraction] = None
 
 
 @contextlib.contextmanager
@@ -196,9 +221,20 @@ def release_user_model(user: int, model: np.ndarray, settings: UserSettings, rng
     """The user's release step: the only path from its trained model to its message.
 
     Adds this user's noise share N(0, σ_u² I) (none when ε = ∞) and attaches the blind-averaging
-    event. The message holds ``noisy_model`` of shape (C, d + 1), the user's input to secure
+    event; with ``noise="discrete"`` rounds the model to the grid and adds a discrete Gaussian share
+    (payload also ``grid_share``, the int64 share in grid units), and the event names the randomness. The message holds ``noisy_model`` of shape (C, d + 1), the user's input to secure
     summation. Audits sample releases through this function.
     """
+    if settings.sigma_squared_grid is not None:
+        share, randomness = dpmech.distributed_discrete_gaussian.grid_share(
+            model, settings.granularity, settings.sigma_squared_grid, rng)
+        event = dataclasses.replace(settings.event, description=settings.event.description.replace(
+            _RANDOMNESS_PLACEHOLDER, randomness))
+        return ClientMessage(
+            user, {"noisy_model": share * settings.granularity, "grid_share": share}, (event,),
+            f"{settings.config.model} PSGD model rounded to the grid {settings.granularity!r} plus this user's "
+            f"discrete Gaussian share N_Z(0, {settings.sigma_squared_grid}) in grid units; input to secure summation",
+        )
     noisy = model + rng.normal(0.0, settings.user_noise_std, size=model.shape) if settings.user_noise_std > 0 else model
     return ClientMessage(
         user, {"noisy_model": noisy}, (settings.event,),
@@ -255,6 +291,15 @@ def prepare_users(data: LabelledData, config: DpHelmetConfig, seed: int) -> Prep
     shares = order.reshape(config.num_users, config.records_per_user)
 
     sensitivity = local_sensitivity(config, num_classes)
+    if config.noise == DISCRETE:
+        if config.granularity is None:
+            raise ValueError("granularity (γ > 0) is required with noise='discrete' in process "
+                             "(on Flower the SecAgg+ encoding can choose it)")
+        dimension = num_classes * (sets.test.features.shape[1] + 1)
+        settings = discrete_user_settings(config, num_classes, sensitivity, dimension, config.granularity,
+                                          dpmech.blind_averaging.honest_shares(config.num_users, config.honest_fraction),
+                                          config.delta)
+        return PreparedUsers(sets, shares, num_classes, sensitivity, settings, user_seed)
     if config.epsilon == math.inf:
         user_noise_std, event = 0.0, NoGuaranteeEvent("models averaged without noise (ε = ∞)")
     else:
@@ -266,6 +311,23 @@ def prepare_users(data: LabelledData, config: DpHelmetConfig, seed: int) -> Prep
                                              neighbouring=REPLACE_ONE)
     settings = UserSettings(config, num_classes, user_noise_std, event)
     return PreparedUsers(sets, shares, num_classes, sensitivity, settings, user_seed)
+
+
+def discrete_user_settings(config: DpHelmetConfig, num_classes: int, sensitivity: float, dimension: int,
+                           granularity: float, num_shares: int, delta: float) -> UserSettings:
+    """Settings of discrete shares on the grid γ whose sum of ``num_shares`` honest shares meets
+    (ε(1 − 1e-9), δ(1 − 1e-9)), from dpmech (:func:`dpmech.blind_averaging.calibrate_discrete_user_noise`).
+
+    The event is the (ε, δ) point at δ(1 − 1e-9): the ledger's exact accountant needs an event's δ
+    strictly below the δ it is asked at, and a true (ε, δ') point implies (ε, δ) for δ >= δ'.
+    """
+    event_delta = delta * (1.0 - 1e-9)
+    sigma_squared = dpmech.blind_averaging.calibrate_discrete_user_noise(
+        config.epsilon * (1.0 - 1e-9), event_delta, sensitivity, granularity, dimension, num_shares)
+    event = dpmech.blind_averaging.discrete_blind_averaging_event(
+        event_delta, sigma_squared, sensitivity, granularity, dimension, num_shares, neighbouring=REPLACE_ONE,
+        randomness=_RANDOMNESS_PLACEHOLDER)
+    return UserSettings(config, num_classes, granularity * math.sqrt(sigma_squared), event, granularity, sigma_squared)
 
 
 def run_dphelmet(data: LabelledData, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 0, *,
@@ -307,11 +369,16 @@ def run_dphelmet(data: LabelledData, config: DpHelmetConfig = DpHelmetConfig(), 
         warnings.warn(f"DP-Helmet: {notes[-1]}", dpmech.NoGuaranteeWarning, stacklevel=2)
     elif config.privacy_unit == RECORD:
         guarantees["user, group privacy"] = ledger.group_privacy(config.records_per_user).epsilon(config.delta)
-        user_level = dpmech.average_sensitivity(
-            dpmech.sensitivity.user_level_sensitivity(model_norm_bound(config, num_classes)), config.num_users)
-        guarantees["user, Cor. 5.5"] = (
-            PrivacyLedger(REPLACE_ONE).record(GaussianEvent(event.sigma, user_level)).epsilon(config.delta)
-        )
+        user_sum_sensitivity = dpmech.sensitivity.user_level_sensitivity(model_norm_bound(config, num_classes))
+        if config.noise == DISCRETE:
+            # The same shares against the user-level sensitivity 2B of the sum (the average is post-processing).
+            user_event = dpmech.blind_averaging.discrete_blind_averaging_event(
+                settings.event.delta, settings.sigma_squared_grid, user_sum_sensitivity, settings.granularity,
+                local_models[0].size, dpmech.blind_averaging.honest_shares(config.num_users, config.honest_fraction),
+                neighbouring=REPLACE_ONE, randomness=messages[0].events[0].description.rsplit("randomness: ", 1)[-1])
+        else:
+            user_event = GaussianEvent(event.sigma, dpmech.average_sensitivity(user_sum_sensitivity, config.num_users))
+        guarantees["user, Cor. 5.5"] = PrivacyLedger(REPLACE_ONE).record(user_event).epsilon(config.delta)
     per_client = [
         {
             "client": message.client,

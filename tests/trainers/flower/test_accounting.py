@@ -75,11 +75,27 @@ def test_quantised_event_is_never_below_the_share_sensitivity():
 
 
 def test_total_delta_adds_the_refusal_probability_rounded_up():
-    assert accounting.total_delta(1e-5, 1e-9) >= 1e-5 + 1e-9
+    # (ε, δ) with refusals of probability p: δ + p + e^ε·p (TV distance p on each side).
+    assert accounting.total_delta(1e-5, 1e-9, 2.0) >= 1e-5 + (1 + math.exp(2.0)) * 1e-9
     with pytest.raises(ValueError, match="clip_failure_probability"):
-        accounting.total_delta(1e-5, -1e-9)
+        accounting.total_delta(1e-5, -1e-9, 1.0)
     with pytest.raises(ValueError, match="delta"):
-        accounting.total_delta(0.0, 1e-9)
+        accounting.total_delta(0.0, 1e-9, 1.0)
+
+
+@given(st.floats(1e-8, 0.1), st.floats(0.01, 10.0), st.floats(0.0, 1e-3))
+def test_mechanism_delta_leaves_room_for_the_refusals(delta, epsilon, failure):
+    refusals = (1 + math.exp(epsilon)) * failure
+    if refusals >= delta * (1 - 1e-8):
+        # Refused when nothing (or next to nothing) is left for the mechanism.
+        if refusals >= delta:
+            with pytest.raises(ValueError, match="clip_failure_probability"):
+                accounting.mechanism_delta(delta, epsilon, failure)
+        return
+    mechanism = accounting.mechanism_delta(delta, epsilon, failure)
+    assert 0 < mechanism <= delta
+    # Any ε' <= ε the mechanism meets at that δ keeps the round's total within δ.
+    assert accounting.total_delta(mechanism, failure, epsilon) <= delta
 
 
 @pytest.mark.parametrize("arguments, name", [
@@ -89,3 +105,14 @@ def test_total_delta_adds_the_refusal_probability_rounded_up():
 def test_bad_counts_are_refused(arguments, name):
     with pytest.raises(ValueError, match=name):
         accounting.guaranteed_honest_shares(*arguments)
+
+
+def test_discrete_dropout_table_meets_the_target_down_to_the_floor_and_refuses_below():
+    rows = accounting.discrete_dropout_table(1.0, 1e-5, 200.0, 170, 10, 0.5, 3, 5)
+    dropped, survivors, honest, epsilon, released = rows.T
+    assert honest.tolist() == [5, 4, 3, 2, 1, 0] and released.tolist() == [1, 1, 1, 0, 0, 0]
+    assert np.all(epsilon[:3] <= 1.0)
+    assert epsilon[2] == pytest.approx(1.0, abs=0.01)  # calibrated at the floor h = 3
+    assert np.all(np.diff(epsilon[:5]) > 0) and epsilon[3] > 1.0 and math.isinf(epsilon[5])
+    # Calibrated at h_min = 1, one honest share alone meets the target.
+    assert np.all(accounting.discrete_dropout_table(1.0, 1e-5, 200.0, 170, 10, 0.5, 1, 4)[:, 3] <= 1.0)

@@ -22,16 +22,19 @@ from trainers.pipelines.dphelmet import DpHelmetConfig
 
 
 @functools.lru_cache(maxsize=4)
-def _round(num_users, records_per_user, epsilon, delta, honest_fraction, seed, clip_failure_probability):
+def _round(num_users, records_per_user, epsilon, delta, honest_fraction, noise, seed, clip_failure_probability,
+           minimum_honest_shares):
     config = DpHelmetConfig(num_users=num_users, records_per_user=records_per_user, epsilon=epsilon, delta=delta,
-                            honest_fraction=honest_fraction)
-    return (config, *prepare_flower_round(load_digits_dataset(), config, seed, clip_failure_probability))
+                            honest_fraction=honest_fraction, noise=noise)
+    return (config, *prepare_flower_round(load_digits_dataset(), config, seed, clip_failure_probability,
+                                          minimum_honest_shares))
 
 
 def _round_of(run_config):
     return _round(int(run_config["num-users"]), int(run_config["records-per-user"]), float(run_config["epsilon"]),
-                  float(run_config["delta"]), float(run_config["honest-fraction"]), int(run_config["seed"]),
-                  float(run_config["clip-failure-probability"]))
+                  float(run_config["delta"]), float(run_config["honest-fraction"]), str(run_config["noise"]),
+                  int(run_config["seed"]), float(run_config["clip-failure-probability"]),
+                  int(run_config["minimum-honest-shares"]))
 
 
 def _client_fn(context):

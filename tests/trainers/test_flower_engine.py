@@ -1,0 +1,35 @@
+"""``dpmech run --engine flower``: refusals before any training, and one round in Flower's simulation engine."""
+
+import importlib.util
+import subprocess
+import sys
+
+import pytest
+
+from audits.main_job import run_main_job
+
+
+def test_a_pipeline_without_a_flower_app_exits_2_naming_those_with_one(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "dpmech", "run", "--engine", "flower", "--pipeline", "fedzda",
+                             "--out", str(tmp_path / "r")], capture_output=True, text=True)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "dphelmet" in lines[0] and "fedauxfdp" in lines[0] and "fedzda" in lines[0]
+    assert not (tmp_path / "r").exists()
+
+
+def test_an_unknown_engine_exits_2(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "dpmech", "run", "--engine", "ray", "--out", str(tmp_path / "r")],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "inprocess, flower" in result.stderr
+
+
+def test_a_missing_flower_extra_is_named(monkeypatch, tmp_path):
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name == "flwr" else real_find_spec(name, *args))
+    with pytest.raises(ValueError, match=r"dpmech\[flower\]"):
+        run_main_job("dphelmet", engine="flower", out=tmp_path / "r", progress=False)
+    with pytest.raises(ValueError, match="engine"):
+        run_main_job("dphelmet", engine="Flower", out=tmp_path / "r", progress=False)
+    assert not (tmp_path / "r").exists()
