@@ -66,7 +66,8 @@ def _one_dimensional_delta(epsilon: np.ndarray, sigma_squared: Fraction, sensiti
     # Past 40σ the tail is below e^-790 of the total mass (Σ_{x>=k} e^{-x²/2σ²} <= e^{-k²/2σ²}/(1 − e^{-k/σ²})
     # against a normaliser >= max(1, σ√(2π) − 1)), under the smallest double: an index beyond the grid
     # reads a tail of 0 and δ is then reported as the smallest positive double, an upper bound.
-    reach = min(max(float(max(floor_low, default=0) + sensitivity), 0.0), _TAIL_WIDTH * math.sqrt(variance) + 1.0)
+    # Compared as exact integers first: εσ²/Δ may pass the largest double.
+    reach = float(min(max(max(floor_low, default=0) + sensitivity, 0), math.ceil(_TAIL_WIDTH * math.sqrt(variance) + 1.0)))
     width = math.ceil(reach + _TAIL_WIDTH * math.sqrt(variance)) + 2
     support = np.arange(-width, width + 1, dtype=float)
     weights = np.exp(-(support * support) / (2.0 * variance))

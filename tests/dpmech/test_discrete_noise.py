@@ -106,6 +106,8 @@ def test_one_dimensional_profile_is_an_upper_bound_within_1e_minus_8_of_the_50_d
 def test_a_sensitivity_beyond_64_bit_integers_is_answered_not_overflowed(epsilon, sigma_squared, sensitivity):
     # Δ >= 2⁶¹ against σ <= 2¹⁶: P[X > εσ²/Δ − Δ/2] is 1 to far below a double's resolution, the other tail 0.
     assert discrete_gaussian_delta(epsilon, sigma_squared, sensitivity) == 1.0
+    # At ε = 1e308 the threshold εσ²/Δ − Δ/2 passes the largest double: both tails are 0.
+    assert discrete_gaussian_delta(1e308, sigma_squared, sensitivity) == 5e-324
     with pytest.raises(ValueError, match="sensitivity"):
         dpmech.calibrate_discrete_gaussian(1.0, 1e-5, sensitivity)
 
