@@ -76,6 +76,14 @@ def _delta_from_log(log_delta: float) -> float:
     return min(max(value, _SMALLEST_POSITIVE), 1.0)
 
 
+def _delta_from_log_lower(log_delta: float) -> float:
+    """A double <= e^log_delta (and >= 0): below the normal range exp may round up, so step down one."""
+    value = math.exp(min(log_delta, 0.0))
+    if value < 2.2250738585072014e-308:
+        value = math.nextafter(value, 0.0)
+    return value
+
+
 @dataclass(frozen=True)
 class PrivacyGuarantee:
     """An (ε, δ) statement and how it was obtained.
@@ -284,7 +292,7 @@ class PrivacyLedger:
         if hasattr(accountant, "log_delta_interval"):
             log_lower, log_estimate, log_upper = accountant.log_delta_interval(pairs, epsilon)
             upper = _delta_from_log(log_upper)
-            lower = min(math.exp(log_lower), upper)
+            lower = min(_delta_from_log_lower(log_lower), upper)
             estimate = min(max(math.exp(log_estimate), lower), upper)
             certified, note = True, ""
         else:

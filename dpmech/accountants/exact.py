@@ -51,11 +51,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from .._newton import LOG_DELTA_MARGIN
 from ..events import ApproximateDpEvent, GaussianEvent, NoPrivacyLossEvent, PureEpsilonEvent
-from ..gaussian import _log_delta_mu, _log_delta_mu_lower
+from ..gaussian import _log_delta_bounds
 from . import Interval
 
 SUPPORTED = (GaussianEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent)
@@ -64,6 +64,10 @@ _CLOSED_FORM_TRINOMIAL_LIMIT = 2000
 _NEGLIGIBLE_LOG_PROBABILITY = -1500.0
 _GRID_BITS = 50
 _UNIT_ROUNDOFF = 2.0**-53
+# Newton steps on log δ aim this far (relative to |log δ|, at least absolute) past the root.
+_AIM = 1e-13
+_MAX_SEARCH_STEPS = 400
+_LARGEST_SEARCHED = 1e300
 
 
 def supports(pairs) -> bool:
@@ -218,6 +222,16 @@ def _power_by_squaring(step_index, step_log_p, count, upper, negligible):
     return result
 
 
+def _log_sum_exp(terms, extra=-math.inf) -> float:
+    """log(Σ e^terms + e^extra) for a 1-D array; −inf for no mass. (scipy's logsumexp costs 0.2 ms a call.)"""
+    peak = max(float(terms.max(initial=-math.inf)), extra)
+    if peak == -math.inf:
+        return -math.inf
+    if peak == math.inf:
+        return math.inf
+    return peak + math.log(float(np.exp(terms - peak).sum()) + math.exp(extra - peak))
+
+
 @dataclass(frozen=True)
 class _Profile:
     """Everything δ(ε) needs for one side: Gaussian μ, finite atoms, log P[L = ∞] and the log margin."""
@@ -228,48 +242,50 @@ class _Profile:
     log_infinite: float
     log_margin: float
 
+    def evaluate(self, epsilon: float, evaluated: bool = False):
+        """(log δ(ε) of this side's atoms, margin excluded; d log δ / dε of the evaluation, for steps only).
+
+        The first is a bound on this side (upper side: from above, lower side: from below); with
+        ``evaluated``, the Gaussian core's evaluation itself (an estimate, no bound). The slope
+        uses dδ_G/dt = −e^t Φ(−μ/2 − t/μ) (all real t) and is never part of a bound.
+        """
+        t = epsilon - self.loss
+        negative = t < 0.0
+        t_negative = t[negative]
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            # For t < 0, δ_G(t) = 1 − e^t + e^t δ_G(−t) (symmetric pair); for μ = 0, δ_G(t) = (1 − e^t)₊.
+            below = np.log(-np.expm1(t_negative))
+            if self.mu == 0.0:
+                gaussian = np.full(t.shape, -np.inf)
+                gaussian[negative] = below
+                log_slope_terms = self.log_p[negative] + t_negative
+            else:
+                magnitude = np.abs(t)
+                evaluation, lower, upper = _log_delta_bounds(magnitude, np.full(magnitude.shape, self.mu))
+                if evaluated:
+                    gaussian = np.where(np.isnan(evaluation), -np.inf, np.minimum(evaluation, 0.0))
+                elif self.log_margin > 0.0:
+                    gaussian = upper
+                else:
+                    gaussian = lower
+                gaussian[negative] = np.logaddexp(below, t_negative + gaussian[negative])
+                if self.log_margin > 0.0 and not evaluated:
+                    # Far in the tail δ_G underflows even in log form; the upper side then uses
+                    # δ_G(t) <= Φ(μ/2 − t/μ), whose logarithm stays finite, so no positive δ becomes 0.
+                    lost = np.isnan(gaussian) | (gaussian == -np.inf)
+                    if np.any(lost):
+                        gaussian[lost] = special.log_ndtr(0.5 * self.mu - t[lost] / self.mu)
+                else:
+                    gaussian[np.isnan(gaussian)] = -np.inf  # a lower bound may drop what it cannot evaluate
+                log_slope_terms = self.log_p + t + special.log_ndtr(-0.5 * self.mu - t / self.mu)
+            log_delta = _log_sum_exp(self.log_p + gaussian, self.log_infinite)
+            log_slope = _log_sum_exp(log_slope_terms)
+        slope = -math.exp(log_slope - log_delta) if log_delta > -math.inf else -math.inf
+        return log_delta, slope
+
     def log_delta(self, epsilon: float, evaluated: bool = False) -> float:
         """log δ(ε) of this side's atoms, margin excluded; ``evaluated``: the Gaussian core's evaluation, no bound."""
-        t = epsilon - self.loss
-        upper = self.log_margin > 0.0
-        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            gaussian = _log_gaussian_profile(t, self.mu, upper="evaluated" if evaluated else upper)
-        lost = np.isnan(gaussian) | (gaussian == -np.inf)
-        if upper and self.mu > 0.0:
-            # Far in the tail δ_G underflows even in log form; the upper side then uses
-            # δ_G(t) <= Φ(μ/2 − t/μ), whose logarithm stays finite, so no positive δ becomes 0.
-            if np.any(lost):
-                gaussian[lost] = special.log_ndtr(0.5 * self.mu - t[lost] / self.mu)
-        else:
-            gaussian[lost] = -np.inf  # a lower bound may drop what it cannot evaluate
-        terms = self.log_p + gaussian
-        with np.errstate(divide="ignore"):
-            total = float(special.logsumexp(np.append(terms, self.log_infinite)))
-        return total
-
-
-def _log_gaussian_profile(t, mu, upper=True):
-    """A bound on log δ_G(t) at any real t (see the module docstring): from above with ``upper``, else from
-    below (the Gaussian core's evaluation minus its proven error); −inf where it is 0. With
-    ``upper="evaluated"``, the evaluation itself (for estimates only)."""
-    t = np.asarray(t, dtype=float)
-    out = np.full(t.shape, -np.inf)
-    if t.size == 0:
-        return out
-    negative = t < 0.0
-    with np.errstate(divide="ignore"):
-        below = np.log(-np.expm1(t[negative]))
-    if mu == 0.0:
-        out[negative] = below
-        return out
-    if upper == "evaluated":
-        def bound(e, m):
-            return _log_delta_mu_lower(e, m, subtract_error=False)
-    else:
-        bound = _log_delta_mu if upper else _log_delta_mu_lower
-    out[~negative] = bound(t[~negative], np.float64(mu))
-    out[negative] = np.logaddexp(below, t[negative] + bound(-t[negative], np.float64(mu)))
-    return out
+        return self.evaluate(epsilon, evaluated)[0]
 
 
 def _finite_magnitude(step: _Step) -> float:
@@ -350,47 +366,44 @@ def delta(pairs, epsilon: float) -> Interval:
     return Interval(*(math.exp(value) for value in log_delta_interval(pairs, epsilon)), True)
 
 
-def _smallest_epsilon_below(profile: _Profile, log_target: float) -> float:
-    """Smallest ε found with log δ(ε) <= log_target (checked), by bracketing and Brent's method."""
+def _search(profile: _Profile, log_target: float, upper_side: bool, start: float, high: float = math.inf):
+    """The end of a bracket of ε(δ) on the requested side, each end checked by evaluation.
 
-    def excess(x):
-        return _log_delta(profile, x) - log_target
-
-    if excess(0.0) <= 0.0:
-        return 0.0
-    # A first bracket near the answer: the largest finite loss plus the Gaussian's ε for the target.
-    z = max(-float(special.ndtri(min(math.exp(log_target), 0.5))), 0.0)
-    high = max(float(profile.loss.max(initial=0.0)) + profile.mu * (z + 1.0) + 0.5 * profile.mu * profile.mu, 1e-3)
-    if high > 1e300:  # ε(δ) is then near μ²/2, within a few factors of the largest double: inf is the safe answer
-        return math.inf
-    while excess(high) > 0.0:
-        high *= 2.0
-        if high > 1e300:
-            return math.inf
-    low = high / 2.0 if excess(high / 2.0) > 0.0 else 0.0
-    root = optimize.brentq(excess, low, high, xtol=1e-15, rtol=4.0 * np.finfo(float).eps)
-    while excess(root) > 0.0:
-        root = max(math.nextafter(root, math.inf), root + 1e-15 * max(root, 1.0))
-    return root
-
-
-def _largest_epsilon_above(profile: _Profile, log_target: float, start: float) -> float:
-    """Largest ε found with log δ(ε) >= log_target (checked), at most ``start``; 0 when none."""
-
-    def excess(x):
-        return _log_delta(profile, x) - log_target
-
-    if excess(0.0) < 0.0:
-        return 0.0
-    high = max(start, 1.0) if math.isfinite(start) else 1.0
-    while excess(high) >= 0.0:
-        high *= 2.0
-        if high > 1e300:
-            return math.inf
-    root = optimize.brentq(excess, 0.0, high, xtol=1e-15, rtol=4.0 * np.finfo(float).eps)
-    while root > 0.0 and excess(root) < 0.0:
-        root = max(0.0, min(math.nextafter(root, -math.inf), root - 1e-15 * max(root, 1.0)))
-    return root
+    ``excess(ε) = log δ(ε) + margin − log δ`` decreases in ε. The upper side returns the smallest ε
+    found with excess <= 0 (so δ(ε) <= δ is proven there); the lower side the largest found with
+    excess >= 0 (δ(ε) >= δ proven), or 0, which bounds every ε from below. ``high``, if finite, is a
+    point already known to lie on the far side. Newton steps on excess aim a little past the root
+    (``_AIM`` in log δ), so that consecutive steps land on both sides and close the bracket; a step
+    that leaves the bracket is replaced by bisection. Returns (answer, low end, high end).
+    """
+    low = 0.0
+    aim = _AIM * max(1.0, abs(log_target))
+    low_excess, high_excess = math.inf, -math.inf
+    x = start
+    for _ in range(_MAX_SEARCH_STEPS):
+        value, slope = profile.evaluate(x)
+        excess = value + profile.log_margin - log_target
+        if excess > 0.0 or (not upper_side and excess == 0.0):
+            low, low_excess = x, excess
+            if x >= _LARGEST_SEARCHED:
+                break
+        else:
+            high, high_excess = x, excess
+        if high - low <= 2.0 * math.ulp(high) or (low_excess <= 4.0 * aim and high_excess >= -4.0 * aim):
+            break
+        with np.errstate(all="ignore"):
+            x = x - (excess + math.copysign(aim, excess)) / slope if slope < 0.0 else math.nan
+        if not low < x < high:
+            if math.isinf(high):
+                x = min(max(2.0 * low, 1.0), _LARGEST_SEARCHED) if not (math.isfinite(x) and x > low) else min(
+                    x, _LARGEST_SEARCHED)
+            elif low_excess == math.inf:
+                x = 0.0  # the root may sit at 0, which bisection would only approach
+            else:
+                x = 0.5 * (low + high)
+        if (x == low and low_excess != math.inf) or x == high:  # adjacent doubles
+            break
+    return (high if upper_side else low), low, high
 
 
 def epsilon(pairs, delta: float) -> Interval:
@@ -400,11 +413,29 @@ def epsilon(pairs, delta: float) -> Interval:
     upper_profile, lower_profile = _profiles(pairs, min(log_target - 60.0, 0.0))
     if math.isinf(upper_profile.mu):
         return Interval(math.inf, math.inf, math.inf, True, "a Gaussian with sigma/sensitivity near 0: no guarantee")
-    upper = _smallest_epsilon_below(upper_profile, log_target)
+    if upper_profile.log_infinite + upper_profile.log_margin >= log_target:
+        upper, near, far = math.inf, 1.0, math.inf
+    else:
+        # A first point near the answer: the largest finite loss plus the Gaussian's ε for the target.
+        z = max(-float(special.ndtri(min(math.exp(log_target), 0.5))), 0.0)
+        mu = upper_profile.mu
+        start = max(float(upper_profile.loss.max(initial=0.0)) + mu * (z + 1.0) + 0.5 * mu * mu, 1e-3)
+        if start > _LARGEST_SEARCHED:  # ε(δ) is then near μ²/2, within a few factors of the largest double
+            upper, near, far = math.inf, 1.0, math.inf
+        else:
+            upper, near, far = _search(upper_profile, log_target, True, start)
+            near = near if near > 0.0 else far
     note = ""
     if math.isinf(upper):
         note = "epsilon exceeds the largest double" if upper_profile.log_infinite < log_target else (
             "the events' probability of unbounded privacy loss is at least delta")
-    lower = min(_largest_epsilon_above(lower_profile, log_target, upper), upper)
+    if lower_profile.log_infinite + lower_profile.log_margin >= log_target:
+        lower = math.inf
+    else:
+        # The lower side's excess is below the upper side's everywhere, so its root is below ``upper``.
+        lower = _search(lower_profile, log_target, False, near, far)[0]
+        if lower >= _LARGEST_SEARCHED:
+            lower = math.inf if math.isinf(upper) else lower
+    lower = min(lower, upper)
     estimate = 0.5 * (lower + upper) if math.isfinite(upper) else upper
     return Interval(lower, estimate, upper, True, note)
