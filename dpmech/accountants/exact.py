@@ -61,6 +61,8 @@ from . import Interval
 SUPPORTED = (GaussianEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent)
 MAX_ATOMS = 2048
 _CLOSED_FORM_TRINOMIAL_LIMIT = 2000
+# Products of more atoms than this are binned onto strides in O(n) instead of sorted.
+_SORTED_CONVOLUTION_LIMIT = 4 * MAX_ATOMS
 _NEGLIGIBLE_LOG_PROBABILITY = -1500.0
 _GRID_BITS = 50
 _UNIT_ROUNDOFF = 2.0**-53
@@ -126,18 +128,21 @@ def _step(event) -> _Step:
 
 
 def _logsumexp_by_index(index, log_p):
-    """Atoms with equal integer index merged, probabilities added in log space."""
-    unique, inverse = np.unique(index, return_inverse=True)
-    if unique.size == index.size:
-        order = np.argsort(index, kind="stable")
-        return index[order], log_p[order]
-    peak = np.full(unique.size, -np.inf)
-    np.maximum.at(peak, inverse, log_p)
+    """Atoms with equal integer index merged, probabilities added in log space; sorted by index.
+
+    Returns (index, log_p, most terms added into one atom), the last for the rounding bound.
+    """
+    order = np.argsort(index, kind="stable")
+    index, log_p = index[order], log_p[order]
+    starts = np.flatnonzero(np.concatenate(([True], index[1:] != index[:-1])))
+    if starts.size == index.size:
+        return index, log_p, 1
+    peak = np.maximum.reduceat(log_p, starts)
     finite_peak = np.where(np.isfinite(peak), peak, 0.0)
-    total = np.zeros(unique.size)
-    np.add.at(total, inverse, np.exp(log_p - finite_peak[inverse]))
+    scaled = np.exp(log_p - np.repeat(finite_peak, np.diff(np.append(starts, index.size))))
+    run = np.diff(np.append(starts, index.size))
     with np.errstate(divide="ignore"):
-        return unique, finite_peak + np.log(total)
+        return index[starts], finite_peak + np.log(np.add.reduceat(scaled, starts)), int(run.max())
 
 
 def _lattice_power(step: _Step, count: int):
@@ -160,7 +165,7 @@ def _lattice_power(step: _Step, count: int):
     c = n - a - b
     log_p = (special.gammaln(n + 1) - special.gammaln(a + 1) - special.gammaln(b + 1) - special.gammaln(c + 1)
              + a * step.log_plus + b * step.log_minus + c * step.log_zero)
-    return _logsumexp_by_index((a - b).astype(np.int64), log_p)
+    return _logsumexp_by_index((a - b).astype(np.int64), log_p)[:2]
 
 
 class _Atoms:
@@ -172,6 +177,9 @@ class _Atoms:
         self.index = np.zeros(1, dtype=np.int64)
         self.log_p = np.zeros(1)
         self.log_infinite = -math.inf  # mass moved to +∞ by merging (upper side only)
+        # Sum over every operation so far of the most terms added into one atom: each probability then
+        # carries a relative rounding error below about this many units in the last place.
+        self.summands = 0
 
     def _merge(self):
         if self.index.size <= MAX_ATOMS:
@@ -187,9 +195,12 @@ class _Atoms:
         stride = -(-(high - low) // (MAX_ATOMS - 1))
         offset = self.index - low
         rounded = (-(-offset // stride) if self.upper else offset // stride) * stride + low
-        self.index, self.log_p = _logsumexp_by_index(rounded, self.log_p)
+        self.index, self.log_p, summed = _logsumexp_by_index(rounded, self.log_p)
+        self.summands += summed
 
-    def convolve(self, index, log_p):
+    def convolve(self, index, log_p, summands=0):
+        """Convolve with the atoms (index, log_p), whose probabilities carry ``summands`` (see __init__)."""
+        self.summands += summands
         if index.size > MAX_ATOMS:
             # Merge the incoming law first (same side, same rounding), so no product exceeds MAX_ATOMS².
             incoming = _Atoms(self.upper, self.negligible)
@@ -197,10 +208,51 @@ class _Atoms:
             incoming._merge()
             index, log_p = incoming.index, incoming.log_p
             self.log_infinite = float(np.logaddexp(self.log_infinite, incoming.log_infinite))
-        pair_index = (self.index[:, None] + index[None, :]).ravel()
-        pair_log_p = (self.log_p[:, None] + log_p[None, :]).ravel()
-        self.index, self.log_p = _logsumexp_by_index(pair_index, pair_log_p)
-        self._merge()
+            self.summands += incoming.summands
+        if self.index.size * index.size <= _SORTED_CONVOLUTION_LIMIT:
+            pair_index = (self.index[:, None] + index[None, :]).ravel()
+            pair_log_p = (self.log_p[:, None] + log_p[None, :]).ravel()
+            self.index, self.log_p, summed = _logsumexp_by_index(pair_index, pair_log_p)
+            self.summands += summed
+            self._merge()
+            return
+        # A row (column) whose every product is negligible leaves as a whole, before the product is formed.
+        rows = self.log_p + float(log_p.max()) >= self.negligible
+        columns = log_p + float(self.log_p.max()) >= self.negligible
+        if self.upper and not (rows.all() and columns.all()):
+            log_total = _log_sum_exp(log_p)
+            gone = np.logaddexp(_log_sum_exp(self.log_p[~rows]) + log_total,
+                                _log_sum_exp(self.log_p[rows]) + _log_sum_exp(log_p[~columns]))
+            self.log_infinite = float(np.logaddexp(self.log_infinite, gone))
+        pair_index = (self.index[rows, None] + index[None, columns]).ravel()
+        pair_log_p = (self.log_p[rows, None] + log_p[None, columns]).ravel()
+        self._bin(pair_index, pair_log_p)
+
+    def _bin(self, index, log_p):
+        """Atoms merged straight onto at most MAX_ATOMS strides of their range (O(n), no sort).
+
+        The same rounding as :meth:`_merge` (negligible atoms to +∞ or dropped, then up or down to the
+        stride), applied to every atom even where fewer than MAX_ATOMS distinct indices would remain.
+        """
+        negligible = log_p < self.negligible
+        if np.any(negligible):
+            if self.upper:
+                self.log_infinite = float(np.logaddexp(self.log_infinite, _log_sum_exp(log_p[negligible])))
+            index, log_p = index[~negligible], log_p[~negligible]
+        if index.size == 0:
+            self.index, self.log_p = index, log_p
+            return
+        low, high = int(index.min()), int(index.max())
+        stride = max(-(-(high - low) // (MAX_ATOMS - 1)), 1)
+        offset = index - low
+        bins = -(-offset // stride) if self.upper else offset // stride
+        peak = np.full(MAX_ATOMS, -np.inf)
+        np.maximum.at(peak, bins, log_p)
+        total = np.bincount(bins, weights=np.exp(log_p - peak[bins]), minlength=MAX_ATOMS)
+        self.summands += int(np.bincount(bins).max())
+        occupied = np.flatnonzero(total > 0.0)
+        self.index = occupied.astype(np.int64) * stride + low
+        self.log_p = peak[occupied] + np.log(total[occupied])
 
 
 def _power_by_squaring(step_index, step_log_p, count, upper, negligible):
@@ -210,13 +262,14 @@ def _power_by_squaring(step_index, step_log_p, count, upper, negligible):
     base.index, base.log_p = step_index, step_log_p
     while count:
         if count & 1:
-            result.convolve(base.index, base.log_p)
+            result.convolve(base.index, base.log_p, base.summands)
             result.log_infinite = float(np.logaddexp(result.log_infinite, base.log_infinite))
         count >>= 1
         if count:
             squared = _Atoms(upper, negligible)
             squared.index, squared.log_p, squared.log_infinite = base.index, base.log_p, base.log_infinite
-            squared.convolve(base.index, base.log_p)
+            squared.summands = base.summands
+            squared.convolve(base.index, base.log_p, base.summands)
             squared.log_infinite = float(np.logaddexp(squared.log_infinite, base.log_infinite))
             base = squared
     return result
@@ -339,8 +392,12 @@ def _profiles(pairs, negligible=_NEGLIGIBLE_LOG_PROBABILITY):
             # multiples·ε/h in floating point is within 1/8 of a grid unit (|value| <= 2^50): one unit covers it.
             scaled = multiples * multiple
             atoms.convolve(np.ceil(scaled).astype(np.int64) + 1 if side else np.floor(scaled).astype(np.int64) - 1,
-                           log_p)
-    log_margin = LOG_DELTA_MARGIN + 1e4 * _UNIT_ROUNDOFF * error_scale * (1.0 + math.log2(1 + len(groups)))
+                           log_p, powered.summands if isinstance(powered, _Atoms) else 0)
+    # Every sum of n positive terms (with their exp and log) errs by at most about (n + 2) ulps relative;
+    # the summand counts add up along the chain of convolutions and merges.
+    summands = max(upper.summands, lower.summands)
+    log_margin = (LOG_DELTA_MARGIN + 1e4 * _UNIT_ROUNDOFF * error_scale * (1.0 + math.log2(1 + len(groups)))
+                  + 8.0 * _UNIT_ROUNDOFF * summands)
     profiles = []
     for atoms, sign in ((upper, 1.0), (lower, -1.0)):
         infinite = float(np.logaddexp(log_infinite, atoms.log_infinite)) if atoms.upper else log_infinite
