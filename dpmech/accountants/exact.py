@@ -430,16 +430,23 @@ def _search(profile: _Profile, log_target: float, upper_side: bool, start: float
     found with excess <= 0 (so δ(ε) <= δ is proven there); the lower side the largest found with
     excess >= 0 (δ(ε) >= δ proven), or 0, which bounds every ε from below. ``high``, if finite, is a
     point already known to lie on the far side. Newton steps on excess aim a little past the root
-    (``_AIM`` in log δ), so that consecutive steps land on both sides and close the bracket; a step
-    that leaves the bracket is replaced by bisection. Returns (answer, low end, high end).
+    (``_AIM`` in log δ), so that consecutive steps land on both sides and close the bracket. A step
+    that leaves the bracket (log δ has a singularity where δ vanishes, past the largest finite loss
+    when μ = 0) is replaced by a Newton step on δ as a function of y = e^ε, which is convex in y
+    (each term Σ pⱼ δ_G(ε − lⱼ) is: d²δ_G/dy² = φ(b)/(μy) > 0, and piecewise linear for μ = 0), so
+    from the left it never passes the root; failing that, by bisection. Steps are taken from the last
+    point with δ > 0. Returns (answer, low end, high end).
     """
     low = 0.0
     aim = _AIM * max(1.0, abs(log_target))
     low_excess, high_excess = math.inf, -math.inf
     x = start
+    finite = None  # (point, excess, slope) of the last evaluation with δ > 0
     for _ in range(_MAX_SEARCH_STEPS):
         value, slope = profile.evaluate(x)
         excess = value + profile.log_margin - log_target
+        if math.isfinite(excess) and slope < 0.0:
+            finite = (x, excess, slope)
         if excess > 0.0 or (not upper_side and excess == 0.0):
             low, low_excess = x, excess
             if x >= _LARGEST_SEARCHED:
@@ -448,8 +455,16 @@ def _search(profile: _Profile, log_target: float, upper_side: bool, start: float
             high, high_excess = x, excess
         if high - low <= 2.0 * math.ulp(high) or (low_excess <= 4.0 * aim and high_excess >= -4.0 * aim):
             break
-        with np.errstate(all="ignore"):
-            x = x - (excess + math.copysign(aim, excess)) / slope if slope < 0.0 else math.nan
+        x = math.nan
+        if finite is not None:
+            point, excess, slope = finite
+            aimed = excess + math.copysign(aim, excess)
+            x = point + aimed / -slope
+            if not low < x < high:
+                # On δ(y): y_new / y = 1 − (δ − δ·e^-aimed) / (y·dδ/dy), with y·dδ/dy = dδ/dε = slope·δ.
+                x = point + math.log1p(-math.expm1(-aimed) / -slope) if -math.expm1(-aimed) / -slope > -1.0 else low
+            if x == point:  # a step below the resolution of doubles: one ulp towards the root
+                x = math.nextafter(point, math.inf if excess > 0.0 else -math.inf)
         if not low < x < high:
             if math.isinf(high):
                 x = min(max(2.0 * low, 1.0), _LARGEST_SEARCHED) if not (math.isfinite(x) and x > low) else min(
