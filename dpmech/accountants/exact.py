@@ -346,6 +346,24 @@ def _finite_magnitude(step: _Step) -> float:
     return max(abs(value) for value in (step.log_plus, step.log_zero, step.log_minus, 0.0) if math.isfinite(value))
 
 
+def _compose_leaves(leaves, negligible):
+    """Convolve (upper, lower) atom pairs into one, narrowest first.
+
+    Every merge rounds by at most one stride, range/(MAX_ATOMS − 1), and these shifts add up in the
+    final loss; convolving the narrow laws while the running range is small keeps their strides small.
+    """
+    upper, lower = _Atoms(True, negligible), _Atoms(False, negligible)
+    for other_upper, other_lower in sorted(leaves, key=lambda leaf: _span(leaf[0])):
+        for atoms, other in ((upper, other_upper), (lower, other_lower)):
+            atoms.convolve(other.index, other.log_p, other.summands)
+            atoms.log_infinite = float(np.logaddexp(atoms.log_infinite, other.log_infinite))
+    return upper, lower
+
+
+def _span(atoms) -> int:
+    return int(atoms.index.max() - atoms.index.min()) if atoms.index.size else 0
+
+
 def _profiles(pairs, negligible=_NEGLIGIBLE_LOG_PROBABILITY):
     """(upper, lower) profiles of the composition; see the module docstring.
 
@@ -367,7 +385,7 @@ def _profiles(pairs, negligible=_NEGLIGIBLE_LOG_PROBABILITY):
     # |losses| <= largest_loss <= 2^50 grid units, so indices and their sums stay exact in int64 and double.
     # (Never below the smallest subnormal 2^-1074, which divides every double exactly.)
     grid = math.ldexp(1.0, max((math.frexp(largest_loss)[1] if largest_loss > 0.0 else 0) - _GRID_BITS, -1074))
-    upper, lower = _Atoms(True, negligible), _Atoms(False, negligible)
+    leaves = []
     error_scale = 1.0
     for step, count in groups.items():
         multiple = step.epsilon / grid  # exact: grid is a power of two
@@ -384,15 +402,22 @@ def _profiles(pairs, negligible=_NEGLIGIBLE_LOG_PROBABILITY):
         else:
             sides = {True: lattice, False: lattice}
             error_scale += special.gammaln(count + 1) + count * _finite_magnitude(step)
-        for side, atoms in ((True, upper), (False, lower)):
+        leaf = []
+        for side in (True, False):
             powered = sides[side]
+            atoms = _Atoms(side, negligible)
             multiples, log_p = (powered.index, powered.log_p) if isinstance(powered, _Atoms) else powered
-            if isinstance(powered, _Atoms) and side:
-                atoms.log_infinite = float(np.logaddexp(atoms.log_infinite, powered.log_infinite))
+            if isinstance(powered, _Atoms):
+                atoms.log_infinite, atoms.summands = (powered.log_infinite if side else -math.inf), powered.summands
             # multiples·ε/h in floating point is within 1/8 of a grid unit (|value| <= 2^50): one unit covers it.
             scaled = multiples * multiple
-            atoms.convolve(np.ceil(scaled).astype(np.int64) + 1 if side else np.floor(scaled).astype(np.int64) - 1,
-                           log_p, powered.summands if isinstance(powered, _Atoms) else 0)
+            rounded = np.ceil(scaled).astype(np.int64) + 1 if side else np.floor(scaled).astype(np.int64) - 1
+            atoms.index, atoms.log_p, summed = _logsumexp_by_index(rounded, log_p)
+            atoms.summands += summed
+            atoms._merge()
+            leaf.append(atoms)
+        leaves.append(leaf)
+    upper, lower = _compose_leaves(leaves, negligible)
     # Every sum of n positive terms (with their exp and log) errs by at most about (n + 2) ulps relative;
     # the summand counts add up along the chain of convolutions and merges.
     summands = max(upper.summands, lower.summands)
