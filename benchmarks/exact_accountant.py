@@ -104,7 +104,7 @@ def small_sigma_case(full):
     print("2. Gaussian σ (Δ = 1) + one RR(0.5, K=10), ε at δ = 1e-5")
     for sigma in (0.02, 0.01):
         ledger = PrivacyLedger().record(GaussianEvent(sigma, 1.0)).record(dpmech.randomized_response_event(0.5, 10))
-        seconds, guarantee = timed(lambda: ledger.epsilon(DELTA), repeats=21)
+        seconds, guarantee = timed(lambda ledger=ledger: ledger.epsilon(DELTA), repeats=21)
         tracemalloc.start()
         ledger.epsilon(DELTA)
         peak = tracemalloc.get_traced_memory()[1]
@@ -137,6 +137,20 @@ def large_ledger(events, seed=0):
     return ledger
 
 
+def peak_resident_megabytes():
+    """This process's peak resident memory: VmHWM (Linux; ru_maxrss would include the parent's peak
+    before exec), else ru_maxrss (kilobytes on Linux, bytes on macOS)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
+
+
 def scaling_child(events):
     start = time.perf_counter()
     ledger = large_ledger(events)
@@ -144,7 +158,7 @@ def scaling_child(events):
     start = time.perf_counter()
     guarantee = ledger.epsilon(DELTA)
     solved = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kilobytes on Linux
+    peak = peak_resident_megabytes()
     print(json.dumps({"events": events, "record": recorded, "epsilon": solved, "rss_mb": peak,
                       "interval": list(guarantee.interval)}))
 

@@ -33,16 +33,26 @@ are exact integer arithmetic. When a convolution would hold more than
 :data:`MAX_ATOMS` atoms they are merged onto a coarser stride (up for the
 upper end, down for the lower end) after atoms of probability below e^-1500
 (e^-1500 for δ(ε); e^-60·δ for ε(δ)) are moved to +∞ (upper end) or
-dropped (lower end); the interval stays certified and only widens.
+dropped (lower end); the interval stays certified and only widens. Products
+of more than :data:`_SORTED_CONVOLUTION_LIMIT` atoms are binned straight onto
+that stride in O(n) (no sort). Each merge shifts the final loss by at most
+one stride, and the shifts add up, so the groups of distinct events are
+convolved narrowest first, while the strides are still small.
 
 Everything is in log space, so a δ far below the smallest double keeps an
 accurate logarithm. Floating-point error: log-probabilities carry an
 absolute error of a few ulps of the magnitudes summed into them; the margin
-applied (:func:`_log_margin`) is 10⁴ times that first-order bound plus the
-Gaussian evaluation's relative 1e-11 (:mod:`dpmech._newton`), added to log δ
-for the upper end and subtracted for the lower end. ε(δ) is a bracketing
-root-find on the monotone log δ(ε) whose two ends are each checked on the
-private (upper) or conservative (lower) side before being returned.
+applied (``log_margin`` in :func:`_profiles`) is 10⁴ times that first-order
+bound, plus (n + 2) ulps for every sum of n positive terms along the chain of
+convolutions and merges (a sum of n positive doubles errs by at most (n − 1)
+ulps relative), plus the Gaussian evaluation's proven error
+(:func:`dpmech.gaussian._log_delta_bounds`) and its relative 1e-11
+(:mod:`dpmech._newton`); it is added to log δ for the upper end and
+subtracted for the lower end. ε(δ) is a bracketing Newton search on the
+monotone log δ(ε) (:func:`_search`, slope dδ_G/dt = −e^t Φ(−μ/2 − t/μ)) whose
+two ends are each checked by evaluation on the private (upper) or
+conservative (lower) side before being returned; the slope only steers the
+search and is never part of a bound.
 """
 
 from __future__ import annotations
@@ -54,7 +64,12 @@ import numpy as np
 from scipy import special
 
 from .._newton import LOG_DELTA_MARGIN
-from ..events import ApproximateDpEvent, GaussianEvent, NoPrivacyLossEvent, PureEpsilonEvent
+from ..events import (
+    ApproximateDpEvent,
+    GaussianEvent,
+    NoPrivacyLossEvent,
+    PureEpsilonEvent,
+)
 from ..gaussian import _log_delta_bounds
 from . import Interval
 

@@ -11,14 +11,19 @@ import pstats
 from unittest import mock
 
 import mpmath
-from hypothesis import example, given
+from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.profiles import examples
-
 import dpmech
-from dpmech import ApproximateDpEvent, GaussianEvent, PrivacyLedger, PureEpsilonEvent, high_precision
+from dpmech import (
+    ApproximateDpEvent,
+    GaussianEvent,
+    PrivacyLedger,
+    PureEpsilonEvent,
+    high_precision,
+)
 from dpmech.accountants import exact
+from tests.profiles import examples
 
 finite_events = st.one_of(
     st.builds(PureEpsilonEvent, st.floats(0.05, 1.5), st.one_of(st.none(), st.integers(2, 8))),
@@ -134,36 +139,38 @@ def _python_calls(function):
     return pstats.Stats(profile).total_calls
 
 
+def _bookkeeping_calls(events):
+    """Python function calls of recording, flattening, group privacy and accounting ``events`` events."""
+    recording = _python_calls(lambda: _large_ledger(events))
+    ledger = _large_ledger(events)
+    return (recording, _python_calls(ledger._pairs), _python_calls(lambda: ledger.group_privacy(2)),
+            _python_calls(lambda: ledger.epsilon(1e-5)))
+
+
 def test_ledger_bookkeeping_is_linear_in_events():
-    # Python function calls of recording, flattening, group privacy and accounting at n and 10n events.
-    calls = {}
-    for events in (500, 5000):
-        ledger = _python_calls(lambda: _large_ledger(events))
-        built = _large_ledger(events)
-        calls[events] = (ledger, _python_calls(built._pairs), _python_calls(lambda: built.group_privacy(2)),
-                         _python_calls(lambda: built.epsilon(1e-5)))
-    for small, large in zip(calls[500], calls[5000]):
+    for small, large in zip(_bookkeeping_calls(500), _bookkeeping_calls(5000)):
         assert large <= 11 * small
 
 
+def _atoms_formed(events):
+    """Atoms formed in every product (sorted or binned) and merge while accounting ``events`` events."""
+    counts = []
+    by_index, binned = exact._logsumexp_by_index, exact._Atoms._bin
+
+    def count_sorted(index, log_p):
+        counts.append(index.size)
+        return by_index(index, log_p)
+
+    def count_binned(atoms, index, log_p):
+        counts.append(index.size)
+        return binned(atoms, index, log_p)
+
+    with mock.patch.object(exact, "_logsumexp_by_index", count_sorted), \
+            mock.patch.object(exact._Atoms, "_bin", count_binned):
+        _large_ledger(events).epsilon(1e-5)
+    return sum(counts)
+
+
 def test_products_formed_grow_linearly_in_events():
-    # Atoms formed in every product (sorted or binned) and merged, summed, at n and 10n events: a
-    # quadratic step (a convolution per repetition, a product of all atoms with all) would show ×100.
-    formed = {}
-    for events in (2000, 20000):
-        counts = []
-        by_index, binned = exact._logsumexp_by_index, exact._Atoms._bin
-
-        def count_sorted(index, log_p):
-            counts.append(index.size)
-            return by_index(index, log_p)
-
-        def count_binned(atoms, index, log_p):
-            counts.append(index.size)
-            return binned(atoms, index, log_p)
-
-        with mock.patch.object(exact, "_logsumexp_by_index", count_sorted), \
-                mock.patch.object(exact._Atoms, "_bin", count_binned):
-            _large_ledger(events).epsilon(1e-5)
-        formed[events] = sum(counts)
-    assert formed[20000] <= 11 * formed[2000]
+    # A quadratic step (a convolution per repetition, a product of all atoms with all) would show ×100.
+    assert _atoms_formed(20000) <= 11 * _atoms_formed(2000)
