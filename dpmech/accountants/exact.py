@@ -348,7 +348,7 @@ class _Profile:
                 log_slope_terms = self.log_p + t + special.log_ndtr(-0.5 * self.mu - t / self.mu)
             log_delta = _log_sum_exp(self.log_p + gaussian, self.log_infinite)
             log_slope = _log_sum_exp(log_slope_terms)
-        slope = -math.exp(log_slope - log_delta) if log_delta > -math.inf else -math.inf
+        slope = -math.exp(min(log_slope - log_delta, 700.0)) if log_delta > -math.inf else -math.inf
         return log_delta, slope
 
     def log_delta(self, epsilon: float, evaluated: bool = False) -> float:
@@ -463,13 +463,15 @@ def delta(pairs, epsilon: float) -> Interval:
     return Interval(*(math.exp(value) for value in log_delta_interval(pairs, epsilon)), True)
 
 
-def _search(profile: _Profile, log_target: float, upper_side: bool, start: float, high: float = math.inf):
+def _search(profile: _Profile, log_target: float, upper_side: bool, start: float, high: float = math.inf,
+            low: float = 0.0, low_excess: float = math.inf):
     """The end of a bracket of ε(δ) on the requested side, each end checked by evaluation.
 
     ``excess(ε) = log δ(ε) + margin − log δ`` decreases in ε. The upper side returns the smallest ε
     found with excess <= 0 (so δ(ε) <= δ is proven there); the lower side the largest found with
     excess >= 0 (δ(ε) >= δ proven), or 0, which bounds every ε from below. ``high``, if finite, is a
-    point already known to lie on the far side. Newton steps on excess aim a little past the root
+    point already known to lie on the far side, and ``low``, where ``low_excess`` is finite, a point
+    checked on the near side. Newton steps on excess aim a little past the root
     (``_AIM`` in log δ), so that consecutive steps land on both sides and close the bracket. A step
     that leaves the bracket (log δ has a singularity where δ vanishes, past the largest finite loss
     when μ = 0) is replaced by a Newton step on δ as a function of y = e^ε, which is convex in y
@@ -477,11 +479,11 @@ def _search(profile: _Profile, log_target: float, upper_side: bool, start: float
     from the left it never passes the root; failing that, by bisection. Steps are taken from the last
     point with δ > 0. Returns (answer, low end, high end).
     """
-    low = 0.0
     aim = _AIM * max(1.0, abs(log_target))
-    low_excess, high_excess = math.inf, -math.inf
+    high_excess = -math.inf
     x = start
     finite = None  # (point, excess, slope) of the last evaluation with δ > 0
+    stalls = 0
     for _ in range(_MAX_SEARCH_STEPS):
         value, slope = profile.evaluate(x)
         excess = value + profile.log_margin - log_target
@@ -493,7 +495,8 @@ def _search(profile: _Profile, log_target: float, upper_side: bool, start: float
                 break
         else:
             high, high_excess = x, excess
-        if high - low <= 2.0 * math.ulp(high) or (low_excess <= 4.0 * aim and high_excess >= -4.0 * aim):
+        if (math.isfinite(high) and high - low <= 2.0 * math.ulp(high)) or (
+                low_excess <= 4.0 * aim and high_excess >= -4.0 * aim):
             break
         x = math.nan
         if finite is not None:
@@ -502,9 +505,15 @@ def _search(profile: _Profile, log_target: float, upper_side: bool, start: float
             x = point + aimed / -slope
             if not low < x < high:
                 # On δ(y): y_new / y = 1 − (δ − δ·e^-aimed) / (y·dδ/dy), with y·dδ/dy = dδ/dε = slope·δ.
-                x = point + math.log1p(-math.expm1(-aimed) / -slope) if -math.expm1(-aimed) / -slope > -1.0 else low
-            if x == point:  # a step below the resolution of doubles: one ulp towards the root
-                x = math.nextafter(point, math.inf if excess > 0.0 else -math.inf)
+                ratio = (-math.expm1(-aimed) if aimed > -700.0 else -math.inf) / -slope
+                x = point + math.log1p(ratio) if ratio > -1.0 else low
+            if abs(x - point) <= math.ulp(point) * 2.0**stalls:
+                # A step at the resolution of doubles, or a slope ruined by cancellation (t + log Φ(b) with
+                # both near 1e39 when μ is huge): ulps towards the root, twice as many each time in a row.
+                x = point + math.copysign(math.ulp(point) * 2.0**stalls, excess)
+                stalls = min(stalls + 1, 1100)
+            else:
+                stalls = 0
         if not low < x < high:
             if math.isinf(high):
                 x = min(max(2.0 * low, 1.0), _LARGEST_SEARCHED) if not (math.isfinite(x) and x > low) else min(
@@ -516,6 +525,29 @@ def _search(profile: _Profile, log_target: float, upper_side: bool, start: float
         if (x == low and low_excess != math.inf) or x == high:  # adjacent doubles
             break
     return (high if upper_side else low), low, high
+
+
+def _lower_start(profile: _Profile, log_target: float, near: float):
+    """(point, excess) checked with excess >= 0 at or below ``near``, found leftwards from it; (0, inf) if none.
+
+    The lower side's bound on δ_G proves nothing (−inf) where the Gaussian core's error bound exceeds
+    its value, far from the root when μ is huge, so its excess need not be monotone there: the search
+    for the largest checked point starts next to the upper end, a Newton step first, then doubling.
+    """
+    value, slope = profile.evaluate(near)
+    excess = value + profile.log_margin - log_target
+    if excess >= 0.0:
+        return near, excess
+    distance = -excess / -slope if -math.inf < slope < 0.0 else 0.0
+    distance = max(distance, 1e-15 * near, 5e-324)
+    while distance < near:
+        point = near - distance
+        value, _ = profile.evaluate(point)
+        excess = value + profile.log_margin - log_target
+        if excess >= 0.0:
+            return point, excess
+        distance *= 4.0
+    return 0.0, math.inf
 
 
 def epsilon(pairs, delta: float) -> Interval:
@@ -545,9 +577,9 @@ def epsilon(pairs, delta: float) -> Interval:
         lower = math.inf
     else:
         # The lower side's excess is below the upper side's everywhere, so its root is below ``upper``.
-        lower = _search(lower_profile, log_target, False, near, far)[0]
-        if lower >= _LARGEST_SEARCHED:
-            lower = math.inf if math.isinf(upper) else lower
+        # A checked point, also past 1e300: only P[L = ∞] >= δ (above) proves ε(δ) = ∞.
+        start, start_excess = _lower_start(lower_profile, log_target, near) if math.isfinite(near) else (0.0, math.inf)
+        lower = _search(lower_profile, log_target, False, start if start > 0.0 else near, far, start, start_excess)[0]
     lower = min(lower, upper)
     estimate = 0.5 * (lower + upper) if math.isfinite(upper) else upper
     return Interval(lower, estimate, upper, True, note)

@@ -174,3 +174,16 @@ def _atoms_formed(events):
 def test_products_formed_grow_linearly_in_events():
     # A quadratic step (a convolution per repetition, a product of all atoms with all) would show ×100.
     assert _atoms_formed(20000) <= 11 * _atoms_formed(2000)
+
+
+def test_huge_mu_gives_a_finite_upper_end_near_mu_squared_over_two():
+    # μ = 1/σ up to 1e149: ε(δ) = μ²/2 + O(μ) is a double, found although the slope's t + log Φ(b)
+    # cancels at 1e39 and beyond and δ drops from 1 to 0 between adjacent doubles. Past that, inf.
+    for sigma in (1e-10, 1e-20, 1e-50, 1e-100, 1e-149):
+        mu = 1.0 / sigma
+        for ledger in (PrivacyLedger().record(GaussianEvent(sigma)),
+                       PrivacyLedger().record(GaussianEvent(sigma)).record(PureEpsilonEvent(0.5))):
+            lower, _, upper = ledger.epsilon(1e-5).interval
+            assert 0.5 * mu * mu < upper <= 0.5 * mu * mu * (1.0 + 1e-12) and lower <= upper
+    lower, _, upper = PrivacyLedger().record(GaussianEvent(1e-160)).epsilon(1e-5).interval
+    assert upper == math.inf and 0.0 <= lower < math.inf
