@@ -154,8 +154,8 @@ def _logsumexp_by_index(index, log_p):
         return index, log_p, 1
     peak = np.maximum.reduceat(log_p, starts)
     finite_peak = np.where(np.isfinite(peak), peak, 0.0)
-    scaled = np.exp(log_p - np.repeat(finite_peak, np.diff(np.append(starts, index.size))))
     run = np.diff(np.append(starts, index.size))
+    scaled = np.exp(log_p - np.repeat(finite_peak, run))
     with np.errstate(divide="ignore"):
         return index[starts], finite_peak + np.log(np.add.reduceat(scaled, starts)), int(run.max())
 
@@ -464,14 +464,14 @@ def delta(pairs, epsilon: float) -> Interval:
 
 
 def _search(profile: _Profile, log_target: float, upper_side: bool, start: float, high: float = math.inf,
-            low: float = 0.0, low_excess: float = math.inf):
+            first=None):
     """The end of a bracket of ε(δ) on the requested side, each end checked by evaluation.
 
     ``excess(ε) = log δ(ε) + margin − log δ`` decreases in ε. The upper side returns the smallest ε
     found with excess <= 0 (so δ(ε) <= δ is proven there); the lower side the largest found with
     excess >= 0 (δ(ε) >= δ proven), or 0, which bounds every ε from below. ``high``, if finite, is a
-    point already known to lie on the far side, and ``low``, where ``low_excess`` is finite, a point
-    checked on the near side. Newton steps on excess aim a little past the root
+    point already known to lie on the far side; ``first``, if given, is ``profile.evaluate(start)``.
+    Newton steps on excess aim a little past the root
     (``_AIM`` in log δ), so that consecutive steps land on both sides and close the bracket. A step
     that leaves the bracket (log δ has a singularity where δ vanishes, past the largest finite loss
     when μ = 0) is replaced by a Newton step on δ as a function of y = e^ε, which is convex in y
@@ -480,12 +480,13 @@ def _search(profile: _Profile, log_target: float, upper_side: bool, start: float
     point with δ > 0. Returns (answer, low end, high end).
     """
     aim = _AIM * max(1.0, abs(log_target))
-    high_excess = -math.inf
+    low, low_excess, high_excess = 0.0, math.inf, -math.inf
     x = start
     finite = None  # (point, excess, slope) of the last evaluation with δ > 0
     stalls = 0
     for _ in range(_MAX_SEARCH_STEPS):
-        value, slope = profile.evaluate(x)
+        value, slope = profile.evaluate(x) if first is None else first
+        first = None
         excess = value + profile.log_margin - log_target
         if math.isfinite(excess) and slope < 0.0:
             finite = (x, excess, slope)
@@ -511,7 +512,7 @@ def _search(profile: _Profile, log_target: float, upper_side: bool, start: float
                 # A step at the resolution of doubles, or a slope ruined by cancellation (t + log Φ(b) with
                 # both near 1e39 when μ is huge): ulps towards the root, twice as many each time in a row.
                 x = point + math.copysign(math.ulp(point) * 2.0**stalls, excess)
-                stalls = min(stalls + 1, 1100)
+                stalls = min(stalls + 1, 1000)  # 2.0**1024 would raise
             else:
                 stalls = 0
         if not low < x < high:
@@ -528,26 +529,26 @@ def _search(profile: _Profile, log_target: float, upper_side: bool, start: float
 
 
 def _lower_start(profile: _Profile, log_target: float, near: float):
-    """(point, excess) checked with excess >= 0 at or below ``near``, found leftwards from it; (0, inf) if none.
+    """(point, its evaluation) with excess >= 0 at or below ``near``, found leftwards from it; (near, None) if none.
 
     The lower side's bound on δ_G proves nothing (−inf) where the Gaussian core's error bound exceeds
     its value, far from the root when μ is huge, so its excess need not be monotone there: the search
     for the largest checked point starts next to the upper end, a Newton step first, then doubling.
     """
-    value, slope = profile.evaluate(near)
-    excess = value + profile.log_margin - log_target
+    evaluation = profile.evaluate(near)
+    excess = evaluation[0] + profile.log_margin - log_target
     if excess >= 0.0:
-        return near, excess
-    distance = -excess / -slope if -math.inf < slope < 0.0 else 0.0
+        return near, evaluation
+    slope = evaluation[1]
+    distance = (excess - _AIM * max(1.0, abs(log_target))) / slope if -math.inf < slope < 0.0 else 0.0
     distance = max(distance, 1e-15 * near, 5e-324)
     while distance < near:
         point = near - distance
-        value, _ = profile.evaluate(point)
-        excess = value + profile.log_margin - log_target
-        if excess >= 0.0:
-            return point, excess
+        evaluation = profile.evaluate(point)
+        if evaluation[0] + profile.log_margin - log_target >= 0.0:
+            return point, evaluation
         distance *= 4.0
-    return 0.0, math.inf
+    return near, None
 
 
 def epsilon(pairs, delta: float) -> Interval:
@@ -560,10 +561,11 @@ def epsilon(pairs, delta: float) -> Interval:
     if upper_profile.log_infinite + upper_profile.log_margin >= log_target:
         upper, near, far = math.inf, 1.0, math.inf
     else:
-        # A first point near the answer: the largest finite loss plus the Gaussian's ε for the target.
+        # A first point near the answer: the Gaussian's ε for the target, μ²/2 + zμ, plus the mean finite loss.
         z = max(-float(special.ndtri(min(math.exp(log_target), 0.5))), 0.0)
         mu = upper_profile.mu
-        start = max(float(upper_profile.loss.max(initial=0.0)) + mu * (z + 1.0) + 0.5 * mu * mu, 1e-3)
+        mean_loss = float(np.exp(upper_profile.log_p) @ upper_profile.loss)
+        start = max(0.5 * mu * mu + z * mu + mean_loss, 1e-3)
         if start > _LARGEST_SEARCHED:  # ε(δ) is then near μ²/2, within a few factors of the largest double
             upper, near, far = math.inf, 1.0, math.inf
         else:
@@ -578,8 +580,8 @@ def epsilon(pairs, delta: float) -> Interval:
     else:
         # The lower side's excess is below the upper side's everywhere, so its root is below ``upper``.
         # A checked point, also past 1e300: only P[L = ∞] >= δ (above) proves ε(δ) = ∞.
-        start, start_excess = _lower_start(lower_profile, log_target, near) if math.isfinite(near) else (0.0, math.inf)
-        lower = _search(lower_profile, log_target, False, start if start > 0.0 else near, far, start, start_excess)[0]
+        start, first = _lower_start(lower_profile, log_target, near) if math.isfinite(near) else (near, None)
+        lower = _search(lower_profile, log_target, False, start, far, first)[0]
     lower = min(lower, upper)
     estimate = 0.5 * (lower + upper) if math.isfinite(upper) else upper
     return Interval(lower, estimate, upper, True, note)
