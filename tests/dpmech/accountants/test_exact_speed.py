@@ -106,7 +106,7 @@ def test_mixed_ledger_of_issue_12_is_exact_in_few_evaluations():
         lower, estimate, upper = ledger.epsilon(1e-5).interval
     assert lower <= 6.65484058998559 <= upper
     assert abs(estimate - 6.65484058998559) <= 1e-9 * 6.65484058998559
-    assert spy.call_count <= 16
+    assert spy.call_count <= 12
 
 
 def test_subnormal_lower_end_of_delta_is_rounded_down():
