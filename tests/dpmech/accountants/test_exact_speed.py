@@ -60,12 +60,14 @@ def _check_epsilon(guarantee, reference, delta):
 @examples(0.3)
 @given(small_ledgers, st.floats(-9.0, -1.0), st.floats(0.0, 4.0))
 def test_binned_and_merged_products_stay_sound(ledger_spec, log10_delta, epsilon):
-    # Tiny limits send every product through the O(n) binning and force merges onto coarse strides:
-    # the interval must still contain the 50-digit truth, for ε(δ) and for δ(ε).
+    # Tiny limits send every product through the O(n) binning, force merges onto coarse strides and
+    # repeated three-atom steps through powers by squaring: the interval must still contain the
+    # 50-digit truth, for ε(δ) and for δ(ε).
     entries, sigma = ledger_spec
     ledger, reference = _ledger(entries, sigma), _reference(entries, sigma)
     delta = 10.0**log10_delta
-    with mock.patch.object(exact, "MAX_ATOMS", 6), mock.patch.object(exact, "_SORTED_CONVOLUTION_LIMIT", 4):
+    with mock.patch.object(exact, "MAX_ATOMS", 6), mock.patch.object(exact, "_SORTED_CONVOLUTION_LIMIT", 4), \
+            mock.patch.object(exact, "_CLOSED_FORM_TRINOMIAL_LIMIT", 1):
         guarantee = ledger.epsilon(delta)
         bounded = ledger.delta(epsilon)
     _check_epsilon(guarantee, reference, delta)
