@@ -259,19 +259,6 @@ def _log_delta_evaluated_and_upper(epsilon, mu):
     return log_delta, upper
 
 
-def _log_delta_mu_lower(epsilon, mu, subtract_error=True):
-    """A lower bound on log δ(ε; μ) (the evaluation minus its error bound; −inf where nothing is proven).
-
-    With ``subtract_error=False``, the evaluation itself (a best estimate, neither bound). For the
-    accountants; inputs validated (μ > 0), broadcast, returns an array.
-    """
-    epsilon, mu = np.broadcast_arrays(np.asarray(epsilon, dtype=float), np.asarray(mu, dtype=float))
-    log_delta, lower, _ = _log_delta_bounds(epsilon.ravel(), mu.ravel())
-    if not subtract_error:
-        lower = np.where(np.isnan(log_delta) | np.isposinf(log_delta), -np.inf, np.minimum(log_delta, 0.0))
-    return lower.reshape(epsilon.shape)
-
-
 def _log_delta_mu(epsilon, mu):
     """An upper bound on log δ(ε; μ), never NaN or ±inf; inputs validated (μ > 0, possibly inf), broadcast.
 
