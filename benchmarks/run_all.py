@@ -30,6 +30,7 @@ BENCHMARKS = {
     "accounting": (["accounting.py"], "Gaussian accounting against dp-accounting and prv-accountant (issues 2 and 8)"),
     "conversions": (["conversions.py"], "RDP, zCDP, f-DP, privacy-loss functions and advanced composition against dp-accounting (issue 12)"),
     "pld": (["pld.py"], "dpmech's certified PLD engine against dp-accounting and prv-accountant (issue 12)"),
+    "exact_accountant": (["exact_accountant.py"], "the exact accountant on issue 12's mixed, tiny-σ and 10⁶-event ledgers against dp-accounting and prv-accountant"),
     "discrete_noise": (["discrete_noise.py"], "exact discrete noise against numpy's float sampler and OpenDP (issue 17)"),
     "verification": (["verification.py"], "the verification suite's timing (issue 4)"),
     "batched_logistic": (["batched_logistic.py"], "shadow and client heads: batched torch LR against a scikit-learn loop (issue 5)"),

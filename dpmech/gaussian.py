@@ -231,33 +231,32 @@ def _log_delta_and_error(epsilon, mu):
     return log_delta, error
 
 
+def _log_delta_bounds(epsilon, mu):
+    """(evaluated log δ, lower bound, upper bound on the exact log δ) from one evaluation, for validated
+    1-D float arrays (μ > 0, possibly inf).
+
+    The upper bound is never NaN or ±inf; the lower bound is −inf where nothing is proven; the
+    evaluated value (for Newton slopes and estimates) may be −inf or NaN.
+    """
+    log_delta, error = _log_delta_and_error(epsilon, mu)
+    with np.errstate(invalid="ignore"):
+        upper = log_delta + error
+        lower = log_delta - error
+    # −inf: |a| past 1e154, bounded by the floor. +inf or NaN: an error bound that overflowed, where
+    # only log δ <= 0 is left (it holds everywhere).
+    upper = np.where(np.isneginf(upper), LOG_DELTA_FLOOR, upper)
+    upper = np.minimum(np.where(np.isnan(upper), 0.0, upper), 0.0)
+    lower = np.where(np.isnan(lower) | np.isposinf(lower), -np.inf, np.minimum(lower, 0.0))
+    return log_delta, lower, upper
+
+
 def _log_delta_evaluated_and_upper(epsilon, mu):
     """(evaluated log δ, upper bound on the exact log δ) for validated 1-D float arrays (μ > 0, possibly inf).
 
     The upper bound is never NaN or ±inf; the evaluated value (for Newton slopes) may be −inf.
     """
-    log_delta, error = _log_delta_and_error(epsilon, mu)
-    with np.errstate(invalid="ignore"):
-        upper = log_delta + error
-    # −inf: |a| past 1e154, bounded by the floor. +inf or NaN: an error bound that overflowed, where
-    # only log δ <= 0 is left (it holds everywhere).
-    upper = np.where(np.isneginf(upper), LOG_DELTA_FLOOR, upper)
-    upper = np.minimum(np.where(np.isnan(upper), 0.0, upper), 0.0)
+    log_delta, _, upper = _log_delta_bounds(epsilon, mu)
     return log_delta, upper
-
-
-def _log_delta_mu_lower(epsilon, mu, subtract_error=True):
-    """A lower bound on log δ(ε; μ) (the evaluation minus its error bound; −inf where nothing is proven).
-
-    With ``subtract_error=False``, the evaluation itself (a best estimate, neither bound). For the
-    accountants; inputs validated (μ > 0), broadcast, returns an array.
-    """
-    epsilon, mu = np.broadcast_arrays(np.asarray(epsilon, dtype=float), np.asarray(mu, dtype=float))
-    log_delta, error = _log_delta_and_error(epsilon.ravel(), mu.ravel())
-    with np.errstate(invalid="ignore"):
-        lower = log_delta - error if subtract_error else log_delta
-    lower = np.where(np.isnan(lower) | np.isposinf(lower), -np.inf, np.minimum(lower, 0.0))
-    return lower.reshape(epsilon.shape)
 
 
 def _log_delta_mu(epsilon, mu):

@@ -81,6 +81,14 @@ def _delta_from_log(log_delta: float) -> float:
     return min(max(value, _SMALLEST_POSITIVE), 1.0)
 
 
+def _delta_from_log_lower(log_delta: float) -> float:
+    """A double <= e^log_delta (and >= 0): below the normal range exp may round up, so step down one."""
+    value = math.exp(min(log_delta, 0.0))
+    if value < 2.2250738585072014e-308:
+        value = math.nextafter(value, 0.0)
+    return value
+
+
 @dataclass(frozen=True)
 class PrivacyGuarantee:
     """An (ε, δ) statement and how it was obtained.
@@ -294,7 +302,7 @@ class PrivacyLedger:
             logs = accountant.log_delta_interval(pairs, epsilon, **options)
             log_lower, log_estimate, log_upper = logs[:3]
             upper = _delta_from_log(log_upper)
-            lower = min(math.exp(log_lower), upper)
+            lower = min(_delta_from_log_lower(log_lower), upper)
             estimate = min(max(math.exp(log_estimate), lower), upper)
             certified, note = getattr(logs, "certified", True), getattr(logs, "note", "")
         else:
