@@ -8,7 +8,8 @@ ShuffleNet) next to this run's. Run: ``PYTHONPATH=. python benchmarks/seed_fedau
 
 ``--fidelity`` runs seed 000's Table 3 protocol at scale instead: MNIST-1D generated locally
 (``--samples``, cached), features of a small CNN trained on a public split only
-(:mod:`trainers.features`, cached), 20 clients of ≥ 2,000 records, the paper's λ = 0.01 for both
+(:mod:`trainers.features`, cached; every row normalised to norm 1 unless ``--feature-normalization
+quantile``), 20 clients of ≥ 2,000 records, the paper's λ = 0.01 for both
 heads (:meth:`FedAuxFdpConfig.paper`), D⁻ at the paper's ratio to the private data, scoring heads
 at (0.1, 1e-5), class ε ∈ {1, 0.5, 0.1} and a fully non-private row (neither head noised), mean ±
 std over ``--seeds``; each client's heads are trained once per (α, seed) and released at every
@@ -67,6 +68,8 @@ def main():
     parser.add_argument("--cnn-epochs", type=int, default=15)
     parser.add_argument("--cache-dir", default=".cache/dpmech-benchmarks", help="--fidelity: data and CNN cache")
     parser.add_argument("--device", default="cpu", help="--fidelity: torch device of the CNN")
+    parser.add_argument("--feature-normalization", default="unit", choices=("unit", "quantile"),
+                        help="--fidelity: every CNN feature row at norm 1 (unit) or one public scale then clipping")
     arguments = parser.parse_args()
     console = Console(width=200)
     if arguments.fidelity:
@@ -135,11 +138,14 @@ def fidelity(arguments, console):
     start = time.perf_counter()
     data = load_mnist1d(arguments.samples, seed=0, cache_dir=arguments.cache_dir)
     pretrained = pretrained_features(data, arguments.public_samples, seed=0, cache_dir=arguments.cache_dir,
-                                     device=arguments.device, epochs=arguments.cnn_epochs)
+                                     device=arguments.device, epochs=arguments.cnn_epochs,
+                                     normalization=arguments.feature_normalization)
     console.print(f"MNIST-1D {len(data)} records; CNN on {pretrained.public_indices.size} public records "
                   f"(public training accuracy {100 * pretrained.extractor.public_accuracy_:.1f} %, "
                   f"{'cached' if pretrained.extractor.from_cache_ else 'trained'}), "
-                  f"{len(pretrained.data)} records left; {time.perf_counter() - start:.0f} s")
+                  f"{len(pretrained.data)} records left; features normalised '{arguments.feature_normalization}' "
+                  f"(median norm {np.median(np.linalg.norm(pretrained.data.features, axis=1)):.3f}); "
+                  f"{time.perf_counter() - start:.0f} s")
     base = FedAuxFdpConfig.paper(num_clients=arguments.num_clients)
     accuracy, diagnostics, sizes, wall = {}, {}, {}, {}
     alphas = tuple(arguments.alphas)
@@ -223,7 +229,9 @@ def fidelity(arguments, console):
                   f"{seed_values[('FedAUXfdp', 0.5, 0.01)].value - seed_values[('FedAVG+P', 0.5, 0.01)].value:+.1f} pp); "
                   f"{seed_headlines.holds(np.mean(target) >= 25.0)} (≥ 25 pp). Records per client: "
                   + ", ".join(f"α={alpha:g} min {min(sizes[alpha])} mean {np.mean(sizes[alpha]):.0f}" for alpha in alphas)
-                  + f"; |D⁻| = {len(sets.negative)}, distillation {len(sets.distillation)}, test {len(sets.test)}.")
+                  + f" ({seed_headlines.holds(min(min(sizes[alpha]) for alpha in alphas) >= 2000)} ≥ 2,000)"
+                  + f"; |D⁻| = {len(sets.negative)} ({len(sets.negative) / len(sets.private):.2f}× the private data), "
+                  f"distillation {len(sets.distillation)}, test {len(sets.test)}.")
     console.print("Wall time per (α, seed), all budgets: " + ", ".join(
         f"α={alpha:g} {np.mean(wall[alpha]):.0f} s" for alpha in alphas) + f"; total {time.perf_counter() - start:.0f} s")
 
