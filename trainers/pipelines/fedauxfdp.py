@@ -173,8 +173,8 @@ class FedAuxFdpConfig:
           (:mod:`trainers.features`), already within b = 1; no PCA on top. The seed's FedAUX code
           divides by the largest norm in the data (which reads the private data); a public map is
           used instead, and ``normalization="unit"`` there (every row at norm b) gives the heads
-          the most signal per unit of noise (measured in benchmarks/RESULTS.md, seed_fedauxfdp
-          --fidelity).
+          the most signal per unit of noise (``benchmarks/seed_fedauxfdp.py --fidelity
+          --feature-normalization quantile`` measures the difference).
         """
         settings = dict(num_clients=20, score_epsilon=0.1, score_delta=1e-5, class_epsilon=0.5, class_delta=1e-5,
                         score_regularization=0.01, class_regularization=0.01, server_regularization=1e-4,
