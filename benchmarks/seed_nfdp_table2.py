@@ -171,7 +171,8 @@ def fidelity(arguments, console):
     """FedMD-NFDP with disjoint-class public data (see the module docstring); prints the table."""
     rows, guarantees, sizes = {}, {}, {}
     start = time.perf_counter()
-    for name, load, input_shape, architectures in FIDELITY_DATA:
+    datasets = [entry for entry in FIDELITY_DATA if entry[0] in arguments.datasets]
+    for name, load, input_shape, architectures in datasets:
         data = load()
         for seed in range(arguments.seeds):
             split = class_disjoint_split(data, PUBLIC_CLASSES, np.random.SeedSequence([seed, 1]))
@@ -200,13 +201,13 @@ def fidelity(arguments, console):
                         f"{arguments.num_clients} parties, R = {arguments.rounds}, public epochs {arguments.public_epochs}: "
                         f"test accuracy on the private classes (%), mean ± std over {arguments.seeds} seed(s)")
     table.add_column("method")
-    for name, *_ in FIDELITY_DATA:
+    for name, *_ in datasets:
         table.add_column(f"{name} (party n {min(sizes[name])}–{max(sizes[name])})", justify="right")
     for method in dict.fromkeys(method for _, method in rows):
         table.add_row(method, *(f"{np.mean(rows[(name, method)]):.1f} ± {np.std(rows[(name, method)]):.1f}"
-                                for name, *_ in FIDELITY_DATA))
+                                for name, *_ in datasets))
     console.print(table)
-    for name, *_ in FIDELITY_DATA:
+    for name, *_ in datasets:
         for k in arguments.subsample_sizes:
             after, before = np.array(rows[(name, f"FedMD-NFDP, k = {k}")]), np.array(rows[(name, f"before collaboration, k = {k}")])
             public = np.array(rows[(name, "public-only")])
@@ -228,6 +229,8 @@ if __name__ == "__main__":
     parser.add_argument("--alignment-size", type=int, default=5000)
     parser.add_argument("--subsample-sizes", type=int, nargs="+", default=(20,))
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
+    parser.add_argument("--datasets", nargs="+", default=[name for name, *_ in FIDELITY_DATA],
+                        choices=[name for name, *_ in FIDELITY_DATA])
     arguments = parser.parse_args()
     torch.set_num_threads(arguments.threads)
     if arguments.fidelity:
