@@ -290,6 +290,34 @@ def split_federated(data: LabelledData, rng, *, test_fraction=0.2, public_fracti
     )
 
 
+def class_disjoint_split(data: LabelledData, num_public_classes: int, rng, *, test_fraction=0.2,
+                         public_test_fraction=0.2) -> FederatedSplit:
+    """Public and private data of different classes, as FedMD's public MNIST digits and private
+    FEMNIST characters (seed 001): every record with label < ``num_public_classes`` is public,
+    the rest private. The private-class records are cut uniformly at random into the test set
+    (``test_fraction``) and the clients' private pool; the public-class records into the
+    distillation set (FedMD's public data) and, as ``negative``, a held-out ``public_test_fraction``
+    on which a public model can be measured. Labels are kept, so a model has one output per class
+    of either kind.
+    """
+    num_classes = int(data.labels.max()) + 1
+    num_public_classes = check.integer_scalar("num_public_classes", num_public_classes, 1)
+    if num_public_classes >= num_classes:
+        raise ValueError(f"num_public_classes must be < the {num_classes} classes (got {num_public_classes})")
+    test_fraction = float(check.in_interval("test_fraction", test_fraction, 0.0, 1.0, low_open=True, high_open=True))
+    public_test_fraction = float(check.in_interval("public_test_fraction", public_test_fraction, 0.0, 1.0,
+                                                   low_open=True, high_open=True))
+    rng = np.random.default_rng(rng)
+    public = rng.permutation(np.flatnonzero(data.labels < num_public_classes))
+    private = rng.permutation(np.flatnonzero(data.labels >= num_public_classes))
+    num_test, num_public_test = int(round(test_fraction * private.size)), int(round(public_test_fraction * public.size))
+    parts = (private[num_test:], public[:num_public_test], public[num_public_test:], private[:num_test])
+    if min(part.size for part in parts) == 0:
+        raise ValueError(f"the fractions leave an empty part for {len(data)} records; use more data or other fractions")
+    return FederatedSplit(*(kind(data.features[part], data.labels[part])
+                            for kind, part in zip((PrivateData, PublicData, PublicData, LabelledData), parts)))
+
+
 class PublicFeatureExtractor(BaseEstimator):
     """A frozen feature map fitted on public data only: PCA, a public scale, per-example clipping.
 

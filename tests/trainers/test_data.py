@@ -13,6 +13,7 @@ from trainers.data import (
     PrivateData,
     PublicData,
     PublicFeatureExtractor,
+    class_disjoint_split,
     dirichlet_label_partition,
     largest_class_share_table,
     largest_class_shares,
@@ -186,3 +187,26 @@ def test_user_arrays_load_and_are_checked(tmp_path):
         load_arrays(features, labels.astype(float) + 0.5)
     with pytest.raises(ValueError, match="finite"):
         load_arrays(np.where(labels[:, None] == 0, np.nan, features), labels)
+
+
+@pytest.mark.parametrize("num_public_classes", [1, 5, 9])
+def test_class_disjoint_split_keeps_the_private_classes_out_of_the_public_sets(num_public_classes):
+    labels = np.repeat(np.arange(10), 50)
+    data = LabelledData(np.arange(labels.size, dtype=np.float64)[:, None], labels)  # the feature is the record's index
+    split = class_disjoint_split(data, num_public_classes, np.random.default_rng(3))
+    public = np.concatenate([split.negative.labels, split.distillation.labels])
+    assert public.max() < num_public_classes and min(split.private.labels.min(), split.test.labels.min()) >= num_public_classes
+    assert isinstance(split.private, PrivateData) and isinstance(split.distillation, PublicData)
+    indices = np.concatenate([part.features[:, 0] for part in (split.private, split.negative, split.distillation, split.test)])
+    assert np.array_equal(np.sort(indices), np.arange(labels.size))  # every record exactly once
+    assert len(split.test) == round(0.2 * 50 * (10 - num_public_classes))
+    assert len(split.negative) == round(0.2 * 50 * num_public_classes)
+
+
+@pytest.mark.parametrize("arguments, match", [(dict(num_public_classes=10), "num_public_classes"),
+                                              (dict(num_public_classes=0), "num_public_classes"),
+                                              (dict(num_public_classes=5, test_fraction=1.0), "test_fraction")])
+def test_class_disjoint_split_refuses_bad_settings(arguments, match):
+    data = LabelledData(np.zeros((100, 1)), np.repeat(np.arange(10), 10))
+    with pytest.raises(ValueError, match=match):
+        class_disjoint_split(data, rng=np.random.default_rng(0), **arguments)

@@ -39,6 +39,24 @@ def test_features_obey_the_public_bound(signals, bound):
     assert np.linalg.norm(result.extractor.transform(100 * signals.features[:20]), axis=1).max() <= bound * (1 + 1e-12)
 
 
+@pytest.mark.parametrize("bound", [0.25, 3.0])
+def test_unit_normalisation_puts_every_row_on_the_bound(signals, bound):
+    quantile = pretrained_features(signals, 200, seed=1, feature_bound=bound, **TINY)
+    unit = pretrained_features(signals, 200, seed=1, feature_bound=bound, normalization="unit", **TINY)
+    norms = np.linalg.norm(unit.data.features, axis=1)
+    nonzero = np.linalg.norm(quantile.data.features, axis=1) > 0
+    assert norms.max() <= bound * (1 + 1e-12)
+    assert np.allclose(norms[nonzero], bound, rtol=1e-12) and np.all(norms[~nonzero] == 0)
+    # the same directions as the quantile map: only each row's length changes
+    cosine = np.sum(unit.data.features * quantile.data.features, axis=1)[nonzero] / (bound * np.linalg.norm(
+        quantile.data.features[nonzero], axis=1))
+    assert np.allclose(cosine, 1.0, atol=1e-12)
+    # a row's features depend on that row alone: scaling the input batch does not move other rows
+    probe = signals.features[:30]
+    assert np.array_equal(unit.extractor.transform(probe)[:10], unit.extractor.transform(probe[:10]))
+    assert np.linalg.norm(unit.extractor.transform(100 * probe), axis=1).max() <= bound * (1 + 1e-12)
+
+
 def test_refuses_private_data(signals):
     with pytest.raises(TypeError, match="PublicData only"):
         PublicCnnFeatureExtractor(**TINY).fit(PrivateData(signals.features, signals.labels))
@@ -84,7 +102,8 @@ def test_cuda_features_match_the_cpu_ones(signals):
 @pytest.mark.parametrize("arguments, match", [
     (dict(feature_dim=0), "feature_dim"), (dict(epochs=0), "epochs"), (dict(learning_rate=-1.0), "learning_rate"),
     (dict(norm_quantile=0.0), "norm_quantile"), (dict(feature_bound=float("nan")), "feature_bound"),
-    (dict(input_shape=(2, 40)), "input_shape"), (dict(seed=-1), "seed"),
+    (dict(input_shape=(2, 40)), "input_shape"), (dict(seed=-1), "seed"), (dict(normalization="l2"), "normalization"),
+    (dict(normalization=None), "normalization"),
 ])
 def test_bad_settings_raise(signals, arguments, match):
     public = PublicData(signals.features[:100], signals.labels[:100])

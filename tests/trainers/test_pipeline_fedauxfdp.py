@@ -7,7 +7,10 @@ import pytest
 
 import dpmech
 import dpmech.sensitivity
-from trainers.data import load_digits_dataset
+from hypothesis import given, strategies as st
+
+from tests.profiles import examples
+from trainers.data import LabelledData, dirichlet_label_partition, load_digits_dataset, split_federated
 from trainers.pipelines._common import linear_accuracy
 from trainers.pipelines.fedauxfdp import (
     ClientSettings,
@@ -204,6 +207,21 @@ def test_paper_settings_and_why_they_are_not_the_digits_default(digits):
 
     assert noise_over_signal(2500, 0.01) < 2.0
     assert noise_over_signal(num_records, 0.01) > 20.0
+
+
+@examples(0.2)
+@given(seed=st.integers(0, 2**32 - 1), alpha=st.sampled_from((0.01, 0.16, 10.24)))
+def test_paper_split_gives_every_client_at_least_2000_records(seed, alpha):
+    # the --fidelity pool: 100,000 MNIST-1D records less the CNN's 10,000, ten equal classes
+    paper = FedAuxFdpConfig.paper(alpha=alpha)
+    pool = LabelledData(np.zeros((90_000, 1)), np.repeat(np.arange(10), 9_000))
+    rng = np.random.default_rng(seed)
+    split = split_federated(pool, rng, test_fraction=paper.test_fraction, public_fraction=paper.public_fraction,
+                            negative_fraction=paper.negative_fraction)
+    assert len(split.negative) / len(split.private) == pytest.approx(0.4, abs=1e-3)
+    assignment = dirichlet_label_partition(split.private.labels, paper.num_clients, alpha, rng, num_classes=10)
+    sizes = np.bincount(assignment, minlength=paper.num_clients)
+    assert sizes.sum() == len(split.private) and sizes.min() >= 2_000
 
 
 def test_seed_compat_gives_n_times_too_little_noise():

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import dpmech
-from trainers.data import LabelledData, load_digits_dataset, split_federated
-from trainers.pipelines.fedmd_nfdp import FedMdNfdpConfig, run_fedmd_nfdp
+from trainers.data import LabelledData, class_disjoint_split, load_digits_dataset, split_federated
+from trainers.pipelines.fedmd_nfdp import FedMdNfdpConfig, party_datasets, run_fedmd_nfdp
 
 # Every FedMD-NFDP run warns that its guarantee is vacuous (tests/trainers/test_privacy_warnings.py checks it).
 pytestmark = pytest.mark.filterwarnings("ignore::dpmech.VacuousGuaranteeWarning")
@@ -84,3 +84,18 @@ def test_subsample_larger_than_a_party_without_replacement_raises(split):
 def test_alignment_larger_than_public_data_raises(split):
     with pytest.raises(ValueError, match="alignment_size"):
         run_fedmd_nfdp(split, FedMdNfdpConfig(**dict(TINY, alignment_size=10_000)), seed=0, progress=False)
+
+
+def test_public_data_of_other_classes():
+    # FedMD's protocol as the seed runs it: public data of classes no party holds (issue 16)
+    digits = load_digits_dataset()
+    split = class_disjoint_split(LabelledData(digits.features / 16.0, digits.labels), 5, np.random.default_rng(0))
+    config = FedMdNfdpConfig(**TINY)
+    parties = party_datasets(split, config, seed=2)
+    assert all(party.labels.min() >= 5 for party in parties) and split.distillation.labels.max() < 5
+    result = run_fedmd_nfdp(split, config, seed=2)
+    sizes = [len(party) for party in parties]
+    assert [entry["records"] for entry in result.per_client] == sizes
+    assert result.ledger.events == (dpmech.nfdp_guarantee(min(sizes), TINY["subsample_size"], False).event,)
+    # the test set holds private classes only: a public class is never the right answer
+    assert split.test.labels.min() >= 5

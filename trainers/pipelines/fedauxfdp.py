@@ -163,15 +163,22 @@ class FedAuxFdpConfig:
           0.4× CIFAR-10's 50,000 private ones. With one pool split into test / public / private,
           keeping both 20% of the public part and 0.4× the private data would leave 30% of the
           pool private; this keeps the ratio to the private data (what the scoring heads see) and
-          takes D⁻ as 40% of the public part: test 0.1, public 0.45 (D⁻ 0.18, distillation 0.27),
-          private 0.45.
+          takes D⁻ as 60% of the public part: test 0.1, public 0.36 (D⁻ 0.216, distillation
+          0.144), private 0.54. On the 90,000 MNIST-1D records the CNN did not see that is
+          48,600 private records, ≈ 2,430 per client (the seed: 2,500), D⁻ 19,440 (the seed:
+          20,000). The earlier split (private 0.45, D⁻ 0.18) left clients at 1,996–2,068
+          records, below the ≥ 2,000 the issue-16 target asks for.
         * 20 clients, scoring heads (0.1, 1e-5), class heads (0.5, 1e-5): seed 000 §5, Table 2.
         * ``num_components=None``: the features are those of a public pre-trained network
-          (:mod:`trainers.features`), already clipped to b = 1; no PCA on top.
+          (:mod:`trainers.features`), already within b = 1; no PCA on top. The seed's FedAUX code
+          divides by the largest norm in the data (which reads the private data); a public map is
+          used instead, and ``normalization="unit"`` there (every row at norm b) gives the heads
+          the most signal per unit of noise (``benchmarks/seed_fedauxfdp.py --fidelity
+          --feature-normalization quantile`` measures the difference).
         """
         settings = dict(num_clients=20, score_epsilon=0.1, score_delta=1e-5, class_epsilon=0.5, class_delta=1e-5,
                         score_regularization=0.01, class_regularization=0.01, server_regularization=1e-4,
-                        num_components=None, test_fraction=0.1, public_fraction=0.45, negative_fraction=0.4)
+                        num_components=None, test_fraction=0.1, public_fraction=0.36, negative_fraction=0.6)
         settings.update(overrides)
         return cls(**settings)
 
