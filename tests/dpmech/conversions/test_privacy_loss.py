@@ -351,7 +351,7 @@ def test_mixture_refuses_probabilities_that_do_not_sum_to_one_and_zero_sensitivi
     kind=st.sampled_from(["gaussian", "laplace"]),
     adjacency=st.sampled_from(["add", "remove"]),
 )
-def test_array_results_equal_the_scalar_ones_entry_by_entry(epsilons, parameters, kind, adjacency):
+def test_array_results_equal_the_scalar_ones_entry_by_entry_to_a_few_ulps(epsilons, parameters, kind, adjacency):
     function = FUNCTIONS[kind][2]
     grid = function(np.array(epsilons)[:, None], np.array(parameters)[None, :], 1.0, 0.4, adjacency)
     assert grid.shape == (len(epsilons), len(parameters))
@@ -359,4 +359,5 @@ def test_array_results_equal_the_scalar_ones_entry_by_entry(epsilons, parameters
         for j, parameter in enumerate(parameters):
             scalar = function(epsilon, parameter, 1.0, 0.4, adjacency)
             assert isinstance(scalar, float)
-            assert grid[i, j] == scalar
+            # numpy's vectorised exp/log loops and its one-element path may differ by a few ulps.
+            assert grid[i, j] == pytest.approx(scalar, rel=1e-12, abs=0.0)
