@@ -8,7 +8,7 @@ import pytest
 from audits import AuditScores, epsilon_from_gdp, epsilon_one_run
 from audits.attacks import audit_gaussian_output, audit_label_randomized_response
 from dpmech.directed_rounding import format_down
-from audits.report import gdp_roc, json_ready, privacy_region_boundary, write_report
+from audits.report import gdp_roc, json_record, privacy_region_boundary, write_report
 
 
 @pytest.fixture(scope="module")
@@ -22,12 +22,12 @@ def test_gaussian_report_files_and_round_trip(gaussian_audit, tmp_path):
     paths = write_report(gaussian_audit, tmp_path / "new" / "folder", title="Gaussian audit", extra=extra)
     assert all(path.is_file() and path.stat().st_size > 0 for path in paths.values())
     stored = json.loads(paths["json"].read_text(encoding="utf-8"))
-    assert stored == json_ready({**gaussian_audit.as_dict(), **extra})
+    assert stored == json_record({**gaussian_audit.as_dict(), **extra})
     assert stored["threat_model"]["access"] == "white-box" and stored["threat_model"]["trials_per_side"] == 2000
     assert stored["mu_lb"] == gaussian_audit.mu_lb and stored["result"]["counts"] == dict(gaussian_audit.result.counts)
     assert paths["roc"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     markdown = paths["markdown"].read_text(encoding="utf-8")
-    assert "white-box" in markdown and format_down(gaussian_audit.eps_lb, 6) in markdown
+    assert "white-box" in markdown and format_down(gaussian_audit.eps_lb, 4) in markdown
     with np.load(paths["scores"]) as raw:
         scores = AuditScores(raw["in_scores"], raw["out_scores"], bool(raw["higher_is_in"]), str(raw["trials"]))
     recomputed = epsilon_from_gdp(scores, alpha=gaussian_audit.alpha, delta=gaussian_audit.delta)
@@ -39,7 +39,7 @@ def test_label_report_round_trip(tmp_path):
     audit = audit_label_randomized_response(2.0, 10, 5000, rng=1)
     paths = write_report(audit, tmp_path, title="Label RR audit")
     stored = json.loads(paths["json"].read_text(encoding="utf-8"))
-    assert stored == json_ready(audit.as_dict())
+    assert stored == json_record(audit.as_dict())
     assert stored["threat_model"] == {"access": "black-box", "canary": audit.threat_model.canary, "runs": 1,
                                       "trials_per_side": None, "canaries": 5000}
     with np.load(paths["scores"]) as raw:
@@ -48,9 +48,13 @@ def test_label_report_round_trip(tmp_path):
     assert recomputed.eps_lb == audit.eps_lb
 
 
-def test_json_ready_turns_non_finite_numbers_into_strings():
-    assert json_ready({"a": (1.0, float("inf")), "b": np.float64(-np.inf), "c": np.int64(3)}) == {
-        "a": [1.0, "inf"], "b": "-inf", "c": 3}
+def test_json_record_writes_non_finite_numbers_as_null_and_names_them():
+    record = json_record({"a": (1.0, float("inf")), "b": np.float64(-np.inf), "c": np.int64(3),
+                          "d/e": {"f": float("nan")}, "g": None})
+    assert record == {"a": [1.0, None], "b": None, "c": 3, "d/e": {"f": None}, "g": None,
+                      "non_finite": {"/a/1": "inf", "/b": "-inf", "/d~1e/f": "nan"}}
+    # Strict JSON: no Infinity or NaN tokens.
+    json.dumps(record, allow_nan=False)
 
 
 def test_overlay_curves():

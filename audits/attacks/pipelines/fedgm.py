@@ -134,4 +134,5 @@ def audit_fedgm(data, config: FedGmConfig | None = None, seed: int = 0, *, trial
         notes=notes,
         result=one_run,
         scores=label_scores,
+        mia_scores=image_scores,
     )
