@@ -151,6 +151,13 @@ def roc_curves(audit) -> list:
     return [(f"canary ({method})", audit.scores), (attack or "membership inference", other)]
 
 
+def _spread(size: int, points: int) -> np.ndarray:
+    """At most ``points`` sorted indices into ``size`` ROC points: 4/5 evenly spaced, 1/5 geometrically (the low FPRs of a log axis)."""
+    even = np.linspace(0, size - 1, min(size, points - points // 5)).astype(int)
+    geometric = np.geomspace(1, size, min(size, points // 5)).astype(int) - 1
+    return np.unique(np.r_[even, geometric])
+
+
 def roc_band(scores, alpha: float, points: int = _BAND_POINTS):
     """Pointwise (1 − α) Clopper–Pearson box around ROC points: (fpr_low, fpr_high, tpr_low, tpr_high).
 
@@ -162,7 +169,7 @@ def roc_band(scores, alpha: float, points: int = _BAND_POINTS):
     """
     alpha = float(check.open_unit_interval("alpha", alpha))
     counts = roc_counts(scores)
-    chosen = np.unique(np.linspace(0, counts.false_positives.size - 1, min(points, counts.false_positives.size)).astype(int))
+    chosen = _spread(counts.false_positives.size, points)
     fp = counts.false_positives[chosen]
     tp = counts.true_positives[chosen]
     level = alpha / 4.0
@@ -227,12 +234,15 @@ def _roc_plot(path: pathlib.Path, audit, title: str, alpha: float) -> None:
     largest = max(max(scores.num_in, scores.num_out) for _, scores in curves)
     floor = max(1e-5, 10.0 ** math.floor(math.log10(0.5 / largest)))
     grid = np.geomspace(floor, 1.0, 400)
-    figure = Figure(figsize=(10.0, 5.0))
+    figure = Figure(figsize=(10.0, 6.0))
     FigureCanvasAgg(figure)
     linear, logarithmic = figure.subplots(1, 2)
     for index, (label, scores) in enumerate(curves):
         counts = roc_counts(scores)
-        fpr, tpr = counts.false_positives / counts.num_out, counts.true_positives / counts.num_in
+        # Drawn through at most 2,500 of its corners (_spread).
+        drawn = _spread(counts.false_positives.size, 2500)
+        fpr = counts.false_positives[drawn] / counts.num_out
+        tpr = counts.true_positives[drawn] / counts.num_in
         fpr_low, fpr_high, tpr_low, tpr_high = roc_band(scores, alpha)
         colour = f"C{index}"
         # Both corners' curves are nondecreasing steps: the optimistic one bounds the band above,
@@ -242,7 +252,7 @@ def _roc_plot(path: pathlib.Path, audit, title: str, alpha: float) -> None:
         reached = np.searchsorted(fpr_high, band_x, side="right") - 1
         band_low = np.where(reached >= 0, tpr_low[np.maximum(reached, 0)], 0.0)
         curve_label = f"{label} (AUC {auc(scores):.3f}, {counts.num_in} IN / {counts.num_out} OUT)"
-        band_label = f"{1 - alpha:.0%} Clopper–Pearson band (pointwise)"
+        band_label = f"shaded: each curve's pointwise {1 - alpha:.0%} Clopper–Pearson band" if index == 0 else None
         for axes, low in ((linear, 0.0), (logarithmic, floor)):
             axes.fill_between(np.maximum(band_x, low), np.maximum(band_low, low), np.maximum(band_high, low),
                               step="post", color=colour, alpha=0.18, linewidth=0,
@@ -273,9 +283,11 @@ def _roc_plot(path: pathlib.Path, audit, title: str, alpha: float) -> None:
     logarithmic.set_xlim(floor, 1.0)
     logarithmic.set_ylim(floor, 1.0)
     logarithmic.set_aspect("equal")
-    linear.legend(loc="lower right", fontsize="x-small")
+    handles, labels = linear.get_legend_handles_labels()
+    figure.legend(handles, labels, loc="lower center", ncol=2, fontsize="small", frameon=False)
     figure.suptitle(title, fontsize="medium")
-    figure.tight_layout()
+    # Room below the panels for the legend, one row per two entries.
+    figure.tight_layout(rect=(0.0, min(0.4, 0.02 + 0.04 * math.ceil(len(labels) / 2)), 1.0, 1.0))
     figure.savefig(path, dpi=110)
 
 
