@@ -219,12 +219,25 @@ class StepLog:
         elif self.mode == "log":
             self._line(description)
 
+    def warn(self, message: str) -> None:
+        """A privacy warning raised while a step ran, as one line (the report's notes state it too)."""
+        if self.mode == "terminal":
+            self._bar.console.print(f"warning: {message}")
+        elif self.mode == "log":
+            self._line(f"warning: {message}")
+
     def __exit__(self, *exc):
         self._stop.set()
         if self.mode == "log":
             self._thread.join()
         self._stack.close()
         return False
+
+
+def _distinct_notes(notes) -> list:
+    """Each statement once, in order: exact repeats and notes contained in a longer note are dropped."""
+    unique = list(dict.fromkeys(notes))
+    return [note for note in unique if not any(note != other and note in other for other in unique)]
 
 
 def _audit_step_name(audit_function) -> str:
@@ -238,7 +251,8 @@ def _accuracy_plot(path: pathlib.Path, summary: dict, title: str) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    names = [f"{summary['pipeline']}\n(ε = {epsilon_text(summary['epsilon'])})"] + list(summary["baselines"])
+    claim = f"ε = {epsilon_text(summary['epsilon'])}" + (f", δ = {delta_text(summary['delta'])}" if summary["delta"] else "")
+    names = [f"{summary['pipeline']}\n({claim})"] + list(summary["baselines"])
     values = [summary["accuracy"]] + list(summary["baselines"].values())
     colours = ["C0"] + ["C7"] * len(summary["baselines"])
     if summary["non_private"]["accuracy"] is not None:
@@ -382,7 +396,11 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
         free_config, free_baseline, free_source = non_private_config(pipeline, delta)
         data = load_dataset(dataset)
         log.step(f"2/{STEPS} train the one-shot federation ({pipeline})")
-        result = run_pipeline(pipeline, data, config, seed, threads=threads)
+        # dpmech's privacy warnings become one log line each; the pipeline's notes carry them into the report.
+        with warnings.catch_warnings(record=True) as caught:
+            result = run_pipeline(pipeline, data, config, seed, threads=threads)
+        for message in dict.fromkeys(str(warning.message) for warning in caught):
+            log.warn(message)
         curve = []
         if free_config is not None:
             log.step(f"2/{STEPS} train the non-private baseline ({pipeline}, ε = ∞)")
@@ -434,7 +452,7 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
             "eps_lb": float(audit.eps_lb),
             "audit": audit_record,
             # One list, each statement once: the pipeline's notes, then the audit's.
-            "notes": list(dict.fromkeys([*result.notes, *audit_record["notes"]])),
+            "notes": _distinct_notes([*result.notes, *audit_record["notes"]]),
             "config": result.summary()["config"],
             "report_dir": str(folder.resolve()),
             "files": list(FILES),
