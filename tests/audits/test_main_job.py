@@ -12,7 +12,7 @@ from scipy.stats import binomtest
 
 import jsonschema
 
-from audits.main_job import SUMMARY_SCHEMA, StepLog, run_main_job
+from audits.main_job import CURVE_EPSILONS, SUMMARY_SCHEMA, StepLog, run_main_job
 from dpmech.ledger import PrivacyGuarantee
 from trainers.federation import PipelineResult
 from trainers.pipelines.registry import PIPELINE_NAMES
@@ -118,7 +118,13 @@ def stubbed_run(monkeypatch, tmp_path, capsys):
 
     from dpmech.cli import main as cli_main
 
-    monkeypatch.setattr(main_job, "run_pipeline", lambda *_, **__: _FakeResult())
+    def fake_run(name, data, config, seed, **_):
+        # Accuracy grows with the configured ε (DP-Helmet's config), so the curve's points can be told apart.
+        result = _FakeResult()
+        result.accuracy = min(1.0, getattr(config, "epsilon", 5.0) / 10.0)
+        return result
+
+    monkeypatch.setattr(main_job, "run_pipeline", fake_run)
     real_parts = main_job.pipeline_parts
     monkeypatch.setattr(main_job, "pipeline_parts", lambda name: (lambda *_, **__: _FakeAudit(), *real_parts(name)[1:]))
     monkeypatch.setattr(main_job, "write_report", lambda *_, **__: None)
@@ -185,3 +191,24 @@ def test_step_names_match_each_pipelines_audit():
     assert len(set(names.values())) == len(names)
     # Only FedAUXfdp's audit runs LiRA (audits.attacks.pipelines.fedauxfdp imports it; the others do not).
     assert [pipeline for pipeline, name in names.items() if "LiRA" in name] == ["fedauxfdp"]
+
+
+def test_accuracy_curve_and_non_private_baseline(stubbed_run):
+    status, captured, folder = stubbed_run("--pipeline", "dphelmet", "--epsilon", "3", "--accuracy-curve", "--json")
+    assert status == 0
+    record = json.loads(captured.out)
+    jsonschema.validate(record, SUMMARY_SCHEMA)
+    # The non-private run is DP-Helmet at ε = ∞; each curve point is the run at that ε; ∞ is the last point, as null.
+    assert record["non_private"]["accuracy"] == 1.0 and "ε = ∞" in record["non_private"]["source"]
+    expected = [{"epsilon": e, "accuracy": min(1.0, e / 10.0)} for e in sorted({*CURVE_EPSILONS, 3.0})]
+    assert record["accuracy_curve"] == expected + [{"epsilon": None, "accuracy": 1.0}]
+    assert record["non_finite"][f"/accuracy_curve/{len(expected)}/epsilon"] == "inf"
+    report = (folder / "report.md").read_text(encoding="utf-8")
+    assert "| ∞ | 1.0000 |" in report and "| 3.0 | 0.3000 |" in report
+
+
+def test_pipelines_without_an_epsilon_have_no_curve(stubbed_run):
+    status, captured, folder = stubbed_run("--accuracy-curve", "--json")
+    record = json.loads(captured.out)
+    assert status == 0 and record["accuracy_curve"] == [] and record["non_private"]["accuracy"] is None
+    assert "not applicable" in (folder / "report.md").read_text(encoding="utf-8")
