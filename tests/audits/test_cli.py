@@ -6,9 +6,9 @@ pyproject (``pip install -e .``), since entry points come from installed metadat
 """
 
 import json
+import re
 import subprocess
 import sys
-import re
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 

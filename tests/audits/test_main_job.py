@@ -7,16 +7,15 @@ import subprocess
 import sys
 import time
 
+import jsonschema
 import pytest
 from scipy.stats import binomtest
 
-import jsonschema
-
 from audits.main_job import CURVE_EPSILONS, SUMMARY_SCHEMA, StepLog, run_main_job
 from dpmech.ledger import PrivacyGuarantee
+from trainers.data import load_dataset, split_federated
 from trainers.federation import PipelineResult
 from trainers.pipelines.registry import PIPELINE_NAMES
-from trainers.data import load_dataset, split_federated
 
 
 def test_main_job_writes_the_report_and_meets_the_target(tmp_path):
@@ -113,9 +112,9 @@ class _FakeAudit:
 @pytest.fixture
 def stubbed_run(monkeypatch, tmp_path, capsys):
     # Training, audit and the audit's files stubbed: the checks are on what the summary reports.
-    import audits.main_job as main_job
     from importlib.metadata import EntryPoint
 
+    import audits.main_job as main_job
     from dpmech.cli import main as cli_main
 
     def fake_run(name, data, config, seed, **_):

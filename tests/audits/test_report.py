@@ -1,15 +1,34 @@
 """Audit reports: the files are written, the JSON round-trips and the raw scores recompute the bound."""
 
 import dataclasses
+import decimal
 import json
+import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from audits import AuditScores, epsilon_from_gdp, epsilon_one_run, mia_metrics
 from audits.attacks import audit_gaussian_output, audit_label_randomized_response
+from audits.attacks.pipelines.record import PipelineAudit
+from audits.attacks.threat_model import BLACK_BOX, ThreatModel
+from audits.report import (
+    audit_scores_report,
+    delta_text,
+    epsilon_text,
+    gdp_roc,
+    json_record,
+    lower_bound_text,
+    privacy_region_boundary,
+    roc_band,
+    roc_curves,
+    tpr_text,
+    write_report,
+)
 from dpmech.directed_rounding import format_down
-from audits.report import gdp_roc, json_record, privacy_region_boundary, write_report
+from dpmech.verify import clopper_pearson_lower, clopper_pearson_upper
 
 
 @pytest.fixture(scope="module")
@@ -77,15 +96,6 @@ def test_an_existing_file_is_not_a_report_folder(gaussian_audit, tmp_path):
 
 # --- Reports people trust: the n/a rule, safe-side text, one curve per attack, bands, user scores ---
 
-import decimal
-import math
-
-from hypothesis import given, strategies as st
-
-from audits.attacks.pipelines.record import PipelineAudit
-from audits.attacks.threat_model import BLACK_BOX, ThreatModel
-from audits.report import audit_scores_report, delta_text, epsilon_text, lower_bound_text, roc_band, roc_curves, tpr_text
-from dpmech.verify import clopper_pearson_lower, clopper_pearson_upper
 
 
 @given(st.integers(1, 10**6), st.sampled_from([1e-4, 1e-3, 1e-2, 0.05]), st.floats(0.0, 1.0))
