@@ -51,6 +51,8 @@ FEDAUXFDP_SHARES = (1.0, 4.0)  # scoring head, class head: shares of μ²
 CALIBRATED_PIPELINES = ("fedauxfdp", "dphelmet", "fedgm")
 # ε values of the optional ε → accuracy curve (the target and ∞, the non-private run, are added).
 CURVE_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+# non_private_config's name for "the pipeline's own run is the non-private baseline".
+THE_RUN = "the run itself"
 # Seconds between progress lines when stderr is not a terminal.
 LOG_INTERVAL = 5.0
 STEPS = 5
@@ -141,10 +143,11 @@ def non_private_config(pipeline: str, delta: float):
 
     ``config``: the pipeline's configuration without noise, trained once more (FedAUXfdp and
     DP-Helmet take ε = ∞: heads or average released without noise), else None. ``baseline``: the
-    name of the pipeline's own baseline that is non-private, else None (FedGM's configuration
-    has no noiseless label release, but its baselines include the same synthesis with the true
-    labels). ``source``: the above in words. FedMD-NFDP adds no noise (its privacy is the
-    subsampling) and Fed-ZDA has no guarantee, so neither has a separate non-private run.
+    name of the pipeline's own baseline that is non-private (FedGM's configuration has no
+    noiseless label release, but its baselines include the same synthesis with the true labels),
+    or :data:`THE_RUN` where the run itself is non-private (Fed-ZDA has no guarantee), else None
+    (FedMD-NFDP adds no noise, its privacy is the subsampling: there is nothing to remove).
+    ``source``: the above in words.
     """
     delta = dpmech.validation.open_unit_interval("delta", delta)
     _, config_class, _ = pipeline_parts(pipeline)
@@ -159,7 +162,7 @@ def non_private_config(pipeline: str, delta: float):
                 "the pipeline's baseline synthetic_true_labels: the same synthesis with the true labels (no label noise)")
     if pipeline == "fedmd-nfdp":
         return None, None, "none: NFDP adds no noise (its privacy comes from subsampling), so there is no noise to remove"
-    return None, None, "none needed: Fed-ZDA has no privacy guarantee (ε = ∞), so the run itself is non-private"
+    return None, THE_RUN, "the run itself: Fed-ZDA has no privacy guarantee (ε = ∞)"
 
 
 def _quiet_run(pipeline, data, config, seed, threads):
@@ -247,6 +250,12 @@ def _audit_step_name(audit_function) -> str:
     return "audit: " + first.split(": ", 1)[1] if ": " in first else first
 
 
+def _separate_non_private(summary: dict) -> bool:
+    """Whether the non-private accuracy is another model's (shown as its own row and bar), not the run's."""
+    non_private = summary["non_private"]
+    return non_private["accuracy"] is not None and not non_private["source"].startswith(THE_RUN)
+
+
 def _accuracy_plot(path: pathlib.Path, summary: dict, title: str) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -255,7 +264,7 @@ def _accuracy_plot(path: pathlib.Path, summary: dict, title: str) -> None:
     names = [f"{summary['pipeline']}\n({claim})"] + list(summary["baselines"])
     values = [summary["accuracy"]] + list(summary["baselines"].values())
     colours = ["C0"] + ["C7"] * len(summary["baselines"])
-    if summary["non_private"]["accuracy"] is not None:
+    if _separate_non_private(summary):
         names.append("non-private\n(ε = ∞)")
         values.append(summary["non_private"]["accuracy"])
         colours.append("C2")
@@ -324,7 +333,7 @@ def _markdown(summary: dict) -> str:
     ]
     lines += [f"| {name} | {value:.4f} |" for name, value in summary["baselines"].items()]
     non_private = summary["non_private"]
-    if non_private["accuracy"] is not None:
+    if _separate_non_private(summary):
         lines.append(f"| non-private: {non_private['source']} | {non_private['accuracy']:.4f} |")
     lines += ["", f"Non-private baseline: {non_private['source']}."]
     if summary["accuracy_curve"]:
@@ -406,7 +415,8 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
             log.step(f"2/{STEPS} train the non-private baseline ({pipeline}, ε = ∞)")
             free_accuracy = float(_quiet_run(pipeline, data, free_config, seed, threads).accuracy)
         else:
-            free_accuracy = float(result.baselines[free_baseline]) if free_baseline in result.baselines else None
+            free_accuracy = (float(result.accuracy) if free_baseline == THE_RUN else
+                             float(result.baselines[free_baseline]) if free_baseline in result.baselines else None)
         if accuracy_curve and pipeline in CALIBRATED_PIPELINES:
             for point in sorted(set(CURVE_EPSILONS) | {float(epsilon)}):
                 log.step(f"2/{STEPS} ε → accuracy curve: train {pipeline} at ε = {point:g}")

@@ -209,5 +209,6 @@ def test_accuracy_curve_and_non_private_baseline(stubbed_run):
 def test_pipelines_without_an_epsilon_have_no_curve(stubbed_run):
     status, captured, folder = stubbed_run("--accuracy-curve", "--json")
     record = json.loads(captured.out)
-    assert status == 0 and record["accuracy_curve"] == [] and record["non_private"]["accuracy"] is None
+    # Fed-ZDA has no guarantee: its own run is the non-private accuracy.
+    assert status == 0 and record["accuracy_curve"] == [] and record["non_private"]["accuracy"] == record["accuracy"]
     assert "not applicable" in (folder / "report.md").read_text(encoding="utf-8")
