@@ -92,9 +92,9 @@ SUMMARY_SCHEMA = {
         "accuracy": {"type": "number", "minimum": 0, "maximum": 1},
         "baselines": {"type": "object", "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1}},
         "non_private": {
-            "type": "object", "additionalProperties": False, "required": ["accuracy", "source"],
+            "type": "object", "additionalProperties": False, "required": ["accuracy", "source", "model"],
             "properties": {"accuracy": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
-                           "source": {"type": "string"}},
+                           "source": {"type": "string"}, "model": {"type": ["string", "null"]}},
         },
         "accuracy_curve": {"type": "array", "items": {
             "type": "object", "additionalProperties": False, "required": ["epsilon", "accuracy"],
@@ -147,7 +147,8 @@ def non_private_config(pipeline: str, delta: float):
     noiseless label release, but its baselines include the same synthesis with the true labels),
     or :data:`THE_RUN` where the run itself is non-private (Fed-ZDA has no guarantee), else None
     (FedMD-NFDP adds no noise, its privacy is the subsampling: there is nothing to remove).
-    ``source``: the above in words.
+    ``source``: the above in words. The summary's ``non_private.model`` is "separate run", the
+    baseline's name, :data:`THE_RUN` or null.
     """
     delta = dpmech.validation.open_unit_interval("delta", delta)
     _, config_class, _ = pipeline_parts(pipeline)
@@ -251,9 +252,8 @@ def _audit_step_name(audit_function) -> str:
 
 
 def _separate_non_private(summary: dict) -> bool:
-    """Whether the non-private accuracy is another model's (shown as its own row and bar), not the run's."""
-    non_private = summary["non_private"]
-    return non_private["accuracy"] is not None and not non_private["source"].startswith(THE_RUN)
+    """Whether the non-private accuracy is a model of its own (its own row and bar), not the run or a baseline."""
+    return summary["non_private"]["model"] == "separate run"
 
 
 def _accuracy_plot(path: pathlib.Path, summary: dict, title: str) -> None:
@@ -263,7 +263,8 @@ def _accuracy_plot(path: pathlib.Path, summary: dict, title: str) -> None:
     claim = f"ε = {epsilon_text(summary['epsilon'])}" + (f", δ = {delta_text(summary['delta'])}" if summary["delta"] else "")
     names = [f"{summary['pipeline']}\n({claim})"] + list(summary["baselines"])
     values = [summary["accuracy"]] + list(summary["baselines"].values())
-    colours = ["C0"] + ["C7"] * len(summary["baselines"])
+    colours = ["C0"] + ["C2" if name == summary["non_private"]["model"] else "C7" for name in summary["baselines"]]
+    names = [f"{name}\n(non-private)" if name == summary["non_private"]["model"] else name for name in names]
     if _separate_non_private(summary):
         names.append("non-private\n(ε = ∞)")
         values.append(summary["non_private"]["accuracy"])
@@ -331,8 +332,9 @@ def _markdown(summary: dict) -> str:
         "|---|---|",
         f"| {summary['pipeline']} (server, ε = {epsilon_text(summary['epsilon'])}) | {summary['accuracy']:.4f} |",
     ]
-    lines += [f"| {name} | {value:.4f} |" for name, value in summary["baselines"].items()]
     non_private = summary["non_private"]
+    lines += [f"| {name}{' (non-private)' if name == non_private['model'] else ''} | {value:.4f} |"
+              for name, value in summary["baselines"].items()]
     if _separate_non_private(summary):
         lines.append(f"| non-private: {non_private['source']} | {non_private['accuracy']:.4f} |")
     lines += ["", f"Non-private baseline: {non_private['source']}."]
@@ -454,7 +456,8 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
                        "delivered_delta": delivered_delta, "met": target_met, "note": target_note},
             "accuracy": float(result.accuracy),
             "baselines": {name: float(value) for name, value in result.baselines.items()},
-            "non_private": {"accuracy": free_accuracy, "source": free_source},
+            "non_private": {"accuracy": free_accuracy, "source": free_source,
+                            "model": "separate run" if free_config is not None else free_baseline},
             "accuracy_curve": curve,
             "guarantees": guarantees,
             "epsilon": delivered_epsilon,
