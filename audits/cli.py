@@ -38,7 +38,11 @@ RANDOMIZED_RESPONSE_FIELDS = ("eps_claimed", "eps_lb", "delta", "alpha", "method
 
 
 def _emit(record: dict, as_json: bool, title: str, directions: dict | None = None) -> None:
-    """``record`` as one JSON object (∞ as null, named in ``non_finite``: :func:`audits.report.json_record`) or a table."""
+    """``record`` as one JSON object (∞ as null, named in ``non_finite``: :func:`audits.report.json_record`) or a table.
+
+    In the table a TPR at an FPR below the resolution 1/n_out reads "n/a (resolution 1/n_out)"
+    (:func:`audits.report.tpr_text`); the JSON keeps the number, with ``fpr_resolution``.
+    """
     if as_json:
         import json
 
@@ -46,7 +50,15 @@ def _emit(record: dict, as_json: bool, title: str, directions: dict | None = Non
 
         print(json.dumps(json_record(record), ensure_ascii=False, allow_nan=False))
         return
-    emit(record, False, title, directions)
+    shown = {}
+    if "fpr_resolution" in record:
+        from .report import tpr_text
+
+        num_out = round(1.0 / record["fpr_resolution"])
+        for key, fpr in (("tpr_at_0_1_percent_fpr", 1e-3), ("tpr_at_1_percent_fpr", 1e-2)):
+            if key in record:
+                shown[key] = tpr_text(record[key], fpr, num_out)
+    emit(record, False, title, directions, shown)
 
 
 # Every option is checked as it is parsed (dpmech.cli.arguments), before numpy, torch or a trainer loads.
@@ -179,7 +191,8 @@ def _pipeline_audit(args) -> None:
               "eps_lb": audit.eps_lb, "delta": audit.delta, "method": audit.method, "valid_as": audit.valid_as,
               "mu_claimed": audit.mu_claimed, "mu_lb": audit.mu_lb, "mia_attack": audit.mia["attack"],
               "auc": audit.mia["auc"], "tpr_at_0_1_percent_fpr": audit.mia["tpr_at_0_1_percent_fpr"],
-              "tpr_at_1_percent_fpr": audit.mia["tpr_at_1_percent_fpr"], "seed": args.seed}
+              "tpr_at_1_percent_fpr": audit.mia["tpr_at_1_percent_fpr"], "fpr_resolution": audit.mia["fpr_resolution"],
+              "seed": args.seed}
     if args.out is not None:
         from .report import write_report
 

@@ -182,3 +182,11 @@ def test_scores_bad_input_exits_2_with_one_line(dpmech_main, score_files, tmp_pa
     lines = err.strip().splitlines()
     assert status == 2 and out == ""
     assert len(lines) == 1 and fragment in lines[0] and "Traceback" not in err, err
+
+
+def test_scores_table_prints_n_a_below_the_fpr_resolution(dpmech_main, score_files):
+    status, out, _ = dpmech_main("audit", "scores", score_files["in"], score_files["out"])
+    assert status == 0
+    row = next(line for line in out.splitlines() if "tpr_at_0_1_percent_fpr" in line)
+    assert "n/a (resolution 1/400)" in row
+    assert "n/a" not in next(line for line in out.splitlines() if "tpr_at_1_percent_fpr" in line)
