@@ -407,11 +407,17 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
         free_config, free_baseline, free_source = non_private_config(pipeline, delta)
         data = load_dataset(dataset)
         log.step(f"2/{STEPS} train the one-shot federation ({pipeline})")
-        # dpmech's privacy warnings become one log line each; the pipeline's notes carry them into the report.
+        # dpmech's privacy warnings become one log line each (the pipeline's notes carry them into the
+        # report); any other warning is issued again, to the caller's filters.
         with warnings.catch_warnings(record=True) as caught:
             result = run_pipeline(pipeline, data, config, seed, threads=threads)
-        for message in dict.fromkeys(str(warning.message) for warning in caught):
+        privacy = [warning for warning in caught if issubclass(warning.category, dpmech.PrivacyWarning)]
+        for message in dict.fromkeys(str(warning.message) for warning in privacy):
             log.warn(message)
+        for warning in caught:
+            if warning not in privacy:
+                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno,
+                                       source=warning.source)
         curve = []
         if free_config is not None:
             log.step(f"2/{STEPS} train the non-private baseline ({pipeline}, ε = ∞)")

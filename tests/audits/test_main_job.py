@@ -6,12 +6,14 @@ import math
 import subprocess
 import sys
 import time
+import warnings
 
 import jsonschema
 import pytest
 from scipy.stats import binomtest
 
 from audits.main_job import CURVE_EPSILONS, SUMMARY_SCHEMA, StepLog, run_main_job
+from dpmech import VacuousGuaranteeWarning
 from dpmech.ledger import PrivacyGuarantee
 from trainers.data import load_dataset, split_federated
 from trainers.federation import PipelineResult
@@ -121,6 +123,9 @@ def stubbed_run(monkeypatch, tmp_path, capsys):
         # Accuracy grows with the configured ε (DP-Helmet's config), so the curve's points can be told apart.
         result = _FakeResult()
         result.accuracy = min(1.0, getattr(config, "epsilon", 5.0) / 10.0)
+        for _ in range(2):
+            warnings.warn("the guarantee is vacuous", VacuousGuaranteeWarning, stacklevel=1)
+        warnings.warn("an unrelated warning", UserWarning, stacklevel=1)
         return result
 
     monkeypatch.setattr(main_job, "run_pipeline", fake_run)
@@ -148,7 +153,7 @@ def test_a_target_the_pipeline_cannot_meet_is_reported_and_warned(stubbed_run):
     assert record["target"]["delivered_epsilon"] is None and record["non_finite"]["/target/delivered_epsilon"] == "inf"
     assert record["non_finite"]["/guarantees/records/epsilon"] == "inf"
     assert "inf" not in json.dumps({key: value for key, value in record.items() if key != "non_finite"})
-    warnings = [line for line in captured.err.splitlines() if "warning" in line]
+    warnings = [line for line in captured.err.splitlines() if line.startswith("dpmech run: warning:")]
     assert len(warnings) == 1 and warnings[0].startswith("dpmech run: warning: the fedzda pipeline cannot meet the target")
     report = (folder / "report.md").read_text(encoding="utf-8")
     assert "Warning: target NOT met" in report and "| delivered (the claim the audit tests) | ∞ | 0.0 |" in report
@@ -212,3 +217,12 @@ def test_pipelines_without_an_epsilon_have_no_curve(stubbed_run):
     # Fed-ZDA has no guarantee: its own run is the non-private accuracy.
     assert status == 0 and record["accuracy_curve"] == [] and record["non_private"]["accuracy"] == record["accuracy"]
     assert "not applicable" in (folder / "report.md").read_text(encoding="utf-8")
+
+
+def test_privacy_warnings_are_one_log_line_and_others_pass_through(stubbed_run):
+    with pytest.warns(UserWarning, match="an unrelated warning"):
+        status, captured, _ = stubbed_run("--epsilon", "1")
+    assert status == 0
+    lines = captured.err.splitlines()
+    assert sum(line.startswith("dpmech run: [") and line.endswith("warning: the guarantee is vacuous")
+               for line in lines) == 1
