@@ -259,6 +259,7 @@ def _separate_non_private(summary: dict) -> bool:
 def _accuracy_plot(path: pathlib.Path, summary: dict, title: str) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import NullFormatter
 
     claim = f"ε = {epsilon_text(summary['epsilon'])}" + (f", δ = {delta_text(summary['delta'])}" if summary["delta"] else "")
     names = [f"{summary['pipeline']}\n({claim})"] + list(summary["baselines"])
@@ -290,6 +291,9 @@ def _accuracy_plot(path: pathlib.Path, summary: dict, title: str) -> None:
                 private.axhline(point["accuracy"], color="C2", linestyle="--", label="non-private (ε = ∞)")
         private.axvline(summary["target"]["epsilon"], color="C3", linestyle=":", label="target ε")
         private.set_xscale("log")
+        # Ticks at the trained ε only: the log axis' own minor labels overlap at this width.
+        private.set_xticks([e for e, _ in finite], [f"{e:g}" for e, _ in finite])
+        private.xaxis.set_minor_formatter(NullFormatter())
         private.set_ylim(0, 1.08)
         private.set_xlabel(f"ε (δ = {delta_text(summary['target']['delta'])})")
         private.set_ylabel("test accuracy")
