@@ -174,16 +174,10 @@ class PipelineResult:
     ledger: PrivacyLedger
     messages: Sequence[ClientMessage]
     guarantees: Mapping[str, Any] = field(default_factory=dict)
+    units: Mapping[str, str] = field(default_factory=dict)
     notes: Sequence[str] = ()
     config: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 0
-    units: Mapping[str, str] = field(default_factory=dict)
-
-    def unit(self, name: str) -> str:
-        """What the neighbouring datasets of guarantee ``name`` differ in: "record", "user" or "label"."""
-        if name not in self.guarantees:
-            raise ValueError(f"name must be one of the guarantees {', '.join(self.guarantees)} (got {name!r})")
-        return self.units.get(name, "record")
 
     def summary(self) -> dict:
         """A JSON-ready summary (floats, strings, lists)."""
@@ -203,3 +197,9 @@ class PipelineResult:
             "config": dict(self.config),
             "seed": self.seed,
         }
+
+    def unit(self, name: str) -> str:
+        """What the neighbouring datasets of guarantee ``name`` differ in: "record", "user" or "label"."""
+        if name not in self.guarantees:
+            raise ValueError(f"name must be one of the guarantees {', '.join(self.guarantees)} (got {name!r})")
+        return self.units.get(name, "record")
