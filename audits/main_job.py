@@ -193,6 +193,7 @@ class StepLog:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._stack = contextlib.ExitStack()
+        self._warned = set()
 
     def __enter__(self):
         if self.mode == "terminal":
@@ -225,10 +226,27 @@ class StepLog:
 
     def warn(self, message: str) -> None:
         """A privacy warning raised while a step ran, as one line (the report's notes state it too)."""
+        if message in self._warned:
+            return
+        self._warned.add(message)
         if self.mode == "terminal":
             self._bar.console.print(f"warning: {message}")
         elif self.mode == "log":
             self._line(f"warning: {message}")
+
+    @contextlib.contextmanager
+    def privacy_warnings(self):
+        """dpmech's privacy warnings raised inside become one :meth:`warn` line each, once per run (the
+        pipeline's notes carry them into the report); any other warning is issued again, to the
+        caller's filters (which also decide, as for any warning, whether a privacy warning is raised)."""
+        with warnings.catch_warnings(record=True) as caught:
+            yield
+        for warning in caught:
+            if issubclass(warning.category, dpmech.PrivacyWarning):
+                self.warn(str(warning.message))
+            else:
+                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno,
+                                       source=warning.source)
 
     def __exit__(self, *exc):
         self._stop.set()
@@ -411,17 +429,8 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
         free_config, free_baseline, free_source = non_private_config(pipeline, delta)
         data = load_dataset(dataset)
         log.step(f"2/{STEPS} train the one-shot federation ({pipeline})")
-        # dpmech's privacy warnings become one log line each (the pipeline's notes carry them into the
-        # report); any other warning is issued again, to the caller's filters.
-        with warnings.catch_warnings(record=True) as caught:
+        with log.privacy_warnings():
             result = run_pipeline(pipeline, data, config, seed, threads=threads)
-        privacy = [warning for warning in caught if issubclass(warning.category, dpmech.PrivacyWarning)]
-        for message in dict.fromkeys(str(warning.message) for warning in privacy):
-            log.warn(message)
-        for warning in caught:
-            if warning not in privacy:
-                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno,
-                                       source=warning.source)
         curve = []
         if free_config is not None:
             log.step(f"2/{STEPS} train the non-private baseline ({pipeline}, ε = ∞)")
@@ -443,7 +452,8 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
         options = {} if trials is None else {"trials": trials}
         if "result" in inspect.signature(audit_function).parameters:
             options["result"] = result  # the audit reuses the round trained above instead of training it again
-        audit = audit_function(data, config, seed=seed, **options)
+        with log.privacy_warnings():
+            audit = audit_function(data, config, seed=seed, **options)
         log.step(f"5/{STEPS} write the report")
         folder.mkdir(parents=True, exist_ok=True)
         write_report(audit, folder / "audit", title=f"{pipeline} audit", extra={"seed": seed})
