@@ -40,8 +40,9 @@ RANDOMIZED_RESPONSE_FIELDS = ("eps_claimed", "eps_lb", "delta", "alpha", "method
 def _emit(record: dict, as_json: bool, title: str, directions: dict | None = None) -> None:
     """``record`` as one JSON object (∞ as null, named in ``non_finite``: :func:`audits.report.json_record`) or a table.
 
-    In the table a TPR at an FPR below the resolution 1/n_out reads "n/a (resolution 1/n_out)"
-    (:func:`audits.report.tpr_text`); the JSON keeps the number, with ``fpr_resolution``.
+    In the table ε, δ and μ have 4 significant digits on the side ``directions`` names, and a TPR
+    at an FPR below the resolution 1/n_out reads "n/a (resolution 1/n_out)"
+    (:func:`audits.report.tpr_text`); the JSON keeps the doubles, with ``fpr_resolution``.
     """
     if as_json:
         import json
@@ -50,10 +51,15 @@ def _emit(record: dict, as_json: bool, title: str, directions: dict | None = Non
 
         print(json.dumps(json_record(record), ensure_ascii=False, allow_nan=False))
         return
-    shown = {}
-    if "fpr_resolution" in record:
-        from .report import tpr_text
+    from .report import delta_text, epsilon_text, lower_bound_text, tpr_text
 
+    # ε, δ and μ to 4 significant digits on their safe side, as in the reports.
+    directions = directions or {}
+    texts = {"up": epsilon_text, "down": lower_bound_text}
+    shown = {key: delta_text(value) if key == "delta" else texts[directions[key]](value)
+             for key, value in record.items()
+             if isinstance(value, float) and key.startswith(("eps", "delta", "mu_")) and directions.get(key) in texts}
+    if "fpr_resolution" in record:
         num_out = round(1.0 / record["fpr_resolution"])
         for key, fpr in (("tpr_at_0_1_percent_fpr", 1e-3), ("tpr_at_1_percent_fpr", 1e-2)):
             if key in record:
