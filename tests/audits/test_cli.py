@@ -17,6 +17,7 @@ import pytest
 
 import dpmech
 from audits.report import audit_scores_report
+from dpmech.directed_rounding import format_down
 from dpmech.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -190,3 +191,7 @@ def test_scores_table_prints_n_a_below_the_fpr_resolution(dpmech_main, score_fil
     row = next(line for line in out.splitlines() if "tpr_at_0_1_percent_fpr" in line)
     assert "n/a (resolution 1/400)" in row
     assert "n/a" not in next(line for line in out.splitlines() if "tpr_at_1_percent_fpr" in line)
+    # ε_lb to 4 significant digits, rounded down.
+    expected = audit_scores_report(np.load(score_files["in"]), np.load(score_files["out"])).eps_lb
+    text = next(line for line in out.splitlines() if "eps_lb" in line).split()[-2]
+    assert text == format_down(expected, 4) and float(text) <= expected
