@@ -264,7 +264,8 @@ def _roc_plot(path: pathlib.Path, audit, title: str, alpha: float) -> None:
         axes.plot(x, x, linestyle=":", color="grey", label="random guess")
         if eps_claimed is not None and math.isfinite(eps_claimed):
             axes.plot(x, privacy_region_boundary(x, eps_claimed, delta), color="C3",
-                      label=f"claimed (ε = {epsilon_text(eps_claimed)}, δ = {delta_text(delta)}) boundary")
+                      label=f"claimed (ε = {epsilon_text(eps_claimed)}, δ = {delta_text(delta)}) boundary"
+                            + (" (the claim the canary tests)" if len(curves) > 1 else ""))
         if getattr(audit, "mu_claimed", None) is not None:
             axes.plot(x, gdp_roc(x, audit.mu_claimed), linestyle="--", color="C2",
                       label=f"claimed GDP μ = {epsilon_text(audit.mu_claimed)}")
