@@ -6,6 +6,8 @@ Subcommands:
   mechanism (:func:`audits.attacks.audit_gaussian_output`);
 * ``randomized-response``: the one-run audit of dpmech's K-ary randomized
   response (:func:`audits.attacks.audit_label_randomized_response`);
+* ``scores``: a report for the user's own IN/OUT attack scores
+  (:func:`audits.report.audit_scores_report`);
 * one subcommand per seed pipeline (``fedauxfdp``, ``dphelmet``, ...): train a
   round on an embedded dataset and audit it end to end
   (:mod:`audits.attacks.pipelines`).
@@ -21,6 +23,7 @@ as such (it is not itself a bound at α).
 
 from __future__ import annotations
 
+import pathlib
 import sys
 
 from dpmech.cli import arguments
@@ -32,6 +35,36 @@ GAUSSIAN_FIELDS = ("mu_claimed", "mu_actual", "mu_lb", "eps_claimed", "eps_lb", 
                    "valid_as", "sensitivity", "sigma_calibrated", "sigma_scale", "sigma_used", "trials")
 RANDOMIZED_RESPONSE_FIELDS = ("eps_claimed", "eps_lb", "delta", "alpha", "method", "valid_as", "num_classes",
                               "canaries", "guesses", "correct")
+
+
+def _emit(record: dict, as_json: bool, title: str, directions: dict | None = None) -> None:
+    """``record`` as one JSON object (∞ as null, named in ``non_finite``: :func:`audits.report.json_record`) or a table.
+
+    In the table ε, δ and μ have 4 significant digits on the side ``directions`` names, and a TPR
+    at an FPR below the resolution 1/n_out reads "n/a (resolution 1/n_out)"
+    (:func:`audits.report.tpr_text`); the JSON keeps the doubles, with ``fpr_resolution``.
+    """
+    if as_json:
+        import json
+
+        from .report import json_record
+
+        print(json.dumps(json_record(record), ensure_ascii=False, allow_nan=False))
+        return
+    from .report import delta_text, epsilon_text, lower_bound_text, tpr_text
+
+    # ε, δ and μ to 4 significant digits on their safe side, as in the reports.
+    directions = directions or {}
+    texts = {"up": epsilon_text, "down": lower_bound_text}
+    shown = {key: delta_text(value) if key == "delta" else texts[directions[key]](value)
+             for key, value in record.items()
+             if isinstance(value, float) and key.startswith(("eps", "delta", "mu_")) and directions.get(key) in texts}
+    if "fpr_resolution" in record:
+        num_out = round(1.0 / record["fpr_resolution"])
+        for key, fpr in (("tpr_at_0_1_percent_fpr", 1e-3), ("tpr_at_1_percent_fpr", 1e-2)):
+            if key in record:
+                shown[key] = tpr_text(record[key], fpr, num_out)
+    emit(record, False, title, directions, shown)
 
 
 # Every option is checked as it is parsed (dpmech.cli.arguments), before numpy, torch or a trainer loads.
@@ -88,6 +121,23 @@ def register(subparsers) -> None:
     _common(randomized)
     randomized.set_defaults(handler=_randomized_response)
 
+    scores = commands.add_parser(
+        "scores", help="audit your own attack's IN/OUT scores: ε lower bound, MIA metrics, ROC plot with bands"
+    )
+    scores.add_argument("in_scores", metavar="IN.npy", help="1-D .npy array of the members' (IN) scores")
+    scores.add_argument("out_scores", metavar="OUT.npy", help="1-D .npy array of the non-members' (OUT) scores")
+    scores.add_argument("--epsilon", type=arguments.positive_real, help="claimed ε > 0 to test (with --delta)")
+    scores.add_argument("--delta", type=arguments.real_in(0.0, 1.0), help="claimed δ in [0, 1) (with --epsilon)")
+    scores.add_argument("--lower-is-in", action="store_true", help="a lower score means IN (e.g. a loss)")
+    scores.add_argument("--trials", choices=("natural", "independent"), default="natural",
+                        help="natural (default: members/non-members of one model; ε is an estimate) or independent "
+                             "(each score from its own randomised trial; the bound is certified)")
+    scores.add_argument("--alpha", type=_ALPHA, default=0.05, help="significance of the bound, in (0, 1) (default 0.05)")
+    scores.add_argument("--json", action="store_true", help="print one JSON object")
+    scores.add_argument("--out", metavar="DIR", type=arguments.output_folder,
+                        help="write audit.json, audit.md, scores.npz and roc.png here")
+    scores.set_defaults(handler=_user_scores)
+
     for name in PIPELINE_NAMES:
         pipeline = commands.add_parser(name, help=f"train a {name} round and audit it: white-box canary and MIA")
         _pipeline_arguments(pipeline)
@@ -130,6 +180,8 @@ def register_run(subparsers) -> None:
     run.add_argument("--engine", type=arguments.choice(ENGINES), default="inprocess",
                      help="inprocess (default) or flower: the round in Flower's simulation engine "
                           "(dphelmet over SecAgg+, fedauxfdp; needs the [flower] extra)")
+    run.add_argument("--accuracy-curve", action="store_true",
+                     help="also train at several ε for an ε → accuracy curve (one more training run per ε)")
     run.set_defaults(handler=_run)
 
 
@@ -150,34 +202,44 @@ def _pipeline_audit(args) -> None:
               "eps_lb": audit.eps_lb, "delta": audit.delta, "method": audit.method, "valid_as": audit.valid_as,
               "mu_claimed": audit.mu_claimed, "mu_lb": audit.mu_lb, "mia_attack": audit.mia["attack"],
               "auc": audit.mia["auc"], "tpr_at_0_1_percent_fpr": audit.mia["tpr_at_0_1_percent_fpr"],
-              "tpr_at_1_percent_fpr": audit.mia["tpr_at_1_percent_fpr"], "seed": args.seed}
+              "tpr_at_1_percent_fpr": audit.mia["tpr_at_1_percent_fpr"], "fpr_resolution": audit.mia["fpr_resolution"],
+              "seed": args.seed}
     if args.out is not None:
         from .report import write_report
 
         paths = write_report(audit, args.out, title=f"{args.pipeline} audit", extra={"seed": args.seed})
         record["report"] = str(paths["json"].parent)
-    emit(record, args.json, f"{args.pipeline} audit", DIRECTIONS)
+    _emit(record, args.json, f"{args.pipeline} audit", DIRECTIONS)
 
 
 def _run(args) -> None:
     from .main_job import run_main_job
+    from .report import delta_text, epsilon_text, lower_bound_text
 
     summary = run_main_job(args.pipeline, args.dataset, args.epsilon, args.delta, args.seed, args.out,
-                           progress=sys.stderr.isatty(), trials=args.trials, threads=args.threads,
-                           engine=args.engine)
-    keys = ("pipeline", "dataset", "accuracy", "target_epsilon", "target_delta", "epsilon", "delta", "target_met",
-            "eps_lb", "report_dir")
-    record = {key: summary[key] for key in keys}
-    record["baselines"] = summary["baselines"]
-    record["epsilon_basic"] = summary["guarantees"].get("basic", {}).get("epsilon")
-    if not summary["target_met"]:
-        print(f"dpmech run: warning: {summary['target_note']}", file=sys.stderr)
+                           progress=True, trials=args.trials, threads=args.threads,
+                           accuracy_curve=args.accuracy_curve, engine=args.engine)
+    target = summary["target"]
+    if not target["met"]:
+        print(f"dpmech run: warning: {target['note']}", file=sys.stderr)
     if args.json:
-        emit(record, True, "dpmech run")
-    else:
-        flat = {key: value for key, value in record.items() if key != "baselines"}
-        flat.update({f"baseline: {name}": value for name, value in summary["baselines"].items()})
-        emit(flat, False, "dpmech run", DIRECTIONS)
+        import json
+
+        # The summary is already plain JSON, the very object written to summary.json.
+        print(json.dumps(summary, ensure_ascii=False, allow_nan=False))
+        return
+    non_private = summary["non_private"]["accuracy"]
+    shown = {
+        "pipeline": summary["pipeline"], "dataset": summary["dataset"],
+        "accuracy": f"{summary['accuracy']:.4f}",
+        "non-private accuracy": "n/a" if non_private is None else f"{non_private:.4f}",
+        "target (ε, δ)": f"({epsilon_text(target['epsilon'])}, {delta_text(target['delta'])})",
+        "delivered (ε, δ)": f"({epsilon_text(target['delivered_epsilon'])}, {delta_text(target['delivered_delta'])})",
+        "target met": "yes" if target["met"] else "NO",
+        "audit ε_lb": f"{lower_bound_text(summary['eps_lb'])} ({summary['audit']['valid_as']})",
+        "report": str(pathlib.Path(summary["report_dir"]) / "report.md"),
+    }
+    _emit(shown, False, "dpmech run")
 
 
 # How each printed number is rounded in the table: upper bounds and calibrated noise up, certified
@@ -215,7 +277,7 @@ def _finish(results: list, args, fields, title: str) -> None:
                  "seed_derivation": SEED_DERIVATION, **summary}
         paths = write_report(first, args.out, title=title, extra=extra)
         record["report"] = str(paths["json"].parent)
-    emit(record, args.json, title, DIRECTIONS)
+    _emit(record, args.json, title, DIRECTIONS)
 
 
 # The attacks (and scipy.stats behind them) load only when an audit runs, so that
@@ -250,3 +312,34 @@ def _randomized_response(args) -> None:
         num_classes=args.num_classes, num_canaries=args.canaries, alpha=args.alpha, delta=args.delta,
     )
     _finish(results, args, RANDOMIZED_RESPONSE_FIELDS, "Label randomized response: one-run audit")
+
+
+def _load_scores(name: str, path: str):
+    import numpy as np
+
+    try:
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as error:
+        reason = " ".join(str(error).split()) or type(error).__name__
+        raise ValueError(f"{name} must be a readable .npy file of scores (got {path!r}: {reason})") from None
+    if not isinstance(array, np.ndarray):
+        raise ValueError(f"{name} must be a .npy file holding one array, not an .npz archive (got {path!r})")
+    if array.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must hold real numbers (got dtype {array.dtype} in {path!r})")
+    return array
+
+
+def _user_scores(args) -> None:
+    from .report import audit_scores_report
+
+    in_scores = _load_scores("IN.npy", args.in_scores)
+    out_scores = _load_scores("OUT.npy", args.out_scores)
+    audit = audit_scores_report(in_scores, out_scores, epsilon=args.epsilon, delta=args.delta,
+                                higher_is_in=not args.lower_is_in, trials=args.trials, alpha=args.alpha,
+                                out=args.out)
+    record = {"eps_claimed": audit.eps_claimed, "delta": audit.delta, "eps_lb": audit.eps_lb,
+              "valid_as": audit.valid_as, "method": audit.method, "alpha": audit.alpha,
+              "violation": audit.violation, **audit.mia}
+    if args.out is not None:
+        record["report"] = str(args.out)
+    _emit(record, args.json, "audit of IN/OUT scores", DIRECTIONS)

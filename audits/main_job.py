@@ -4,40 +4,114 @@
    dpmech (FedAUXfdp splits it between its two heads with
    :func:`dpmech.split_gaussian_budget`, a fifth of the privacy-loss variance to
    the scoring head, so that the tight composition meets the target).
-2. Train the federation on an embedded dataset (no download).
-3. Account: the pipeline's ledger, basic and tight.
-4. Audit the trained pipeline (:mod:`audits.attacks.pipelines`): the white-box
-   canary with its certified-under-GDP ε lower bound, and LiRA.
+2. Train the federation on an embedded dataset (no download), and the same pipeline
+   without noise (the non-private baseline) where its configuration has a noise to
+   remove (:func:`non_private_config`); with ``accuracy_curve`` also at each ε of the curve.
+3. Account: the pipeline's ledger, basic and tight; each guarantee with its protected
+   unit and neighbouring relation, read from the pipeline's result.
+4. Audit the trained pipeline (:mod:`audits.attacks.pipelines`), with the steps its
+   own audit module names.
 5. Report: ``summary.json``, ``report.md``, ``accuracy.png`` and, in ``audit/``,
-   the audit's JSON, Markdown, scores and ROC plot.
+   the audit's JSON, Markdown, scores and ROC plot (:mod:`audits.report`).
+
+The summary is one JSON object, the same for ``summary.json`` and ``dpmech run --json``
+(:data:`SUMMARY_SCHEMA`); ∞ is ``null`` there, named in ``non_finite``
+(:func:`audits.report.json_record`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import inspect
 import json
+import math
 import pathlib
-
-from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+import sys
+import threading
+import time
+import warnings
 
 import dpmech
 from dpmech.cli.arguments import output_folder
-from dpmech.directed_rounding import format_down, format_up
 
 from trainers.pipelines.registry import run_pipeline
 
 from .attacks.pipelines import PIPELINES, pipeline_parts
 from .cli import DATASET_NAMES, ENGINES
-from .report import json_ready, write_report
+from .report import delta_text, epsilon_text, json_record, lower_bound_text, tpr_text, write_report
 
 DEFAULT_PIPELINE = "fedauxfdp"
 DEFAULT_DATASET = "digits"
 DEFAULT_EPSILON = 1.0
 DEFAULT_DELTA = 1e-5
 FEDAUXFDP_SHARES = (1.0, 4.0)  # scoring head, class head: shares of μ²
+# The pipelines whose noise pipeline_config calibrates to the target; the others have no ε to vary.
+CALIBRATED_PIPELINES = ("fedauxfdp", "dphelmet", "fedgm")
+# ε values of the optional ε → accuracy curve (the target and ∞, the non-private run, are added).
+CURVE_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+# non_private_config's name for "the pipeline's own run is the non-private baseline".
+THE_RUN = "the run itself"
+# Seconds between progress lines when stderr is not a terminal.
+LOG_INTERVAL = 5.0
+STEPS = 5
+FILES = ("summary.json", "report.md", "accuracy.png", "audit/audit.json", "audit/audit.md", "audit/scores.npz",
+         "audit/roc.png")
+UNIT_TEXT = {"record": "one record", "user": "one user (all their records)", "label": "one label"}
+RELATION_TEXT = {"replace-one": "replace-one", "add-remove-one": "add/remove-one"}
+
+_NUMBER = {"type": "number"}
+_NUMBER_OR_NULL = {"type": ["number", "null"]}
+_GUARANTEE_SCHEMA = {
+    "type": "object",
+    "required": ["epsilon", "delta", "log_delta", "method", "neighbouring", "unit", "relation", "certified"],
+    "properties": {"epsilon": _NUMBER_OR_NULL, "delta": _NUMBER, "log_delta": _NUMBER_OR_NULL,
+                   "method": {"type": "string"}, "neighbouring": {"enum": list(RELATION_TEXT)},
+                   "unit": {"enum": list(UNIT_TEXT)}, "relation": {"type": "string"}, "certified": {"type": "boolean"}},
+}
+SUMMARY_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "dpmech run summary (summary.json and dpmech run --json)",
+    "type": "object",
+    "required": ["pipeline", "dataset", "seed", "trials", "engine", "target", "accuracy", "baselines", "non_private",
+                 "accuracy_curve", "guarantees", "epsilon", "delta", "eps_lb", "audit", "notes", "config",
+                 "report_dir", "files", "non_finite"],
+    "additionalProperties": False,
+    "properties": {
+        "pipeline": {"enum": list(PIPELINES)},
+        "dataset": {"enum": list(DATASET_NAMES)},
+        "seed": {"type": "integer", "minimum": 0},
+        "trials": {"type": ["integer", "null"], "minimum": 1},
+        "engine": {"enum": list(ENGINES)},
+        "target": {
+            "type": "object", "additionalProperties": False,
+            "required": ["epsilon", "delta", "delivered_epsilon", "delivered_delta", "met", "note"],
+            "properties": {"epsilon": _NUMBER, "delta": _NUMBER, "delivered_epsilon": _NUMBER_OR_NULL,
+                           "delivered_delta": _NUMBER, "met": {"type": "boolean"}, "note": {"type": "string"}},
+        },
+        "accuracy": {"type": "number", "minimum": 0, "maximum": 1},
+        "baselines": {"type": "object", "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1}},
+        "non_private": {
+            "type": "object", "additionalProperties": False, "required": ["accuracy", "source", "model"],
+            "properties": {"accuracy": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+                           "source": {"type": "string"}, "model": {"type": ["string", "null"]}},
+        },
+        "accuracy_curve": {"type": "array", "items": {
+            "type": "object", "additionalProperties": False, "required": ["epsilon", "accuracy"],
+            "properties": {"epsilon": _NUMBER_OR_NULL, "accuracy": {"type": "number", "minimum": 0, "maximum": 1}}}},
+        "guarantees": {"type": "object", "additionalProperties": _GUARANTEE_SCHEMA},
+        "epsilon": _NUMBER_OR_NULL,
+        "delta": _NUMBER,
+        "eps_lb": {"type": "number", "minimum": 0},
+        "audit": {"type": "object", "required": ["eps_claimed", "eps_lb", "delta", "method", "valid_as", "mia"]},
+        "notes": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+        "config": {"type": "object"},
+        "report_dir": {"type": "string"},
+        "files": {"type": "array", "items": {"type": "string"}},
+        "non_finite": {"type": "object", "additionalProperties": {"enum": ["inf", "-inf", "nan"]}},
+    },
+}
 
 
 def pipeline_config(pipeline: str, epsilon: float, delta: float):
@@ -65,6 +139,142 @@ def pipeline_config(pipeline: str, epsilon: float, delta: float):
     return config_class()
 
 
+def non_private_config(pipeline: str, delta: float):
+    """(config, baseline, source): how the report gets the pipeline's non-private accuracy.
+
+    ``config``: the pipeline's configuration without noise, trained once more (FedAUXfdp and
+    DP-Helmet take ε = ∞: heads or average released without noise), else None. ``baseline``: the
+    name of the pipeline's own baseline that is non-private (FedGM's configuration has no
+    noiseless label release, but its baselines include the same synthesis with the true labels),
+    or :data:`THE_RUN` where the run itself is non-private (Fed-ZDA has no guarantee), else None
+    (FedMD-NFDP adds no noise, its privacy is the subsampling: there is nothing to remove).
+    ``source``: the above in words. The summary's ``non_private.model`` is "separate run", the
+    baseline's name, :data:`THE_RUN` or null.
+    """
+    delta = dpmech.validation.open_unit_interval("delta", delta)
+    _, config_class, _ = pipeline_parts(pipeline)
+    if pipeline == "fedauxfdp":
+        half = delta / 2.0
+        return (config_class(score_epsilon=math.inf, score_delta=half, class_epsilon=math.inf, class_delta=half),
+                None, "the same pipeline with both heads released without noise (ε = ∞)")
+    if pipeline == "dphelmet":
+        return config_class(epsilon=math.inf, delta=delta), None, "the same pipeline averaged without noise (ε = ∞)"
+    if pipeline == "fedgm":
+        return (None, "synthetic_true_labels",
+                "the pipeline's baseline synthetic_true_labels: the same synthesis with the true labels (no label noise)")
+    if pipeline == "fedmd-nfdp":
+        return None, None, "none: NFDP adds no noise (its privacy comes from subsampling), so there is no noise to remove"
+    return None, THE_RUN, "the run itself: Fed-ZDA has no privacy guarantee (ε = ∞)"
+
+
+def _quiet_run(pipeline, data, config, seed, threads):
+    # A non-private or curve run warns that it has no guarantee; the report says so itself.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpmech.NoGuaranteeWarning)
+        return run_pipeline(pipeline, data, config, seed, threads=threads)
+
+
+def _without_baselines(config):
+    fields = {field.name for field in dataclasses.fields(config)}
+    return dataclasses.replace(config, baselines=False) if "baselines" in fields else config
+
+
+class StepLog:
+    """Progress on stderr: a spinner on a terminal; elsewhere one line per step and one every ``interval`` seconds.
+
+    ``mode``: "terminal", "log" or "off".
+    """
+
+    def __init__(self, mode: str, interval: float = LOG_INTERVAL, stream=None):
+        self.mode = dpmech.validation.choice("mode", mode, ("terminal", "log", "off"))
+        self.interval = float(dpmech.validation.positive("interval", interval))
+        self.stream = sys.stderr if stream is None else stream
+        self.description = ""
+        self._start = time.monotonic()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._stack = contextlib.ExitStack()
+        self._warned = set()
+
+    def __enter__(self):
+        if self.mode == "terminal":
+            from rich.console import Console
+            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            self._bar = self._stack.enter_context(Progress(
+                SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                console=Console(stderr=True), transient=False))
+            self._task = self._bar.add_task("", total=None)
+        elif self.mode == "log":
+            self._thread = threading.Thread(target=self._heartbeat, daemon=True)
+            self._thread.start()
+        return self
+
+    def _line(self, text: str) -> None:
+        with self._lock:
+            print(f"dpmech run: [{time.monotonic() - self._start:5.0f} s] {text}", file=self.stream, flush=True)
+
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._line(f"{self.description} (running)")
+
+    def step(self, description: str) -> None:
+        self.description = description
+        if self.mode == "terminal":
+            self._bar.update(self._task, description=description)
+        elif self.mode == "log":
+            self._line(description)
+
+    def warn(self, message: str) -> None:
+        """A privacy warning raised while a step ran, as one line (the report's notes state it too)."""
+        if message in self._warned:
+            return
+        self._warned.add(message)
+        if self.mode == "terminal":
+            self._bar.console.print(f"warning: {message}")
+        elif self.mode == "log":
+            self._line(f"warning: {message}")
+
+    @contextlib.contextmanager
+    def privacy_warnings(self):
+        """dpmech's privacy warnings raised inside become one :meth:`warn` line each, once per run (the
+        pipeline's notes carry them into the report); any other warning is issued again, to the
+        caller's filters (which also decide, as for any warning, whether a privacy warning is raised)."""
+        with warnings.catch_warnings(record=True) as caught:
+            yield
+        for warning in caught:
+            if issubclass(warning.category, dpmech.PrivacyWarning):
+                self.warn(str(warning.message))
+            else:
+                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno,
+                                       source=warning.source)
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self.mode == "log":
+            self._thread.join()
+        self._stack.close()
+        return False
+
+
+def _distinct_notes(notes) -> list:
+    """Each statement once, in order: exact repeats and notes contained in a longer note are dropped."""
+    unique = list(dict.fromkeys(notes))
+    return [note for note in unique if not any(note != other and note in other for other in unique)]
+
+
+def _audit_step_name(audit_function) -> str:
+    """The audit's own summary line ("Auditing X: what it does.") as the step name."""
+    doc = inspect.getmodule(audit_function).__doc__ or ""
+    first = doc.strip().splitlines()[0].rstrip(".") if doc.strip() else "audit the trained pipeline"
+    return "audit: " + first.split(": ", 1)[1] if ": " in first else first
+
+
+def _separate_non_private(summary: dict) -> bool:
+    """Whether the non-private accuracy is a model of its own (its own row and bar), not the run or a baseline."""
+    return summary["non_private"]["model"] == "separate run"
+
+
 def flower_round_runner(pipeline: str):
     """``trainers.flower.simulation.run_flower_round`` for ``--engine flower``, after checking that the
     ``[flower]`` extra is installed and that ``pipeline`` has a Flower app (ValueError naming them)."""
@@ -82,79 +292,136 @@ def flower_round_runner(pipeline: str):
     return run_flower_round
 
 
-def _accuracy_plot(path: pathlib.Path, result, title: str) -> None:
+def _accuracy_plot(path: pathlib.Path, summary: dict, title: str) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import NullFormatter
 
-    names = [result.pipeline] + list(result.baselines)
-    values = [result.accuracy] + list(result.baselines.values())
-    figure = Figure(figsize=(6, 3.5))
+    claim = f"ε = {epsilon_text(summary['epsilon'])}" + (f", δ = {delta_text(summary['delta'])}" if summary["delta"] else "")
+    names = [f"{summary['pipeline']}\n({claim})"] + list(summary["baselines"])
+    values = [summary["accuracy"]] + list(summary["baselines"].values())
+    colours = ["C0"] + ["C2" if name == summary["non_private"]["model"] else "C7" for name in summary["baselines"]]
+    names = [f"{name}\n(non-private)" if name == summary["non_private"]["model"] else name for name in names]
+    if _separate_non_private(summary):
+        names.append("non-private\n(ε = ∞)")
+        values.append(summary["non_private"]["accuracy"])
+        colours.append("C2")
+    curve = summary["accuracy_curve"]
+    figure = Figure(figsize=(11.0 if curve else 7.0, 4.2))
     FigureCanvasAgg(figure)
-    axes = figure.add_subplot()
-    axes.bar(names, values, color=["C0"] + ["C7"] * len(result.baselines))
-    axes.set_ylim(0, 1)
+    axes = figure.add_subplot(1, 2 if curve else 1, 1)
+    positions = range(len(values))
+    axes.bar(positions, values, color=colours)
+    axes.set_xticks(list(positions), names, rotation=30, ha="right", fontsize="small")
+    axes.set_ylim(0, 1.08)
     axes.set_ylabel("test accuracy")
-    axes.set_title(title)
+    axes.set_title(title, fontsize="medium")
     for position, value in enumerate(values):
-        axes.text(position, value + 0.02, f"{value:.3f}", ha="center")
+        axes.text(position, value + 0.02, f"{value:.3f}", ha="center", fontsize="small")
+    if curve:
+        finite = [(point["epsilon"], point["accuracy"]) for point in curve if point["epsilon"] is not None]
+        private = figure.add_subplot(1, 2, 2)
+        private.plot([e for e, _ in finite], [a for _, a in finite], marker="o", color="C0", label=summary["pipeline"])
+        for point in curve:
+            if point["epsilon"] is None:
+                private.axhline(point["accuracy"], color="C2", linestyle="--", label="non-private (ε = ∞)")
+        private.axvline(summary["target"]["epsilon"], color="C3", linestyle=":", label="target ε")
+        private.set_xscale("log")
+        # Ticks at the trained ε only: the log axis' own minor labels overlap at this width.
+        private.set_xticks([e for e, _ in finite], [f"{e:g}" for e, _ in finite])
+        private.xaxis.set_minor_formatter(NullFormatter())
+        private.set_ylim(0, 1.08)
+        private.set_xlabel(f"ε (δ = {delta_text(summary['target']['delta'])})")
+        private.set_ylabel("test accuracy")
+        private.set_title("ε → accuracy (same data and seed)", fontsize="medium")
+        private.legend(loc="lower right", fontsize="small")
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    figure.savefig(path, dpi=110)
 
 
-def _up(value) -> str:
-    """An upper bound (ε, δ) in the report, rounded up; JSON strings such as 'inf' as they are."""
-    return format_up(value, 6) if isinstance(value, float) else str(value)
-
-
-def _down(value) -> str:
-    return format_down(value, 6) if isinstance(value, float) else str(value)
+def _guarantee_record(result, name: str, guarantee) -> dict:
+    record = guarantee.as_dict()
+    unit = result.unit(name)
+    record["unit"] = unit
+    record["relation"] = f"{UNIT_TEXT[unit]}, {RELATION_TEXT[guarantee.neighbouring]}"
+    return record
 
 
 def _markdown(summary: dict) -> str:
+    target = summary["target"]
+    audit = summary["audit"]
+    mia = audit["mia"]
     lines = [
         f"# dpmech run: {summary['pipeline']} on {summary['dataset']}",
         "",
-        f"Seed {summary['seed']}. Target budget (ε, δ) = ({summary['target_epsilon']!r}, {summary['target_delta']!r}).",
+        f"Seed {summary['seed']}; audit trials: {summary['trials'] if summary['trials'] is not None else 'the audit’s default'}.",
         "",
-        f"**Target {'met' if summary['target_met'] else 'NOT met'}**: {summary['target_note']}.",
+        "## Target budget",
+        "",
+        "| | ε | δ |",
+        "|---|---|---|",
+        f"| target | {epsilon_text(target['epsilon'])} | {delta_text(target['delta'])} |",
+        f"| delivered (the claim the audit tests) | {epsilon_text(target['delivered_epsilon'])} | "
+        f"{delta_text(target['delivered_delta'])} |",
+        "",
+        f"**Target met**: {target['note']}." if target["met"] else f"> **Warning: target NOT met.** {target['note']}.",
         "",
         "## Accuracy",
         "",
         "| model | test accuracy |",
         "|---|---|",
-        f"| {summary['pipeline']} (server) | {summary['accuracy']:.4f} |",
+        f"| {summary['pipeline']} (server, ε = {epsilon_text(summary['epsilon'])}) | {summary['accuracy']:.4f} |",
     ]
-    lines += [f"| {name} | {value:.4f} |" for name, value in summary["baselines"].items()]
-    lines += ["", "## Privacy budget (one record, replace-one)", "", "| accounting | ε | δ |", "|---|---|---|"]
-    lines += [f"| {name} | {_up(record['epsilon'])} | {_up(record['delta'])} |" for name, record in summary["guarantees"].items()]
-    audit = summary["audit"]
+    non_private = summary["non_private"]
+    lines += [f"| {name}{' (non-private)' if name == non_private['model'] else ''} | {value:.4f} |"
+              for name, value in summary["baselines"].items()]
+    if _separate_non_private(summary):
+        lines.append(f"| non-private: {non_private['source']} | {non_private['accuracy']:.4f} |")
+    lines += ["", f"Non-private baseline: {non_private['source']}."]
+    if summary["accuracy_curve"]:
+        lines += ["", "ε → accuracy (same data and seed; δ as the target):", "", "| ε | test accuracy |", "|---|---|"]
+        lines += [f"| {epsilon_text(point['epsilon'])} | {point['accuracy']:.4f} |" for point in summary["accuracy_curve"]]
+    elif summary["pipeline"] in CALIBRATED_PIPELINES:
+        lines += ["", "ε → accuracy curve: not computed (`dpmech run --accuracy-curve` trains once more per ε)."]
+    else:
+        lines += ["", "ε → accuracy curve: not applicable (the pipeline has no noise calibrated to ε)."]
+    lines += ["", "## Privacy budget", "",
+              "| accounting | neighbouring relation | ε | δ | method | certified |", "|---|---|---|---|---|---|"]
+    for name, record in summary["guarantees"].items():
+        lines.append(f"| {name} | {record['relation']} | {epsilon_text(record['epsilon'])} | "
+                     f"{delta_text(record['delta'], record['log_delta'])} | {record['method']} | "
+                     f"{'yes' if record['certified'] else 'no'} |")
+    num_out = round(1.0 / mia["fpr_resolution"])
     lines += [
         "",
         "## Audit",
         "",
-        f"- Canary: ε_lb = {_down(audit['eps_lb'])} against the claimed ε = {_up(audit['eps_claimed'])} "
-        f"({audit['method']}, {audit['valid_as']}; α = {audit['alpha']}).",
-        f"- {audit['mia']['attack']}: AUC {audit['mia']['auc']:.4f}, TPR at 0.1% FPR "
-        f"{audit['mia']['tpr_at_0_1_percent_fpr']:.4f}, at 1% FPR {audit['mia']['tpr_at_1_percent_fpr']:.4f}.",
+        f"- Canary: ε_lb = {lower_bound_text(audit['eps_lb'])} against the claimed ε = "
+        f"{epsilon_text(audit['eps_claimed'])} ({audit['method']}, {audit['valid_as']}; α = {audit['alpha']}).",
+        f"- {mia['attack']}: AUC {mia['auc']:.4f}; TPR at 0.1% FPR {tpr_text(mia['tpr_at_0_1_percent_fpr'], 1e-3, num_out)}, "
+        f"at 1% FPR {tpr_text(mia['tpr_at_1_percent_fpr'], 1e-2, num_out)} ({num_out} OUT scores).",
         "",
         "## Notes",
         "",
     ]
-    lines += [f"- {note}" for note in summary["notes"] + audit["notes"]]
+    lines += [f"- {note}" for note in summary["notes"]]
     lines += ["", "Plots: `accuracy.png`, `audit/roc.png`. Everything in `summary.json`.", ""]
     return "\n".join(lines)
 
 
 def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASET, epsilon: float = DEFAULT_EPSILON,
                  delta: float = DEFAULT_DELTA, seed: int = 0, out="dpmech-report", progress: bool = True,
-                 trials=None, threads: int = 1, engine: str = "inprocess") -> dict:
+                 trials=None, threads: int = 1, accuracy_curve: bool = False, engine: str = "inprocess") -> dict:
     """Run the five steps of the module docstring and return the summary (also written to ``out``).
 
     ``epsilon`` and ``delta`` in the summary are the claim the audit tests (the tight composition
-    for FedAUXfdp; ∞ for Fed-ZDA), with ``engine="flower"`` the larger of that and the deployed
-    round's certified guarantee. ``trials=None`` keeps each audit's own default. ``engine="flower"``
-    trains the round in Flower's simulation engine (:func:`flower_round_runner`); the audit still
-    runs the pipeline's release step in process.
+    for FedAUXfdp; ∞, written null, for Fed-ZDA). ``trials=None`` keeps each audit's own default.
+    ``progress``: report the steps on stderr (a spinner on a terminal, log lines every
+    :data:`LOG_INTERVAL` seconds otherwise). ``accuracy_curve``: also train at every ε of
+    :data:`CURVE_EPSILONS` (one more training run each; pipelines with an ε to calibrate only).
+    ``engine="flower"`` trains the round in Flower's simulation engine (:func:`flower_round_runner`);
+    the audit still runs the pipeline's release step in process, and the delivered (ε, δ) is the
+    larger of the audit's claim and the deployed round's certified guarantee.
     """
     # Every argument is checked before the trainers (and torch) load and before any training.
     dpmech.validation.integer_scalar("seed", seed, 0)
@@ -165,6 +432,8 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
     delta = dpmech.validation.open_unit_interval("delta", delta)
     if trials is not None:
         dpmech.validation.integer_scalar("trials", trials, 1)
+    progress = dpmech.validation.boolean("progress", progress)
+    accuracy_curve = dpmech.validation.boolean("accuracy_curve", accuracy_curve)
     engine = dpmech.validation.choice("engine", engine, ENGINES)
     flower_round = flower_round_runner(pipeline) if engine == "flower" else None
     if not isinstance(out, (str, pathlib.Path)):
@@ -176,30 +445,47 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
     from trainers.data import load_dataset
 
     audit_function, _, _ = pipeline_parts(pipeline)
-    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), disable=not progress, transient=False) as bar:
-        step = bar.add_task("1/5 calibrate the noise for the target budget", total=None)
+    mode = ("terminal" if sys.stderr.isatty() else "log") if progress else "off"
+    with StepLog(mode) as log:
+        log.step(f"1/{STEPS} calibrate the noise for the target budget")
         config = pipeline_config(pipeline, epsilon, delta)
+        free_config, free_baseline, free_source = non_private_config(pipeline, delta)
         data = load_dataset(dataset)
-        bar.update(step, description="2/5 train the one-shot federation")
-        if flower_round is None:
-            result = run_pipeline(pipeline, data, config, seed, threads=threads)
+        log.step(f"2/{STEPS} train the one-shot federation ({pipeline})")
+        with log.privacy_warnings():
+            if flower_round is None:
+                result = run_pipeline(pipeline, data, config, seed, threads=threads)
+            else:
+                # On Flower, DP-Helmet's shares are discrete so that the SecAgg+ sum is certified at the target
+                # (issue 17); the audit below still tests the in-process release with the configured noise.
+                round_config = dataclasses.replace(config, noise="discrete") if pipeline == "dphelmet" else config
+                result = flower_round(pipeline, data, round_config, seed)
+        curve = []
+        if free_config is not None:
+            log.step(f"2/{STEPS} train the non-private baseline ({pipeline}, ε = ∞)")
+            free_accuracy = float(_quiet_run(pipeline, data, free_config, seed, threads).accuracy)
         else:
-            # On Flower, DP-Helmet's shares are discrete so that the SecAgg+ sum is certified at the target
-            # (issue 17); the audit below still tests the in-process release with the configured noise.
-            round_config = dataclasses.replace(config, noise="discrete") if pipeline == "dphelmet" else config
-            result = flower_round(pipeline, data, round_config, seed)
-        bar.update(step, description="3/5 account (basic and tight)")
-        guarantees = {name: guarantee.as_dict() for name, guarantee in result.guarantees.items()}
-        bar.update(step, description="4/5 audit: white-box canary and LiRA")
+            free_accuracy = (float(result.accuracy) if free_baseline == THE_RUN else
+                             float(result.baselines[free_baseline]) if free_baseline in result.baselines else None)
+        if accuracy_curve and pipeline in CALIBRATED_PIPELINES:
+            for point in sorted(set(CURVE_EPSILONS) | {float(epsilon)}):
+                log.step(f"2/{STEPS} ε → accuracy curve: train {pipeline} at ε = {point:g}")
+                accuracy = (result.accuracy if point == epsilon else _quiet_run(
+                    pipeline, data, _without_baselines(pipeline_config(pipeline, point, delta)), seed, threads).accuracy)
+                curve.append({"epsilon": point, "accuracy": float(accuracy)})
+            if free_accuracy is not None:
+                curve.append({"epsilon": math.inf, "accuracy": free_accuracy})
+        log.step(f"3/{STEPS} account (basic and tight)")
+        guarantees = {name: _guarantee_record(result, name, guarantee) for name, guarantee in result.guarantees.items()}
+        log.step(f"4/{STEPS} {_audit_step_name(audit_function)}")
         options = {} if trials is None else {"trials": trials}
         if "result" in inspect.signature(audit_function).parameters:
             options["result"] = result  # the audit reuses the round trained above instead of training it again
-        audit = audit_function(data, config, seed=seed, **options)
-        bar.update(step, description="5/5 write the report")
+        with log.privacy_warnings():
+            audit = audit_function(data, config, seed=seed, **options)
+        log.step(f"5/{STEPS} write the report")
         folder.mkdir(parents=True, exist_ok=True)
         write_report(audit, folder / "audit", title=f"{pipeline} audit", extra={"seed": seed})
-        _accuracy_plot(folder / "accuracy.png", result, f"{pipeline} on {dataset}")
         delivered_epsilon, delivered_delta = float(audit.eps_claimed), float(audit.delta)
         if flower_round is not None:
             # The deployed round certifies its own guarantee (quantisation, dropouts), which may exceed the
@@ -209,35 +495,45 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
             delivered_delta = max(delivered_delta, float(deployed.delta))
         target_met = delivered_epsilon <= epsilon and delivered_delta <= delta
         target_note = (
-            f"the {pipeline} pipeline meets the target (ε, δ) = ({epsilon!r}, {delta!r})" if target_met else
-            f"the {pipeline} pipeline cannot meet the target (ε, δ) = ({epsilon!r}, {delta!r}): it delivers "
-            f"(ε, δ) = ({format_up(delivered_epsilon)}, {format_up(delivered_delta)})"
+            f"the {pipeline} pipeline meets the target (ε, δ) = ({epsilon_text(epsilon)}, {delta_text(delta)})"
+            if target_met else
+            f"the {pipeline} pipeline cannot meet the target (ε, δ) = ({epsilon_text(epsilon)}, {delta_text(delta)}): "
+            f"it delivers (ε, δ) = ({epsilon_text(delivered_epsilon)}, {delta_text(delivered_delta)})"
         )
+        audit_record = audit.as_dict()
+        audit_record["mia"] = {**audit_record["mia"], "num_out": round(1.0 / audit_record["mia"]["fpr_resolution"])}
         summary = {
             "pipeline": pipeline,
             "dataset": dataset,
             "seed": seed,
-            "target_epsilon": epsilon,
-            "target_delta": delta,
-            "target_met": target_met,
-            "target_note": target_note,
+            "trials": trials,
+            "engine": engine,
+            "target": {"epsilon": epsilon, "delta": delta, "delivered_epsilon": delivered_epsilon,
+                       "delivered_delta": delivered_delta, "met": target_met, "note": target_note},
             "accuracy": float(result.accuracy),
             "baselines": {name: float(value) for name, value in result.baselines.items()},
-            "engine": engine,
+            "non_private": {"accuracy": free_accuracy, "source": free_source,
+                            "model": "separate run" if free_config is not None else free_baseline},
+            "accuracy_curve": curve,
+            "guarantees": guarantees,
             "epsilon": delivered_epsilon,
             "delta": delivered_delta,
             "eps_lb": float(audit.eps_lb),
-            "guarantees": guarantees,
-            "audit": audit.as_dict(),
-            "notes": list(result.notes),
+            "audit": audit_record,
+            # One list, each statement once: the pipeline's notes, then the audit's.
+            "notes": _distinct_notes([*result.notes, *audit_record["notes"]]),
             "config": result.summary()["config"],
             "report_dir": str(folder.resolve()),
+            "files": list(FILES),
         }
-        record = json_ready(summary)
-        (folder / "summary.json").write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        record = json_record(summary)
+        _accuracy_plot(folder / "accuracy.png", record, f"{pipeline} on {dataset}")
+        (folder / "summary.json").write_text(json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n",
+                                             encoding="utf-8")
         (folder / "report.md").write_text(_markdown(record), encoding="utf-8")
-        bar.update(step, description="done")
+        log.step("done")
     return record
 
 
-__all__ = ["DEFAULT_DATASET", "DEFAULT_DELTA", "DEFAULT_EPSILON", "DEFAULT_PIPELINE", "pipeline_config", "run_main_job"]
+__all__ = ["CURVE_EPSILONS", "DEFAULT_DATASET", "DEFAULT_DELTA", "DEFAULT_EPSILON", "DEFAULT_PIPELINE", "SUMMARY_SCHEMA",
+           "StepLog", "non_private_config", "pipeline_config", "run_main_job"]

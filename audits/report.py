@@ -1,24 +1,40 @@
-r"""Audit reports: JSON (every field), Markdown summary, ``.npz`` of the raw scores, log-log ROC plot.
+r"""Audit reports: JSON (every field), Markdown summary, ``.npz`` of the raw scores, ROC plot.
 
 Works on any audit record with ``as_dict()``, ``scores``
-(:class:`~audits.scores.AuditScores`), ``eps_claimed`` and ``delta``
+(:class:`~audits.scores.AuditScores`), ``threat_model``, ``eps_claimed`` and ``delta``
 (:class:`audits.attacks.GaussianOutputAudit`,
-:class:`audits.attacks.LabelRandomizedResponseAudit`).
+:class:`audits.attacks.LabelRandomizedResponseAudit`, the pipeline audits'
+:class:`~audits.attacks.pipelines.record.PipelineAudit`, and :class:`ScoresAudit`,
+the audit of a user's own IN/OUT scores made by :func:`audit_scores_report`).
 
-The ROC is drawn on log-log axes over FPR in [1e-5, 1] as in Carlini et al.
-2022 (``mi_lira_2021/plot.py``), with the boundary of the region every
-(ε, δ)-DP mechanism must stay in (Kairouz, Oh & Viswanath 2015),
+Numbers. ε and δ print to :data:`DIGITS` significant digits on their safe side
+(:mod:`dpmech.directed_rounding`): claims and δ rounded up, lower bounds rounded
+down; a positive δ never prints as 0. TPR at an FPR below the resolution 1/n_out
+of the OUT sample is the TPR at FPR = 0, not a measurement at that FPR, and prints
+"n/a (resolution 1/n_out)" (:func:`tpr_text`).
+
+JSON. JSON has no ∞: every non-finite number is written as ``null`` and named in the
+top-level ``non_finite`` object, JSON pointer (RFC 6901) -> "inf", "-inf" or "nan"
+(:func:`json_record`), so ``null`` keeps meaning "absent" everywhere else.
+
+ROC plot. One curve per attack the report states (the canary and, where it uses other
+scores, the membership-inference attack), AUC in the legend, each with its pointwise
+Clopper–Pearson band (:func:`roc_band`), on linear and on log-log axes (log-log over
+FPR down to the resolution, as in Carlini et al. 2022, ``mi_lira_2021/plot.py``),
+with the boundary of the region every (ε, δ)-DP mechanism stays in (Kairouz, Oh &
+Viswanath 2015),
 
 .. math::  \mathrm{TPR} \le \min\big(e^{\varepsilon}\mathrm{FPR} + \delta,\; 1 - e^{-\varepsilon}(1 - \delta - \mathrm{FPR})\big),
 
-at the claimed (ε, δ), and, when the record has ``mu_claimed`` / ``mu_lb``,
-the GDP curves TPR = Φ(μ − Φ⁻¹(1 − FPR)) (Dong, Roth & Su) at those μ.
-Points of the empirical ROC with FPR or TPR equal to 0 cannot be drawn on
-log axes and are left out of the plot (not of the JSON).
+at the claimed (ε, δ), and, when the record has ``mu_claimed`` / ``mu_lb``, the
+GDP curves TPR = Φ(μ − Φ⁻¹(1 − FPR)) (Dong, Roth & Su 2022) at those μ. Points
+with FPR or TPR equal to 0 cannot be drawn on log axes and are left out of the
+log-log panel (not of the JSON).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import pathlib
@@ -26,16 +42,28 @@ import pathlib
 import numpy as np
 from scipy import special
 
-from dpmech.directed_rounding import format_down, format_up
+from dpmech import validation as check
+from dpmech.directed_rounding import format_down, format_log_up, format_up
 from dpmech.json_values import json_ready
+from dpmech.verify import clopper_pearson_lower, clopper_pearson_upper
 
-from .metrics import roc_curve
+from .metrics import REPORTED_FPRS, auc, mia_metrics, roc_counts
 
 JSON_NAME = "audit.json"
 MARKDOWN_NAME = "audit.md"
 SCORES_NAME = "scores.npz"
 ROC_NAME = "roc.png"
+DIGITS = 4
 _SUMMARY_FIELDS = ("eps_claimed", "eps_lb", "delta", "mu_claimed", "mu_actual", "mu_lb", "method", "valid_as", "alpha")
+# Lower bounds print rounded down; claims, δ and the noise actually calibrated rounded up.
+_ROUNDED_DOWN = ("eps_lb", "mu_lb", "mu_actual")
+# The band's points: enough for a smooth outline, few enough to keep the Clopper–Pearson quantiles cheap.
+_BAND_POINTS = 400
+
+__all__ = [
+    "ScoresAudit", "audit_scores_report", "delta_text", "epsilon_text", "gdp_roc", "json_ready", "json_record",
+    "lower_bound_text", "privacy_region_boundary", "roc_band", "roc_curves", "tpr_text", "write_report",
+]
 
 
 def privacy_region_boundary(fpr, epsilon, delta):
@@ -49,73 +77,225 @@ def gdp_roc(fpr, mu):
     return special.ndtr(mu - special.ndtri(1.0 - np.asarray(fpr, dtype=float)))
 
 
-# Lower bounds print rounded down, claims and δ rounded up (dpmech.directed_rounding).
-_ROUNDED_DOWN = ("eps_lb", "mu_lb", "mu_actual")
+def epsilon_text(value) -> str:
+    """An upper ε (a claim, a guarantee) for a report: 4 significant digits rounded up, "∞" for no guarantee."""
+    return "∞" if value is None or value == math.inf else format_up(value, DIGITS)
+
+
+def lower_bound_text(value) -> str:
+    """A lower bound (ε_lb, μ_lb) for a report: 4 significant digits rounded down."""
+    return format_down(value, DIGITS)
+
+
+def delta_text(delta, log_delta=None) -> str:
+    """δ rounded up to 4 significant digits; from its log where that is below every double, so never "0" when δ > 0."""
+    if log_delta is not None and math.isfinite(log_delta) and log_delta < -700.0:
+        return format_log_up(log_delta, DIGITS)
+    return format_up(delta, DIGITS)
+
+
+def tpr_text(tpr: float, fpr: float, num_out: int) -> str:
+    """TPR at ``fpr`` for a report, or "n/a (resolution 1/n_out)" when ``fpr`` < 1/n_out.
+
+    Below the resolution no threshold rule has a positive FPR at most ``fpr``, so the number is
+    the TPR at FPR = 0, not a measurement at ``fpr``.
+    """
+    num_out = check.integer_scalar("num_out", num_out, 1)
+    if fpr * num_out < 1.0:
+        return f"n/a (resolution 1/{num_out})"
+    return f"{tpr:.4f}"
+
+
+def _json_pointer_part(key) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")
+
+
+def json_record(record: dict) -> dict:
+    """``record`` as plain JSON: non-finite floats as ``null``, each named in ``non_finite`` (pointer -> "inf", ...).
+
+    Everything else as :func:`dpmech.json_values.json_ready` makes it (numpy values to Python,
+    tuples and arrays to lists). The added top-level key ``non_finite`` is always present.
+    """
+    if not isinstance(record, dict):
+        raise ValueError(f"record must be a dict (got {type(record).__name__})")
+    non_finite = {}
+
+    def convert(value, pointer: str):
+        if isinstance(value, dict):
+            return {str(key): convert(item, f"{pointer}/{_json_pointer_part(key)}") for key, item in value.items()}
+        if isinstance(value, np.ndarray):
+            value = value.tolist()
+        if isinstance(value, (list, tuple)):
+            return [convert(item, f"{pointer}/{index}") for index, item in enumerate(value)]
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, float) and not math.isfinite(value):
+            non_finite[pointer] = str(value)
+            return None
+        return value
+
+    converted = convert({key: value for key, value in record.items() if key != "non_finite"}, "")
+    converted["non_finite"] = non_finite
+    return converted
+
+
+def roc_curves(audit) -> list:
+    """[(label, scores)] of every attack an audit record reports: its canary scores, then its MIA's where they differ."""
+    mia = getattr(audit, "mia", None) or {}
+    attack = mia.get("attack") if isinstance(mia, dict) or hasattr(mia, "get") else None
+    other = getattr(audit, "mia_scores", None)
+    method = getattr(audit, "method", "")
+    if other is None or other is audit.scores:
+        label = attack or getattr(audit, "attack", None) or f"canary ({method})"
+        return [(label, audit.scores)]
+    return [(f"canary ({method})", audit.scores), (attack or "membership inference", other)]
+
+
+def _spread(size: int, points: int) -> np.ndarray:
+    """At most ``points`` sorted indices into ``size`` ROC points: 4/5 evenly spaced, 1/5 geometrically (the low FPRs of a log axis)."""
+    even = np.linspace(0, size - 1, min(size, points - points // 5)).astype(int)
+    geometric = np.geomspace(1, size, min(size, points // 5)).astype(int) - 1
+    return np.unique(np.r_[even, geometric])
+
+
+def roc_band(scores, alpha: float, points: int = _BAND_POINTS):
+    """Pointwise (1 − α) Clopper–Pearson box around ROC points: (fpr_low, fpr_high, tpr_low, tpr_high).
+
+    At each of at most ``points`` ROC points (spread evenly over the curve) the FPR and the TPR get
+    two-sided Clopper–Pearson intervals at α/2 each (α/4 per side, :mod:`dpmech.verify`), so the
+    box holds the rule's true (FPR, TPR) with probability >= 1 − α for a threshold fixed in advance.
+    The outline through the pessimistic corners (FPR high, TPR low) and the optimistic ones
+    (FPR low, TPR high) is the band drawn. Pointwise: not simultaneous over the curve.
+    """
+    alpha = float(check.open_unit_interval("alpha", alpha))
+    counts = roc_counts(scores)
+    chosen = _spread(counts.false_positives.size, points)
+    fp = counts.false_positives[chosen]
+    tp = counts.true_positives[chosen]
+    level = alpha / 4.0
+    return (np.asarray(clopper_pearson_lower(fp, counts.num_out, level), dtype=float),
+            np.asarray(clopper_pearson_upper(fp, counts.num_out, level), dtype=float),
+            np.asarray(clopper_pearson_lower(tp, counts.num_in, level), dtype=float),
+            np.asarray(clopper_pearson_upper(tp, counts.num_in, level), dtype=float))
 
 
 def _safe_text(name: str, value) -> str:
     if not isinstance(value, float):
-        return str(value)
-    return format_down(value, 6) if name in _ROUNDED_DOWN else format_up(value, 6)
+        return "∞" if value is None and name == "eps_claimed" else str(value)
+    if name == "delta":
+        return delta_text(value)
+    return lower_bound_text(value) if name in _ROUNDED_DOWN else epsilon_text(value)
+
+
+def _metric_lines(metrics: dict) -> list:
+    num_out = round(1.0 / metrics["fpr_resolution"])
+    lines = [f"- AUC: {metrics['auc']:.4f}"]
+    for fpr, key in zip(REPORTED_FPRS, ("tpr_at_0_1_percent_fpr", "tpr_at_1_percent_fpr")):
+        lines.append(f"- TPR at {fpr * 100:g}% FPR: {tpr_text(metrics[key], fpr, num_out)}")
+    lines.append(f"- advantage (max TPR − FPR): {metrics['advantage']:.4f}")
+    lines.append(f"- OUT scores: {num_out} (FPR resolution 1/{num_out})")
+    return lines
 
 
 def _markdown(record: dict, title: str) -> str:
     lines = [f"# {title}", "", "| quantity | value |", "|---|---|"]
     for name in _SUMMARY_FIELDS:
-        if name in record:
-            value = record[name]
-            lines.append(f"| {name} | {_safe_text(name, value)} |")
+        if name in record and (record[name] is not None or name == "eps_claimed"):
+            lines.append(f"| {name} | {_safe_text(name, record[name])} |")
     threat = record["threat_model"]
     lines += ["", "## Threat model", ""]
     lines += [f"- {key}: {value}" for key, value in threat.items() if value is not None]
     lines += ["", "## Attack metrics", ""]
-    lines += [f"- {key}: {value:.6g}" for key, value in record["metrics"].items()]
+    attack = (record.get("mia") or {}).get("attack")
+    if attack:
+        lines += [f"Attack: {attack}.", ""]
+    lines += _metric_lines(record["metrics"])
     result = record["result"]
     if result is not None:
         lines += ["", "## Estimator", ""]
         for key in ("method", "threshold_strategy", "decision_rule", "num_hypotheses", "thresholds", "counts"):
             lines.append(f"- {key}: {result[key]}")
         lines += ["", f"Assumption: {result['assumption']}"]
+    notes = list(dict.fromkeys(record.get("notes") or ()))
+    if notes:
+        lines += ["", "## Notes", ""] + [f"- {note}" for note in notes]
     if "seed" in record:
-        lines += ["", f"Seed: {record['seed']} ({record.get('seed_derivation', '')})"]
+        derivation = record.get("seed_derivation")
+        lines += ["", f"Seed: {record['seed']}" + (f" ({derivation})" if derivation else "") + "."]
     return "\n".join(lines) + "\n"
 
 
-def _roc_plot(path: pathlib.Path, audit, title: str) -> None:
+def _roc_plot(path: pathlib.Path, audit, title: str, alpha: float) -> None:
     # The Agg canvas is attached to this figure only; pyplot's global backend is left alone.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fpr, tpr, _ = roc_curve(audit.scores)
-    grid = np.geomspace(1e-5, 1.0, 400)
-    figure = Figure(figsize=(5.0, 5.0))
+    curves = roc_curves(audit)
+    largest = max(max(scores.num_in, scores.num_out) for _, scores in curves)
+    floor = max(1e-5, 10.0 ** math.floor(math.log10(0.5 / largest)))
+    grid = np.geomspace(floor, 1.0, 400)
+    figure = Figure(figsize=(10.0, 6.0))
     FigureCanvasAgg(figure)
-    axes = figure.subplots()
-    drawable = (fpr > 0) & (tpr > 0)
-    axes.plot(fpr[drawable], tpr[drawable], label="attack ROC", color="C0")
-    axes.plot(grid, grid, linestyle=":", color="grey", label="random guess")
-    if math.isfinite(audit.eps_claimed):
-        axes.plot(grid, privacy_region_boundary(grid, audit.eps_claimed, audit.delta), color="C3",
-                  label=f"claimed (ε={audit.eps_claimed:.3g}, δ={audit.delta:.3g}) boundary")
-    if getattr(audit, "mu_claimed", None) is not None:
-        axes.plot(grid, gdp_roc(grid, audit.mu_claimed), linestyle="--", color="C2",
-                  label=f"claimed GDP μ={audit.mu_claimed:.3g}")
-    if getattr(audit, "mu_lb", None):
-        axes.plot(grid, gdp_roc(grid, audit.mu_lb), linestyle="-.", color="C1", label=f"GDP μ_lb={audit.mu_lb:.3g}")
-    axes.set_xscale("log")
-    axes.set_yscale("log")
-    axes.set_xlim(1e-5, 1.0)
-    axes.set_ylim(1e-5, 1.0)
-    axes.set_xlabel("false positive rate")
-    axes.set_ylabel("true positive rate")
-    axes.set_title(title, fontsize="small", wrap=True)
-    axes.legend(loc="lower right", fontsize="small")
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    linear, logarithmic = figure.subplots(1, 2)
+    for index, (label, scores) in enumerate(curves):
+        counts = roc_counts(scores)
+        # Drawn through at most 2,500 of its corners (_spread).
+        drawn = _spread(counts.false_positives.size, 2500)
+        fpr = counts.false_positives[drawn] / counts.num_out
+        tpr = counts.true_positives[drawn] / counts.num_in
+        fpr_low, fpr_high, tpr_low, tpr_high = roc_band(scores, alpha)
+        colour = f"C{index}"
+        # Both corners' curves are nondecreasing steps: the optimistic one bounds the band above,
+        # the pessimistic one below, at every FPR either reaches.
+        band_x = np.unique(np.r_[fpr_low, fpr_high, 1.0])
+        band_high = tpr_high[np.searchsorted(fpr_low, band_x, side="right") - 1]
+        reached = np.searchsorted(fpr_high, band_x, side="right") - 1
+        band_low = np.where(reached >= 0, tpr_low[np.maximum(reached, 0)], 0.0)
+        curve_label = f"{label} (AUC {auc(scores):.3f}, {counts.num_in} IN / {counts.num_out} OUT)"
+        band_label = f"shaded: each curve's pointwise {1 - alpha:.0%} Clopper–Pearson band" if index == 0 else None
+        for axes, low in ((linear, 0.0), (logarithmic, floor)):
+            axes.fill_between(np.maximum(band_x, low), np.maximum(band_low, low), np.maximum(band_high, low),
+                              step="post", color=colour, alpha=0.18, linewidth=0,
+                              label=band_label if axes is linear else None)
+            shown = (fpr > 0) & (tpr > 0) if low > 0 else slice(None)
+            axes.plot(fpr[shown], tpr[shown], color=colour, drawstyle="steps-post", label=curve_label)
+    eps_claimed, delta = getattr(audit, "eps_claimed", math.inf), getattr(audit, "delta", 0.0)
+    for axes, x in ((linear, np.linspace(0.0, 1.0, 400)), (logarithmic, grid)):
+        axes.plot(x, x, linestyle=":", color="grey", label="random guess")
+        if eps_claimed is not None and math.isfinite(eps_claimed):
+            axes.plot(x, privacy_region_boundary(x, eps_claimed, delta), color="C3",
+                      label=f"claimed (ε = {epsilon_text(eps_claimed)}, δ = {delta_text(delta)}) boundary"
+                            + (" (the claim the canary tests)" if len(curves) > 1 else ""))
+        if getattr(audit, "mu_claimed", None) is not None:
+            axes.plot(x, gdp_roc(x, audit.mu_claimed), linestyle="--", color="C2",
+                      label=f"claimed GDP μ = {epsilon_text(audit.mu_claimed)}")
+        if getattr(audit, "mu_lb", None):
+            axes.plot(x, gdp_roc(x, audit.mu_lb), linestyle="-.", color="C4",
+                      label=f"GDP μ_lb = {lower_bound_text(audit.mu_lb)}")
+        axes.set_xlabel("false positive rate")
+        axes.set_ylabel("true positive rate")
+    if eps_claimed is None or not math.isfinite(eps_claimed):
+        linear.text(0.55, 0.08, "no (ε, δ) claim: ε = ∞", transform=linear.transAxes, color="C3")
+    linear.set_xlim(0.0, 1.0)
+    linear.set_ylim(0.0, 1.0)
+    linear.set_aspect("equal")
+    logarithmic.set_xscale("log")
+    logarithmic.set_yscale("log")
+    logarithmic.set_xlim(floor, 1.0)
+    logarithmic.set_ylim(floor, 1.0)
+    logarithmic.set_aspect("equal")
+    handles, labels = linear.get_legend_handles_labels()
+    figure.legend(handles, labels, loc="lower center", ncol=2, fontsize="small", frameon=False)
+    figure.suptitle(title, fontsize="medium")
+    # Room below the panels for the legend, one row per two entries. Fixed margins: tight_layout
+    # measures every log-axis tick label and took half the time of the whole plot.
+    bottom = min(0.4, 0.02 + 0.04 * math.ceil(len(labels) / 2))
+    figure.subplots_adjust(left=0.07, right=0.98, top=0.92, bottom=bottom + 0.08, wspace=0.25)
+    figure.savefig(path, dpi=110)
 
 
 def write_report(audit, directory, *, title: str, extra: dict | None = None) -> dict:
-    """Write ``audit.json``, ``audit.md``, ``scores.npz`` and ``roc.png`` into ``directory`` (created if missing).
+    """Write ``audit.json``, ``audit.md``, ``scores.npz`` and ``roc.png`` into ``directory``.
 
     Args:
         audit: an audit record (see the module docstring).
@@ -141,7 +321,7 @@ def write_report(audit, directory, *, title: str, extra: dict | None = None) -> 
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"out must be a directory (got the file {str(folder)!r})")
     folder.mkdir(parents=True, exist_ok=True)
-    record = json_ready({**audit.as_dict(), **(extra or {})})
+    record = json_record({**audit.as_dict(), **(extra or {})})
     paths = {
         "json": folder / JSON_NAME,
         "markdown": folder / MARKDOWN_NAME,
@@ -150,7 +330,106 @@ def write_report(audit, directory, *, title: str, extra: dict | None = None) -> 
     }
     paths["json"].write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     paths["markdown"].write_text(_markdown(record, title), encoding="utf-8")
-    np.savez(paths["scores"], in_scores=audit.scores.in_scores, out_scores=audit.scores.out_scores,
-             higher_is_in=audit.scores.higher_is_in, trials=audit.scores.trials)
-    _roc_plot(paths["roc"], audit, title)
+    arrays = {"in_scores": audit.scores.in_scores, "out_scores": audit.scores.out_scores,
+              "higher_is_in": audit.scores.higher_is_in, "trials": audit.scores.trials}
+    mia_scores = getattr(audit, "mia_scores", None)
+    if mia_scores is not None:
+        arrays.update(mia_in_scores=mia_scores.in_scores, mia_out_scores=mia_scores.out_scores,
+                      mia_higher_is_in=mia_scores.higher_is_in, mia_trials=mia_scores.trials)
+    np.savez(paths["scores"], **arrays)
+    alpha = getattr(audit, "alpha", 0.05)
+    _roc_plot(paths["roc"], audit, title, alpha if isinstance(alpha, float) and 0.0 < alpha < 1.0 else 0.05)
     return paths
+
+
+@dataclasses.dataclass(frozen=True)
+class ScoresAudit:
+    """The audit of a user's own IN/OUT attack scores, shaped for :func:`write_report`.
+
+    Attributes:
+        scores: the :class:`~audits.scores.AuditScores`.
+        eps_claimed, delta: the claimed (ε, δ) tested (ε = ∞ when none is given; δ then 0).
+        result: :func:`audits.epsilon_lower_bound` on the scores (Clopper–Pearson, Bonferroni over
+            rank thresholds, both directions of the rule under one α): certified only for
+            ``trials="independent"`` scores, an estimate otherwise.
+        mia: AUC, TPR at 0.1% and 1% FPR, advantage, FPR resolution (:func:`audits.mia_metrics`).
+    """
+
+    scores: object
+    eps_claimed: float
+    delta: float
+    result: object
+    mia: dict
+
+    @property
+    def eps_lb(self) -> float:
+        return self.result.eps_lb
+
+    @property
+    def alpha(self) -> float:
+        return self.result.alpha
+
+    @property
+    def method(self) -> str:
+        return self.result.method
+
+    @property
+    def valid_as(self) -> str:
+        return self.result.valid_as
+
+    @property
+    def threat_model(self) -> dict:
+        return {"access": "as the user's attack had it (scores supplied by the user)", "trials": self.scores.trials,
+                "in_scores": self.scores.num_in, "out_scores": self.scores.num_out}
+
+    @property
+    def violation(self) -> bool:
+        """Whether ε_lb exceeds the claimed ε (refutes the claim when ``valid_as == "certified"``)."""
+        return bool(self.eps_lb > self.eps_claimed)
+
+    def as_dict(self) -> dict:
+        return {
+            "eps_claimed": self.eps_claimed, "eps_lb": self.eps_lb, "delta": self.delta, "method": self.method,
+            "valid_as": self.valid_as, "alpha": self.alpha, "mia": dict(self.mia),
+            "metrics": {key: value for key, value in self.mia.items() if key != "attack"},
+            "result": self.result.as_dict(), "threat_model": self.threat_model, "violation": self.violation,
+        }
+
+
+def audit_scores_report(in_scores, out_scores, *, epsilon=None, delta=None, higher_is_in: bool = True,
+                        trials: str = "natural", alpha: float = 0.05, out=None) -> ScoresAudit:
+    """Audit a user's own attack scores and, with ``out``, write the same report files as ``dpmech run``'s audit.
+
+    Args:
+        in_scores, out_scores: 1-D finite scores of members (IN) and non-members (OUT).
+        epsilon, delta: the claimed (ε, δ) to test, both or neither; δ in [0, 1). Without a claim
+            the ε lower bound is at δ = 0 and the plot has no boundary.
+        higher_is_in: True when a higher score means "more likely IN".
+        trials: "independent" (each score from its own randomised trial: the bound is certified)
+            or "natural" (default: members and non-members of one model; every ε is an estimate).
+        alpha: significance of the bound and of the plotted bands, in (0, 1).
+        out: folder for ``audit.json``, ``audit.md``, ``scores.npz`` and ``roc.png`` (None: write nothing).
+
+    ε lower bound: :func:`audits.epsilon_lower_bound` with Clopper–Pearson intervals and
+    Bonferroni over the rank-indexed thresholds, both directions of the rule (Kairouz et al.
+    2015's hypothesis-testing bound; see :mod:`audits.epsilon_bounds`).
+    """
+    from .epsilon_bounds import epsilon_lower_bound
+    from .scores import AuditScores
+
+    if (epsilon is None) != (delta is None):
+        raise ValueError("epsilon and delta must be given together (a claimed (ε, δ)) or not at all")
+    if epsilon is None:
+        epsilon, delta = math.inf, 0.0
+    else:
+        epsilon = float(check.positive("epsilon", epsilon))
+        delta = float(check.in_interval("delta", delta, 0.0, 1.0, low_open=False, high_open=True))
+    alpha = float(check.open_unit_interval("alpha", alpha))
+    scores = AuditScores(in_scores, out_scores, higher_is_in=check.boolean("higher_is_in", higher_is_in),
+                         trials=trials)
+    result = epsilon_lower_bound(scores, alpha=alpha, delta=delta, two_sided=True)
+    mia = {"attack": "user-supplied scores", **dataclasses.asdict(mia_metrics(scores))}
+    audit = ScoresAudit(scores, epsilon, delta, result, mia)
+    if out is not None:
+        write_report(audit, out, title="Audit of user-supplied IN/OUT scores")
+    return audit

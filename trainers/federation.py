@@ -159,6 +159,8 @@ class PipelineResult:
         ledger: record-level privacy ledger of everything the clients sent.
         messages: every client message, in client order.
         guarantees: name -> ``dpmech.PrivacyGuarantee`` (e.g. "basic", "tight").
+        units: guarantee name -> the unit its neighbouring datasets differ in ("record", "user",
+            "label"); a guarantee not named here protects one record.
         notes: plain statements the user must see (what the guarantee does not
             cover, warnings carried by the mechanisms).
         config: the configuration, as given.
@@ -174,6 +176,7 @@ class PipelineResult:
     ledger: PrivacyLedger
     messages: Sequence[ClientMessage]
     guarantees: Mapping[str, Any] = field(default_factory=dict)
+    units: Mapping[str, str] = field(default_factory=dict)
     notes: Sequence[str] = ()
     config: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 0
@@ -197,3 +200,9 @@ class PipelineResult:
             "config": dict(self.config),
             "seed": self.seed,
         }
+
+    def unit(self, name: str) -> str:
+        """What the neighbouring datasets of guarantee ``name`` differ in: "record", "user" or "label"."""
+        if name not in self.guarantees:
+            raise ValueError(f"name must be one of the guarantees {', '.join(self.guarantees)} (got {name!r})")
+        return self.units.get(name, "record")

@@ -6,15 +6,18 @@ pyproject (``pip install -e .``), since entry points come from installed metadat
 """
 
 import json
+import re
 import subprocess
 import sys
-import re
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import dpmech
+from audits.report import audit_scores_report
+from dpmech.directed_rounding import format_down
 from dpmech.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,3 +126,72 @@ def test_installed_command():
     bad = subprocess.run([sys.executable, "-m", "dpmech", "audit", "gaussian-output", "--epsilon", "-1", "--delta",
                           "1e-5"], capture_output=True, text=True)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+@pytest.fixture
+def score_files(tmp_path):
+    rng = np.random.default_rng(0)
+    paths = {name: tmp_path / f"{name}.npy" for name in ("in", "out", "matrix", "text", "nan")}
+    np.save(paths["in"], rng.normal(1.0, 1.0, 400))
+    np.save(paths["out"], rng.normal(0.0, 1.0, 400))
+    np.save(paths["matrix"], np.zeros((3, 3)))
+    np.save(paths["nan"], np.array([0.0, np.nan]))
+    paths["text"].write_text("not a numpy file")
+    return {name: str(path) for name, path in paths.items()}
+
+
+def test_scores_writes_the_report_for_the_users_scores(dpmech_main, score_files, tmp_path):
+    status, out, _ = dpmech_main("audit", "scores", score_files["in"], score_files["out"], "--epsilon", "1",
+                                 "--delta", "1e-5", "--out", str(tmp_path / "r"), "--json")
+    assert status == 0
+    record = json.loads(out)
+    expected = audit_scores_report(np.load(score_files["in"]), np.load(score_files["out"]), epsilon=1.0, delta=1e-5)
+    assert record["eps_lb"] == expected.eps_lb and record["auc"] == expected.mia["auc"]
+    assert record["valid_as"] == "estimate" and record["eps_claimed"] == 1.0 and record["non_finite"] == {}
+    written = sorted(path.name for path in (tmp_path / "r").iterdir())
+    assert written == ["audit.json", "audit.md", "roc.png", "scores.npz"]
+    assert "TPR at 0.1% FPR: n/a (resolution 1/400)" in (tmp_path / "r" / "audit.md").read_text(encoding="utf-8")
+
+
+def test_scores_without_a_claim_writes_infinity_as_null(dpmech_main, score_files):
+    status, out, _ = dpmech_main("audit", "scores", score_files["in"], score_files["out"], "--trials", "independent",
+                                 "--json")
+    record = json.loads(out)
+    assert status == 0 and record["eps_claimed"] is None and record["non_finite"] == {"/eps_claimed": "inf"}
+    assert record["valid_as"] == "certified"
+
+
+@pytest.mark.parametrize(
+    "arguments, fragment",
+    [
+        (("missing.npy", "out"), "IN.npy"),
+        (("in", "text"), "OUT.npy"),
+        (("in", "matrix"), "out_scores"),
+        (("nan", "out"), "in_scores"),
+        (("in", "out", "--epsilon", "1"), "epsilon and delta"),
+        (("in", "out", "--epsilon", "1", "--delta", "1"), "--delta"),
+        (("in", "out", "--epsilon", "-1", "--delta", "0"), "--epsilon"),
+        (("in", "out", "--alpha", "0"), "--alpha"),
+        (("in", "out", "--trials", "many"), "--trials"),
+        (("in",), "OUT.npy"),
+    ],
+)
+def test_scores_bad_input_exits_2_with_one_line(dpmech_main, score_files, tmp_path, arguments, fragment):
+    paths = [score_files.get(argument, str(tmp_path / argument)) if index < 2 and not argument.startswith("-")
+             else argument for index, argument in enumerate(arguments)]
+    status, out, err = dpmech_main("audit", "scores", *paths)
+    lines = err.strip().splitlines()
+    assert status == 2 and out == ""
+    assert len(lines) == 1 and fragment in lines[0] and "Traceback" not in err, err
+
+
+def test_scores_table_prints_n_a_below_the_fpr_resolution(dpmech_main, score_files):
+    status, out, _ = dpmech_main("audit", "scores", score_files["in"], score_files["out"])
+    assert status == 0
+    row = next(line for line in out.splitlines() if "tpr_at_0_1_percent_fpr" in line)
+    assert "n/a (resolution 1/400)" in row
+    assert "n/a" not in next(line for line in out.splitlines() if "tpr_at_1_percent_fpr" in line)
+    # ε_lb to 4 significant digits, rounded down.
+    expected = audit_scores_report(np.load(score_files["in"]), np.load(score_files["out"])).eps_lb
+    text = next(line for line in out.splitlines() if "eps_lb" in line).split()[-2]
+    assert text == format_down(expected, 4) and float(text) <= expected

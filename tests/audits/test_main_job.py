@@ -1,20 +1,31 @@
 """``dpmech run``: one command from the embedded data to a calibrated, trained, accounted, audited model."""
 
+import io
 import json
+import math
 import subprocess
 import sys
+import time
+import warnings
 
+import jsonschema
 import pytest
 from scipy.stats import binomtest
 
-from audits.main_job import run_main_job
+from audits.main_job import CURVE_EPSILONS, SUMMARY_SCHEMA, StepLog, run_main_job
+from dpmech import VacuousGuaranteeWarning
+from dpmech.ledger import PrivacyGuarantee
 from trainers.data import load_dataset, split_federated
+from trainers.federation import PipelineResult
+from trainers.pipelines.registry import PIPELINE_NAMES
 
 
 def test_main_job_writes_the_report_and_meets_the_target(tmp_path):
     summary = run_main_job(out=tmp_path / "report", progress=False, trials=2000)
     assert summary["pipeline"] == "fedauxfdp" and summary["dataset"] == "digits"
     assert summary["epsilon"] <= 1.0 and summary["epsilon"] == pytest.approx(1.0, rel=1e-6)
+    assert summary["target"] == {**summary["target"], "epsilon": 1.0, "delta": 1e-5, "met": True,
+                                 "delivered_epsilon": summary["epsilon"]}
     assert summary["guarantees"]["basic"]["epsilon"] >= summary["epsilon"]
     assert 0.0 <= summary["eps_lb"] <= summary["epsilon"]
     # The model must beat chance on digits' ten classes by a margin no guessing reaches: a one-sided
@@ -23,13 +34,21 @@ def test_main_job_writes_the_report_and_meets_the_target(tmp_path):
     correct = round(summary["accuracy"] * test_records)
     assert correct == pytest.approx(summary["accuracy"] * test_records, abs=1e-6)
     assert binomtest(correct, test_records, 0.1, alternative="greater").pvalue < 1e-6
-    for name in ("summary.json", "report.md", "accuracy.png", "audit/audit.json", "audit/roc.png"):
+    # The non-private run of the same pipeline is trained and beats the private one.
+    assert summary["non_private"]["accuracy"] > summary["accuracy"]
+    for name in summary["files"]:
         assert (tmp_path / "report" / name).is_file()
-    assert json.loads((tmp_path / "report" / "summary.json").read_text())["eps_lb"] == summary["eps_lb"]
-    assert "Privacy budget" in (tmp_path / "report" / "report.md").read_text()
+    stored = json.loads((tmp_path / "report" / "summary.json").read_text())
+    assert stored == summary
+    jsonschema.validate(stored, SUMMARY_SCHEMA)
+    report = (tmp_path / "report" / "report.md").read_text()
+    for guarantee in summary["guarantees"].values():
+        assert guarantee["unit"] == "record" and guarantee["neighbouring"] == "replace-one"
+    assert "| basic | one record, replace-one | " in report and "## Target budget" in report
+    assert len(set(summary["notes"])) == len(summary["notes"])
 
 
-def test_cli_json_summary(tmp_path):
+def test_cli_json_is_the_summary_file(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "dpmech", "run", "--pipeline", "dphelmet", "--epsilon", "2", "--trials", "1000",
          "--out", str(tmp_path / "r"), "--json"],
@@ -37,8 +56,16 @@ def test_cli_json_summary(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     record = json.loads(result.stdout)
-    assert {"pipeline", "accuracy", "epsilon", "delta", "eps_lb", "report_dir"} <= set(record)
+    jsonschema.validate(record, SUMMARY_SCHEMA)
+    assert record == json.loads((tmp_path / "r" / "summary.json").read_text())
     assert record["pipeline"] == "dphelmet" and record["epsilon"] <= 2.0
+    # User-level rows are read from the pipeline's result, not assumed.
+    units = {name: guarantee["unit"] for name, guarantee in record["guarantees"].items()}
+    assert units == {"basic": "record", "tight": "record", "user, group privacy": "user", "user, Cor. 5.5": "user"}
+    # stderr is a pipe here: progress comes as log lines, each step named.
+    lines = result.stderr.strip().splitlines()
+    assert all(line.startswith("dpmech run: [") for line in lines) and any("4/5 audit: " in line for line in lines)
+    assert not any("LiRA" in line for line in lines)
 
 
 @pytest.mark.parametrize(
@@ -54,12 +81,19 @@ def test_bad_input_exits_2_with_one_line(tmp_path, arguments, fragment):
     assert len(lines) == 1 and fragment in lines[0], result.stderr
 
 
+def _guarantee(neighbouring, epsilon, delta):
+    return PrivacyGuarantee(epsilon, delta, "basic", neighbouring, "epsilon", (epsilon, epsilon, epsilon), True)
+
+
 class _FakeResult:
     pipeline = "fedzda"
     accuracy = 0.5
     baselines = {}
-    guarantees = {}
-    notes = ["no privacy guarantee"]
+    guarantees = {"records": _guarantee("add-remove-one", math.inf, 1e-5),
+                  "labels": _guarantee("replace-one", 0.5, 1e-320)}
+    units = {"labels": "label"}
+    notes = ["no privacy guarantee", "no privacy guarantee"]
+    unit = PipelineResult.unit
 
     def summary(self):
         return {"config": {}}
@@ -71,31 +105,124 @@ class _FakeAudit:
     eps_lb = 0.0
 
     def as_dict(self):
-        return {"eps_lb": 0.0, "eps_claimed": float("inf"), "method": "gdp", "valid_as": "estimate", "alpha": 0.05,
-                "notes": [], "mia": {"attack": "LiRA", "auc": 0.5, "tpr_at_0_1_percent_fpr": 0.001,
-                                     "tpr_at_1_percent_fpr": 0.01}}
+        return {"eps_lb": 0.0, "eps_claimed": float("inf"), "delta": 0.0, "method": "gdp", "valid_as": "estimate",
+                "alpha": 0.05, "notes": ["no privacy guarantee"],
+                "mia": {"attack": "LOSS", "auc": 0.5, "tpr_at_0_1_percent_fpr": 0.001,
+                        "tpr_at_1_percent_fpr": 0.01, "fpr_resolution": 1 / 150}}
 
 
-def test_a_target_the_pipeline_cannot_meet_is_reported_and_warned(monkeypatch, tmp_path, capsys):
-    # Training, audit and plots stubbed: the check is on what is reported about the target.
-    import audits.main_job as main_job
+@pytest.fixture
+def stubbed_run(monkeypatch, tmp_path, capsys):
+    # Training, audit and the audit's files stubbed: the checks are on what the summary reports.
     from importlib.metadata import EntryPoint
 
+    import audits.main_job as main_job
     from dpmech.cli import main as cli_main
 
-    monkeypatch.setattr(main_job, "run_pipeline", lambda *_, **__: _FakeResult())
+    def fake_run(name, data, config, seed, **_):
+        # Accuracy grows with the configured ε (DP-Helmet's config), so the curve's points can be told apart.
+        result = _FakeResult()
+        result.accuracy = min(1.0, getattr(config, "epsilon", 5.0) / 10.0)
+        for _ in range(2):
+            warnings.warn("the guarantee is vacuous", VacuousGuaranteeWarning, stacklevel=1)
+        warnings.warn("an unrelated warning", UserWarning, stacklevel=1)
+        return result
+
+    monkeypatch.setattr(main_job, "run_pipeline", fake_run)
     real_parts = main_job.pipeline_parts
     monkeypatch.setattr(main_job, "pipeline_parts", lambda name: (lambda *_, **__: _FakeAudit(), *real_parts(name)[1:]))
     monkeypatch.setattr(main_job, "write_report", lambda *_, **__: None)
-    monkeypatch.setattr(main_job, "_accuracy_plot", lambda *_: None)
     run_plugin = EntryPoint(name="run", value="audits.cli:register_run", group="dpmech.commands")
     monkeypatch.setattr(cli_main, "entry_points", lambda group: [run_plugin] if group == cli_main.PLUGIN_GROUP else [])
-    status = cli_main.main(["run", "--pipeline", "fedzda", "--epsilon", "1", "--out", str(tmp_path / "r"), "--json"])
-    captured = capsys.readouterr()
+
+    def run(*arguments):
+        status = cli_main.main(["run", "--pipeline", "fedzda", "--out", str(tmp_path / "r"), *arguments])
+        return status, capsys.readouterr(), tmp_path / "r"
+
+    return run
+
+
+def test_a_target_the_pipeline_cannot_meet_is_reported_and_warned(stubbed_run):
+    status, captured, folder = stubbed_run("--epsilon", "1", "--json")
     assert status == 0
     record = json.loads(captured.out)
-    assert record["target_met"] is False and record["target_epsilon"] == 1.0 and record["epsilon"] == "inf"
-    assert captured.err.startswith("dpmech run: warning: the fedzda pipeline cannot meet the target")
-    assert len(captured.err.strip().splitlines()) == 1
-    assert "Target NOT met" in (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
-    assert json.loads((tmp_path / "r" / "summary.json").read_text())["target_met"] is False
+    jsonschema.validate(record, SUMMARY_SCHEMA)
+    assert record["target"]["met"] is False and record["target"]["epsilon"] == 1.0
+    # ∞ is null, flagged; never the string "inf".
+    assert record["epsilon"] is None and record["non_finite"]["/epsilon"] == "inf"
+    assert record["target"]["delivered_epsilon"] is None and record["non_finite"]["/target/delivered_epsilon"] == "inf"
+    assert record["non_finite"]["/guarantees/records/epsilon"] == "inf"
+    assert "inf" not in json.dumps({key: value for key, value in record.items() if key != "non_finite"})
+    warnings = [line for line in captured.err.splitlines() if line.startswith("dpmech run: warning:")]
+    assert len(warnings) == 1 and warnings[0].startswith("dpmech run: warning: the fedzda pipeline cannot meet the target")
+    report = (folder / "report.md").read_text(encoding="utf-8")
+    assert "Warning: target NOT met" in report and "| delivered (the claim the audit tests) | ∞ | 0.0 |" in report
+    assert json.loads((folder / "summary.json").read_text())["target"]["met"] is False
+
+
+def test_relation_column_is_read_from_each_guarantee(stubbed_run):
+    status, _, folder = stubbed_run("--epsilon", "1")
+    assert status == 0
+    report = (folder / "report.md").read_text(encoding="utf-8")
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["guarantees"]["records"]["relation"] == "one record, add/remove-one"
+    assert summary["guarantees"]["labels"]["relation"] == "one label, replace-one"
+    assert "| records | one record, add/remove-one | ∞ | 1e-05 |" in report
+    # δ = 1e-320 is a subnormal: printed from its log, rounded up, never 0.
+    assert "| labels | one label, replace-one | 0.5 | 1e-320 | basic | yes |" in report
+    # The note the pipeline and the audit both carry is printed once; TPR at 0.1% FPR with 150 OUT scores is n/a.
+    assert report.count("- no privacy guarantee") == 1 and summary["notes"] == ["no privacy guarantee"]
+    assert "TPR at 0.1% FPR n/a (resolution 1/150)" in report
+    assert "Seed 0;" in report and "()" not in report
+
+
+def test_progress_without_a_terminal_logs_every_interval():
+    stream = io.StringIO()
+    with StepLog("log", interval=0.05, stream=stream) as log:
+        log.step("2/5 train")
+        time.sleep(0.3)
+        log.step("done")
+    lines = stream.getvalue().splitlines()
+    assert lines[0].endswith("2/5 train") and lines[-1].endswith("done")
+    assert sum(line.endswith("2/5 train (running)") for line in lines) >= 2
+
+
+def test_step_names_match_each_pipelines_audit():
+    from audits.attacks.pipelines import audit_function
+    from audits.main_job import _audit_step_name
+
+    names = {pipeline: _audit_step_name(audit_function(pipeline)) for pipeline in PIPELINE_NAMES}
+    assert len(set(names.values())) == len(names)
+    # Only FedAUXfdp's audit runs LiRA (audits.attacks.pipelines.fedauxfdp imports it; the others do not).
+    assert [pipeline for pipeline, name in names.items() if "LiRA" in name] == ["fedauxfdp"]
+
+
+def test_accuracy_curve_and_non_private_baseline(stubbed_run):
+    status, captured, folder = stubbed_run("--pipeline", "dphelmet", "--epsilon", "3", "--accuracy-curve", "--json")
+    assert status == 0
+    record = json.loads(captured.out)
+    jsonschema.validate(record, SUMMARY_SCHEMA)
+    # The non-private run is DP-Helmet at ε = ∞; each curve point is the run at that ε; ∞ is the last point, as null.
+    assert record["non_private"]["accuracy"] == 1.0 and "ε = ∞" in record["non_private"]["source"]
+    expected = [{"epsilon": e, "accuracy": min(1.0, e / 10.0)} for e in sorted({*CURVE_EPSILONS, 3.0})]
+    assert record["accuracy_curve"] == expected + [{"epsilon": None, "accuracy": 1.0}]
+    assert record["non_finite"][f"/accuracy_curve/{len(expected)}/epsilon"] == "inf"
+    report = (folder / "report.md").read_text(encoding="utf-8")
+    assert "| ∞ | 1.0000 |" in report and "| 3.0 | 0.3000 |" in report
+
+
+def test_pipelines_without_an_epsilon_have_no_curve(stubbed_run):
+    status, captured, folder = stubbed_run("--accuracy-curve", "--json")
+    record = json.loads(captured.out)
+    # Fed-ZDA has no guarantee: its own run is the non-private accuracy.
+    assert status == 0 and record["accuracy_curve"] == [] and record["non_private"]["accuracy"] == record["accuracy"]
+    assert "not applicable" in (folder / "report.md").read_text(encoding="utf-8")
+
+
+def test_privacy_warnings_are_one_log_line_and_others_pass_through(stubbed_run):
+    with pytest.warns(UserWarning, match="an unrelated warning"):
+        status, captured, _ = stubbed_run("--epsilon", "1")
+    assert status == 0
+    lines = captured.err.splitlines()
+    assert sum(line.startswith("dpmech run: [") and line.endswith("warning: the guarantee is vacuous")
+               for line in lines) == 1

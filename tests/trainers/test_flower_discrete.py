@@ -129,6 +129,6 @@ def test_dpmech_run_engine_flower_meets_the_target_for_dphelmet(tmp_path):
          "--trials", "200", "--out", str(tmp_path / "r"), "--json"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
     record = json.loads(result.stdout)
-    assert record["target_met"] is True and record["epsilon"] <= 1.0 and record["delta"] <= 1e-5
+    assert record["target"]["met"] is True and record["epsilon"] <= 1.0 and record["delta"] <= 1e-5
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
     assert summary["engine"] == "flower" and summary["config"]["noise"] == "discrete"

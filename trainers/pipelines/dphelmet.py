@@ -403,4 +403,5 @@ def run_dphelmet(data: LabelledData, config: DpHelmetConfig = DpHelmetConfig(), 
         notes=tuple(notes),
         config=dataclasses.asdict(config),
         seed=seed,
+        units={name: USER if name.startswith("user") else config.privacy_unit for name in guarantees},
     )

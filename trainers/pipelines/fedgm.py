@@ -363,4 +363,5 @@ def run_fedgm(split: FederatedSplit, config: FedGmConfig = FedGmConfig(), seed: 
         notes=notes,
         config=asdict(config),
         seed=seed,
+        units={"synthetic_labels": "label", "synthetic_images": "record"},
     )

@@ -248,4 +248,5 @@ def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int
         result=result,
         scores=scores if scores is not None else lira_scores,
         release_checks=release_checks,
+        mia_scores=lira_scores if scores is not None else None,
     )

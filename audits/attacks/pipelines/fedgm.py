@@ -37,6 +37,7 @@ from trainers.pipelines.fedgm import FedGmConfig
 from ...epsilon_bounds import epsilon_lower_bound
 from ...metrics import mia_metrics
 from ...one_run import epsilon_one_run
+from ...report import tpr_text
 from ...scores import AuditScores
 from ..label_randomized_response import GUESS_CUTS, label_canary_scores
 from ..threat_model import BLACK_BOX, ThreatModel
@@ -107,8 +108,10 @@ def audit_fedgm(data, config: FedGmConfig | None = None, seed: int = 0, *, trial
         "Canaries whose two labels fall outside a stage-2 prior's top-k* classes are released without information; "
         "the audit abstains on them, which lowers ε_lb and does not affect its validity.",
         "Images: label DP does NOT protect the synthetic images; "
-        f"nearest-image membership inference reaches AUC {mia['auc']:.3f}, TPR {mia['tpr_at_0_1_percent_fpr']:.3f} "
-        f"at 0.1% FPR (members: the clients' records; non-members: test records). There is no ε claim for the "
+        f"nearest-image membership inference reaches AUC {mia['auc']:.3f}, TPR at 1% FPR "
+        f"{tpr_text(mia['tpr_at_1_percent_fpr'], 1e-2, image_scores.num_out)}, at 0.1% FPR "
+        f"{tpr_text(mia['tpr_at_0_1_percent_fpr'], 1e-3, image_scores.num_out)} "
+        f"(members: the clients' records; non-members: test records). There is no ε claim for the "
         f"images (ε = ∞); the split-threshold ε estimate from these natural records is {image_estimate.eps_lb:.3g}, "
         "an estimate, not a bound.",
     )
@@ -131,4 +134,5 @@ def audit_fedgm(data, config: FedGmConfig | None = None, seed: int = 0, *, trial
         notes=notes,
         result=one_run,
         scores=label_scores,
+        mia_scores=image_scores,
     )

@@ -34,6 +34,8 @@ class PipelineAudit:
         notes: plain statements the reader must see.
         result: the full :class:`~audits.result.AuditResult` of the canary audit, if any.
         scores: the canary IN/OUT scores (for the ROC plot), else the attack's.
+        mia_scores: the membership-inference attack's IN/OUT scores where they are not ``scores``
+            (None where ``mia`` is computed from ``scores``), so that reports plot every attack.
         release_checks: name -> record of each exact or certified check of the sampled releases
             against their own events (noise scale, displacement against the event's sensitivity,
             flip rate, ...); each record has a boolean ``violated`` or ``under_noised``.
@@ -56,6 +58,7 @@ class PipelineAudit:
     result: Optional[AuditResult] = None
     scores: Optional[AuditScores] = None
     release_checks: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    mia_scores: Optional[AuditScores] = None
 
     @property
     def violation(self) -> bool:
