@@ -446,10 +446,11 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
 
     audit_function, _, _ = pipeline_parts(pipeline)
     mode = ("terminal" if sys.stderr.isatty() else "log") if progress else "off"
+    # Calibrated before the first progress line, so that a budget the pipeline cannot split is one error line.
+    config = pipeline_config(pipeline, epsilon, delta)
+    free_config, free_baseline, free_source = non_private_config(pipeline, delta)
     with StepLog(mode) as log:
-        log.step(f"1/{STEPS} calibrate the noise for the target budget")
-        config = pipeline_config(pipeline, epsilon, delta)
-        free_config, free_baseline, free_source = non_private_config(pipeline, delta)
+        log.step(f"1/{STEPS} load the data (the noise is calibrated for the target budget)")
         data = load_dataset(dataset)
         log.step(f"2/{STEPS} train the one-shot federation ({pipeline})")
         with log.privacy_warnings():

@@ -173,6 +173,8 @@ def roc_band(scores, alpha: float, points: int = _BAND_POINTS):
     fp = counts.false_positives[chosen]
     tp = counts.true_positives[chosen]
     level = alpha / 4.0
+    if level == 0.0:  # α/4 underflows: the interval at level 0 is all of [0, 1]
+        return np.zeros(fp.shape), np.ones(fp.shape), np.zeros(tp.shape), np.ones(tp.shape)
     return (np.asarray(clopper_pearson_lower(fp, counts.num_out, level), dtype=float),
             np.asarray(clopper_pearson_upper(fp, counts.num_out, level), dtype=float),
             np.asarray(clopper_pearson_lower(tp, counts.num_in, level), dtype=float),

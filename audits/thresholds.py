@@ -87,6 +87,8 @@ def _rule_text(sign: int) -> str:
 
 
 def _upper(interval: str, successes, trials, a):
+    if a == 0.0:  # α split over the hypotheses underflows: an upper bound at level 0 is 1
+        return np.ones(np.shape(successes))
     if interval == "jeffreys":
         return np.asarray(intervals.jeffreys_upper(successes, trials, a), dtype=float)
     return np.asarray(clopper_pearson_upper(np.asarray(successes, dtype=float), float(trials), a), dtype=float)
