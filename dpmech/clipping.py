@@ -14,6 +14,8 @@ neighbours neighbours.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import validation as check
@@ -94,11 +96,14 @@ def clip_features(features, bound) -> np.ndarray:
     outside = np.flatnonzero(~_inside_ball(array, bound))
     if outside.size == 0:
         return array
-    # x·bound/‖x‖ = y·bound/‖y‖ for the scaled row y, which cannot overflow or underflow; aiming
-    # 8η inside the ball leaves the rows certainly inside after the product's rounding (normal range).
+    # x·bound/‖x‖ = 2^e·y·m/‖y‖ for the scaled row y and bound = m·2^e (m in [1/2, 1)): |y_i|·m/‖y‖ < 1, so
+    # nothing overflows even for a bound near the largest double (bound/‖y‖ alone would), and the power of
+    # two is exact until the subnormal range. Aiming 8η inside the ball leaves the rows certainly inside
+    # after the products' rounding (normal range).
     scaled, _ = _scaled_rows(array[outside])
-    factor = bound / np.linalg.norm(scaled, axis=1) * (1.0 - 8.0 * _norm_error(array.shape[1]))
-    clipped = scaled * factor[:, None]
+    mantissa, exponent = math.frexp(bound)
+    factor = mantissa / np.linalg.norm(scaled, axis=1) * (1.0 - 8.0 * _norm_error(array.shape[1]))
+    clipped = np.ldexp(scaled * factor[:, None], exponent)
     # Subnormal results round by an absolute half unit and may still poke out: step them toward 0.
     over = np.flatnonzero(~_inside_ball(clipped, bound))
     while over.size:

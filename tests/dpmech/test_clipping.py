@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -33,6 +33,9 @@ ANY_FINITE = st.floats(allow_nan=False, allow_infinity=False, allow_subnormal=Tr
     hnp.arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=2, max_side=6), elements=ANY_FINITE),
     st.floats(min_value=5e-324, max_value=1.7e308, allow_subnormal=True),
 )
+# A bound near the largest double: bound/‖y‖ overflowed to inf and the row was stepped down one ulp at a time.
+@example(np.array([[1.00910916e308, 1.01039398e86, 1.01039398e86, 2.52953737e16]]), 1.0091091587864492e308)
+@example(np.array([[1.7976931348623157e308, 1.7976931348623157e308]]), 1.7976931348623157e308)
 def test_every_row_is_inside_the_ball_exactly_and_rows_inside_are_untouched(features, bound):
     clipped = dpmech.clip_features(features, bound)
     assert clipped.shape == features.shape and np.all(np.isfinite(clipped))
