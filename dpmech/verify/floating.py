@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import validation as check
-from .statistical import StatisticalTestResult, _draw, decide
+from .statistical import StatisticalTestResult, _draw, decide, split_sample_arguments
 
 # Lattice exponents of finite non-zero doubles lie in [−1074, 1023]; the others get codes above them.
 ZERO_CODE = 1024
@@ -119,18 +119,8 @@ def float_dp_test(
         alpha: level in (0, 1): a true claim is rejected with probability <= alpha.
         num_thresholds: most thresholds per column, >= 1.
     """
-    if not callable(sampler):
-        raise ValueError(f"sampler must be a callable (dataset, size, rng) -> outputs (got {sampler!r})")
-    try:
-        dataset, neighbour = pair
-    except (TypeError, ValueError):
-        raise ValueError(f"pair must be a pair (dataset, neighbour) of two datasets (got {pair!r})") from None
-    epsilon = float(check.non_negative("epsilon", epsilon))
-    delta = float(check.in_interval("delta", delta, 0.0, 1.0, low_open=False, high_open=True))
-    num_samples = check.integer_scalar("num_samples", num_samples, 1)
-    rng = check.generator("rng", rng)
-    alpha = float(check.open_unit_interval("alpha", alpha))
-    num_thresholds = check.integer_scalar("num_thresholds", num_thresholds, 1)
+    dataset, neighbour, epsilon, delta, num_samples, rng, alpha, num_thresholds = split_sample_arguments(
+        sampler, pair, epsilon, delta, num_samples, rng, alpha, num_thresholds)
 
     selection = [lattice_features(_draw(sampler, data, num_samples, rng, "discrete")) for data in (dataset, neighbour)]
     test = [lattice_features(_draw(sampler, data, num_samples, rng, "discrete")) for data in (dataset, neighbour)]

@@ -33,7 +33,14 @@ import numpy as np
 
 from .. import validation as check
 from .floating import lattice_exponents
-from .statistical import StatisticalTestResult, _canonical, _draw, decide, quantile_levels
+from .statistical import (
+    StatisticalTestResult,
+    _canonical,
+    _draw,
+    decide,
+    quantile_levels,
+    split_sample_arguments,
+)
 
 # At most this many distinct values make an integer-valued coordinate categorical (one-hot).
 CATEGORICAL_LIMIT = 32
@@ -156,18 +163,8 @@ def learned_dp_test(
         num_thresholds: score quantiles per model, >= 1.
         float_bits: add the lattice exponents and low significand bits of float outputs to the features.
     """
-    if not callable(sampler):
-        raise ValueError(f"sampler must be a callable (dataset, size, rng) -> outputs (got {sampler!r})")
-    try:
-        dataset, neighbour = pair
-    except (TypeError, ValueError):
-        raise ValueError(f"pair must be a pair (dataset, neighbour) of two datasets (got {pair!r})") from None
-    epsilon = float(check.non_negative("epsilon", epsilon))
-    delta = float(check.in_interval("delta", delta, 0.0, 1.0, low_open=False, high_open=True))
-    num_samples = check.integer_scalar("num_samples", num_samples, 10)
-    rng = check.generator("rng", rng)
-    alpha = float(check.open_unit_interval("alpha", alpha))
-    num_thresholds = check.integer_scalar("num_thresholds", num_thresholds, 1)
+    dataset, neighbour, epsilon, delta, num_samples, rng, alpha, num_thresholds = split_sample_arguments(
+        sampler, pair, epsilon, delta, num_samples, rng, alpha, num_thresholds, minimum_samples=10)
     float_bits = check.boolean("float_bits", float_bits)
 
     training = [_draw(sampler, data, num_samples, rng, "discrete") for data in (dataset, neighbour)]

@@ -206,6 +206,28 @@ def clopper_pearson_upper(successes, trials, level):
     return check.scalar_or_array(np.where(successes < trials, bound, 1.0))
 
 
+def split_sample_arguments(sampler, pair, epsilon, delta, num_samples, rng, alpha, num_thresholds,
+                           minimum_samples=1):
+    """The validated arguments every split-sample test takes: ``(dataset, neighbour, ε, δ, num_samples,
+    rng, α, num_thresholds)``; ValueError naming the first bad one."""
+    if not callable(sampler):
+        raise ValueError(f"sampler must be a callable (dataset, size, rng) -> outputs (got {sampler!r})")
+    try:
+        dataset, neighbour = pair
+    except (TypeError, ValueError):
+        raise ValueError(f"pair must be a pair (dataset, neighbour) of two datasets (got {pair!r})") from None
+    return (
+        dataset,
+        neighbour,
+        float(check.non_negative("epsilon", epsilon)),
+        float(check.in_interval("delta", delta, 0.0, 1.0, low_open=False, high_open=True)),
+        check.integer_scalar("num_samples", num_samples, minimum_samples),
+        check.generator("rng", rng),
+        float(check.open_unit_interval("alpha", alpha)),
+        check.integer_scalar("num_thresholds", num_thresholds, 1),
+    )
+
+
 def _draw(sampler, dataset, size, rng, kind):
     outputs = sampler(dataset, size, rng)
     array = np.asarray(outputs) if isinstance(outputs, np.ndarray) or kind == "real" else _as_outputs(outputs)
@@ -404,19 +426,9 @@ def statistical_dp_test(
             when the selection sample holds them.
         num_thresholds: number of quantile thresholds for real outputs, >= 1.
     """
-    if not callable(sampler):
-        raise ValueError(f"sampler must be a callable (dataset, size, rng) -> outputs (got {sampler!r})")
-    try:
-        dataset, neighbour = pair
-    except (TypeError, ValueError):
-        raise ValueError(f"pair must be a pair (dataset, neighbour) of two datasets (got {pair!r})") from None
-    epsilon = float(check.non_negative("epsilon", epsilon))
-    delta = float(check.in_interval("delta", delta, 0.0, 1.0, low_open=False, high_open=True))
-    num_samples = check.integer_scalar("num_samples", num_samples, 1)
-    rng = check.generator("rng", rng)
-    alpha = float(check.open_unit_interval("alpha", alpha))
+    dataset, neighbour, epsilon, delta, num_samples, rng, alpha, num_thresholds = split_sample_arguments(
+        sampler, pair, epsilon, delta, num_samples, rng, alpha, num_thresholds)
     kind = check.choice("outputs", outputs, OUTPUT_KINDS)
-    num_thresholds = check.integer_scalar("num_thresholds", num_thresholds, 1)
 
     selection = [_draw(sampler, data, num_samples, rng, kind) for data in (dataset, neighbour)]
     test = [_draw(sampler, data, num_samples, rng, kind) for data in (dataset, neighbour)]
