@@ -10,7 +10,8 @@ records (features scaled by a public constant so that ‖x‖ <= 1, plus the reg
 coordinate), and each head trains on a uniformly random half of the pool (n records), λ = 0.01.
 Both sides reach the same optimum (the tests check 1e-6): the batched trainer stops at
 max |gradient| <= 1e-10, scikit-learn (L-BFGS, fit_intercept=False on the augmented features)
-at tol = 1e-10. Every timing is the best of ``--repeats`` runs, after one warm-up run; the batched and
+at tol = 1e-10. Both sides run with the same thread pools (``--threads``, default 1: torch, BLAS and
+OpenMP through :func:`trainers.threads.limited_threads`). Every timing is the best of ``--repeats`` runs, after one warm-up run; the batched and
 scikit-learn runs alternate, so both sides see the same background load.
 
     PYTHONPATH=. python benchmarks/batched_logistic.py [--heads 512] [--sklearn-heads 64] [--device cpu]
@@ -33,6 +34,7 @@ from rich.table import Table
 from trainers.batched_logistic import BatchedLogisticRegression
 from trainers.data import load_digits_dataset
 from trainers.sklearn_adapter import LogisticRegressionTrainer
+from trainers.threads import limited_threads
 
 
 def _timed(function):
@@ -43,17 +45,18 @@ def _timed(function):
     return time.perf_counter() - start
 
 
-def _case(features, labels, num_classes, n, heads, sklearn_heads, device, repeats, rng):
+def _case(features, labels, num_classes, n, heads, sklearn_heads, device, repeats, rng, threads):
     pool = rng.choice(features.shape[0], size=2 * n, replace=False)
     pool_features, pool_labels = features[pool], labels[pool]
     membership = np.zeros((heads, 2 * n), dtype=bool)
     chosen = np.argsort(rng.random((heads, 2 * n)), axis=1)[:, :n]
     np.put_along_axis(membership, chosen, True, axis=1)
     batched = BatchedLogisticRegression(regularization=0.01, num_classes=num_classes, device=device)
-    single = LogisticRegressionTrainer(regularization=0.01, num_classes=num_classes)
+    single = LogisticRegressionTrainer(regularization=0.01, num_classes=num_classes, threads=threads)
 
     def batched_fit():
-        batched.fit(pool_features, pool_labels, membership)
+        with limited_threads(threads):
+            batched.fit(pool_features, pool_labels, membership)
 
     def sklearn_loop():
         for row in membership[:sklearn_heads]:
@@ -75,11 +78,11 @@ def main(argv=None):
     parser.add_argument("--sklearn-heads", type=int, default=64, help="models in the timed scikit-learn loop")
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 500])
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads of both sides: torch, BLAS and OpenMP pools (default 1)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     arguments = parser.parse_args(argv)
-    torch.set_num_threads(arguments.threads)
     rng = np.random.default_rng(arguments.seed)
     data = load_digits_dataset()
     features = data.features / np.linalg.norm(data.features, axis=1).max()
@@ -91,7 +94,7 @@ def main(argv=None):
         for n in arguments.sizes:
             batched_rate, sklearn_rate, iterations = _case(
                 features, labels, num_classes, n, arguments.heads, arguments.sklearn_heads,
-                arguments.device, arguments.repeats, rng,
+                arguments.device, arguments.repeats, rng, arguments.threads,
             )
             table.add_row(name, str(n), str(features.shape[1]), str(num_classes), f"{batched_rate:,.0f}",
                           str(iterations), f"{sklearn_rate:,.0f}", f"{batched_rate / sklearn_rate:.1f}x")
@@ -100,7 +103,7 @@ def main(argv=None):
     console.print(f"command: {shlex.join([sys.executable] + sys.argv)}")
     console.print(
         f"machine: {platform.node()} {platform.platform()}, {os.cpu_count()} CPUs, torch {torch.__version__} "
-        f"({arguments.threads} threads), device {arguments.device} ({device}), B = {arguments.heads} heads per batched fit, "
+        f"({arguments.threads} threads on both sides), device {arguments.device} ({device}), B = {arguments.heads} heads per batched fit, "
         f"load average {os.getloadavg()[0]:.2f} at the end (other processes share the CPUs when it exceeds the thread count)"
     )
 
