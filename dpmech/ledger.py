@@ -178,7 +178,15 @@ class PrivacyLedger:
         self._entries: list = []
 
     def record(self, event, count: int = 1, label: Optional[str] = None) -> "PrivacyLedger":
-        """Append ``count`` repetitions of ``event``; returns the ledger so calls chain."""
+        """Append ``count`` repetitions of ``event``; returns the ledger so calls chain.
+
+        ``event`` is a dpmech event or one of dp_accounting's ``DpEvent``s, which is read as
+        :meth:`from_dp_event` reads it under this ledger's relation (never under-stated).
+        """
+        if type(event).__module__.split(".")[0] == "dp_accounting":
+            for imported, _ in self.from_dp_event(event, self.neighbouring)._entries:
+                self.record(imported, count, label)
+            return self
         if not isinstance(event, EVENT_TYPES):
             raise ValueError(
                 f"event must be one of {', '.join(t.__name__ for t in EVENT_TYPES)} (got {type(event).__name__})"

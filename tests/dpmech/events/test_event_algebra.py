@@ -178,3 +178,16 @@ def test_small_mixed_ledger_against_50_digits():
         truth = high_precision.ledger_delta(pairs, epsilon)
         assert guarantee.interval[0] <= truth <= guarantee.delta
         assert guarantee.delta == pytest.approx(float(truth), rel=1e-9)
+
+
+def test_record_takes_dp_accountings_events_as_from_dp_event_reads_them():
+    # The new user: DP-SGD written as dp_accounting events, recorded in a dpmech ledger.
+    step = dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0))
+    ledger = PrivacyLedger(ADD_REMOVE_ONE).record(step, count=1000, label="DP-SGD")
+    assert ledger.labels == ("DP-SGD",)
+    lower, _, upper = ledger.epsilon(1e-5, width=1e-3).interval
+    assert lower <= 1.82824 <= upper and upper - lower <= 1e-3
+    composed = PrivacyLedger(ADD_REMOVE_ONE).record(dp_event.SelfComposedDpEvent(step, 1000))
+    assert composed.epsilon(1e-5).interval == ledger.epsilon(1e-5).interval
+    with pytest.raises(ValueError, match="UnsupportedDpEvent"):
+        PrivacyLedger().record(dp_event.UnsupportedDpEvent())
