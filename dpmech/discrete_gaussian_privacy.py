@@ -158,27 +158,38 @@ def calibrate_discrete_gaussian(epsilon, delta, sensitivity, dimension=1) -> Fra
 
     denominator = SIGMA_SQUARED_DENOMINATOR if start < _INTEGER_FROM else 1
 
-    def meets(units: int) -> bool:
-        return discrete_gaussian_delta(epsilon, Fraction(units, denominator), sensitivity, dimension) <= delta
+    def meets(value: Fraction) -> bool:
+        return discrete_gaussian_delta(epsilon, value, sensitivity, dimension) <= delta
 
     low = max(1, math.floor(start * denominator / 4))
-    while low > 1 and meets(low):
+    while low > 1 and meets(Fraction(low, denominator)):
         low //= 2
-    high = max(low + 1, math.ceil(start * denominator))
-    while not meets(high):
+    return smallest_grid_variance(meets, low, max(low + 1, math.ceil(start * denominator)), denominator)
+
+
+def smallest_grid_variance(meets, low: int, high: int, denominator: int, too_large: str = "") -> Fraction:
+    """The smallest σ² = u/denominator (u > ``low``) for which ``meets(σ²)`` holds, ``meets`` monotone in σ².
+
+    ``low`` fails (or lies below the grid's smallest value); ``high`` is the first guess, doubled until
+    it meets (past 2⁶¹ units a ValueError with the message ``too_large``, when given), then bisection.
+    On the integers (denominator 1) the result is raised to the sampler's exact form t·c with
+    t = ⌊√(tc)⌋ (at most a relative 1/√n more) and re-checked rather than assumed monotone there.
+    """
+    while not meets(Fraction(high, denominator)):
         low, high = high, high * 2
+        if too_large and high > 1 << 61:
+            raise ValueError(too_large)
     while high - low > 1:
         middle = (low + high) // 2
-        if meets(middle):
+        if meets(Fraction(middle, denominator)):
             high = middle
         else:
             low = middle
     if denominator == 1:
-        # Up to the next t·c with t = ⌊√n⌋ (at most a relative 1/√n more), re-checked rather than assumed monotone.
         while True:
             root = math.isqrt(high)
             high = root * -(-high // root)
-            if meets(high):
+            if meets(Fraction(high)):
                 break
             high += 1
     return Fraction(high, denominator)

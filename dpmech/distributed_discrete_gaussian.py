@@ -46,6 +46,7 @@ from . import validation as check
 from .calibration import calibrate_gaussian
 from .conversions.renyi import rdp_epsilon
 from .discrete_gaussian import sample_discrete_gaussian, validated_sigma_squared
+from .discrete_gaussian_privacy import smallest_grid_variance
 from .discrete_laplace import rational
 from .events import ApproximateDpEvent, _check_relation
 from .random_bits import random_source
@@ -147,27 +148,10 @@ def calibrate_distributed_discrete_gaussian(epsilon, delta, sensitivity, num_sha
     low = max(minimum - 1, math.floor(start * denominator / 4))
     if low >= minimum and meets(Fraction(low, denominator)):
         low = minimum - 1
-    high = max(low + 1, math.ceil(start * denominator))
-    while not meets(Fraction(high, denominator)):
-        low, high = high, high * 2
-        if high > 1 << 61:
-            raise ValueError(f"epsilon = {epsilon!r} at delta = {delta!r} needs σ² beyond 2**61 grid units² "
-                             "per share; use a coarser granularity")
-    while high - low > 1:
-        middle = (low + high) // 2
-        if meets(Fraction(middle, denominator)):
-            high = middle
-        else:
-            low = middle
-    if denominator == 1:
-        # Up to the next t·c with t = ⌊√n⌋ (the sampler's exact form), re-checked.
-        while True:
-            root = math.isqrt(high)
-            high = root * -(-high // root)
-            if meets(Fraction(high)):
-                break
-            high += 1
-    result = Fraction(high, denominator)
+    result = smallest_grid_variance(
+        meets, low, max(low + 1, math.ceil(start * denominator)), denominator,
+        too_large=f"epsilon = {epsilon!r} at delta = {delta!r} needs σ² beyond 2**61 grid units² per share; "
+                  "use a coarser granularity")
     validated_sigma_squared(result)
     return result
 
