@@ -3,7 +3,7 @@
 The statistics import :mod:`dpmech` (never the other way round), numpy and
 scipy only. :mod:`audits.attacks` turns dpmech's mechanisms into IN/OUT scores,
 :mod:`audits.report` writes JSON, Markdown, ``.npz`` and plots (matplotlib),
-and :mod:`audits.cli` is the ``dpmech audit`` command (an entry-point plugin);
+and :mod:`audits.cli` is the ``dpmech audit`` command;
 none of them is imported here.
 Every estimator returns an :class:`AuditResult` whose ``valid_as`` says whether
 ``eps_lb`` is a certified lower bound (under the recorded ``assumption``) or an estimate.

@@ -1,4 +1,4 @@
-"""``dpmech audit``: a plugin of the dpmech command line (entry-point group ``dpmech.commands``).
+"""``dpmech audit``: one of dpmech's own commands (the lazy table of :mod:`dpmech.cli.main`).
 
 Subcommands:
 
@@ -12,8 +12,6 @@ Subcommands:
   round on an embedded dataset and audit it end to end
   (:mod:`audits.attacks.pipelines`).
 
-:func:`register_run` adds ``dpmech run``, the main job (:mod:`audits.main_job`).
-
 Bad input raises ValueError, which dpmech's ``main`` turns into exit status 2
 and one line on stderr. ``--repetitions R`` repeats the audit with the seeds
 of :mod:`audits.attacks.repetitions` (through joblib, ``--jobs``); the printed
@@ -23,11 +21,11 @@ as such (it is not itself a bound at α).
 
 from __future__ import annotations
 
-import pathlib
 import sys
 
 from dpmech.cli import arguments
 from dpmech.cli.output import emit
+from trainers.cli import SEED, TRIALS, round_arguments
 from trainers.pipelines.registry import PIPELINE_NAMES
 
 
@@ -68,15 +66,13 @@ def _emit(record: dict, as_json: bool, title: str, directions: dict | None = Non
 
 
 # Every option is checked as it is parsed (dpmech.cli.arguments), before numpy, torch or a trainer loads.
-_SEED = arguments.integer_in(0)
 _ALPHA = arguments.unit_open
-_TRIALS = arguments.integer_in(1, arguments.MAX_DRAWS)
 _MAX_REPETITIONS = 10_000
 _MAX_JOBS = 1024
 
 
 def _common(parser) -> None:
-    parser.add_argument("--seed", type=_SEED, default=0, help="root seed, an integer >= 0 (default 0)")
+    parser.add_argument("--seed", type=SEED, default=0, help="root seed, an integer >= 0 (default 0)")
     parser.add_argument("--alpha", type=_ALPHA, default=0.05, help="significance of the bound, in (0, 1) (default 0.05)")
     parser.add_argument("--repetitions", type=arguments.integer_in(1, _MAX_REPETITIONS), default=1,
                         help="independent repetitions (default 1)")
@@ -101,7 +97,7 @@ def register(subparsers) -> None:
     # (audits.attacks.gaussian_output), so the range is refused here rather than failing there.
     gaussian.add_argument("--sensitivity", type=arguments.real_in(1e-100, 1e100, high_open=False), default=1.0,
                           help="L2 sensitivity Δ in [1e-100, 1e100] (default 1)")
-    gaussian.add_argument("--trials", type=_TRIALS, default=10_000,
+    gaussian.add_argument("--trials", type=TRIALS, default=10_000,
                           help=f"releases per side, at most {arguments.MAX_DRAWS:g} (default 10000)")
     gaussian.add_argument("--sigma-scale", type=arguments.positive_real, default=1.0,
                           help="multiply the calibrated σ by this factor > 0, to show detection (default 1)")
@@ -115,7 +111,7 @@ def register(subparsers) -> None:
                             help="ε > 0 of the randomized response")
     randomized.add_argument("--num-classes", type=arguments.integer_in(2, arguments.MAX_DRAWS), required=True,
                             help="number of classes K >= 2")
-    randomized.add_argument("--canaries", type=_TRIALS, required=True, help="number of canary labels m >= 1")
+    randomized.add_argument("--canaries", type=TRIALS, required=True, help="number of canary labels m >= 1")
     randomized.add_argument("--delta", type=arguments.real_in(0.0, 1.0), default=0.0,
                             help="δ in [0, 1) of the tested claim (default 0)")
     _common(randomized)
@@ -140,7 +136,7 @@ def register(subparsers) -> None:
 
     for name in PIPELINE_NAMES:
         pipeline = commands.add_parser(name, help=f"train a {name} round and audit it: white-box canary and MIA")
-        _pipeline_arguments(pipeline)
+        round_arguments(pipeline)
         pipeline.add_argument("--alpha", type=_ALPHA, default=0.05,
                               help="significance of the bound, in (0, 1) (default 0.05)")
         pipeline.add_argument("--out", metavar="DIR", type=arguments.output_folder,
@@ -148,52 +144,16 @@ def register(subparsers) -> None:
         pipeline.set_defaults(handler=_pipeline_audit, pipeline=name)
 
 
-# Written out for the same reason; tests/audits/test_cli.py checks them against trainers.data.DATASETS.
-DATASET_NAMES = ("digits", "mnist1d")
-# Where ``dpmech run`` trains the round (audits.main_job.run_main_job's ``engine``).
-ENGINES = ("inprocess", "flower")
-
-
-def _pipeline_arguments(parser) -> None:
-    parser.add_argument("--dataset", type=arguments.choice(DATASET_NAMES), default="digits",
-                        help="digits (default) or mnist1d, both embedded")
-    parser.add_argument("--epsilon", type=arguments.positive_real, default=1.0,
-                        help="target ε > 0 of the round (default 1)")
-    parser.add_argument("--delta", type=arguments.unit_open, default=1e-5,
-                        help="target δ in (0, 1) of the round (default 1e-5)")
-    parser.add_argument("--seed", type=_SEED, default=0, help="root seed, an integer >= 0 (default 0)")
-    parser.add_argument("--trials", type=_TRIALS, default=None,
-                        help="canary trials (releases per side, runs, or canary labels; default: the audit's own)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-
-
-def register_run(subparsers) -> None:
-    """Add ``run``, the main job: calibrate, train, account, audit and write a report."""
-    run = subparsers.add_parser("run", help="the main job: calibrate, train a one-shot federation, account, audit, report")
-    run.add_argument("--pipeline", type=arguments.choice(PIPELINE_NAMES), default="fedauxfdp",
-                     help="fedauxfdp (default), dphelmet, fedmd-nfdp, fedgm or fedzda")
-    _pipeline_arguments(run)
-    run.add_argument("--out", metavar="DIR", type=arguments.output_folder, default="dpmech-report",
-                     help="report folder (default ./dpmech-report)")
-    run.add_argument("--threads", type=arguments.integer_in(1, 1024), default=1,
-                     help="BLAS/OpenMP and torch threads per process, 1 to 1024 (default 1: faster on small machines)")
-    run.add_argument("--engine", type=arguments.choice(ENGINES), default="inprocess",
-                     help="inprocess (default) or flower: the round in Flower's simulation engine "
-                          "(dphelmet over SecAgg+, fedauxfdp; needs the [flower] extra)")
-    run.add_argument("--accuracy-curve", action="store_true",
-                     help="also train at several ε for an ε → accuracy curve (one more training run per ε)")
-    run.set_defaults(handler=_run)
-
-
 def _pipeline_audit(args) -> None:
     from rich.console import Console
 
     from trainers.data import load_dataset
 
-    from .attacks.pipelines import pipeline_parts
-    from .main_job import pipeline_config
+    from trainers.pipelines.targets import pipeline_config
 
-    audit_function, _, _ = pipeline_parts(args.pipeline)
+    from .attacks.pipelines import audit_function as pipeline_audit
+
+    audit_function = pipeline_audit(args.pipeline)
     config = pipeline_config(args.pipeline, args.epsilon, args.delta)
     with Console(stderr=True).status(f"training and auditing a {args.pipeline} round"):
         trials = {} if args.trials is None else {"trials": args.trials}
@@ -210,36 +170,6 @@ def _pipeline_audit(args) -> None:
         paths = write_report(audit, args.out, title=f"{args.pipeline} audit", extra={"seed": args.seed})
         record["report"] = str(paths["json"].parent)
     _emit(record, args.json, f"{args.pipeline} audit", DIRECTIONS)
-
-
-def _run(args) -> None:
-    from .main_job import run_main_job
-    from .report import delta_text, epsilon_text, lower_bound_text
-
-    summary = run_main_job(args.pipeline, args.dataset, args.epsilon, args.delta, args.seed, args.out,
-                           progress=True, trials=args.trials, threads=args.threads,
-                           accuracy_curve=args.accuracy_curve, engine=args.engine)
-    target = summary["target"]
-    if not target["met"]:
-        print(f"dpmech run: warning: {target['note']}", file=sys.stderr)
-    if args.json:
-        import json
-
-        # The summary is already plain JSON, the very object written to summary.json.
-        print(json.dumps(summary, ensure_ascii=False, allow_nan=False))
-        return
-    non_private = summary["non_private"]["accuracy"]
-    shown = {
-        "pipeline": summary["pipeline"], "dataset": summary["dataset"],
-        "accuracy": f"{summary['accuracy']:.4f}",
-        "non-private accuracy": "n/a" if non_private is None else f"{non_private:.4f}",
-        "target (ε, δ)": f"({epsilon_text(target['epsilon'])}, {delta_text(target['delta'])})",
-        "delivered (ε, δ)": f"({epsilon_text(target['delivered_epsilon'])}, {delta_text(target['delivered_delta'])})",
-        "target met": "yes" if target["met"] else "NO",
-        "audit ε_lb": f"{lower_bound_text(summary['eps_lb'])} ({summary['audit']['valid_as']})",
-        "report": str(pathlib.Path(summary["report_dir"]) / "report.md"),
-    }
-    _emit(shown, False, "dpmech run")
 
 
 # How each printed number is rounded in the table: upper bounds and calibrated noise up, certified

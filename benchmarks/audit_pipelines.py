@@ -2,7 +2,7 @@
 
 Table 1: each pipeline of :mod:`audits.attacks.pipelines` audited once (seed 0, α = 0.05) at sizes
 for two CPU cores: FedAUXfdp and DP-Helmet at the target (ε, δ) = (1, 1e-5) through
-``audits.main_job.pipeline_config`` with N = 10^4 canary releases per side; FedMD-NFDP with its
+``trainers.pipelines.targets.pipeline_config`` with N = 10^4 canary releases per side; FedMD-NFDP with its
 default configuration and R = 150 independent private trainings per world; FedGM (5 matching
 iterations, ε_label = 2) with m = 10^4 canary labels; Fed-ZDAC with its default configuration.
 
@@ -33,7 +33,7 @@ from rich.table import Table
 import dpmech
 from audits.attacks.pipelines import PIPELINES, pipeline_parts
 from audits.attacks.shadow_heads import shadow_head_confidences
-from audits.main_job import pipeline_config
+from trainers.pipelines.targets import pipeline_config
 from trainers.batched_logistic import BatchedLogisticRegression
 from trainers.data import load_dataset
 from trainers.sklearn_adapter import LogisticRegressionTrainer

@@ -1,10 +1,11 @@
 """The layering the design fixes.
 
 * ``dpmech`` never imports torch, ``trainers`` or ``audits``.
-* The audit statistics (every module of ``audits`` but the attacks, the CLI
-  and the main job) are pure functions of scores: never torch or ``trainers``.
-  Attacks train shadow models and the CLI and main job train pipelines, so
-  those may use ``trainers``.
+* The audit statistics (every module of ``audits`` but the attacks and the CLI)
+  are pure functions of scores: never torch or ``trainers``. Attacks train
+  shadow models and the CLI trains pipelines, so those may use ``trainers``.
+* ``trainers`` never imports ``audits``, but for the main job (``dpmech run``),
+  whose audit and report steps are the audits', and its command.
 """
 
 import pathlib
@@ -19,7 +20,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 LAYERS = [
     ("dpmech", ("torch", "trainers", "audits"), lambda path: True),
     ("audits", ("torch", "trainers"),
-     lambda path: not {"attacks", "cli.py", "main_job.py"} & set(path.relative_to(ROOT / "audits").parts)),
+     lambda path: not {"attacks", "cli.py"} & set(path.relative_to(ROOT / "audits").parts)),
+    ("trainers", ("audits",), lambda path: path.relative_to(ROOT / "trainers").parts not in {("main_job.py",), ("cli.py",)}),
 ]
 
 
@@ -63,6 +65,8 @@ def test_a_command_loads_only_its_own_plugin():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stderr.strip().splitlines()[-1] == "[]"
-    code = "import sys; from dpmech.cli.main import build_parser; build_parser('run'); print('audits.cli' in sys.modules)"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "True"
+    for command, loaded in (("run", "trainers.cli"), ("audit", "audits.cli")):
+        code = (f"import sys; from dpmech.cli.main import build_parser; build_parser({command!r}); "
+                "print(sorted(m for m in ('trainers.cli', 'audits.cli', 'trainers.main_job') if m in sys.modules))")
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert result.stdout.strip() == str([loaded] if command == "run" else ["audits.cli", "trainers.cli"])

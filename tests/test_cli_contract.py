@@ -188,7 +188,7 @@ RUN = {"--epsilon": "1", "--delta": "1e-5", "--seed": "0", "--trials": "100"}
 def _no_training():
     """Stub the step where training starts: options that reach it were accepted."""
     import audits.attacks.pipelines as pipelines
-    import audits.main_job as main_job
+    import trainers.main_job as main_job
 
     real_parts = pipelines.pipeline_parts
 
@@ -274,6 +274,6 @@ def test_run_refuses_bad_input_fast():
                             "try: main(['run', '--epsilon', '-1'])\nexcept SystemExit: pass\n"
                             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
                             "('torch', 'trainers', 'matplotlib', 'sklearn') and m not in "
-                            "('trainers', 'trainers.pipelines', 'trainers.pipelines.registry')))"], capture_output=True, text=True)
+                            "('trainers', 'trainers.cli', 'trainers.pipelines', 'trainers.pipelines.registry')))"], capture_output=True, text=True)
     assert probe.stdout.strip() == "[]", probe.stdout
     assert elapsed < 10.0  # generous on a loaded machine; the imports it avoids took 2.5 s alone

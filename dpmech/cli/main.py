@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import sys
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 
 from . import accounting, verify
 from .arguments import join_negative_values
 
 PLUGIN_GROUP = "dpmech.commands"
+# dpmech's own commands outside the core: "module:function" registering the command, imported only
+# when the command runs (a table, not entry points, so an installation cannot lose or shadow them).
+OWN_COMMANDS = {"audit": "audits.cli:register", "run": "trainers.cli:register_run"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -18,18 +21,27 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+def _plugins() -> list:
+    """The entry point of every command outside the core, by name: :data:`OWN_COMMANDS` and the third
+    parties' (group ``dpmech.commands``) whose names those do not take."""
+    own = [EntryPoint(name=name, value=value, group=PLUGIN_GROUP) for name, value in OWN_COMMANDS.items()]
+    third_party = [point for point in entry_points(group=PLUGIN_GROUP) if point.name not in OWN_COMMANDS]
+    return sorted(own + third_party, key=lambda point: point.name)
+
+
 def build_parser(command=None) -> argparse.ArgumentParser:
-    """The ``dpmech`` parser. dpmech's own commands are registered directly; a plugin's module (entry
-    point group ``dpmech.commands``) is imported only when ``command`` names it, so one command never
-    pays for the others. With ``command=None`` (help, version) every plugin is listed, none loaded."""
+    """The ``dpmech`` parser. The core's commands are registered directly; any other command's module
+    (:data:`OWN_COMMANDS`, then third-party entry points of group ``dpmech.commands``) is imported only
+    when ``command`` names it, so one command never pays for the others. With ``command=None`` (help,
+    version) every command is listed, none loaded."""
     parser = _Parser(prog="dpmech", description="Differential privacy: calibrate, account, verify, audit.")
     parser.add_argument("--version", action="version", version=f"dpmech {importlib.metadata.version('dpmech')}")
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     accounting.register(subparsers)
     verify.register(subparsers)
-    for entry_point in sorted(entry_points(group=PLUGIN_GROUP), key=lambda point: point.name):
+    for entry_point in _plugins():
         if entry_point.name != command:
-            subparsers.add_parser(entry_point.name, help=f"see 'dpmech {entry_point.name} --help' (plugin)")
+            subparsers.add_parser(entry_point.name, help=f"see 'dpmech {entry_point.name} --help'")
             continue
         try:
             entry_point.load()(subparsers)

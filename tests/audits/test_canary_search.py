@@ -21,7 +21,7 @@ from audits.attacks.canary_search import (
 )
 from audits.attacks.pipelines.dphelmet import search_dphelmet_canary
 from audits.attacks.pipelines.fedauxfdp import search_fedauxfdp_canary
-from audits.main_job import pipeline_config
+from trainers.pipelines.targets import pipeline_config
 from tests.profiles import examples
 from trainers.data import PrivateData, load_dataset
 from trainers.pipelines import dphelmet, fedauxfdp

@@ -8,7 +8,7 @@ import pytest
 
 import dpmech
 from audits.attacks.pipelines import pipeline_parts
-from audits.main_job import pipeline_config
+from trainers.pipelines.targets import pipeline_config
 from trainers.data import load_dataset
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import dpmech
 from audits.attacks.pipelines import audit_function
-from audits.main_job import pipeline_config
+from trainers.pipelines.targets import pipeline_config
 from trainers.data import load_dataset, split_federated
 from trainers.federation import ClientMessage
 from trainers.pipelines import dphelmet, fedauxfdp, fedgm, fedmd_nfdp

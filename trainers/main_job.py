@@ -1,12 +1,13 @@
 """The main job behind ``dpmech run``: calibrate, train a one-shot federation, account, audit, report.
 
 1. Calibrate: the target (ε, δ) is turned into the pipeline's noise settings by
-   dpmech (FedAUXfdp splits it between its two heads with
-   :func:`dpmech.split_gaussian_budget`, a fifth of the privacy-loss variance to
-   the scoring head, so that the tight composition meets the target).
+   dpmech (:func:`trainers.pipelines.targets.pipeline_config`; FedAUXfdp splits it
+   between its two heads with :func:`dpmech.split_gaussian_budget`, a fifth of the
+   privacy-loss variance to the scoring head, so that the tight composition meets the target).
 2. Train the federation on an embedded dataset (no download), and the same pipeline
    without noise (the non-private baseline) where its configuration has a noise to
-   remove (:func:`non_private_config`); with ``accuracy_curve`` also at each ε of the curve.
+   remove (:func:`trainers.pipelines.targets.non_private_config`); with ``accuracy_curve``
+   also at each ε of the curve.
 3. Account: the pipeline's ledger, basic and tight; each guarantee with its protected
    unit and neighbouring relation, read from the pipeline's result.
 4. Audit the trained pipeline (:mod:`audits.attacks.pipelines`), with the steps its
@@ -17,6 +18,11 @@
 The summary is one JSON object, the same for ``summary.json`` and ``dpmech run --json``
 (:data:`SUMMARY_SCHEMA`); ∞ is ``null`` there, named in ``non_finite``
 (:func:`audits.report.json_record`).
+
+The job lives beside the pipelines it runs; the audit and report steps are the
+audits package's (:mod:`audits.attacks.pipelines`, :mod:`audits.report`), so the
+audit statistics stay pure functions of scores. ``dpmech run`` is its command
+(:mod:`trainers.cli`).
 """
 
 from __future__ import annotations
@@ -36,23 +42,19 @@ import warnings
 import dpmech
 from dpmech.cli.arguments import output_folder
 
-from trainers.pipelines.registry import run_pipeline
+from audits.attacks.pipelines import audit_function as pipeline_audit
+from audits.report import delta_text, epsilon_text, json_record, lower_bound_text, tpr_text, write_report
 
-from .attacks.pipelines import PIPELINES, pipeline_parts
 from .cli import DATASET_NAMES, ENGINES
-from .report import delta_text, epsilon_text, json_record, lower_bound_text, tpr_text, write_report
+from .pipelines.registry import PIPELINE_NAMES, run_pipeline
+from .pipelines.targets import CALIBRATED_PIPELINES, THE_RUN, non_private_config, pipeline_config
 
 DEFAULT_PIPELINE = "fedauxfdp"
 DEFAULT_DATASET = "digits"
 DEFAULT_EPSILON = 1.0
 DEFAULT_DELTA = 1e-5
-FEDAUXFDP_SHARES = (1.0, 4.0)  # scoring head, class head: shares of μ²
-# The pipelines whose noise pipeline_config calibrates to the target; the others have no ε to vary.
-CALIBRATED_PIPELINES = ("fedauxfdp", "dphelmet", "fedgm")
 # ε values of the optional ε → accuracy curve (the target and ∞, the non-private run, are added).
 CURVE_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
-# non_private_config's name for "the pipeline's own run is the non-private baseline".
-THE_RUN = "the run itself"
 # Seconds between progress lines when stderr is not a terminal.
 LOG_INTERVAL = 5.0
 STEPS = 5
@@ -79,7 +81,7 @@ SUMMARY_SCHEMA = {
                  "report_dir", "files", "non_finite"],
     "additionalProperties": False,
     "properties": {
-        "pipeline": {"enum": list(PIPELINES)},
+        "pipeline": {"enum": list(PIPELINE_NAMES)},
         "dataset": {"enum": list(DATASET_NAMES)},
         "seed": {"type": "integer", "minimum": 0},
         "trials": {"type": ["integer", "null"], "minimum": 1},
@@ -112,59 +114,6 @@ SUMMARY_SCHEMA = {
         "non_finite": {"type": "object", "additionalProperties": {"enum": ["inf", "-inf", "nan"]}},
     },
 }
-
-
-def pipeline_config(pipeline: str, epsilon: float, delta: float):
-    """The pipeline's configuration for a total target (ε, δ), every privacy number from dpmech.
-
-    * fedauxfdp: the budget split between its two heads (:func:`dpmech.split_gaussian_budget`);
-    * dphelmet: (ε, δ) of the blind average;
-    * fedgm: ε of its label DP (labels are pure ε-DP, so δ is unused);
-    * fedmd-nfdp and fedzda have no noise to calibrate: NFDP's (ε, δ) follow from the party
-      size and the subsample size, and Fed-ZDA has no guarantee. The target is validated and
-      then has no effect; the report states the pipeline's own claim.
-    """
-    epsilon = dpmech.validation.positive("epsilon", epsilon)
-    delta = dpmech.validation.open_unit_interval("delta", delta)
-    _, config_class, _ = pipeline_parts(pipeline)
-    if pipeline == "fedauxfdp":
-        (score_epsilon, score_delta), (class_epsilon, class_delta) = dpmech.split_gaussian_budget(
-            epsilon, delta, FEDAUXFDP_SHARES)
-        return config_class(score_epsilon=score_epsilon, score_delta=score_delta,
-                            class_epsilon=class_epsilon, class_delta=class_delta)
-    if pipeline == "dphelmet":
-        return config_class(epsilon=epsilon, delta=delta)
-    if pipeline == "fedgm":
-        return config_class(label_epsilon=epsilon)
-    return config_class()
-
-
-def non_private_config(pipeline: str, delta: float):
-    """(config, baseline, source): how the report gets the pipeline's non-private accuracy.
-
-    ``config``: the pipeline's configuration without noise, trained once more (FedAUXfdp and
-    DP-Helmet take ε = ∞: heads or average released without noise), else None. ``baseline``: the
-    name of the pipeline's own baseline that is non-private (FedGM's configuration has no
-    noiseless label release, but its baselines include the same synthesis with the true labels),
-    or :data:`THE_RUN` where the run itself is non-private (Fed-ZDA has no guarantee), else None
-    (FedMD-NFDP adds no noise, its privacy is the subsampling: there is nothing to remove).
-    ``source``: the above in words. The summary's ``non_private.model`` is "separate run", the
-    baseline's name, :data:`THE_RUN` or null.
-    """
-    delta = dpmech.validation.open_unit_interval("delta", delta)
-    _, config_class, _ = pipeline_parts(pipeline)
-    if pipeline == "fedauxfdp":
-        half = delta / 2.0
-        return (config_class(score_epsilon=math.inf, score_delta=half, class_epsilon=math.inf, class_delta=half),
-                None, "the same pipeline with both heads released without noise (ε = ∞)")
-    if pipeline == "dphelmet":
-        return config_class(epsilon=math.inf, delta=delta), None, "the same pipeline averaged without noise (ε = ∞)"
-    if pipeline == "fedgm":
-        return (None, "synthetic_true_labels",
-                "the pipeline's baseline synthetic_true_labels: the same synthesis with the true labels (no label noise)")
-    if pipeline == "fedmd-nfdp":
-        return None, None, "none: NFDP adds no noise (its privacy comes from subsampling), so there is no noise to remove"
-    return None, THE_RUN, "the run itself: Fed-ZDA has no privacy guarantee (ε = ∞)"
 
 
 def _quiet_run(pipeline, data, config, seed, threads):
@@ -425,8 +374,8 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
     """
     # Every argument is checked before the trainers (and torch) load and before any training.
     dpmech.validation.integer_scalar("seed", seed, 0)
-    if pipeline not in PIPELINES:
-        raise ValueError(f"pipeline must be one of {', '.join(PIPELINES)} (got {pipeline!r})")
+    if pipeline not in PIPELINE_NAMES:
+        raise ValueError(f"pipeline must be one of {', '.join(PIPELINE_NAMES)} (got {pipeline!r})")
     dpmech.validation.choice("dataset", dataset, DATASET_NAMES)
     epsilon = dpmech.validation.positive("epsilon", epsilon)
     delta = dpmech.validation.open_unit_interval("delta", delta)
@@ -444,7 +393,7 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
         raise ValueError(f"out {error}") from None
     from trainers.data import load_dataset
 
-    audit_function, _, _ = pipeline_parts(pipeline)
+    audit_function = pipeline_audit(pipeline)
     mode = ("terminal" if sys.stderr.isatty() else "log") if progress else "off"
     # Calibrated before the first progress line, so that a budget the pipeline cannot split is one error line.
     config = pipeline_config(pipeline, epsilon, delta)
@@ -537,4 +486,4 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
 
 
 __all__ = ["CURVE_EPSILONS", "DEFAULT_DATASET", "DEFAULT_DELTA", "DEFAULT_EPSILON", "DEFAULT_PIPELINE", "SUMMARY_SCHEMA",
-           "StepLog", "non_private_config", "pipeline_config", "run_main_job"]
+           "StepLog", "run_main_job"]

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 from scipy.stats import binomtest
 
-from audits.main_job import CURVE_EPSILONS, SUMMARY_SCHEMA, StepLog, run_main_job
+from trainers.main_job import CURVE_EPSILONS, SUMMARY_SCHEMA, StepLog, run_main_job
 from dpmech import VacuousGuaranteeWarning
 from dpmech.ledger import PrivacyGuarantee
 from trainers.data import load_dataset, split_federated
@@ -114,9 +114,7 @@ class _FakeAudit:
 @pytest.fixture
 def stubbed_run(monkeypatch, tmp_path, capsys):
     # Training, audit and the audit's files stubbed: the checks are on what the summary reports.
-    from importlib.metadata import EntryPoint
-
-    import audits.main_job as main_job
+    import trainers.main_job as main_job
     from dpmech.cli import main as cli_main
 
     def fake_run(name, data, config, seed, **_):
@@ -129,11 +127,8 @@ def stubbed_run(monkeypatch, tmp_path, capsys):
         return result
 
     monkeypatch.setattr(main_job, "run_pipeline", fake_run)
-    real_parts = main_job.pipeline_parts
-    monkeypatch.setattr(main_job, "pipeline_parts", lambda name: (lambda *_, **__: _FakeAudit(), *real_parts(name)[1:]))
+    monkeypatch.setattr(main_job, "pipeline_audit", lambda name: lambda *_, **__: _FakeAudit())
     monkeypatch.setattr(main_job, "write_report", lambda *_, **__: None)
-    run_plugin = EntryPoint(name="run", value="audits.cli:register_run", group="dpmech.commands")
-    monkeypatch.setattr(cli_main, "entry_points", lambda group: [run_plugin] if group == cli_main.PLUGIN_GROUP else [])
 
     def run(*arguments):
         status = cli_main.main(["run", "--pipeline", "fedzda", "--out", str(tmp_path / "r"), *arguments])
@@ -189,7 +184,7 @@ def test_progress_without_a_terminal_logs_every_interval():
 
 def test_step_names_match_each_pipelines_audit():
     from audits.attacks.pipelines import audit_function
-    from audits.main_job import _audit_step_name
+    from trainers.main_job import _audit_step_name
 
     names = {pipeline: _audit_step_name(audit_function(pipeline)) for pipeline in PIPELINE_NAMES}
     assert len(set(names.values())) == len(names)
