@@ -50,7 +50,7 @@ from dpmech.verify import clopper_pearson_lower, clopper_pearson_upper
 
 from . import _arguments as arg
 from .metrics import REPORTED_FPRS, auc, mia_metrics, roc_counts
-from .thresholds import rank_levels
+from .thresholds import level_candidates, rank_levels, sorted_sides
 
 JSON_NAME = "audit.json"
 MARKDOWN_NAME = "audit.md"
@@ -213,15 +213,14 @@ def roc_simultaneous_band(scores, alpha: float, num_thresholds: int = _BAND_POIN
     alpha = float(check.open_unit_interval("alpha", alpha))
     num_thresholds = check.integer_scalar("num_thresholds", num_thresholds, 1)
     scores = arg.audit_scores(scores)
-    in_oriented, out_oriented = scores.oriented()
-    in_sorted, out_sorted = np.sort(in_oriented), np.sort(out_oriented)
     n_in, n_out = scores.num_in, scores.num_out
     levels = rank_levels(n_out, num_thresholds)
     level = alpha / (4.0 * levels.size)
     if level == 0.0:  # α/(4K) underflows: every bound at level 0 is trivial
         return np.array([0.0, 1.0]), np.array([0.0, 1.0]), np.array([1.0, 1.0])
-    cuts = out_sorted[n_out - 1 - levels]
-    in_above = n_in - np.searchsorted(in_sorted, cuts, side="right")
+    in_sorted, out_sorted = sorted_sides(scores)
+    cuts, _, in_at_or_below = level_candidates(in_sorted, out_sorted, levels)
+    in_above = n_in - in_at_or_below
     in_at_or_above = n_in - np.searchsorted(in_sorted, cuts, side="left")
     strict_fpr_high = np.asarray(clopper_pearson_upper(levels, n_out, level), dtype=float)
     weak_fpr_low = np.asarray(clopper_pearson_lower(levels + 1, n_out, level), dtype=float)

@@ -94,7 +94,7 @@ def _upper(interval: str, successes, trials, a):
     return np.asarray(clopper_pearson_upper(np.asarray(successes, dtype=float), float(trials), a), dtype=float)
 
 
-def _sorted_sides(scores: AuditScores) -> tuple[np.ndarray, np.ndarray]:
+def sorted_sides(scores: AuditScores) -> tuple[np.ndarray, np.ndarray]:
     """(IN, OUT) oriented scores, each sorted: the one sort every direction and level reuses."""
     in_oriented, out_oriented = scores.oriented()
     return np.sort(in_oriented), np.sort(out_oriented)
@@ -107,7 +107,7 @@ def _directed(sides, sign: int):
     return tuple(-side[::-1] for side in sides)
 
 
-def _level_candidates(in_sorted, out_sorted, levels):
+def level_candidates(in_sorted, out_sorted, levels):
     """Cuts c_k = (k+1)-th largest OUT score and the FP, FN counts of "IN if score > c_k"."""
     cuts = out_sorted[out_sorted.size - 1 - levels]
     false_positives, false_negatives = _fixed_cut_counts(in_sorted, out_sorted, cuts)
@@ -144,12 +144,12 @@ def _pick(values, cuts, signs, fp, fn, fpr_ub, fnr_ub, scores, num_in, num_out, 
 
 
 def _all_levels(scores, sides, directions, interval, a, num_thresholds, objective, levels=None):
-    """Objective at every (direction, level) with bounds at significance a each; ``sides`` from _sorted_sides."""
+    """Objective at every (direction, level) with bounds at significance a each; ``sides`` from sorted_sides."""
     if levels is None:
         levels = rank_levels(scores.num_out, num_thresholds)
     parts = []
     for sign in directions:
-        cuts, fp, fn = _level_candidates(*_directed(sides, sign), levels)
+        cuts, fp, fn = level_candidates(*_directed(sides, sign), levels)
         fp_for_bound = levels if interval == "clopper-pearson" else fp
         fpr_ub = _upper(interval, fp_for_bound, scores.num_out, a)
         fnr_ub = _upper(interval, fn, scores.num_in, a)
@@ -201,7 +201,7 @@ def select_and_bound(
         levels_count = rank_levels(scores.num_out, num_thresholds).size
         num_hypotheses = 2 * levels_count * len(directions) if strategy == "bonferroni" else 2
         a = alpha / num_hypotheses
-        sides = _sorted_sides(scores)
+        sides = sorted_sides(scores)
         values, cuts, signs, fp, fn, fpr_ub, fnr_ub, _ = _all_levels(
             scores, sides, directions, interval, a, num_thresholds, objective
         )
@@ -223,7 +223,7 @@ def select_and_bound(
         oriented_cuts = given if scores.higher_is_in else -given
         num_hypotheses = 2 * given.size * len(directions)
         a = alpha / num_hypotheses
-        sides = _sorted_sides(scores)
+        sides = sorted_sides(scores)
         parts = []
         for sign in directions:
             cuts = sign * oriented_cuts
@@ -237,11 +237,11 @@ def select_and_bound(
 
     # strategy == "split": choose on one half (any rule may choose), certify on the other.
     selection_half, evaluation_half = scores.split(rng)
-    values, cuts, signs, *_ = _all_levels(selection_half, _sorted_sides(selection_half), directions, interval,
+    values, cuts, signs, *_ = _all_levels(selection_half, sorted_sides(selection_half), directions, interval,
                                           alpha / 2, num_thresholds, objective)
     best = int(np.nanargmax(values)) if np.any(np.isfinite(values)) else 0
     sign, cut = int(signs[best]), float(cuts[best])
-    fp, fn = _fixed_cut_counts(*_directed(_sorted_sides(evaluation_half), sign), np.array([cut]))
+    fp, fn = _fixed_cut_counts(*_directed(sorted_sides(evaluation_half), sign), np.array([cut]))
     a = alpha / 2
     fpr_ub = _upper(interval, fp, evaluation_half.num_out, a)
     fnr_ub = _upper(interval, fn, evaluation_half.num_in, a)
