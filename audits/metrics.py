@@ -20,7 +20,8 @@ at the target; :class:`MiaMetrics` records ``fpr_resolution`` and ``unresolved``
 so that reports print "n/a" there (:meth:`MiaMetrics.tpr_text`).
 
 Speed. The metrics come from one sort of each side and a linear merge of the two
-sorted runs, which gives, for each IN score, the number of OUT scores below it:
+sorted runs (or, when one side is at least 4 times smaller, a binary search of its
+scores in the other), which gives, for each IN score, the number of OUT scores below it:
 the Mann–Whitney count is their sum plus the cross ties (from the OUT runs' lengths),
 the deterministic TPR at an FPR is one binary search per target, and the
 advantage and the hull need only the ROC corners where an OUT score separates two
@@ -95,15 +96,27 @@ class _SortedSides(NamedTuple):
 
 def _sorted_sides(scores) -> _SortedSides:
     in_oriented, out_oriented = scores.oriented()
+    num_in, num_out = in_oriented.size, out_oriented.size
+    if 4 * num_in <= num_out:
+        # Few IN scores: one binary search each beats merging all the OUT scores in.
+        in_sorted, out_sorted = np.sort(in_oriented), np.sort(out_oriented)
+        return _SortedSides(in_sorted, out_sorted, np.searchsorted(out_sorted, in_sorted, side="left"))
+    if 4 * num_out <= num_in:
+        # Few OUT scores: search them among the IN scores. OUT score j lies below the IN scores from
+        # position at_or_below[j] = #{IN <= it} on, so #{OUT < in_sorted[i]} = #{j : at_or_below[j] <= i}.
+        in_sorted, out_sorted = np.sort(in_oriented), np.sort(out_oriented)
+        at_or_below = np.searchsorted(in_sorted, out_sorted, side="right")
+        out_below = np.cumsum(np.bincount(at_or_below, minlength=num_in + 1)[:num_in])
+        return _SortedSides(in_sorted, out_sorted, out_below)
     pooled = np.concatenate([in_oriented, out_oriented])
-    in_sorted, out_sorted = pooled[: in_oriented.size], pooled[in_oriented.size :]
+    in_sorted, out_sorted = pooled[:num_in], pooled[num_in:]
     in_sorted.sort()
     out_sorted.sort()
-    # A stable sort of two sorted runs is a linear merge (timsort), cheaper than a binary search per IN
-    # score. IN comes first among ties, so the i-th IN score sits at position i + #{OUT < it}.
+    # A stable sort of two sorted runs of similar length is a linear merge (timsort), as cheap as a
+    # binary search per IN score. IN comes first among ties, so IN score i sits at position i + #{OUT < it}.
     order = np.argsort(pooled, kind="stable")
-    out_below = np.flatnonzero(order < in_sorted.size)
-    out_below -= np.arange(in_sorted.size)
+    out_below = np.flatnonzero(order < num_in)
+    out_below -= np.arange(num_in)
     return _SortedSides(in_sorted, out_sorted, out_below)
 
 
