@@ -162,20 +162,44 @@ def _guess_counts(num_canaries: int, guessing: str, num_guess_counts: int) -> np
     return np.unique(np.round(np.geomspace(1, largest, num_guess_counts)).astype(np.int64))
 
 
-def _cuts_from_counts(pooled_sorted: np.ndarray, counts: np.ndarray, guessing: str):
-    m = pooled_sorted.size
-    in_cuts = np.where(counts < m, pooled_sorted[np.clip(m - 1 - counts, 0, m - 1)], -np.inf)
+def _pooled_sorted_at(in_sorted: np.ndarray, out_sorted: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """The pooled scores, sorted, at ``positions`` (0-based ints below m), without merging the two sides.
+
+    The value at position j is the smallest score s with #{pooled <= s} > j, a score of one side or the
+    other; each side is bisected on its sorted positions for it, vectorised over j (O(log² m) per j).
+    """
+    def count_at_most(values):
+        return np.searchsorted(in_sorted, values, side="right") + np.searchsorted(out_sorted, values, side="right")
+
+    value = np.full(positions.shape, np.inf)
+    for side in (in_sorted, out_sorted):
+        # The predicate count_at_most(side[i]) > j is monotone in i: false below low, true from high on.
+        low, high = np.zeros(positions.shape, np.int64), np.full(positions.shape, side.size, np.int64)
+        while np.any(low < high):
+            active = low < high
+            middle = (low + high) // 2
+            enough = count_at_most(side[np.minimum(middle, side.size - 1)]) > positions
+            high = np.where(active & enough, middle, high)
+            low = np.where(active & ~enough, middle + 1, low)
+        value = np.where(high < side.size, np.minimum(value, side[np.minimum(high, side.size - 1)]), value)
+    return value
+
+
+def _cuts_from_counts(in_sorted: np.ndarray, out_sorted: np.ndarray, counts: np.ndarray, guessing: str):
+    m = in_sorted.size + out_sorted.size
+    in_cuts = np.where(counts < m, _pooled_sorted_at(in_sorted, out_sorted, np.clip(m - 1 - counts, 0, m - 1)), -np.inf)
     if guessing == "one-sided":
         out_cuts = np.full(counts.size, -np.inf)
     else:
-        out_cuts = pooled_sorted[np.clip(counts, 0, m - 1)]
+        out_cuts = _pooled_sorted_at(in_sorted, out_sorted, np.clip(counts, 0, m - 1))
     return out_cuts, in_cuts
 
 
-def _candidate_cuts(scores, pooled_sorted, guessing, grid_size, guess_rules):
+def _candidate_cuts(scores, in_sorted, out_sorted, guessing, grid_size, guess_rules):
     """(out_cuts, in_cuts) of the candidate guess rules: the count grid, or every ROC-hull threshold."""
     if guess_rules == "grid":
-        return _cuts_from_counts(pooled_sorted, _guess_counts(pooled_sorted.size, guessing, grid_size), guessing)
+        counts = _guess_counts(in_sorted.size + out_sorted.size, guessing, grid_size)
+        return _cuts_from_counts(in_sorted, out_sorted, counts, guessing)
     from . import metrics
 
     counts = metrics.roc_counts(scores)
@@ -186,11 +210,9 @@ def _candidate_cuts(scores, pooled_sorted, guessing, grid_size, guess_rules):
 
 
 def _sorted_sides(scores):
-    """Oriented IN and OUT scores, each sorted, and the pooled scores sorted (a linear merge of the two)."""
+    """Oriented IN and OUT scores, each sorted."""
     in_oriented, out_oriented = scores.oriented()
-    in_sorted, out_sorted = np.sort(in_oriented), np.sort(out_oriented)
-    # Two sorted runs: the stable sort (timsort) merges them in linear time.
-    return in_sorted, out_sorted, np.sort(np.concatenate([in_sorted, out_sorted]), kind="stable")
+    return np.sort(in_oriented), np.sort(out_oriented)
 
 
 def _guess_tallies(in_sorted, out_sorted, out_cuts, in_cuts):
@@ -301,20 +323,20 @@ def epsilon_one_run(
         num_hypotheses, significance = pairs.shape[0], alpha / pairs.shape[0]
     elif strategy == "split":
         selection_half, evaluated = scores.split(rng)
-        in_sorted, out_sorted, pooled = _sorted_sides(selection_half)
-        all_out, all_in = _candidate_cuts(selection_half, pooled, guessing, grid_size, guess_rules)
+        in_sorted, out_sorted = _sorted_sides(selection_half)
+        all_out, all_in = _candidate_cuts(selection_half, in_sorted, out_sorted, guessing, grid_size, guess_rules)
         r, v = _guess_tallies(in_sorted, out_sorted, all_out, all_in)
-        best, _ = _best(alpha, delta, r, v, pooled.size, analysis)
+        best, _ = _best(alpha, delta, r, v, in_sorted.size + out_sorted.size, analysis)
         out_cuts, in_cuts = all_out[best : best + 1], all_in[best : best + 1]
         num_hypotheses, significance = 1, alpha
     else:
-        in_sorted, out_sorted, pooled = _sorted_sides(scores)
-        out_cuts, in_cuts = _candidate_cuts(scores, pooled, guessing, grid_size, guess_rules)
+        in_sorted, out_sorted = _sorted_sides(scores)
+        out_cuts, in_cuts = _candidate_cuts(scores, in_sorted, out_sorted, guessing, grid_size, guess_rules)
         num_hypotheses = in_cuts.size if strategy == "bonferroni" else 1
         significance = alpha / num_hypotheses
 
     if strategy in ("explicit", "split"):
-        in_sorted, out_sorted, _ = _sorted_sides(evaluated)
+        in_sorted, out_sorted = _sorted_sides(evaluated)
     m = evaluated.num_in + evaluated.num_out
     r, v = _guess_tallies(in_sorted, out_sorted, out_cuts, in_cuts)
     best, eps_lb = _best(significance, delta, r, v, m, analysis)
@@ -330,7 +352,7 @@ def epsilon_one_run(
         delta=delta,
         alpha=alpha,
         method="one-run" if analysis == "steinke" else f"one-run {analysis}",
-        thresholds=(sign * out_cuts[best], sign * in_cuts[best]),
+        thresholds=(sign * out_cuts[best] + 0.0, sign * in_cuts[best] + 0.0),  # + 0.0: never "-0.0"
         counts={"guesses": int(r[best]), "correct": int(v[best]), "canaries": int(m)},
         assumption=(
             "One run; every canary included independently with probability 1/2; guesses depend on the "

@@ -18,8 +18,9 @@ top-level ``non_finite`` object, JSON pointer (RFC 6901) -> "inf", "-inf" or "na
 (:func:`json_record`), so ``null`` keeps meaning "absent" everywhere else.
 
 ROC plot. One curve per attack the report states (the canary and, where it uses other
-scores, the membership-inference attack), AUC in the legend, each with its pointwise
-Clopper–Pearson band (:func:`roc_band`), on linear and on log-log axes (log-log over
+scores, the membership-inference attack), AUC in the legend, each with a simultaneous
+Clopper–Pearson band for its true ROC (:func:`roc_simultaneous_band`; :func:`roc_band`
+gives pointwise boxes), on linear and on log-log axes (log-log over
 FPR down to the resolution, as in Carlini et al. 2022, ``mi_lira_2021/plot.py``),
 with the boundary of the region every (ε, δ)-DP mechanism stays in (Kairouz, Oh &
 Viswanath 2015),
@@ -47,7 +48,9 @@ from dpmech.directed_rounding import format_down, format_log_up, format_up
 from dpmech.json_values import json_ready
 from dpmech.verify import clopper_pearson_lower, clopper_pearson_upper
 
+from . import _arguments as arg
 from .metrics import REPORTED_FPRS, auc, mia_metrics, roc_counts
+from .thresholds import level_candidates, rank_levels, sorted_sides
 
 JSON_NAME = "audit.json"
 MARKDOWN_NAME = "audit.md"
@@ -62,7 +65,8 @@ _BAND_POINTS = 400
 
 __all__ = [
     "ScoresAudit", "audit_scores_report", "delta_text", "epsilon_text", "gdp_roc", "json_ready", "json_record",
-    "lower_bound_text", "privacy_region_boundary", "roc_band", "roc_curves", "tpr_text", "write_report",
+    "lower_bound_text", "privacy_region_boundary", "roc_band", "roc_curves", "roc_simultaneous_band", "tpr_text",
+    "write_report",
 ]
 
 
@@ -181,6 +185,58 @@ def roc_band(scores, alpha: float, points: int = _BAND_POINTS):
             np.asarray(clopper_pearson_upper(tp, counts.num_in, level), dtype=float))
 
 
+def roc_simultaneous_band(scores, alpha: float, num_thresholds: int = _BAND_POINTS):
+    """A band holding the true ROC at every FPR at once, with probability >= 1 − α: (fpr, tpr_low, tpr_high).
+
+    The true ROC is R(f) = the largest TPR of a deterministic threshold rule ("IN if score > t" or
+    ">= t", any t) with FPR <= f. The thresholds are fixed by OUT rank, as in
+    :mod:`audits.thresholds`: c_k = the (k + 1)-th largest OUT score for k in
+    :func:`audits.thresholds.rank_levels` (n_out, ``num_thresholds``), a function of n_out only. With
+    a = α / (4 K), K the number of levels, each of these holds with probability >= 1 − a:
+
+    * FPR(> c_k) <= CP_up(k, n_out, a) and FPR(>= c_k) >= CP_low(k + 1, n_out, a): with
+      continuous scores both rates equal the (k + 1)-th smallest of n_out uniforms,
+      Beta(k + 1, n_out − k); ties only lower the first and raise the second;
+    * TPR(> c_k) >= CP_low(#{IN > c_k}, n_in, a) and TPR(>= c_k) <= CP_up(#{IN >= c_k}, n_in, a):
+      c_k depends on the OUT scores only, so given it the IN counts are binomial.
+
+    By the union bound all 4 K hold at once with probability >= 1 − α, and then, R being
+    nondecreasing and the rules nested, R(f) >= TPR_low_k for f >= FPR_up_k and R(f) <= TPR_up_k for
+    f <= FPR_low_k: a simultaneous (Bonferroni) band, not a pointwise one. It assumes independent
+    draws of the IN and the OUT scores (``trials="independent"``); for natural members and
+    non-members of one model it is only indicative.
+
+    Returns:
+        Step functions on ``fpr`` (increasing, from 0 to 1): for f in [fpr[i], fpr[i + 1]),
+        tpr_low[i] <= R(f) <= tpr_high[i] (at the last point, f = 1).
+    """
+    alpha = float(check.open_unit_interval("alpha", alpha))
+    num_thresholds = check.integer_scalar("num_thresholds", num_thresholds, 1)
+    scores = arg.audit_scores(scores)
+    n_in, n_out = scores.num_in, scores.num_out
+    levels = rank_levels(n_out, num_thresholds)
+    level = alpha / (4.0 * levels.size)
+    if level == 0.0:  # α/(4K) underflows: every bound at level 0 is trivial
+        return np.array([0.0, 1.0]), np.array([0.0, 1.0]), np.array([1.0, 1.0])
+    in_sorted, out_sorted = sorted_sides(scores)
+    cuts, _, in_at_or_below = level_candidates(in_sorted, out_sorted, levels)
+    in_above = n_in - in_at_or_below
+    in_at_or_above = n_in - np.searchsorted(in_sorted, cuts, side="left")
+    strict_fpr_high = np.asarray(clopper_pearson_upper(levels, n_out, level), dtype=float)
+    weak_fpr_low = np.asarray(clopper_pearson_lower(levels + 1, n_out, level), dtype=float)
+    strict_tpr_low = np.asarray(clopper_pearson_lower(in_above, n_in, level), dtype=float)
+    weak_tpr_high = np.asarray(clopper_pearson_upper(in_at_or_above, n_in, level), dtype=float)
+    fpr = np.unique(np.r_[0.0, strict_fpr_high, weak_fpr_low, 1.0])
+    # The lower bound is right-continuous in f: exact on each [fpr[i], fpr[i + 1]).
+    tpr_low = np.max(np.where(strict_fpr_high <= fpr[:, None], strict_tpr_low, 0.0), axis=1)
+    # The upper bound min{TPR_up_k : FPR_low_k >= f} is left-continuous and nondecreasing, so on
+    # [fpr[i], fpr[i + 1]) it is at most its value at fpr[i + 1].
+    upper_at = np.min(np.where(weak_fpr_low >= fpr[:, None], weak_tpr_high, 1.0), axis=1)
+    tpr_high = np.r_[upper_at[1:], 1.0]
+    tpr_low[-1] = 1.0  # R(1) = 1: the rule "always IN"
+    return fpr, tpr_low, tpr_high
+
+
 def _safe_text(name: str, value) -> str:
     if not isinstance(value, float):
         return "∞" if value is None and name == "eps_claimed" else str(value)
@@ -245,16 +301,10 @@ def _roc_plot(path: pathlib.Path, audit, title: str, alpha: float) -> None:
         drawn = _spread(counts.false_positives.size, 2500)
         fpr = counts.false_positives[drawn] / counts.num_out
         tpr = counts.true_positives[drawn] / counts.num_in
-        fpr_low, fpr_high, tpr_low, tpr_high = roc_band(scores, alpha)
+        band_x, band_low, band_high = roc_simultaneous_band(scores, alpha)
         colour = f"C{index}"
-        # Both corners' curves are nondecreasing steps: the optimistic one bounds the band above,
-        # the pessimistic one below, at every FPR either reaches.
-        band_x = np.unique(np.r_[fpr_low, fpr_high, 1.0])
-        band_high = tpr_high[np.searchsorted(fpr_low, band_x, side="right") - 1]
-        reached = np.searchsorted(fpr_high, band_x, side="right") - 1
-        band_low = np.where(reached >= 0, tpr_low[np.maximum(reached, 0)], 0.0)
         curve_label = f"{label} (AUC {auc(scores):.3f}, {counts.num_in} IN / {counts.num_out} OUT)"
-        band_label = f"shaded: each curve's pointwise {1 - alpha:.0%} Clopper–Pearson band" if index == 0 else None
+        band_label = f"shaded: simultaneous {1 - alpha:.0%} Clopper–Pearson band (Bonferroni)" if index == 0 else None
         for axes, low in ((linear, 0.0), (logarithmic, floor)):
             axes.fill_between(np.maximum(band_x, low), np.maximum(band_low, low), np.maximum(band_high, low),
                               step="post", color=colour, alpha=0.18, linewidth=0,

@@ -94,17 +94,27 @@ def _upper(interval: str, successes, trials, a):
     return np.asarray(clopper_pearson_upper(np.asarray(successes, dtype=float), float(trials), a), dtype=float)
 
 
-def _level_candidates(in_oriented, out_oriented, levels):
+def sorted_sides(scores: AuditScores) -> tuple[np.ndarray, np.ndarray]:
+    """(IN, OUT) oriented scores, each sorted: the one sort every direction and level reuses."""
+    in_oriented, out_oriented = scores.oriented()
+    return np.sort(in_oriented), np.sort(out_oriented)
+
+
+def _directed(sides, sign: int):
+    """The sorted sides on the scale of direction ``sign``: negating reverses the order, so no new sort."""
+    if sign > 0:
+        return sides
+    return tuple(-side[::-1] for side in sides)
+
+
+def level_candidates(in_sorted, out_sorted, levels):
     """Cuts c_k = (k+1)-th largest OUT score and the FP, FN counts of "IN if score > c_k"."""
-    in_sorted, out_sorted = np.sort(in_oriented), np.sort(out_oriented)
     cuts = out_sorted[out_sorted.size - 1 - levels]
-    false_positives = out_sorted.size - np.searchsorted(out_sorted, cuts, side="right")
-    false_negatives = np.searchsorted(in_sorted, cuts, side="right")
+    false_positives, false_negatives = _fixed_cut_counts(in_sorted, out_sorted, cuts)
     return cuts, false_positives, false_negatives
 
 
-def _fixed_cut_counts(in_oriented, out_oriented, cuts):
-    in_sorted, out_sorted = np.sort(in_oriented), np.sort(out_oriented)
+def _fixed_cut_counts(in_sorted, out_sorted, cuts):
     false_positives = out_sorted.size - np.searchsorted(out_sorted, cuts, side="right")
     false_negatives = np.searchsorted(in_sorted, cuts, side="right")
     return false_positives, false_negatives
@@ -117,8 +127,9 @@ def _directions(two_directions: bool):
 def _pick(values, cuts, signs, fp, fn, fpr_ub, fnr_ub, scores, num_in, num_out, num_hypotheses, valid_as):
     best = int(np.nanargmax(values)) if np.any(np.isfinite(values)) else 0
     sign = int(signs[best])
-    # cut is on the direction-oriented scale; the rule's threshold in the caller's units:
-    original = scores.to_original_units(sign * cuts[best])
+    # cut is on the direction-oriented scale; the rule's threshold in the caller's units (+ 0.0: never "-0.0",
+    # which a tie between 0.0 and -0.0 in the sort could otherwise pick):
+    original = scores.to_original_units(sign * cuts[best]) + 0.0
     overall_sign = sign * (1 if scores.higher_is_in else -1)
     counts = {
         "TP": int(num_in - fn[best]),
@@ -132,14 +143,13 @@ def _pick(values, cuts, signs, fp, fn, fpr_ub, fnr_ub, scores, num_in, num_out, 
     )
 
 
-def _all_levels(scores, directions, interval, a, num_thresholds, objective, levels=None):
-    """Objective at every (direction, level) with bounds at significance a each."""
-    in_oriented, out_oriented = scores.oriented()
+def _all_levels(scores, sides, directions, interval, a, num_thresholds, objective, levels=None):
+    """Objective at every (direction, level) with bounds at significance a each; ``sides`` from sorted_sides."""
     if levels is None:
         levels = rank_levels(scores.num_out, num_thresholds)
     parts = []
     for sign in directions:
-        cuts, fp, fn = _level_candidates(sign * in_oriented, sign * out_oriented, levels)
+        cuts, fp, fn = level_candidates(*_directed(sides, sign), levels)
         fp_for_bound = levels if interval == "clopper-pearson" else fp
         fpr_ub = _upper(interval, fp_for_bound, scores.num_out, a)
         fnr_ub = _upper(interval, fn, scores.num_in, a)
@@ -148,7 +158,7 @@ def _all_levels(scores, directions, interval, a, num_thresholds, objective, leve
     return objective(fpr_ub, fnr_ub), cuts, signs, fp, fn, fpr_ub, fnr_ub, levels.size
 
 
-def _refined(scores, interval, a, num_thresholds, objective, *candidates):
+def _refined(scores, sides, interval, a, num_thresholds, objective, *candidates):
     """The candidates plus every rank between the neighbours of the best grid level, in its direction."""
     values, _, signs = candidates[:3]
     if not np.any(np.isfinite(values)):
@@ -157,7 +167,7 @@ def _refined(scores, interval, a, num_thresholds, objective, *candidates):
     levels = rank_levels(scores.num_out, num_thresholds)
     position = best % levels.size
     low, high = levels[max(position - 1, 0)], levels[min(position + 1, levels.size - 1)]
-    finer = _all_levels(scores, (int(signs[best]),), interval, a, num_thresholds, objective,
+    finer = _all_levels(scores, sides, (int(signs[best]),), interval, a, num_thresholds, objective,
                         levels=np.arange(low, high + 1))
     return tuple(np.concatenate([old, new]) for old, new in zip(candidates, finer[:7]))
 
@@ -191,13 +201,14 @@ def select_and_bound(
         levels_count = rank_levels(scores.num_out, num_thresholds).size
         num_hypotheses = 2 * levels_count * len(directions) if strategy == "bonferroni" else 2
         a = alpha / num_hypotheses
+        sides = sorted_sides(scores)
         values, cuts, signs, fp, fn, fpr_ub, fnr_ub, _ = _all_levels(
-            scores, directions, interval, a, num_thresholds, objective
+            scores, sides, directions, interval, a, num_thresholds, objective
         )
         if strategy == "uncorrected":
             # No α is spent on the search, so search every rank between the best level's neighbours.
             values, cuts, signs, fp, fn, fpr_ub, fnr_ub = _refined(
-                scores, interval, a, num_thresholds, objective, values, cuts, signs, fp, fn, fpr_ub, fnr_ub
+                scores, sides, interval, a, num_thresholds, objective, values, cuts, signs, fp, fn, fpr_ub, fnr_ub
             )
         valid = CERTIFIED if strategy == "bonferroni" and certified_interval else ESTIMATE
         return _pick(values, cuts, signs, fp, fn, fpr_ub, fnr_ub, scores, scores.num_in, scores.num_out,
@@ -212,11 +223,11 @@ def select_and_bound(
         oriented_cuts = given if scores.higher_is_in else -given
         num_hypotheses = 2 * given.size * len(directions)
         a = alpha / num_hypotheses
-        in_oriented, out_oriented = scores.oriented()
+        sides = sorted_sides(scores)
         parts = []
         for sign in directions:
             cuts = sign * oriented_cuts
-            fp, fn = _fixed_cut_counts(sign * in_oriented, sign * out_oriented, cuts)
+            fp, fn = _fixed_cut_counts(*_directed(sides, sign), cuts)
             parts.append((cuts, np.full(cuts.size, sign), fp, fn,
                           _upper(interval, fp, scores.num_out, a), _upper(interval, fn, scores.num_in, a)))
         cuts, signs, fp, fn, fpr_ub, fnr_ub = (np.concatenate(column) for column in zip(*parts))
@@ -226,11 +237,11 @@ def select_and_bound(
 
     # strategy == "split": choose on one half (any rule may choose), certify on the other.
     selection_half, evaluation_half = scores.split(rng)
-    values, cuts, signs, *_ = _all_levels(selection_half, directions, interval, alpha / 2, num_thresholds, objective)
+    values, cuts, signs, *_ = _all_levels(selection_half, sorted_sides(selection_half), directions, interval,
+                                          alpha / 2, num_thresholds, objective)
     best = int(np.nanargmax(values)) if np.any(np.isfinite(values)) else 0
     sign, cut = int(signs[best]), float(cuts[best])
-    in_oriented, out_oriented = evaluation_half.oriented()
-    fp, fn = _fixed_cut_counts(sign * in_oriented, sign * out_oriented, np.array([cut]))
+    fp, fn = _fixed_cut_counts(*_directed(sorted_sides(evaluation_half), sign), np.array([cut]))
     a = alpha / 2
     fpr_ub = _upper(interval, fp, evaluation_half.num_out, a)
     fnr_ub = _upper(interval, fn, evaluation_half.num_in, a)
