@@ -3,11 +3,11 @@ client sampling (an exact count per round, drawn from the seed), and late augmen
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.profiles import examples
-from trainers.data import LabelledData, load_digits_dataset, shard_label_partition, split_federated
+from trainers.data import LabelledData, PublicData, load_digits_dataset, shard_label_partition, split_federated
 from trainers.fedavg import FedAvgConfig, clients_per_round
 from trainers.pipelines import fedzda
 
@@ -134,3 +134,57 @@ def test_baseline_is_paired_with_the_same_initial_model_and_round_seeds(split, m
     monkeypatch.setattr(fedzda, "run_fedavg", recording)
     fedzda.run_fedzda(split, fedzda.FedZdaConfig(**dict(TINY, rounds=2, augmentation_start=1, baseline=True)), seed=1)
     assert len(seen) == 2 and seen[0] == seen[1] and seen[0][2] == 0
+
+
+class _FirstFeaturesAsLogits(torch.nn.Module):
+    """An oracle whose logits are the input's first ten values, so its labels are known."""
+
+    def forward(self, inputs):
+        return inputs.reshape(inputs.shape[0], -1)[:, :10]
+
+
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)), min_size=1, max_size=60))
+def test_oracle_agreement_is_the_per_class_share_labelled_as_the_target(pairs):
+    targets, oracle_labels = (np.array(column) for column in zip(*pairs))
+    inputs = torch.zeros(len(pairs), 1, 8, 8)
+    inputs.view(len(pairs), -1)[torch.arange(len(pairs)), torch.as_tensor(oracle_labels)] = 1.0
+    shares = fedzda.oracle_agreement(_FirstFeaturesAsLogits(), inputs, torch.as_tensor(targets), 10)
+    for label in range(10):
+        chosen = targets == label
+        if chosen.any():
+            assert shares[label] == pytest.approx(np.mean(oracle_labels[chosen] == label), abs=1e-12)
+        else:
+            assert np.isnan(shares[label])
+
+
+def test_default_config_computes_no_oracle(sampled):
+    assert sampled.diagnostics == {}
+
+
+@pytest.mark.parametrize("variant", ["client", "server"])
+def test_oracle_diagnostics_use_public_data_only_and_are_consistent(split, variant, monkeypatch):
+    trained_on = []
+    original = fedzda.train_oracle
+
+    def recording(public_sets, *args, **kwargs):
+        trained_on.extend(public_sets)
+        return original(public_sets, *args, **kwargs)
+
+    monkeypatch.setattr(fedzda, "train_oracle", recording)
+    config = fedzda.FedZdaConfig(**dict(TINY, variant=variant, oracle=True, oracle_samples_per_class=4, oracle_epochs=10))
+    diagnostics = fedzda.run_fedzda(split, config, seed=5).diagnostics
+    assert trained_on and all(isinstance(data, PublicData) for data in trained_on)
+    assert diagnostics["oracle_training_records"] == sum(len(data) for data in trained_on)
+    assert diagnostics["oracle_test_accuracy"] > 0.8  # 360 public digits train a fair judge
+    parts = ["global_model"] + (["client_models"] if variant == "server" else [])
+    assert set(diagnostics) == {"oracle_training_records", "oracle_test_accuracy", "model_per_class_accuracy", *parts}
+    for part in parts:
+        quality = diagnostics[part]
+        per_class = np.array(quality["per_class"])
+        assert per_class.shape == (10,) and np.all((per_class >= 0) & (per_class <= 1))
+        # equal counts per class, so the overall share is the mean of the per-class shares
+        assert quality["agreement"] == pytest.approx(per_class.mean(), abs=1e-12)
+    if variant == "server":
+        # two-shard clients miss classes, so both kinds occur
+        assert 0 <= diagnostics["client_models"]["agreement_seen_classes"] <= 1
+        assert 0 <= diagnostics["client_models"]["agreement_unseen_classes"] <= 1
