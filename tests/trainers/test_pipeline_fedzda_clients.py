@@ -188,3 +188,50 @@ def test_oracle_diagnostics_use_public_data_only_and_are_consistent(split, varia
         # two-shard clients miss classes, so both kinds occur
         assert 0 <= diagnostics["client_models"]["agreement_seen_classes"] <= 1
         assert 0 <= diagnostics["client_models"]["agreement_unseen_classes"] <= 1
+
+
+def test_frozen_batchnorm_statistics_survive_server_training_and_restore_momentum():
+    from trainers import networks
+
+    generator = torch.Generator().manual_seed(0)
+    model = networks.build_classifier("conv-batch-8", (1, 8, 8), 10, generator)
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    for norm in norms:  # statistics unlike those of the training batches below
+        norm.running_mean.fill_(0.5)
+        norm.running_var.fill_(2.0)
+    before = {name: value.copy() for name, value in networks.state_arrays(model).items() if "running" in name}
+    inputs, targets = torch.randn(40, 1, 8, 8, generator=generator), torch.arange(10).repeat(4)
+    with fedzda._frozen_batchnorm_statistics(model):
+        networks.fit(model, inputs, targets, epochs=2, batch_size=8, learning_rate=0.05, generator=generator, optimizer="sgd")
+    after = networks.state_arrays(model)
+    for name, value in before.items():
+        np.testing.assert_array_equal(after[name], value)
+    assert all(norm.momentum == 0.1 for norm in norms)
+    networks.fit(model, inputs, targets, epochs=1, batch_size=8, learning_rate=0.05, generator=generator, optimizer="sgd")
+    assert not np.array_equal(networks.state_arrays(model)[next(iter(before))], before[next(iter(before))])
+
+
+@pytest.mark.parametrize("field,value", [("server_inversion", "clients"), ("server_batchnorm", "eval"), ("partition", "iid"),
+                                         ("shards_per_client", 0), ("oracle", 1), ("oracle_samples_per_class", 1),
+                                         ("oracle_epochs", 0)])
+def test_new_config_fields_are_validated(field, value):
+    with pytest.raises(ValueError, match=field):
+        fedzda.FedZdaConfig(**{field: value})
+
+
+def test_frozen_server_batchnorm_keeps_the_clients_averaged_statistics(split):
+    from trainers import networks
+    from trainers.fedavg import weighted_state_average
+
+    config = fedzda.FedZdaConfig(**dict(TINY, variant="server", server_inversion="global_model", server_batchnorm="frozen"))
+    result = fedzda.run_fedzda(split, config, seed=5)
+    train_sets, _ = fedzda.client_training_sets(split, config, seed=5)
+    last = [m for m in result.messages if m.description.startswith(f"round {config.rounds - 1}:")]
+    averaged = weighted_state_average([m.payload for m in last], [len(train_sets[m.client]) for m in last])
+    final = networks.state_arrays(result.model)
+    running = [name for name in final if "running" in name]
+    assert running
+    for name in running:
+        np.testing.assert_allclose(final[name], averaged[name], rtol=1e-6)
+    # the server did train: the weights moved away from the average
+    assert any(not np.allclose(final[name], averaged[name]) for name in final if name.endswith("weight"))

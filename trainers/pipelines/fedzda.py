@@ -48,6 +48,7 @@ tables report them.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import warnings
@@ -72,6 +73,8 @@ NO_GUARANTEE_REASON = (
 )
 VARIANTS = ("client", "server")
 PARTITIONS = ("dirichlet", "shards")
+SERVER_INVERSIONS = ("client_models", "global_model")
+SERVER_BATCHNORMS = ("train", "frozen")
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,8 @@ class FedZdaConfig:
     zsdg_iterations: int = 100
     zsdg_learning_rate: float = 0.1
     server_epochs: int = 1
+    server_inversion: str = "client_models"
+    server_batchnorm: str = "train"
     baseline: bool = True
     oracle: bool = False
     oracle_samples_per_class: int = 64
@@ -127,6 +132,8 @@ class FedZdaConfig:
         check.integer_scalar("zsdg_iterations", self.zsdg_iterations, 1)
         check.positive("zsdg_learning_rate", self.zsdg_learning_rate)
         check.integer_scalar("server_epochs", self.server_epochs, 1)
+        check.choice("server_inversion", self.server_inversion, SERVER_INVERSIONS)
+        check.choice("server_batchnorm", self.server_batchnorm, SERVER_BATCHNORMS)
         check.boolean("baseline", self.baseline)
         check.boolean("oracle", self.oracle)
         check.integer_scalar("oracle_samples_per_class", self.oracle_samples_per_class, 2)
@@ -199,20 +206,41 @@ def _missing_class_augmentation(model, client_labels, round_index, generator, *,
     return inputs, targets
 
 
+@contextlib.contextmanager
+def _frozen_batchnorm_statistics(model: nn.Module):
+    """Training mode still normalises by batch statistics, but momentum 0 leaves the running
+    statistics (the record of the real data that ZSDG inverts) unchanged."""
+    norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    momenta = [norm.momentum for norm in norms]
+    for norm in norms:
+        norm.momentum = 0.0
+    try:
+        yield model
+    finally:
+        for norm, momentum in zip(norms, momenta):
+            norm.momentum = momentum
+
+
 def _server_augmentation(model, client_models, round_index, rng, *, config: FedZdaConfig):
-    """Fed-ZDAS: a class-balanced ZSDG set from every client model; train the averaged model on it."""
+    """Fed-ZDAS: a class-balanced ZSDG set, one batch per received client model, inverted from
+    that client model (``server_inversion="client_models"``, Algorithm 3) or from the averaged
+    model (``"global_model"``); train the averaged model on it."""
     if round_index < config.augmentation_start:
         return
     device = next(model.parameters()).device
     generator = networks.torch_generator(rng)
     targets = networks.as_targets(np.repeat(np.arange(config.num_classes), config.synthetic_per_class), device)
+    sources = client_models if config.server_inversion == "client_models" else [model] * len(client_models)
     inputs = torch.cat([
-        zero_shot_data(client_model, targets, config.input_shape, iterations=config.zsdg_iterations,
+        zero_shot_data(source, targets, config.input_shape, iterations=config.zsdg_iterations,
                        learning_rate=config.zsdg_learning_rate, generator=generator)
-        for client_model in client_models
+        for source in sources
     ])
-    networks.fit(model, inputs, targets.repeat(len(client_models)), epochs=config.server_epochs, batch_size=config.batch_size,
-                 learning_rate=config.learning_rate, generator=generator, optimizer="sgd")
+    with contextlib.ExitStack() as stack:
+        if config.server_batchnorm == "frozen":
+            stack.enter_context(_frozen_batchnorm_statistics(model))
+        networks.fit(model, inputs, targets.repeat(len(client_models)), epochs=config.server_epochs, batch_size=config.batch_size,
+                     learning_rate=config.learning_rate, generator=generator, optimizer="sgd")
 
 
 def _local_splits(clients, fraction, rng):
