@@ -25,7 +25,12 @@ late, at 80, 90 or 95 of T = 100, because the inverted data is only as good as t
   its records plus these.
 * Fed-ZDAS (``variant="server"``, Algorithm 3): after averaging, the server generates a
   class-balanced set from every received client model and trains the averaged model on their
-  union for ``server_epochs``.
+  union for ``server_epochs``. Two departures for the Fed-ZDAS investigation (issue 16), off by
+  default: ``server_inversion="global_model"`` inverts the averaged model, the one that has seen
+  every class (seed 004 §3.2 allows "the global model pre-update"; §4.5 finds the data only as
+  good as the model inverted), and ``server_batchnorm="frozen"`` keeps the averaged BatchNorm
+  running statistics while the server trains on synthetic data (in train mode they would be
+  replaced by the synthetic data's, which the final model is then evaluated with).
 
 Clients (seed 004 §4.1): ``partition="shards"`` is the seed's unimodal non-IID split (McMahan et
 al.'s label shards, :func:`trainers.data.shard_label_partition`), ``partition="dirichlet"`` a
