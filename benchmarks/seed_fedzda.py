@@ -168,6 +168,29 @@ def _paired(runs, method, field) -> str:
     return f"{difference.mean():+.1f} ± {difference.std():.1f}"
 
 
+def per_class_table(runs) -> Table:
+    """Which classes' generated data is wrong: oracle agreement per class (mean over seeds) of data
+    inverted from the final global model and, for Fed-ZDAS, from the last round's client models,
+    beside the final model's own per-class test accuracy (seed 004 Figure 3's red and blue bars)."""
+    seeds = len(runs["FedAvg"])
+    table = Table(title=f"Per class, mean over {seeds} seeds (%): oracle agreement of inverted data and the final model's test accuracy")
+    table.add_column("method")
+    table.add_column("what")
+    num_classes = len(runs["Fed-ZDAC"][0]["diagnostics"]["model_per_class_accuracy"])
+    for label in range(num_classes):
+        table.add_column(str(label), justify="right")
+    for method in ("Fed-ZDAC", "Fed-ZDAS (Algorithm 3)", "Fed-ZDAS (fixed)"):
+        records = runs[method]
+        rows = [("final model's test accuracy", [r["diagnostics"]["model_per_class_accuracy"] for r in records]),
+                ("inverted from the final model", [r["diagnostics"]["global_model"]["per_class"] for r in records])]
+        if "client_models" in records[0]["diagnostics"]:
+            rows.append(("inverted from last round's client models", [r["diagnostics"]["client_models"]["per_class"] for r in records]))
+        for index, (what, values) in enumerate(rows):
+            mean = 100 * np.nanmean(np.array(values, dtype=float), axis=0)
+            table.add_row(method if index == 0 else "", what, *(f"{value:.0f}" for value in mean), end_section=index == len(rows) - 1)
+    return table
+
+
 def explanations(runs, base: FedZdaConfig) -> list:
     """One sentence per difference between the seed's table and ours."""
     test_records = np.mean([r["diagnostics"]["oracle_training_records"] for r in runs["Fed-ZDAC"]])
@@ -212,6 +235,7 @@ def main(arguments, console: Console | None = None) -> dict:
     console.print("Fed-ZDA and FedAvg are NOT differentially private (ε = ∞): models are released without noise.")
     console.print(results_table(runs, base))
     console.print(paired_gains_table(runs))
+    console.print(per_class_table(runs))
     for sentence in explanations(runs, base):
         console.print(f"• {sentence}")
     return runs

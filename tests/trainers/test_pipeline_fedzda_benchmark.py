@@ -37,7 +37,7 @@ def test_seed_fedzda_prints_seed_rows_beside_ours_and_caches(benchmark, tmp_path
     assert set(runs) == {"FedAvg", "Fed-ZDAC", "Fed-ZDAS (Algorithm 3)", "Fed-ZDAS (fixed)"}
     assert runs["FedAvg"][0]["fairness"]["fed_zda"] == runs["Fed-ZDAC"][0]["fairness"]["fedavg"]
     for text in ("97.98 ± 0.01 %", "98.21 ± 0.08 %", "2.11 ± 0.39", "Fed-ZDAS (fixed)", "NOT differentially private",
-                 "global model"):
+                 "global model", "inverted from last round's client models"):
         assert text in first
     again, second = _run(benchmark, tmp_path)
     assert "  ran " not in second and again == runs
