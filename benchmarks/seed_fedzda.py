@@ -18,7 +18,8 @@ final global model (and, for Fed-ZDAS, from the last round's client models) it l
 class the data was generated for (seed 004 §4.4, Figure 3).
 
 Fed-ZDAS is run as Algorithm 3 states it and with the fix seed 004 supports (``METHODS``):
-augmentation only after a burn-in, from round ⌈0.8·T⌉, as the seed's §4.5-4.6 advise.
+augmentation only after a burn-in, from round ⌈0.8·T⌉, as the seed's §4.5-4.6 advise (on
+digits it does not close Fed-ZDAS's gap to FedAvg).
 
 Every result is cached as JSON under ``--cache-dir`` keyed by the full configuration and seed,
 so a slow configuration is computed once, one seed per process if need be. Fed-ZDA and FedAvg
@@ -47,10 +48,10 @@ from trainers.data import LabelledData, load_digits_dataset, split_federated
 from trainers.fedavg import clients_per_round
 from trainers.pipelines.fedzda import FedZdaConfig, run_fedzda
 
-# The fix seed 004 supports: a burn-in before inversion. §4.5 finds the generated data only as
-# good as the model inverted and "suggests a burn-in stage before model inversion"; §4.6 starts
-# augmentation at 80, 90 or 95 of 100 rounds. Inverting the averaged model, or freezing its
-# BatchNorm statistics during server training, did not help in the investigation (report, issue 16).
+# The fix seed 004 supports, tried: a burn-in before inversion. §4.5 finds the generated data
+# only as good as the model inverted and "suggests a burn-in stage before model inversion"; §4.6
+# starts augmentation at 80, 90 or 95 of 100 rounds. It did not close the gap here (the report of
+# issue 16 has the numbers), nor did inverting the averaged model or freezing BatchNorm statistics.
 LATE_START_SHARE = 0.8
 METHODS = {
     "Fed-ZDAC": dict(variant="client", baseline=True),
@@ -222,9 +223,9 @@ def explanations(runs, base: FedZdaConfig) -> list:
         f"{base.synthetic_per_class} examples per class and source (the seed states no budget).",
         f"The oracle is the same architecture trained on {test_records:.0f} public digits (test accuracy {100 * oracle:.1f} % vs "
         "the seed's 99.06 % MNIST oracle); the seed reports its agreement only as Figure 3 bars, without numbers.",
-        f"Fed-ZDAS as Algorithm 3 states it inverts each received client model (two classes each) and trains the averaged "
-        f"model on that data in train mode, which also replaces its BatchNorm statistics by those of the synthetic data: "
-        f"global accuracy {_paired(runs, 'Fed-ZDAS (Algorithm 3)', 'global_accuracy')} pp from FedAvg here, where the seed "
+        f"Fed-ZDAS as Algorithm 3 states it inverts each received client model (two classes each), data the oracle mostly "
+        f"rejects, and trains the averaged model on it: global accuracy "
+        f"{_paired(runs, 'Fed-ZDAS (Algorithm 3)', 'global_accuracy')} pp from FedAvg here (paired, over seeds), where the seed "
         f"has Fed-ZDAS {97.66 - 98.02:+.2f} pp (Table 2) and {97.34 - 97.98:+.2f} pp (Table 1) from FedAvg on MNIST: "
         "Fed-ZDAS trails FedAvg in the seed's own MNIST rows too. With the seed's burn-in (augmentation from round "
         f"{method_config(base, 'Fed-ZDAS (late start)').augmentation_start}): "
