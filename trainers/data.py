@@ -212,6 +212,37 @@ def dirichlet_label_partition(labels, num_clients, alpha, rng, *, num_classes=No
     return (position_in_class[:, None] >= cuts[labels]).sum(axis=1)
 
 
+def shard_label_partition(labels, num_clients, shards_per_client, rng) -> tuple:
+    """Assign every record to a client by label shards: the pathological non-IID split of McMahan
+    et al. (2017, §3), which seed 004 calls "unimodal non-i.i.d." (each client holds few classes).
+
+    The records are sorted by label (ties in an order drawn from ``rng``) and cut into
+    ``num_clients · shards_per_client`` contiguous shards whose sizes differ by at most one; a
+    permutation drawn from ``rng`` gives every client ``shards_per_client`` shards. Client k owns
+    shards ``owner == k``; a client sees at most ``shards_per_client`` classes unless a shard
+    straddles a class boundary (then it sees one more per straddling shard).
+
+    Returns ``(client, shard)``: int arrays of length n with each record's client and shard.
+    Every record is assigned exactly once and every client receives at least one record.
+    """
+    labels = np.asarray(labels)
+    if labels.ndim != 1 or labels.size == 0 or labels.dtype.kind not in "iu" or labels.min() < 0:
+        raise ValueError("labels must be a non-empty 1-d array of non-negative integers")
+    num_clients = check.integer_scalar("num_clients", num_clients, 1)
+    shards_per_client = check.integer_scalar("shards_per_client", shards_per_client, 1)
+    num_shards = num_clients * shards_per_client
+    if num_shards > labels.size:
+        raise ValueError(f"num_clients · shards_per_client must be <= the number of records {labels.size} "
+                         f"(got {num_clients} · {shards_per_client} = {num_shards})")
+    rng = np.random.default_rng(rng)
+    order = np.lexsort((rng.permutation(labels.size), labels))
+    shard = np.empty(labels.size, dtype=np.int64)
+    # shard s holds sorted positions [⌊s·n/S⌋, ⌊(s+1)·n/S⌋): sizes differ by at most one
+    shard[order] = np.arange(labels.size) * num_shards // labels.size
+    owner = rng.permutation(num_shards) % num_clients
+    return owner[shard], shard
+
+
 def largest_class_shares(labels, assignment, num_clients, *, num_classes=None, top=3) -> np.ndarray:
     """Mean over non-empty clients of the ranked class shares: entry j is the average fraction of a
     client's records that come from its (j+1)-th largest class (seed 000, Table 1)."""

@@ -35,7 +35,9 @@ FEDAVG_NO_GUARANTEE = "FedAvg shares non-private model updates: no formal guaran
 
 @dataclass(frozen=True)
 class FedAvgConfig:
-    """Architecture and schedule of FedAvg; ``rounds = 1`` is one-shot FedAvg."""
+    """Architecture and schedule of FedAvg; ``rounds = 1`` is one-shot FedAvg. Each round the
+    server samples :func:`clients_per_round` of the K clients (the fraction C of McMahan et al.
+    2017; ``client_fraction = 1`` takes every client)."""
 
     architecture: str = "conv-batch-16"
     rounds: int = 10
@@ -43,6 +45,7 @@ class FedAvgConfig:
     batch_size: int = 16
     learning_rate: float = 0.05
     optimizer: str = "sgd"
+    client_fraction: float = 1.0
 
     def __post_init__(self):
         networks.validated_architecture(self.architecture)
@@ -51,11 +54,21 @@ class FedAvgConfig:
         check.integer_scalar("batch_size", self.batch_size, 1)
         check.positive("learning_rate", self.learning_rate)
         check.choice("optimizer", self.optimizer, ("adam", "sgd"))
+        check.in_interval("client_fraction", self.client_fraction, 0.0, 1.0, low_open=True, high_open=False)
+
+
+def clients_per_round(num_clients: int, client_fraction: float) -> int:
+    """m = max(1, round(C·K)): the number of clients FedAvg samples per round (McMahan et al. 2017,
+    Algorithm 1, with the nearest integer so that C·K = 9.999… still gives 10)."""
+    num_clients = check.integer_scalar("num_clients", num_clients, 1)
+    client_fraction = float(check.in_interval("client_fraction", client_fraction, 0.0, 1.0, low_open=True, high_open=False))
+    return max(1, int(round(client_fraction * num_clients)))
 
 
 @dataclass(frozen=True)
 class FedAvgRun:
-    """The final global model and every message sent, round by round (``messages[r][i]``)."""
+    """The final global model and every message sent, round by round: ``messages[r]`` holds the
+    messages of the clients sampled in round r, in client order (``message.client`` is the id)."""
 
     model: torch.nn.Module
     messages: Sequence[Sequence[ClientMessage]]
@@ -118,7 +131,10 @@ def run_fedavg(
     server_update: Optional[Callable] = None,
     description: str = "FedAvg",
 ) -> FedAvgRun:
-    """Run ``config.rounds`` FedAvg rounds over every client; everything is drawn from ``seed``.
+    """Run ``config.rounds`` FedAvg rounds; everything is drawn from ``seed``. Each round the
+    server samples :func:`clients_per_round` clients uniformly without replacement (every client
+    when ``config.client_fraction = 1``), and averages the sampled clients' states weighted by
+    their record counts.
 
     Args:
         client_data: one :class:`LabelledData` per client (features flattened, as ``input_shape``).
@@ -135,23 +151,26 @@ def run_fedavg(
         raise ValueError("client_data must hold at least one client")
     if not isinstance(config, FedAvgConfig):
         raise ValueError(f"config must be a FedAvgConfig (got {type(config).__name__})")
-    initial, server, *round_sequences = seed_sequence(seed).spawn(2 + config.rounds)
+    # the sampling stream is spawned last so that the other streams do not depend on it
+    initial, server, *round_sequences, sampling = seed_sequence(seed).spawn(3 + config.rounds)
     model = networks.build_classifier(config.architecture, input_shape, num_classes, networks.torch_generator(np.random.default_rng(initial)), device)
-    server_rng = np.random.default_rng(server)
-    weights = [len(data) for data in client_data]
+    server_rng, sampling_rng = np.random.default_rng(server), np.random.default_rng(sampling)
+    sampled_count = clients_per_round(len(client_data), config.client_fraction)
+    weights = np.array([len(data) for data in client_data], dtype=np.float64)
     history = []
     with networks.torch_threads(torch_threads), Progress(disable=not progress, transient=True) as bar:
         task = bar.add_task(description, total=config.rounds)
         for round_index, round_sequence in enumerate(round_sequences):
             global_state = networks.state_arrays(model)
+            sampled = np.sort(sampling_rng.choice(len(client_data), size=sampled_count, replace=False))
             arguments = [
-                (global_state, data.features, data.labels, config.architecture, tuple(input_shape), num_classes, config,
-                 device, client_augmentation, tuple(events), round_index, client)
-                for client, data in enumerate(client_data)
+                (global_state, client_data[client].features, client_data[client].labels, config.architecture,
+                 tuple(input_shape), num_classes, config, device, client_augmentation, tuple(events), round_index, int(client))
+                for client in sampled
             ]
             messages = run_clients(_local_update, arguments, round_sequence, n_jobs=n_jobs)
             history.append(messages)
-            networks.load_state_arrays_(model, weighted_state_average([m.payload for m in messages], weights))
+            networks.load_state_arrays_(model, weighted_state_average([m.payload for m in messages], weights[sampled]))
             if server_update is not None:
                 client_models = [
                     networks.load_state_arrays_(

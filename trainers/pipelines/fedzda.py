@@ -16,14 +16,36 @@ Adam, with the model frozen in evaluation mode, on
 where μ̄_l, σ̄_l are the per-channel mean and standard deviation of the batch's inputs to the l-th
 BatchNorm layer and μ_l, σ_l = sqrt(running_var + eps) the layer's stored statistics.
 
-Variants on top of FedAvg (:func:`trainers.fedavg.run_fedavg`), from round ``augmentation_start``:
+Variants on top of FedAvg (:func:`trainers.fedavg.run_fedavg`), from round ``augmentation_start``
+(r₀; rounds are counted from 0, so augmentation runs in rounds r₀, …, T − 1; seed 004 §4.6 starts
+late, at 80, 90 or 95 of T = 100, because the inverted data is only as good as the model):
 
 * Fed-ZDAC (``variant="client"``, Algorithm 2): each client generates ``synthetic_per_class``
   examples of every class it has no record of, from the global model it received, and trains on
   its records plus these.
 * Fed-ZDAS (``variant="server"``, Algorithm 3): after averaging, the server generates a
   class-balanced set from every received client model and trains the averaged model on their
-  union for ``server_epochs``.
+  union for ``server_epochs``. Two departures for the Fed-ZDAS investigation (issue 16), off by
+  default: ``server_inversion="global_model"`` inverts the averaged model, the one that has seen
+  every class (seed 004 §3.2 allows "the global model pre-update"; §4.5 finds the data only as
+  good as the model inverted), and ``server_batchnorm="frozen"`` keeps the averaged BatchNorm
+  running statistics while the server trains on synthetic data (in train mode they would be
+  replaced by the synthetic data's, which the final model is then evaluated with). Neither
+  helped on digits (10 clients × 2 label shards, 5 per round, 16 rounds, seeds 0 and 1: global
+  accuracy 34.3 / 80.8 % and 51.3 / 53.2 % against Algorithm 3's 66.0 / 80.2 %); they stay as
+  switches so the finding can be re-checked, not as recommendations.
+
+Clients (seed 004 §4.1): ``partition="shards"`` is the seed's unimodal non-IID split (McMahan et
+al.'s label shards, :func:`trainers.data.shard_label_partition`), ``partition="dirichlet"`` a
+Dir(α) label skew; each round the server samples ``client_fraction`` of the clients (the seed:
+10 % of 100).
+
+Oracle (seed 004 §4.4, Figure 3): with ``oracle=True`` a classifier of the same architecture is
+trained centrally on the split's public sets (evaluation only: nothing it computes reaches the
+clients or the models) and labels ``oracle_samples_per_class`` ZSDG examples per class inverted
+from the final global model and, for Fed-ZDAS, from each of the last round's client models; the
+share whose oracle label is the class they were generated for is reported in
+``result.diagnostics``.
 
 Fairness (seed 004 §4.2, §4.3): each client's records are split into a local training and a local
 test set; the client-level metric is the variance across clients of the global model's accuracy
@@ -34,7 +56,9 @@ tables report them.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import math
 import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Mapping, Optional
@@ -47,8 +71,8 @@ import dpmech
 from dpmech import validation as check
 
 from .. import networks
-from ..data import FederatedSplit
-from ..fedavg import FedAvgConfig, run_fedavg
+from ..data import FederatedSplit, LabelledData, shard_label_partition
+from ..fedavg import FedAvgConfig, clients_per_round, run_fedavg
 from ..federation import PipelineResult, ledger_from_messages
 from .clients import client_datasets
 
@@ -56,18 +80,24 @@ NO_GUARANTEE_REASON = (
     "Fed-ZDA: the (0, δ) claim assumes TV <= δ, which nothing enforces; FedAvg shares non-private updates"
 )
 VARIANTS = ("client", "server")
+PARTITIONS = ("dirichlet", "shards")
+SERVER_INVERSIONS = ("client_models", "global_model")
+SERVER_BATCHNORMS = ("train", "frozen")
 
 
 @dataclass(frozen=True)
 class FedZdaConfig:
     """Fed-ZDA settings. The seed uses 100 clients (10% per round), T = 100 rounds, E = 5 local
     epochs, batch 10, SGD at 0.02 and two 5×5 conv layers with BatchNorm; the defaults are scaled
-    to digits on two cores (every client takes part in every round)."""
+    to digits on two cores (Dir(α) split, every client takes part in every round, no oracle)."""
 
     input_shape: tuple = (1, 8, 8)
     num_classes: int = 10
     num_clients: int = 10
     alpha: float = 0.1
+    partition: str = "dirichlet"
+    shards_per_client: int = 2
+    client_fraction: float = 1.0
     variant: str = "client"
     architecture: str = "conv-batch-16"
     rounds: int = 10
@@ -80,13 +110,21 @@ class FedZdaConfig:
     zsdg_iterations: int = 100
     zsdg_learning_rate: float = 0.1
     server_epochs: int = 1
+    server_inversion: str = "client_models"
+    server_batchnorm: str = "train"
     baseline: bool = True
+    oracle: bool = False
+    oracle_samples_per_class: int = 64
+    oracle_epochs: int = 30
 
     def __post_init__(self):
         object.__setattr__(self, "input_shape", networks.validated_input_shape(self.input_shape))
         check.integer_scalar("num_classes", self.num_classes, 2)
         check.integer_scalar("num_clients", self.num_clients, 1)
         check.positive("alpha", self.alpha)
+        check.choice("partition", self.partition, PARTITIONS)
+        check.integer_scalar("shards_per_client", self.shards_per_client, 1)
+        check.in_interval("client_fraction", self.client_fraction, 0.0, 1.0, low_open=True, high_open=False)
         check.choice("variant", self.variant, VARIANTS)
         if networks.validated_architecture(self.architecture).split("-")[:2] != ["conv", "batch"]:
             raise ValueError(f"architecture must be a 'conv-batch-<width>' model: ZSDG inverts BatchNorm statistics (got {self.architecture!r})")
@@ -102,11 +140,17 @@ class FedZdaConfig:
         check.integer_scalar("zsdg_iterations", self.zsdg_iterations, 1)
         check.positive("zsdg_learning_rate", self.zsdg_learning_rate)
         check.integer_scalar("server_epochs", self.server_epochs, 1)
+        check.choice("server_inversion", self.server_inversion, SERVER_INVERSIONS)
+        check.choice("server_batchnorm", self.server_batchnorm, SERVER_BATCHNORMS)
         check.boolean("baseline", self.baseline)
+        check.boolean("oracle", self.oracle)
+        check.integer_scalar("oracle_samples_per_class", self.oracle_samples_per_class, 2)
+        check.integer_scalar("oracle_epochs", self.oracle_epochs, 1)
 
     def fedavg(self) -> FedAvgConfig:
         return FedAvgConfig(architecture=self.architecture, rounds=self.rounds, local_epochs=self.local_epochs,
-                            batch_size=self.batch_size, learning_rate=self.learning_rate, optimizer="sgd")
+                            batch_size=self.batch_size, learning_rate=self.learning_rate, optimizer="sgd",
+                            client_fraction=self.client_fraction)
 
 
 @dataclass(frozen=True)
@@ -116,11 +160,14 @@ class FedZdaResult(PipelineResult):
     ``client_variance``, ``global_accuracy`` and ``class_variance``."""
 
     fairness: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    # Oracle agreement of the generated data (module docstring); empty unless ``config.oracle``.
+    diagnostics: Mapping[str, object] = field(default_factory=dict)
     # The final global model, kept for audits; the clients' messages are what was released.
     model: Optional[nn.Module] = field(default=None, repr=False, compare=False)
 
     def summary(self) -> dict:
-        return dict(super().summary(), fairness={name: dict(values) for name, values in self.fairness.items()})
+        return dict(super().summary(), fairness={name: dict(values) for name, values in self.fairness.items()},
+                    diagnostics=dict(self.diagnostics))
 
 
 def zero_shot_data(model: nn.Module, target_labels: torch.Tensor, input_shape, *, iterations: int, learning_rate: float,
@@ -167,20 +214,41 @@ def _missing_class_augmentation(model, client_labels, round_index, generator, *,
     return inputs, targets
 
 
+@contextlib.contextmanager
+def _frozen_batchnorm_statistics(model: nn.Module):
+    """Training mode still normalises by batch statistics, but momentum 0 leaves the running
+    statistics (the record of the real data that ZSDG inverts) unchanged."""
+    norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    momenta = [norm.momentum for norm in norms]
+    for norm in norms:
+        norm.momentum = 0.0
+    try:
+        yield model
+    finally:
+        for norm, momentum in zip(norms, momenta):
+            norm.momentum = momentum
+
+
 def _server_augmentation(model, client_models, round_index, rng, *, config: FedZdaConfig):
-    """Fed-ZDAS: a class-balanced ZSDG set from every client model; train the averaged model on it."""
+    """Fed-ZDAS: a class-balanced ZSDG set, one batch per received client model, inverted from
+    that client model (``server_inversion="client_models"``, Algorithm 3) or from the averaged
+    model (``"global_model"``); train the averaged model on it."""
     if round_index < config.augmentation_start:
         return
     device = next(model.parameters()).device
     generator = networks.torch_generator(rng)
     targets = networks.as_targets(np.repeat(np.arange(config.num_classes), config.synthetic_per_class), device)
+    sources = client_models if config.server_inversion == "client_models" else [model] * len(client_models)
     inputs = torch.cat([
-        zero_shot_data(client_model, targets, config.input_shape, iterations=config.zsdg_iterations,
+        zero_shot_data(source, targets, config.input_shape, iterations=config.zsdg_iterations,
                        learning_rate=config.zsdg_learning_rate, generator=generator)
-        for client_model in client_models
+        for source in sources
     ])
-    networks.fit(model, inputs, targets.repeat(len(client_models)), epochs=config.server_epochs, batch_size=config.batch_size,
-                 learning_rate=config.learning_rate, generator=generator, optimizer="sgd")
+    with contextlib.ExitStack() as stack:
+        if config.server_batchnorm == "frozen":
+            stack.enter_context(_frozen_batchnorm_statistics(model))
+        networks.fit(model, inputs, targets.repeat(len(client_models)), epochs=config.server_epochs, batch_size=config.batch_size,
+                     learning_rate=config.learning_rate, generator=generator, optimizer="sgd")
 
 
 def _local_splits(clients, fraction, rng):
@@ -218,9 +286,77 @@ def fairness_metrics(model, local_tests, global_test, config, device="cpu") -> d
 def client_training_sets(split: FederatedSplit, config: FedZdaConfig, seed):
     """The clients' (local training sets, local test sets) that ``run_fedzda(split, config, seed)`` uses."""
     partition, local_split, _ = np.random.SeedSequence(check.integer_scalar("seed", seed, 0)).spawn(3)
-    clients = client_datasets(split.private, config.num_clients, config.alpha, config.num_classes, partition)
+    if config.partition == "shards":
+        owner, _ = shard_label_partition(split.private.labels, config.num_clients, config.shards_per_client, partition)
+        clients = [split.private.subset(np.flatnonzero(owner == client)) for client in range(config.num_clients)]
+    else:
+        clients = client_datasets(split.private, config.num_clients, config.alpha, config.num_classes, partition)
     splits = _local_splits(clients, config.local_test_fraction, np.random.default_rng(local_split))
     return [train for train, _ in splits], [test for _, test in splits]
+
+
+def _federated_sequence(seed: int) -> np.random.SeedSequence:
+    # A fresh object per run: run_fedavg spawns from it, and spawning twice from one SeedSequence
+    # gives different children, which would unpair Fed-ZDA and its FedAvg baseline.
+    return np.random.SeedSequence(seed).spawn(3)[2]
+
+
+def train_oracle(public_sets, config: FedZdaConfig, seed, device="cpu") -> nn.Module:
+    """Seed 004 §4.4's oracle: a classifier of ``config.architecture`` trained centrally (Adam,
+    ``config.oracle_epochs`` epochs) on public data only. It judges generated data and is never
+    shown to a client or the server."""
+    public = LabelledData(np.vstack([data.features for data in public_sets]), np.concatenate([data.labels for data in public_sets]))
+    generator = networks.torch_generator(np.random.default_rng(seed))
+    oracle = networks.build_classifier(config.architecture, config.input_shape, config.num_classes, generator, device)
+    return networks.fit(oracle, networks.as_inputs(public.features, config.input_shape, device), networks.as_targets(public.labels, device),
+                        epochs=config.oracle_epochs, batch_size=32, learning_rate=1e-2, generator=generator, optimizer="adam")
+
+
+def oracle_agreement(oracle: nn.Module, inputs: torch.Tensor, targets: torch.Tensor, num_classes: int) -> np.ndarray:
+    """Per class, the share of generated ``inputs`` of that target class that the oracle labels as
+    it (NaN for a class with no generated example)."""
+    return networks.per_class_accuracy(oracle, inputs, targets, num_classes)
+
+
+def generated_data_quality(oracle, models, seen_classes, config: FedZdaConfig, generator, device="cpu") -> dict:
+    """Oracle agreement of ZSDG data inverted from each of ``models`` (``oracle_samples_per_class``
+    per class, the pipeline's ZSDG settings), overall, per class, and split by whether the
+    inverted model's training data held the class (``seen_classes[i]``, a boolean mask, or None
+    for a model that saw every class)."""
+    targets = networks.as_targets(np.repeat(np.arange(config.num_classes), config.oracle_samples_per_class), device)
+    hits = np.zeros((len(models), config.num_classes))
+    for index, model in enumerate(models):
+        inputs = zero_shot_data(model, targets, config.input_shape, iterations=config.zsdg_iterations,
+                                learning_rate=config.zsdg_learning_rate, generator=generator)
+        hits[index] = oracle_agreement(oracle, inputs, targets, config.num_classes)
+    quality = {"agreement": float(hits.mean()), "per_class": hits.mean(axis=0).tolist()}
+    if any(mask is not None for mask in seen_classes):
+        seen = np.array([np.ones(config.num_classes, bool) if mask is None else mask for mask in seen_classes])
+        quality["agreement_seen_classes"] = float(hits[seen].mean()) if seen.any() else math.nan
+        quality["agreement_unseen_classes"] = float(hits[~seen].mean()) if (~seen).any() else math.nan
+    return quality
+
+
+def _oracle_diagnostics(split, config, run, train_sets, seed, device) -> dict:
+    oracle_sequence, generation_sequence = np.random.SeedSequence([seed, 4]).spawn(2)
+    oracle = train_oracle((split.negative, split.distillation), config, oracle_sequence, device)
+    test_inputs = networks.as_inputs(split.test.features, config.input_shape, device)
+    test_labels = networks.as_targets(split.test.labels, device)
+    generator = networks.torch_generator(np.random.default_rng(generation_sequence))
+    diagnostics = {
+        "oracle_training_records": len(split.negative) + len(split.distillation),
+        "oracle_test_accuracy": networks.accuracy(oracle, test_inputs, test_labels),
+        "model_per_class_accuracy": networks.per_class_accuracy(run.model, test_inputs, test_labels, config.num_classes).tolist(),
+        "global_model": generated_data_quality(oracle, [run.model], [None], config, generator, device),
+    }
+    if config.variant == "server":
+        last = run.messages[-1]
+        models = [networks.load_state_arrays_(networks.build_classifier(config.architecture, config.input_shape, config.num_classes,
+                                                                        torch.Generator(), device), message.payload)
+                  for message in last]
+        seen = [np.isin(np.arange(config.num_classes), train_sets[message.client].labels) for message in last]
+        diagnostics["client_models"] = generated_data_quality(oracle, models, seen, config, generator, device)
+    return diagnostics
 
 
 def run_fedzda(split: FederatedSplit, config: FedZdaConfig = FedZdaConfig(), seed: int = 0, *, n_jobs=None,
@@ -230,7 +366,6 @@ def run_fedzda(split: FederatedSplit, config: FedZdaConfig = FedZdaConfig(), see
     if not isinstance(config, FedZdaConfig):
         raise ValueError(f"config must be a FedZdaConfig (got {type(config).__name__})")
     seed = check.integer_scalar("seed", seed, 0)
-    federated = np.random.SeedSequence(seed).spawn(3)[2]
     train_sets, local_tests = client_training_sets(split, config, seed)
     splits = list(zip(train_sets, local_tests))
     warnings.warn(NO_GUARANTEE_REASON, dpmech.NoGuaranteeWarning, stacklevel=2)
@@ -242,13 +377,13 @@ def run_fedzda(split: FederatedSplit, config: FedZdaConfig = FedZdaConfig(), see
     )
     name = "Fed-ZDAC" if config.variant == "client" else "Fed-ZDAS"
     common = dict(device=device, n_jobs=n_jobs, progress=progress, torch_threads=torch_threads, events=events)
-    run = run_fedavg(train_sets, config.input_shape, config.num_classes, config.fedavg(), federated,
+    run = run_fedavg(train_sets, config.input_shape, config.num_classes, config.fedavg(), _federated_sequence(seed),
                      description=name, **common, **hooks)
     with networks.torch_threads(torch_threads):
         fairness = {"fed_zda": fairness_metrics(run.model, local_tests, split.test, config, device)}
         baselines = {}
         if config.baseline:
-            baseline = run_fedavg(train_sets, config.input_shape, config.num_classes, config.fedavg(), federated,
+            baseline = run_fedavg(train_sets, config.input_shape, config.num_classes, config.fedavg(), _federated_sequence(seed),
                                   description="FedAvg", **common)
             fairness["fedavg"] = fairness_metrics(baseline.model, local_tests, split.test, config, device)
             baselines["fedavg"] = fairness["fedavg"]["global_accuracy"]
@@ -259,14 +394,17 @@ def run_fedzda(split: FederatedSplit, config: FedZdaConfig = FedZdaConfig(), see
                                                  networks.as_targets(test.labels, device))}
             for train, test in splits
         ]
+        diagnostics = _oracle_diagnostics(split, config, run, train_sets, seed, device) if config.oracle else {}
     messages = [message for round_messages in run.messages for message in round_messages]
     ledger = ledger_from_messages(messages)
     notes = (
         "Fed-ZDA is NOT differentially private: no formal guarantee (epsilon = inf). The seed's (0, delta)-DP claim "
         "assumes that the total variation distance between neighbouring augmented datasets is <= delta, which nothing "
         "enforces, and FedAvg releases every client's model without noise.",
-        f"{name}: {config.rounds} FedAvg rounds, zero-shot augmentation from round {config.augmentation_start}; "
-        "messages are the clients' full model states, round by round.",
+        f"{name}: {config.rounds} FedAvg rounds over {config.num_clients} clients "
+        + (f"({config.shards_per_client} label shards each)" if config.partition == "shards" else f"(Dir({config.alpha:g}) label skew)")
+        + f", {clients_per_round(config.num_clients, config.client_fraction)} sampled per round, zero-shot augmentation "
+        f"from round {config.augmentation_start}; messages are the sampled clients' full model states, round by round.",
     )
     return FedZdaResult(
         pipeline="fedzda_" + config.variant,
@@ -280,5 +418,6 @@ def run_fedzda(split: FederatedSplit, config: FedZdaConfig = FedZdaConfig(), see
         config=asdict(config),
         seed=seed,
         fairness=fairness,
+        diagnostics=diagnostics,
         model=run.model,
     )

@@ -1,0 +1,274 @@
+"""Seed 004 (Fed-ZDA, Hao et al., CVPRW 2021) Tables 1 and 2 beside this run, with the oracle
+quality of the generated data and the Fed-ZDAS investigation.
+
+Usage::
+
+    python benchmarks/seed_fedzda.py                      # 3 seeds, the seed's shard split with client sampling
+    python benchmarks/seed_fedzda.py --seeds 5 --rounds 30 --augmentation-start 20   # slower, cached per run
+    python benchmarks/seed_fedzda.py --only-seed 1        # one seed into the cache (runs stay under 10 minutes)
+
+Protocol (seed 004 §4.1, scaled to digits on two CPU cores): scikit-learn's 8×8 digits (pixels
+/ 16), 60 % of them the clients' pool, cut by label into ``2 · clients`` shards (McMahan et al.'s
+unimodal non-IID split: each client holds about two classes), a quarter of each client's
+records its local test set; each round the server samples ``--client-fraction`` of the clients.
+Fed-ZDAC and Fed-ZDAS run from round ``--augmentation-start``; FedAvg is the paired baseline
+(same clients, initial model and round seeds as Fed-ZDAC). Every run also trains an oracle on
+the split's public 20 % (evaluation only) and reports which share of the data inverted from the
+final global model (and, for Fed-ZDAS, from the last round's client models) it labels as the
+class the data was generated for (seed 004 §4.4, Figure 3).
+
+Fed-ZDAS is run as Algorithm 3 states it and with the fix seed 004 supports (``METHODS``):
+augmentation only after a burn-in, from round ⌈0.8·T⌉, as the seed's §4.5-4.6 advise (on
+digits it does not close Fed-ZDAS's gap to FedAvg).
+
+Every result is cached as JSON under ``--cache-dir`` keyed by the full configuration and seed,
+so a slow configuration is computed once, one seed per process if need be. Fed-ZDA and FedAvg
+are NOT differentially private (ε = ∞: models are released without noise); the seed's (0, δ)
+claim is enforced by nothing, and no privacy number is printed for them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import pathlib
+import time
+import warnings
+from dataclasses import asdict, replace
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+import dpmech
+import seed_headlines  # a sibling module: the scripts run as `python benchmarks/NAME.py`
+from trainers.data import LabelledData, load_digits_dataset, split_federated
+from trainers.fedavg import clients_per_round
+from trainers.pipelines.fedzda import FedZdaConfig, run_fedzda
+
+# The fix seed 004 supports, tried: a burn-in before inversion. §4.5 finds the generated data
+# only as good as the model inverted and "suggests a burn-in stage before model inversion"; §4.6
+# starts augmentation at 80, 90 or 95 of 100 rounds. It did not close the gap here (the report of
+# issue 16 has the numbers), nor did inverting the averaged model or freezing BatchNorm statistics.
+LATE_START_SHARE = 0.8
+METHODS = {
+    "Fed-ZDAC": dict(variant="client", baseline=True),
+    "Fed-ZDAS (Algorithm 3)": dict(variant="server", baseline=False),
+    "Fed-ZDAS (late start)": dict(variant="server", baseline=False, late_start=True),
+}
+FIELDS = ("mean_local_accuracy", "client_variance", "global_accuracy", "class_variance")
+
+
+def base_config(arguments) -> FedZdaConfig:
+    return FedZdaConfig(partition="shards", num_clients=arguments.clients, shards_per_client=2,
+                        client_fraction=arguments.client_fraction, rounds=arguments.rounds,
+                        augmentation_start=arguments.augmentation_start, oracle=True,
+                        oracle_samples_per_class=arguments.oracle_samples, zsdg_iterations=arguments.zsdg_iterations,
+                        oracle_epochs=arguments.oracle_epochs)
+
+
+def method_config(base: FedZdaConfig, method: str) -> FedZdaConfig:
+    """``base`` with the method's fields; the late start is round ⌈0.8·T⌉ (at least base's r₀, at most T − 1)."""
+    overrides = dict(METHODS[method])
+    if overrides.pop("late_start", False):
+        overrides["augmentation_start"] = min(base.rounds - 1, max(base.augmentation_start, math.ceil(LATE_START_SHARE * base.rounds)))
+    return replace(base, **overrides)
+
+
+def _digits_split(seed: int):
+    digits = load_digits_dataset()
+    return split_federated(LabelledData(digits.features / 16.0, digits.labels), seed)
+
+
+def cached_run(config: FedZdaConfig, seed: int, cache_dir: pathlib.Path, console: Console) -> dict:
+    """The run's fairness, diagnostics and wall time, from the cache when it holds them."""
+    key = hashlib.sha256(json.dumps([asdict(config), seed, "digits/16"], sort_keys=True).encode()).hexdigest()[:16]
+    path = cache_dir / f"fedzda_{key}.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    start = time.perf_counter()
+    result = run_fedzda(_digits_split(seed), config, seed)
+    record = {"fairness": result.fairness, "diagnostics": result.diagnostics, "seconds": time.perf_counter() - start,
+              "config": asdict(config), "seed": seed}
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".partial")
+    temporary.write_text(json.dumps(record))
+    temporary.replace(path)
+    console.print(f"  ran {config.variant} seed {seed}: {100 * result.accuracy:.1f} % in {record['seconds']:.0f} s")
+    return json.loads(path.read_text())  # the same record a later call reads
+
+
+def collect(arguments, console: Console) -> dict:
+    """{method: {"runs": [record per seed]}} with FedAvg taken from Fed-ZDAC's paired baseline."""
+    base = base_config(arguments)
+    seeds = [arguments.only_seed] if arguments.only_seed is not None else list(range(arguments.seeds))
+    methods = [arguments.only_method] if arguments.only_method else list(METHODS)
+    runs = {method: [cached_run(method_config(base, method), seed, pathlib.Path(arguments.cache_dir), console) for seed in seeds]
+            for method in methods}
+    if arguments.only_method:
+        return runs
+    runs["FedAvg"] = [dict(record, fairness={"fed_zda": record["fairness"]["fedavg"]}, diagnostics={})
+                      for record in runs["Fed-ZDAC"]]
+    return runs
+
+
+def _values(records, field):
+    scale = 100.0 if field.endswith("accuracy") else 1.0
+    return scale * np.array([record["fairness"]["fed_zda"][field] for record in records])
+
+
+def _mean_std(values) -> str:
+    return f"{values.mean():.1f} ± {values.std():.1f}"
+
+
+SEED_KEYS = {"FedAvg": "fedavg", "Fed-ZDAC": "Fed-ZDAC", "Fed-ZDAS (Algorithm 3)": "Fed-ZDAS", "Fed-ZDAS (late start)": "Fed-ZDAS"}
+
+
+def results_table(runs, base: FedZdaConfig) -> Table:
+    seeds = len(runs["FedAvg"])
+    table = Table(title=f"Seed 004 Tables 1 and 2 (MNIST unimodal non-IID, 100 clients, 10 % per round, 100 rounds) vs this run "
+                        f"(digits, {base.num_clients} clients × 2 label shards, "
+                        f"{clients_per_round(base.num_clients, base.client_fraction)} sampled per round, {base.rounds} rounds, "
+                        f"augmentation from round {base.augmentation_start}; mean ± std over {seeds} seeds; accuracy %, variance pp²)")
+    table.add_column("method")
+    table.add_column("source")
+    for field in FIELDS:
+        table.add_column(field.replace("_", " "), justify="right")
+    table.add_column("oracle agreement of inverted data, %", justify="right")
+    table.add_column("s / run", justify="right")
+    for method in ("FedAvg", "Fed-ZDAC", "Fed-ZDAS (Algorithm 3)", "Fed-ZDAS (late start)"):
+        records = runs[method]
+        seed_cells = [seed_headlines.FEDZDA[(SEED_KEYS[method], field)].printed for field in FIELDS]
+        seed_source = "seed 004 (Fed-ZDAS as written)" if method == "Fed-ZDAS (late start)" else "seed 004"
+        table.add_row(method, seed_source, *seed_cells, "Figure 3 only", "")
+        if method == "FedAvg":
+            quality = "—"
+        else:
+            quality = f"global model {_mean_std(np.array([100 * r['diagnostics']['global_model']['agreement'] for r in records]))}"
+            if "client_models" in records[0]["diagnostics"]:
+                seen = np.array([100 * r["diagnostics"]["client_models"]["agreement_seen_classes"] for r in records])
+                unseen = np.array([100 * r["diagnostics"]["client_models"]["agreement_unseen_classes"] for r in records])
+                quality += f"; client models: seen classes {_mean_std(seen)}, unseen {_mean_std(unseen)}"
+        seconds = np.array([record["seconds"] for record in records])
+        wall = "in Fed-ZDAC's" if method == "FedAvg" else f"{seconds.mean():.0f}"
+        table.add_row("", "ours", *(_mean_std(_values(records, field)) for field in FIELDS), quality, wall, end_section=True)
+    return table
+
+
+def paired_gains_table(runs) -> Table:
+    seeds = len(runs["FedAvg"])
+    table = Table(title=f"Paired differences from FedAvg (same clients and seeds), mean ± std over {seeds} seeds, and how often better")
+    table.add_column("method")
+    for field in FIELDS:
+        table.add_column(field.replace("_", " "), justify="right")
+    for method in ("Fed-ZDAC", "Fed-ZDAS (Algorithm 3)", "Fed-ZDAS (late start)"):
+        cells = []
+        for field in FIELDS:
+            difference = _values(runs[method], field) - _values(runs["FedAvg"], field)
+            better = difference > 0 if field.endswith("accuracy") else difference < 0
+            cells.append(f"{difference.mean():+.1f} ± {difference.std():.1f} ({int(better.sum())}/{seeds})")
+        table.add_row(method, *cells)
+    return table
+
+
+def _paired(runs, method, field) -> str:
+    difference = _values(runs[method], field) - _values(runs["FedAvg"], field)
+    return f"{difference.mean():+.1f} ± {difference.std():.1f}"
+
+
+def per_class_table(runs) -> Table:
+    """Which classes' generated data is wrong: oracle agreement per class (mean over seeds) of data
+    inverted from the final global model and, for Fed-ZDAS, from the last round's client models,
+    beside the final model's own per-class test accuracy (seed 004 Figure 3's red and blue bars)."""
+    seeds = len(runs["FedAvg"])
+    table = Table(title=f"Per class, mean over {seeds} seeds (%): oracle agreement of inverted data and the final model's test accuracy")
+    table.add_column("method")
+    table.add_column("what")
+    num_classes = len(runs["Fed-ZDAC"][0]["diagnostics"]["model_per_class_accuracy"])
+    for label in range(num_classes):
+        table.add_column(str(label), justify="right")
+    for method in ("Fed-ZDAC", "Fed-ZDAS (Algorithm 3)", "Fed-ZDAS (late start)"):
+        records = runs[method]
+        rows = [("final model's test accuracy", [r["diagnostics"]["model_per_class_accuracy"] for r in records]),
+                ("inverted from the final model", [r["diagnostics"]["global_model"]["per_class"] for r in records])]
+        if "client_models" in records[0]["diagnostics"]:
+            rows.append(("inverted from last round's client models", [r["diagnostics"]["client_models"]["per_class"] for r in records]))
+        for index, (what, values) in enumerate(rows):
+            mean = 100 * np.nanmean(np.array(values, dtype=float), axis=0)
+            table.add_row(method if index == 0 else "", what, *(f"{value:.0f}" for value in mean), end_section=index == len(rows) - 1)
+    return table
+
+
+def explanations(runs, base: FedZdaConfig) -> list:
+    """One sentence per difference between the seed's table and ours."""
+    test_records = np.mean([r["diagnostics"]["oracle_training_records"] for r in runs["Fed-ZDAC"]])
+    oracle = np.mean([r["diagnostics"]["oracle_test_accuracy"] for r in runs["Fed-ZDAC"]])
+    sampled = clients_per_round(base.num_clients, base.client_fraction)
+    return [
+        f"Accuracy levels: 8×8 digits with ~1,080 pooled training records and a 2-layer 3×3 conv (width 16, average pooling) "
+        f"for {base.rounds} rounds vs MNIST 28×28 with 50,000 records, two 5×5 convs (16/32 channels) and 100 rounds; every "
+        "method is some points below the seed's ~98 % for that reason, not because of Fed-ZDA.",
+        f"Variances: our local test sets hold ~{round(1078 / base.num_clients * base.local_test_fraction)} records per client "
+        f"and {base.num_clients} clients (seed: 100 clients with ~125 test records), so one misclassified record moves a client's "
+        "accuracy by several points and the client variance is tens to hundreds of pp² where the seed reports single digits; "
+        "compare ratios and paired differences, not levels.",
+        f"Client sampling: {sampled} of {base.num_clients} clients per round ({sampled / base.num_clients:.0%}) vs 10 of 100; "
+        "with so few clients a round that misses the only holders of a class hurts FedAvg more, which widens FedAvg's spread.",
+        f"Late augmentation from round {base.augmentation_start} of {base.rounds} ({base.augmentation_start / base.rounds:.0%} of "
+        f"training) vs the seed's 80-95 of 100 (Fed-ZDAS late start: round "
+        f"{method_config(base, 'Fed-ZDAS (late start)').augmentation_start}); ZSDG runs {base.zsdg_iterations} Adam steps at "
+        f"lr {base.zsdg_learning_rate:g} on "
+        f"{base.synthetic_per_class} examples per class and source (the seed states no budget).",
+        f"The oracle is the same architecture trained on {test_records:.0f} public digits (test accuracy {100 * oracle:.1f} % vs "
+        "the seed's 99.06 % MNIST oracle); the seed reports its agreement only as Figure 3 bars, without numbers.",
+        f"Fed-ZDAS as Algorithm 3 states it inverts each received client model (two classes each), data the oracle mostly "
+        f"rejects, and trains the averaged model on it: global accuracy "
+        f"{_paired(runs, 'Fed-ZDAS (Algorithm 3)', 'global_accuracy')} pp from FedAvg here (paired, over seeds), where the seed "
+        f"has Fed-ZDAS {97.66 - 98.02:+.2f} pp (Table 2) and {97.34 - 97.98:+.2f} pp (Table 1) from FedAvg on MNIST: "
+        "Fed-ZDAS trails FedAvg in the seed's own MNIST rows too. With the seed's burn-in (augmentation from round "
+        f"{method_config(base, 'Fed-ZDAS (late start)').augmentation_start}): "
+        f"{_paired(runs, 'Fed-ZDAS (late start)', 'global_accuracy')} pp.",
+        "The seed's ± is over an unstated number of trials; ours is the population std over the seeds listed.",
+        "Neither side is private: Fed-ZDA and FedAvg release models without noise (ε = ∞); the seed's (0, δ)-DP claim "
+        "assumes its conclusion and is enforced by nothing.",
+    ]
+
+
+def main(arguments, console: Console | None = None) -> dict:
+    console = console or Console()
+    base = base_config(arguments)
+    with warnings.catch_warnings():
+        # printed once below: every Fed-ZDA and FedAvg run releases models without noise (ε = ∞)
+        warnings.simplefilter("ignore", dpmech.NoGuaranteeWarning)
+        runs = collect(arguments, console)
+    if arguments.only_method:
+        return runs  # filling the cache; the tables need every method
+    console.print("Fed-ZDA and FedAvg are NOT differentially private (ε = ∞): models are released without noise.")
+    console.print(results_table(runs, base))
+    console.print(paired_gains_table(runs))
+    console.print(per_class_table(runs))
+    for sentence in explanations(runs, base):
+        console.print(f"• {sentence}")
+    return runs
+
+
+def parse_arguments(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (mean ± std over them)")
+    parser.add_argument("--only-seed", type=int, default=None, help="run (or read) this one seed only")
+    parser.add_argument("--clients", type=int, default=10)
+    parser.add_argument("--client-fraction", type=float, default=0.5)
+    parser.add_argument("--rounds", type=int, default=16)
+    parser.add_argument("--augmentation-start", type=int, default=8)
+    parser.add_argument("--only-method", choices=tuple(METHODS), default=None, help="run (or read) this method only, to fill the cache")
+    parser.add_argument("--zsdg-iterations", type=int, default=100)
+    parser.add_argument("--oracle-epochs", type=int, default=30)
+    parser.add_argument("--oracle-samples", type=int, default=32, help="ZSDG examples per class the oracle judges")
+    parser.add_argument("--cache-dir", default=".cache/dpmech-benchmarks/fedzda")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    main(parse_arguments(), Console(width=240))
