@@ -176,6 +176,7 @@ def test_tuned_round_calibrates_its_noise_for_the_chosen_lambda(digits, tuned):
     ("class_regularizations", (0.1, 0.1), "no repeats"),
     ("score_regularizations", (0.1, -1.0), r"score_regularizations\[1\]"),
     ("class_regularizations", ("0.1",), r"class_regularizations\[0\]"),
+    ("class_regularizations", 0.1, "class_regularizations must be a tuple"),
     ("validation_fraction", 1.0, "validation_fraction"),
     ("draws", 0, "draws"),
     ("server_tolerance", 0.0, "server_tolerance"),

@@ -30,6 +30,11 @@ Protocol (one round; :class:`~trainers.federation.ClientMessage` is all that cro
    cross-entropy plus a small L2 term; the seed trains a full network with Adam for 10 epochs,
    here the extractor is frozen so the head is the whole trainable model).
 
+Choosing λ. :func:`tune_regularization` picks (λ_s, λ_c) from a grid fixed in advance by a
+simulated round on the labelled public sets only (``run_fedauxfdp(..., tuning=RegularizationGrid())``);
+the private records and the test set never reach it, and the real round's noise is calibrated
+by dpmech for whichever λ it picks.
+
 Baselines on the same messages: FedAVG+P, the plain mean of the noisy class heads (seed §5), and
 FedD+P, the same distillation with every s_i ≡ 1.
 
@@ -441,6 +446,8 @@ SCORE_REGULARIZATION_GRID = (0.003, 0.01, 0.03)
 
 
 def _grid(name, values) -> tuple:
+    if not isinstance(values, (tuple, list)):
+        raise ValueError(f"{name} must be a tuple of numbers > 0 (got {type(values).__name__})")
     values = tuple(float(check.positive(f"{name}[{index}]", value)) for index, value in enumerate(values))
     if not values or len(set(values)) != len(values):
         raise ValueError(f"{name} must hold at least one value and no repeats (got {values!r})")
