@@ -319,9 +319,15 @@ def fidelity(arguments, console):
                 for alpha in alphas))
         console.print(choice_table)
     if 0.01 not in alphas or ("class (0.5, 1e-5)", "FedAUXfdp", 0.01) not in accuracy:
+        console.print("Wall time per (α, seed), all budgets: " + ", ".join(
+            f"α={alpha:g} {np.mean(wall[alpha]):.0f} s" for alpha in alphas) + f"; total {time.perf_counter() - start:.0f} s")
         return
     target = np.subtract(accuracy[("class (0.5, 1e-5)", "FedAUXfdp", 0.01)], accuracy[("class (0.5, 1e-5)", "FedAVG+P", 0.01)])
     per_seed = target.reshape(arguments.seeds, arguments.draws).mean(axis=1)
+    for method in ("FedAUXfdp", "FedAVG+P"):
+        values = np.reshape(accuracy[("class (0.5, 1e-5)", method, 0.01)], (arguments.seeds, arguments.draws)).mean(axis=1)
+        console.print(f"{method} at α = 0.01, class (0.5, 1e-5), per-seed means over the draws: "
+                      + ", ".join(f"{value:.1f}" for value in values) + " %")
     console.print(f"Target (issue 16): FedAUXfdp − FedAVG+P at α = 0.01, class (0.5, 1e-5), ≥ 2,000 records per client: "
                   f"{np.mean(target):+.1f} ± {np.std(target):.1f} pp over {target.size} runs ({arguments.seeds} seed(s) × "
                   f"{arguments.draws} draw(s); per-seed means {', '.join(f'{value:+.1f}' for value in per_seed)}) (seed: "
