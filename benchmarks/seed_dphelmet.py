@@ -54,6 +54,8 @@ def main():
     parser.add_argument("--public-samples", type=int, default=10_000, help="--fidelity: records that train the CNN only")
     parser.add_argument("--users", type=int, nargs="+", default=(10, 100, 1000), help="--fidelity: user counts")
     parser.add_argument("--seeds", type=int, default=3, help="--fidelity: seeds per cell")
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="--fidelity: seeds run are first-seed, ..., first-seed + seeds - 1 (to split a long run)")
     parser.add_argument("--epochs", type=int, default=100, help="--fidelity: PSGD epochs (the seed's 100)")
     parser.add_argument("--cnn-epochs", type=int, default=15)
     parser.add_argument("--cache-dir", default=".cache/dpmech-benchmarks", help="--fidelity: data and CNN cache")
@@ -62,6 +64,8 @@ def main():
                         help="--fidelity: also run every cell with each user's records from one class (seed 002 RQ3)")
     parser.add_argument("--only-one-class-per-user", action="store_true",
                         help="--fidelity: run only the one-class-per-user cells (time)")
+    parser.add_argument("--models", nargs="+", choices=tuple(MODELS), default=tuple(MODELS),
+                        help="--fidelity: the models run (time; the SLP-vs-SVM comparisons need both)")
     arguments = parser.parse_args()
     console = Console(width=200)
     if arguments.fidelity:
@@ -113,8 +117,8 @@ def fidelity(arguments, console):
     accuracy, wall = {}, {}
     for users in arguments.users:
         for partition, one_class in partitions:
-            for model in MODELS:
-                for seed in range(arguments.seeds):
+            for model in arguments.models:
+                for seed in range(arguments.first_seed, arguments.first_seed + arguments.seeds):
                     cell_start = time.perf_counter()
                     config = DpHelmetConfig.paper(num_users=users, model=model, epochs=arguments.epochs,
                                                   device=arguments.device, one_class_per_user=one_class)
@@ -134,14 +138,14 @@ def fidelity(arguments, console):
     table.add_column("|U|", justify="right")
     table.add_column("users' data", justify="left")
     settings = ("record ε=1", "ε=∞ (no noise, no guarantee)")
-    for model in MODELS:
+    for model in arguments.models:
         for label in settings:
             table.add_column(f"{model} {label}", justify="right")
         table.add_column(f"{model} s per run", justify="right")
     for users in arguments.users:
         for partition, _ in partitions:
             row = [str(users), partition]
-            for model in MODELS:
+            for model in arguments.models:
                 row += [f"{np.mean(accuracy[(users, partition, model, label)]):.1f} ± "
                         f"{np.std(accuracy[(users, partition, model, label)]):.1f}" for label in settings]
                 row.append(f"{np.mean(wall[(users, partition, model)]):.0f}")
@@ -149,14 +153,14 @@ def fidelity(arguments, console):
     console.print(table)
     most = max(arguments.users)
     console.print(f"Seed 002: {seed_headlines.DPHELMET_CIFAR10.describe()}; {seed_headlines.DPHELMET_ORDERING.describe()}.")
-    if partitions[0][0] == "uniform":
+    if partitions[0][0] == "uniform" and len(arguments.models) == len(MODELS):
         softmax = accuracy[(most, "uniform", "softmax", "record ε=1")]
         svm = accuracy[(most, "uniform", "huber_svm", "record ε=1")]
         console.print(f"Target (issue 16): Softmax-SLP ≥ 65 % at record-level ε = 1 with ≥ 1,000 users: {np.mean(softmax):.1f} ± "
                       f"{np.std(softmax):.1f} % at |U| = {most}: {seed_headlines.holds(most >= 1000 and np.mean(softmax) >= 65.0)}. "
                       f"Softmax-SLP − SVM at |U| = {most}: {np.mean(softmax) - np.mean(svm):+.1f} pp "
                       f"({seed_headlines.holds(np.mean(softmax) > np.mean(svm))} that SLP beats the SVM, as the seed says).")
-    if len(partitions) == 2:
+    if len(partitions) == 2 and len(arguments.models) == len(MODELS):
         console.print(non_iid_table(accuracy, most))
     console.print(f"total {time.perf_counter() - start:.0f} s")
 
