@@ -19,6 +19,12 @@ depends on ε; one noise draw per seed leaves the mean at the mercy of a few dra
 FedAUX's code (scikit-learn ``C = 1/λ``: heads trained with λ/n, noise calibrated for λ, n times
 too little): it has NO privacy guarantee and exists to show where the seed's "negligible DP cost"
 comes from.
+
+``--fidelity --tune`` chooses λ_s and λ_c per (α, seed, budget) instead, by
+:func:`trainers.pipelines.fedauxfdp.tune_regularization` (its grid and rule fixed in advance, on
+the round's public sets only; the seed-compat row keeps the paper's 0.01), and prints the choices
+and their public validation accuracy. ``--class-epsilons`` and ``--no-extra-rows`` cut the
+budgets run, for time.
 """
 
 from __future__ import annotations
@@ -45,8 +51,11 @@ from trainers.pipelines.fedauxfdp import (
     fedauxfdp_server,
     head_mechanisms,
     prepare_round,
+    RegularizationGrid,
     release_client_heads,
     train_client_heads,
+    tune_regularization,
+    tuning_seed,
 )
 from trainers.pipelines._common import linear_accuracy
 
@@ -74,6 +83,16 @@ def main():
     parser.add_argument("--device", default="cpu", help="--fidelity: torch device of the CNN")
     parser.add_argument("--feature-normalization", default="unit", choices=("unit", "quantile"),
                         help="--fidelity: every CNN feature row at norm 1 (unit) or one public scale then clipping")
+    parser.add_argument("--tune", action="store_true",
+                        help="--fidelity: choose λ_s, λ_c per (α, seed, budget) on public data only "
+                             "(tune_regularization, its pre-specified grid) instead of the paper's 0.01")
+    parser.add_argument("--tuning-draws", type=int, default=RegularizationGrid().draws,
+                        help="--fidelity --tune: noise draws per grid point of the public simulation")
+    parser.add_argument("--class-epsilons", type=float, nargs="+", default=None,
+                        help="--fidelity: run only these class ε of the noisy budgets (default: 1 0.5 0.1); "
+                             "the non-private and seed-compat rows stay unless --no-extra-rows")
+    parser.add_argument("--no-extra-rows", action="store_true",
+                        help="--fidelity: skip the non-private and seed-compat rows (time)")
     arguments = parser.parse_args()
     console = Console(width=200)
     if arguments.fidelity:
@@ -82,10 +101,13 @@ def main():
     datasets = {"digits": load_digits_dataset(), "MNIST-1D": make_mnist1d(arguments.mnist1d_samples)}
     cells = [(name, alpha, epsilon, seed) for name in datasets for epsilon in CLASS_EPSILONS for alpha in ALPHAS
              for seed in range(arguments.repeats)]
-    accuracy, guarantees, client_sizes = {}, {}, {}
+    accuracy, guarantees, client_sizes, diagnostics = {}, {}, {}, {}
     start = time.perf_counter()
     for name, alpha, epsilon, seed in track(cells, description="FedAUXfdp grid", console=console):
         result = run_fedauxfdp(datasets[name], FedAuxFdpConfig(alpha=alpha, class_epsilon=epsilon), seed=seed)
+        diagnostics.setdefault((name, epsilon, alpha), []).append(certainty_diagnostics(
+            result.messages, result.prepared.features.distillation,
+            np.array([client["class_shares"] for client in result.per_client])))
         for method, value in (("FedAUXfdp", result.accuracy), *result.baselines.items()):
             accuracy.setdefault((name, method, epsilon, alpha), []).append(100 * value)
         guarantees[epsilon] = (result.guarantees["basic"].epsilon, result.guarantees["tight"].epsilon)
@@ -106,6 +128,7 @@ def main():
             label = "None (no noise)" if epsilon == math.inf else f"({epsilon:g}, 1e-05)"
             table.add_row(method, label, *cells_text, end_section=method == METHODS[-1])
     console.print(table)
+    console.print(diagnostics_table(diagnostics, tuple(datasets), arguments.repeats))
     budget = Table(title="Total guarantee per client record (replace-one), δ = 2e-5")
     for column in ("class (ε, δ)", "basic ε (ε_scores + ε_classes)", "tight ε (exact composition)"):
         budget.add_column(column, justify="right")
@@ -116,6 +139,23 @@ def main():
     console.print(f"{len(cells)} runs in {time.perf_counter() - start:.0f} s")
 
 
+def diagnostics_table(diagnostics, names, repeats):
+    """FedAUXfdp's certainty diagnostics per (dataset, α, class ε), mean over seeds."""
+    table = Table(title=f"FedAUXfdp certainty diagnostics on the distillation set (mean over {repeats} seed(s)): spread | "
+                        "weighted true-class share | uniform (FedD+P) share; spread ≈ 0 or weighted ≈ uniform means the "
+                        "certainty weighting does nothing")
+    table.add_column("class (ε, δ)")
+    for name in names:
+        for alpha in ALPHAS:
+            table.add_column(f"{name} α={alpha:g}", justify="right")
+    for epsilon in CLASS_EPSILONS:
+        table.add_row("None (no noise)" if epsilon == math.inf else f"({epsilon:g}, 1e-05)", *(
+            " | ".join(f"{np.mean([getattr(d, field) for d in diagnostics[(name, epsilon, alpha)]]):.3f}"
+                       for field in ("spread", "weighted_true_class_share", "uniform_true_class_share"))
+            for name in names for alpha in ALPHAS))
+    return table
+
+
 # (label, score ε, class ε, seed-compat): the fully non-private row releases neither head with noise
 BUDGETS = (("non-private (no noise at all)", math.inf, math.inf, False), ("class (1, 1e-5)", 0.1, 1.0, False),
            ("class (0.5, 1e-5)", 0.1, 0.5, False), ("class (0.1, 1e-5)", 0.1, 0.1, False),
@@ -124,6 +164,22 @@ BUDGETS = (("non-private (no noise at all)", math.inf, math.inf, False), ("class
 
 # the server head is post-processing: a looser L-BFGS tolerance costs accuracy digits, not privacy
 SERVER_TOLERANCE = 1e-6
+
+
+def selected_budgets(arguments):
+    """The rows of BUDGETS this run computes (``--class-epsilons``, ``--no-extra-rows``)."""
+    rows = []
+    for row in BUDGETS:
+        label, score_epsilon, class_epsilon, compat = row
+        extra = compat or class_epsilon == math.inf
+        if extra and arguments.no_extra_rows:
+            continue
+        if not extra and arguments.class_epsilons is not None and class_epsilon not in arguments.class_epsilons:
+            continue
+        rows.append(row)
+    if not rows:
+        raise SystemExit("no budget left to run: check --class-epsilons (1 0.5 0.1) and --no-extra-rows")
+    return tuple(rows)
 
 
 def seed_compat_heads(heads):
@@ -151,7 +207,9 @@ def fidelity(arguments, console):
                   f"(median norm {np.median(np.linalg.norm(pretrained.data.features, axis=1)):.3f}); "
                   f"{time.perf_counter() - start:.0f} s")
     base = FedAuxFdpConfig.paper(num_clients=arguments.num_clients)
-    accuracy, diagnostics, sizes, wall = {}, {}, {}, {}
+    budgets = selected_budgets(arguments)
+    grid = RegularizationGrid(draws=arguments.tuning_draws) if arguments.tune else None
+    accuracy, diagnostics, sizes, wall, chosen, tuning_wall = {}, {}, {}, {}, {}, []
     alphas = tuple(arguments.alphas)
     for alpha in alphas:
         for seed in range(arguments.seeds):
@@ -164,49 +222,65 @@ def fidelity(arguments, console):
             sizes.setdefault(alpha, []).extend(len(local[c]) for c in clients)
             shares = np.stack([np.bincount(local[c].labels, minlength=prepared.num_classes) / len(local[c]) for c in clients])
             trained = {}
-            for label, score_epsilon, class_epsilon, compat in BUDGETS:
+            for label, score_epsilon, class_epsilon, compat in budgets:
                 if compat and seed >= arguments.seed_compat_seeds:
                     continue
-                settings = dataclasses.replace(client_settings(config, prepared.num_classes),
-                                               score_epsilon=score_epsilon, class_epsilon=class_epsilon)
-                if compat not in trained:
+                budget_config = dataclasses.replace(config, score_epsilon=score_epsilon, class_epsilon=class_epsilon)
+                if grid is not None and not compat:
+                    tuning_start = time.perf_counter()
+                    # public sets, the public private-pool size and the public config only (tune_regularization)
+                    choice = tune_regularization(sets.negative, sets.distillation, len(sets.private), budget_config,
+                                                 prepared.num_classes, tuning_seed(seed), grid)
+                    tuning_wall.append(time.perf_counter() - tuning_start)
+                    budget_config = dataclasses.replace(budget_config, score_regularization=choice.score_regularization,
+                                                        class_regularization=choice.class_regularization)
+                    chosen.setdefault((label, alpha), []).append(choice)
+                settings = client_settings(budget_config, prepared.num_classes)
+                key = (compat, settings.score_regularization, settings.class_regularization)
+                if key not in trained:
                     if compat:
                         train_settings = [dataclasses.replace(settings,
-                                                              score_regularization=config.score_regularization / (len(local[c]) + len(sets.negative)),
-                                                              class_regularization=config.class_regularization / len(local[c]))
+                                                              score_regularization=settings.score_regularization / (len(local[c]) + len(sets.negative)),
+                                                              class_regularization=settings.class_regularization / len(local[c]))
                                           for c in clients]
-                        trained[compat] = [seed_compat_heads(train_client_heads(local[c], sets.negative.features, s))
-                                           for c, s in zip(clients, train_settings)]
+                        trained[key] = [seed_compat_heads(train_client_heads(local[c], sets.negative.features, s))
+                                        for c, s in zip(clients, train_settings)]
                     else:
-                        trained[compat] = [train_client_heads(local[c], sets.negative.features, settings) for c in clients]
+                        trained[key] = [train_client_heads(local[c], sets.negative.features, settings) for c in clients]
                 # each draw is an independent release of the same trained heads (spawn gives new children);
                 # without any noise every draw would be the same, so that row takes one
                 noiseless = score_epsilon == math.inf and class_epsilon == math.inf
                 for _ in range(1 if noiseless else arguments.draws):
                     client_rngs = [np.random.default_rng(child) for child in prepared.client_seed.spawn(len(clients))]
                     messages = [release_client_heads(c, heads, head_mechanisms(heads, settings), rng)
-                                for c, heads, rng in zip(clients, trained[compat], client_rngs)]
+                                for c, heads, rng in zip(clients, trained[key], client_rngs)]
                     server = fedauxfdp_server(messages, sets.distillation.features, config.server_regularization,
                                               tolerance=SERVER_TOLERANCE)
                     for method, head in (("FedAUXfdp", server.fedauxfdp), ("FedD+P", server.fedd), ("FedAVG+P", server.fedavg)):
                         accuracy.setdefault((label, method, alpha), []).append(100 * linear_accuracy(head, sets.test))
                     diagnostics.setdefault((label, alpha), []).append(certainty_diagnostics(messages, sets.distillation, shares))
             wall.setdefault(alpha, []).append(time.perf_counter() - cell_start)
-            console.print(f"α = {alpha:g}, seed {seed}: {time.perf_counter() - cell_start:.0f} s")
-    if arguments.seed_compat_seeds > 0:
+            console.print(f"α = {alpha:g}, seed {seed}: {time.perf_counter() - cell_start:.0f} s" + (
+                "; λ (s, c) chosen on public data: " + ", ".join(
+                    f"{label} ({chosen[(label, alpha)][-1].score_regularization:g}, "
+                    f"{chosen[(label, alpha)][-1].class_regularization:g})"
+                    for label, *_ in budgets if (label, alpha) in chosen) if grid is not None else ""))
+    if arguments.seed_compat_seeds > 0 and any(compat for *_, compat in budgets):
         warnings.warn("seed-compat rows add n times too little noise (FedAUX's scikit-learn C = 1/λ): they carry NO "
                       "privacy guarantee", dpmech.NoGuaranteeWarning, stacklevel=1)
     table = Table(title=f"Seed 000 Table 3 protocol on public-CNN MNIST-1D features: server test accuracy (%), "
                         f"{arguments.num_clients} clients, mean ± std over {arguments.seeds} seed(s) × {arguments.draws} noise "
                         f"draw(s) (n = runs); scoring heads (0.1, 1e-5); "
-                        f"λ_s = λ_c = {base.score_regularization:g}, server L2 {base.server_regularization:g}")
+                        + (f"λ_s, λ_c chosen per (α, seed, budget) on public data only (grid λ_s {grid.score_regularizations}, "
+                           f"λ_c {grid.class_regularizations}; seed-compat at the paper's 0.01)" if grid is not None else
+                           f"λ_s = λ_c = {base.score_regularization:g}") + f", server L2 {base.server_regularization:g}")
     table.add_column("method")
     table.add_column("budget")
     for alpha in alphas:
         table.add_column(f"α={alpha:g} here", justify="right")
         table.add_column(f"α={alpha:g} seed", justify="right")
     seed_values = seed_headlines.FEDAUXFDP
-    for label, _, class_epsilon, compat in BUDGETS:
+    for label, _, class_epsilon, compat in budgets:
         for method in METHODS:
             cells_text = []
             for alpha in alphas:
@@ -221,7 +295,7 @@ def fidelity(arguments, console):
     diagnostic_table.add_column("budget")
     for alpha in alphas:
         diagnostic_table.add_column(f"α={alpha:g}", justify="right")
-    for label, *_ in BUDGETS:
+    for label, *_ in budgets:
         if (label, alphas[0]) not in diagnostics:
             continue
         diagnostic_table.add_row(label, *(
@@ -229,10 +303,31 @@ def fidelity(arguments, console):
                        for field in ("spread", "weighted_true_class_share", "uniform_true_class_share"))
             for alpha in alphas))
     console.print(diagnostic_table)
-    if 0.01 not in alphas:
+    if grid is not None:
+        choice_table = Table(title="λ chosen on public data only (tune_regularization): (λ_s, λ_c) per seed, and the "
+                                   f"public validation accuracy of the choice (mean over seeds); tuning {np.mean(tuning_wall):.0f} s "
+                                   "per (α, seed, budget)")
+        choice_table.add_column("budget")
+        for alpha in alphas:
+            choice_table.add_column(f"α={alpha:g}", justify="right")
+        for label, *_ in budgets:
+            if (label, alphas[0]) not in chosen:
+                continue
+            choice_table.add_row(label, *(
+                " ".join(f"({c.score_regularization:g}, {c.class_regularization:g})" for c in chosen[(label, alpha)])
+                + f" | {100 * np.mean([c.validation_accuracy[(c.score_regularization, c.class_regularization)] for c in chosen[(label, alpha)]]):.1f} %"
+                for alpha in alphas))
+        console.print(choice_table)
+    if 0.01 not in alphas or ("class (0.5, 1e-5)", "FedAUXfdp", 0.01) not in accuracy:
+        console.print("Wall time per (α, seed), all budgets: " + ", ".join(
+            f"α={alpha:g} {np.mean(wall[alpha]):.0f} s" for alpha in alphas) + f"; total {time.perf_counter() - start:.0f} s")
         return
     target = np.subtract(accuracy[("class (0.5, 1e-5)", "FedAUXfdp", 0.01)], accuracy[("class (0.5, 1e-5)", "FedAVG+P", 0.01)])
     per_seed = target.reshape(arguments.seeds, arguments.draws).mean(axis=1)
+    for method in ("FedAUXfdp", "FedAVG+P"):
+        values = np.reshape(accuracy[("class (0.5, 1e-5)", method, 0.01)], (arguments.seeds, arguments.draws)).mean(axis=1)
+        console.print(f"{method} at α = 0.01, class (0.5, 1e-5), per-seed means over the draws: "
+                      + ", ".join(f"{value:.1f}" for value in values) + " %")
     console.print(f"Target (issue 16): FedAUXfdp − FedAVG+P at α = 0.01, class (0.5, 1e-5), ≥ 2,000 records per client: "
                   f"{np.mean(target):+.1f} ± {np.std(target):.1f} pp over {target.size} runs ({arguments.seeds} seed(s) × "
                   f"{arguments.draws} draw(s); per-seed means {', '.join(f'{value:+.1f}' for value in per_seed)}) (seed: "

@@ -81,7 +81,9 @@ class DpHelmetConfig:
     plus an exact discrete Gaussian share; :func:`dpmech.blind_averaging.discrete_blind_average`);
     in process ``granularity`` is required, on Flower ``None`` lets the SecAgg+ encoding choose it. ``device`` is the torch device of
     the users' PSGD. Data options as in :class:`~trainers.pipelines.fedauxfdp.FedAuxFdpConfig`;
-    only the public sets of the split are used (for the feature map).
+    only the public sets of the split are used (for the feature map). ``one_class_per_user``: seed
+    002's strongly non-IID ablation (§7 RQ3, Tbl. 2): every user's N records come from one class,
+    the users spread over the classes as evenly as |U| allows (see :func:`prepare_users`).
     """
 
     num_users: int = 10
@@ -106,6 +108,7 @@ class DpHelmetConfig:
     public_fraction: float = 0.2
     negative_fraction: float = 0.2
     device: str = "cpu"
+    one_class_per_user: bool = False
 
     @classmethod
     def paper(cls, **overrides) -> "DpHelmetConfig":
@@ -161,6 +164,7 @@ class DpHelmetConfig:
         if self.num_components is not None:
             check.integer_scalar("num_components", self.num_components, 1)
         check.boolean("clip_features", self.clip_features)
+        check.boolean("one_class_per_user", self.one_class_per_user)
         if not isinstance(self.device, str):
             raise ValueError(f"device must be a torch device name such as 'cpu' or 'cuda' (got {self.device!r})")
 
@@ -275,8 +279,32 @@ class PreparedUsers:
         return self.features.private.subset(self.shares[user])
 
 
+def one_class_shares(labels: np.ndarray, num_users: int, records_per_user: int, num_classes: int, rng) -> np.ndarray:
+    """(|U|, N) record indices, every user's N records from one class (seed 002's non-IID ablation).
+
+    User u is given class ``π(u) mod C`` for a random permutation π of the users, so every class
+    has ⌊|U|/C⌋ or ⌈|U|/C⌉ users; each class's records are shuffled and cut into disjoint blocks
+    of N. Raises ValueError when a class has fewer records than its users need.
+    """
+    classes = rng.permutation(num_users) % num_classes
+    shares = np.empty((num_users, records_per_user), dtype=np.int64)
+    for label in range(num_classes):
+        users = np.flatnonzero(classes == label)
+        pool = np.flatnonzero(labels == label)
+        if users.size * records_per_user > pool.size:
+            raise ValueError(f"one_class_per_user: class {label} has {pool.size} private records, fewer than its "
+                             f"{users.size} users × records_per_user = {users.size * records_per_user}")
+        shares[users] = rng.permutation(pool)[:users.size * records_per_user].reshape(users.size, records_per_user)
+    return shares
+
+
 def prepare_users(data: LabelledData, config: DpHelmetConfig, seed: int) -> PreparedUsers:
-    """Split ``data``, map it to public features, give each user its records and calibrate σ_u."""
+    """Split ``data``, map it to public features, give each user its records and calibrate σ_u.
+
+    The users' records are drawn uniformly at random without replacement, or with
+    ``config.one_class_per_user`` by :func:`one_class_shares`. Either way this only decides which
+    data each simulated user holds; the record-level guarantee (replace-one inside one user's N
+    records, any label) does not depend on it."""
     if not isinstance(config, DpHelmetConfig):
         raise ValueError(f"config must be a DpHelmetConfig (got {type(config).__name__})")
     seed = check.integer_scalar("seed", seed, 0)
@@ -287,8 +315,12 @@ def prepare_users(data: LabelledData, config: DpHelmetConfig, seed: int) -> Prep
         raise ValueError(
             f"num_users × records_per_user = {needed} must be <= the {len(sets.private)} private records"
         )
-    order = np.random.default_rng(partition_seed).permutation(len(sets.private))[:needed]
-    shares = order.reshape(config.num_users, config.records_per_user)
+    if config.one_class_per_user:
+        shares = one_class_shares(sets.private.labels, config.num_users, config.records_per_user, num_classes,
+                                  np.random.default_rng(partition_seed))
+    else:
+        order = np.random.default_rng(partition_seed).permutation(len(sets.private))[:needed]
+        shares = order.reshape(config.num_users, config.records_per_user)
 
     sensitivity = local_sensitivity(config, num_classes)
     if config.noise == DISCRETE:

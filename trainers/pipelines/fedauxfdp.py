@@ -30,6 +30,11 @@ Protocol (one round; :class:`~trainers.federation.ClientMessage` is all that cro
    cross-entropy plus a small L2 term; the seed trains a full network with Adam for 10 epochs,
    here the extractor is frozen so the head is the whole trainable model).
 
+Choosing λ. :func:`tune_regularization` picks (λ_s, λ_c) from a grid fixed in advance by a
+simulated round on the labelled public sets only (``run_fedauxfdp(..., tuning=RegularizationGrid())``);
+the private records and the test set never reach it, and the real round's noise is calibrated
+by dpmech for whichever λ it picks.
+
 Baselines on the same messages: FedAVG+P, the plain mean of the noisy class heads (seed §5), and
 FedD+P, the same distillation with every s_i ≡ 1.
 
@@ -70,7 +75,7 @@ import dpmech.sensitivity
 from dpmech import REPLACE_ONE, GaussianOutputMechanism, NoGuaranteeEvent
 from dpmech import validation as check
 
-from ..data import LabelledData, PrivateData, dirichlet_label_partition
+from ..data import LabelledData, PrivateData, PublicData, dirichlet_label_partition
 from ..federation import ClientMessage, PipelineResult, run_clients, worst_client_ledger
 from ..protocol import train_with_sensitivity
 from ..sklearn_adapter import LogisticRegressionTrainer
@@ -216,6 +221,14 @@ class ClientHeads:
     num_negative: int
 
 
+def head_trainers(settings: ClientSettings) -> tuple:
+    """(scoring-head trainer, class-head trainer): the two regularised logistic regressions a
+    client fits, whose ``sensitivity(n)`` is dpmech's bound for n records."""
+    return (LogisticRegressionTrainer(settings.score_regularization, 2, settings.feature_bound),
+            LogisticRegressionTrainer(settings.class_regularization, settings.num_classes, settings.feature_bound,
+                                      multinomial_bound=settings.multinomial_bound))
+
+
 def train_client_heads(local: PrivateData, negative_features: np.ndarray, settings: ClientSettings) -> ClientHeads:
     """Train the scoring head (local vs public negatives) and the class head, without noise.
 
@@ -223,16 +236,13 @@ def train_client_heads(local: PrivateData, negative_features: np.ndarray, settin
     this on neighbouring datasets and then sample the release themselves.
     """
     num_records, num_negative = len(local), negative_features.shape[0]
+    score_trainer, class_trainer = head_trainers(settings)
     scoring = train_with_sensitivity(
-        LogisticRegressionTrainer(settings.score_regularization, 2, settings.feature_bound),
+        score_trainer,
         np.vstack([local.features, negative_features]),
         np.concatenate([np.ones(num_records, dtype=np.int64), np.zeros(num_negative, dtype=np.int64)]),
     )
-    class_heads = train_with_sensitivity(
-        LogisticRegressionTrainer(settings.class_regularization, settings.num_classes, settings.feature_bound,
-                                  multinomial_bound=settings.multinomial_bound),
-        local.features, local.labels,
-    )
+    class_heads = train_with_sensitivity(class_trainer, local.features, local.labels)
     return ClientHeads(scoring.parameters[0], scoring.sensitivity, class_heads.parameters, class_heads.sensitivity,
                        num_records, num_negative)
 
@@ -428,8 +438,166 @@ def client_settings(config: FedAuxFdpConfig, num_classes: int) -> ClientSettings
                           config.class_epsilon, config.class_delta, config.multinomial_bound, config.calibration)
 
 
+# Pre-specified (issue 16) before any test accuracy of a tuned run was looked at: λ on a
+# factor-√10-ish log grid around the paper's 0.01, wide enough to reach both the noise-dominated
+# (small λ) and the bias-dominated (large λ) end at ~2,500 records per client.
+CLASS_REGULARIZATION_GRID = (0.003, 0.01, 0.03, 0.1, 0.3)
+SCORE_REGULARIZATION_GRID = (0.003, 0.01, 0.03)
+
+
+def _grid(name, values) -> tuple:
+    if not isinstance(values, (tuple, list)):
+        raise ValueError(f"{name} must be a tuple of numbers > 0 (got {type(values).__name__})")
+    values = tuple(float(check.positive(f"{name}[{index}]", value)) for index, value in enumerate(values))
+    if not values or len(set(values)) != len(values):
+        raise ValueError(f"{name} must hold at least one value and no repeats (got {values!r})")
+    return values
+
+
+@dataclass(frozen=True)
+class RegularizationGrid:
+    """What :func:`tune_regularization` searches and how (validated on construction, ValueError).
+
+    ``class_regularizations`` λ_c and ``score_regularizations`` λ_s: the grid, searched jointly.
+    ``validation_fraction``: the share of the public pool held out to score each grid point.
+    ``draws``: independent noise draws per grid point (the same draws at every grid point, so the
+    comparison is paired). ``server_tolerance``: the simulated server fit's L-BFGS tolerance.
+    """
+
+    class_regularizations: tuple = CLASS_REGULARIZATION_GRID
+    score_regularizations: tuple = SCORE_REGULARIZATION_GRID
+    validation_fraction: float = 0.25
+    draws: int = 3
+    server_tolerance: float = 1e-6
+
+    def __post_init__(self):
+        object.__setattr__(self, "class_regularizations", _grid("class_regularizations", self.class_regularizations))
+        object.__setattr__(self, "score_regularizations", _grid("score_regularizations", self.score_regularizations))
+        check.in_interval("validation_fraction", self.validation_fraction, 0.0, 1.0, low_open=True, high_open=True)
+        check.integer_scalar("draws", self.draws, 1)
+        check.positive("server_tolerance", self.server_tolerance)
+
+
+@dataclass(frozen=True)
+class RegularizationChoice:
+    """The outcome of :func:`tune_regularization`: the chosen (λ_s, λ_c), every grid point's mean
+    validation accuracy ``{(λ_s, λ_c): accuracy}``, and the sizes of the simulation."""
+
+    score_regularization: float
+    class_regularization: float
+    validation_accuracy: dict
+    num_validation: int
+    simulated_records_per_client: int
+    records_per_client: int
+
+
+def tune_regularization(negative: PublicData, distillation: PublicData, num_private: int, config: FedAuxFdpConfig,
+                        num_classes: int, seed, grid: RegularizationGrid = RegularizationGrid()) -> RegularizationChoice:
+    """Choose (λ_s, λ_c) by a FedAUXfdp simulation on labelled PUBLIC data only.
+
+    FedAUX (Sattler et al. 2021, §5) tunes on public/auxiliary data; seed 000 fixes λ = 0.01.
+    Here the rule is fixed in advance (issue 16): every grid point is scored by the test accuracy
+    of the simulated FedAUXfdp server head on a held-out part of the public pool, averaged over
+    ``grid.draws`` noise draws; the highest mean wins, a tie goes to the larger λ_c, then the
+    larger λ_s (more regularisation, less noise).
+
+    The simulation. The public pool (``negative`` then ``distillation``, both :class:`PublicData`
+    with labels) is shuffled; ``grid.validation_fraction`` of it is held out, and the rest is cut
+    in the real proportions private : D⁻ : distillation = ``num_private`` : |negative| :
+    |distillation| into simulated clients' data, a simulated D⁻ and a simulated distillation set.
+    The simulated private part is split over ``config.num_clients`` clients with Dirichlet
+    (``config.alpha``) skew as :func:`prepare_round` splits the real one. Each simulated client
+    trains both heads at the grid point's λ on its (fewer) records and is released through
+    :func:`head_mechanisms` at the config's (ε, δ) with the sensitivity dpmech gives for the REAL
+    round's sizes: n = ⌊``num_private``/K⌋ records for the class head and n + |negative| for the
+    scoring head, so the noise per head is the real round's (only the estimation error of the
+    simulated heads is larger). The server then distils the certainty-weighted ensemble on the
+    simulated distillation set (:func:`fit_soft_label_head`).
+
+    Privacy. The inputs are public data, the public count ``num_private`` (fixed by the split
+    fractions) and the public config, so the choice is a function of public data only and costs
+    no privacy: the real round then calibrates its noise by dpmech for the chosen λ as for any
+    other. Neither the private records nor their labels nor the test set can reach it; a
+    :class:`PrivateData` argument raises ValueError. Its randomness derives from ``seed`` (an int
+    or a ``numpy.random.SeedSequence``).
+    """
+    for name, part in (("negative", negative), ("distillation", distillation)):
+        if not isinstance(part, PublicData):
+            raise ValueError(f"{name} must be PublicData: the tuning sees public data only (got {type(part).__name__})")
+    if not isinstance(config, FedAuxFdpConfig):
+        raise ValueError(f"config must be a FedAuxFdpConfig (got {type(config).__name__})")
+    if not isinstance(grid, RegularizationGrid):
+        raise ValueError(f"grid must be a RegularizationGrid (got {type(grid).__name__})")
+    num_private = check.integer_scalar("num_private", num_private, config.num_clients)
+    num_classes = check.integer_scalar("num_classes", num_classes, 2)
+    seed_sequence = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(
+        check.integer_scalar("seed", seed, 0))
+    pool_seed, partition_seed, noise_seed = seed_sequence.spawn(3)
+    pool = PublicData(np.vstack([negative.features, distillation.features]),
+                      np.concatenate([negative.labels, distillation.labels]))
+    order = np.random.default_rng(pool_seed).permutation(len(pool))
+    num_validation = int(round(grid.validation_fraction * len(pool)))
+    rest = len(pool) - num_validation
+    shares = np.array([num_private, len(negative), len(distillation)], dtype=np.float64)
+    num_sim_private, num_sim_negative = (int(value) for value in np.floor(rest * shares[:2] / shares.sum()))
+    num_sim_distillation = rest - num_sim_private - num_sim_negative
+    if min(num_validation, num_sim_negative, num_sim_distillation) < 1 or num_sim_private < config.num_clients:
+        raise ValueError(f"the public pool of {len(pool)} records is too small to simulate {config.num_clients} clients "
+                         f"with a validation fraction of {grid.validation_fraction:g}; use more public data")
+    validation, sim_private, sim_negative, sim_distillation = (
+        pool.subset(part) for part in np.split(order, np.cumsum([num_validation, num_sim_private, num_sim_negative])))
+    assignment = dirichlet_label_partition(sim_private.labels, config.num_clients, config.alpha,
+                                           np.random.default_rng(partition_seed), num_classes=num_classes,
+                                           balance_clients=config.balance_clients)
+    clients = [sim_private.subset(np.flatnonzero(assignment == client)) for client in range(config.num_clients)]
+    clients = [local for local in clients if len(local)]
+    records_per_client = num_private // config.num_clients
+    base = client_settings(config, num_classes)
+    score_heads, class_heads = {}, {}
+    for score_regularization in grid.score_regularizations:
+        trainer, _ = head_trainers(dataclasses.replace(base, score_regularization=score_regularization))
+        score_heads[score_regularization] = (
+            [trainer.train(np.vstack([local.features, sim_negative.features]),
+                           np.concatenate([np.ones(len(local), np.int64), np.zeros(len(sim_negative), np.int64)]))[0]
+             for local in clients],
+            trainer.sensitivity(records_per_client + len(negative)))
+    for class_regularization in grid.class_regularizations:
+        _, trainer = head_trainers(dataclasses.replace(base, class_regularization=class_regularization))
+        class_heads[class_regularization] = ([trainer.train(local.features, local.labels) for local in clients],
+                                             trainer.sensitivity(records_per_client))
+    noiseless = config.score_epsilon == math.inf and config.class_epsilon == math.inf
+    draw_seeds = noise_seed.spawn(1 if noiseless else grid.draws)
+    accuracy = {}
+    for score_regularization, (scoring, score_sensitivity) in score_heads.items():
+        for class_regularization, (classing, class_sensitivity) in class_heads.items():
+            settings = dataclasses.replace(base, score_regularization=score_regularization,
+                                           class_regularization=class_regularization)
+            heads = [ClientHeads(score_head, score_sensitivity, class_head, class_sensitivity, records_per_client,
+                                 len(negative)) for score_head, class_head in zip(scoring, classing)]
+            draws = []
+            for draw_seed in draw_seeds:
+                rngs = [np.random.default_rng(child) for child in draw_seed.spawn(len(heads))]
+                messages = [release_client_heads(client, head, head_mechanisms(head, settings), rng)
+                            for client, (head, rng) in enumerate(zip(heads, rngs))]
+                server_head = fit_soft_label_head(
+                    sim_distillation.features, certainty_weighted_soft_labels(messages, sim_distillation.features),
+                    config.server_regularization, tolerance=grid.server_tolerance)
+                draws.append(linear_accuracy(server_head, validation))
+            accuracy[(score_regularization, class_regularization)] = float(np.mean(draws))
+    score_regularization, class_regularization = max(accuracy, key=lambda point: (accuracy[point], point[1], point[0]))
+    return RegularizationChoice(score_regularization, class_regularization, accuracy, num_validation,
+                                len(sim_private) // config.num_clients, records_per_client)
+
+
+def tuning_seed(seed: int) -> np.random.SeedSequence:
+    """The seed of a round's :func:`tune_regularization`: a fourth child of the round's seed, so the
+    split, partition and client seeds (the first three) stay those of an untuned run."""
+    return np.random.SeedSequence(check.integer_scalar("seed", seed, 0)).spawn(4)[3]
+
+
 def run_fedauxfdp(data: LabelledData, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int = 0, *,
-                  n_jobs: Optional[int] = None, progress: bool = False) -> PipelineResult:
+                  n_jobs: Optional[int] = None, progress: bool = False,
+                  tuning: Optional[RegularizationGrid] = None) -> PipelineResult:
     """Run FedAUXfdp end to end on ``data`` and return its :class:`~trainers.federation.PipelineResult`.
 
     Everything random derives from ``seed`` (split, partition, one Generator per client), so the
@@ -438,9 +606,19 @@ def run_fedauxfdp(data: LabelledData, config: FedAuxFdpConfig = FedAuxFdpConfig(
     ``guarantees``: ``"basic"`` = ε_scores + ε_classes (ledger method ``"basic"``, δ split evenly)
     and ``"tight"`` (exact composition), both at δ = δ_scores + δ_classes, for one record,
     replace-one. Clients that receive no record send nothing (counted in ``notes``).
+
+    ``tuning``: when given, λ_s and λ_c are first chosen by :func:`tune_regularization` on the
+    round's public sets (D⁻ and distillation) over that grid, replacing the config's values;
+    ``config`` in the result holds the λs used and ``notes`` the validation accuracies.
     """
     prepared = prepare_round(data, config, seed)
     sets, assignment = prepared.features, prepared.assignment
+    choice = None
+    if tuning is not None:
+        choice = tune_regularization(sets.negative, sets.distillation, len(sets.private), config,
+                                     prepared.num_classes, tuning_seed(prepared.seed), tuning)
+        config = dataclasses.replace(config, score_regularization=choice.score_regularization,
+                                     class_regularization=choice.class_regularization)
     settings = client_settings(config, prepared.num_classes)
     clients = [client for client in range(config.num_clients) if np.any(assignment == client)]
     local_data = {client: sets.private.subset(np.flatnonzero(assignment == client)) for client in clients}
@@ -483,6 +661,11 @@ def run_fedauxfdp(data: LabelledData, config: FedAuxFdpConfig = FedAuxFdpConfig(
         if getattr(config, name) == math.inf:
             notes.append(f"{name} = ∞: that head is released WITHOUT noise, so there is no DP guarantee (ε = ∞).")
             warnings.warn(f"FedAUXfdp: {notes[-1]}", dpmech.NoGuaranteeWarning, stacklevel=2)
+    if choice is not None:
+        notes.append(
+            f"λ_s = {choice.score_regularization:g}, λ_c = {choice.class_regularization:g} chosen on public data only "
+            f"(simulated round, {choice.num_validation} held-out public records; validation accuracy per (λ_s, λ_c): "
+            + ", ".join(f"({s:g}, {c:g}) {100 * a:.1f} %" for (s, c), a in choice.validation_accuracy.items()) + ").")
     if len(clients) < config.num_clients:
         notes.append(f"{config.num_clients - len(clients)} of {config.num_clients} clients received no record and sent nothing.")
     class_shares = np.stack([np.bincount(local_data[m.client].labels, minlength=prepared.num_classes)
