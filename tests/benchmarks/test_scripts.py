@@ -37,11 +37,12 @@ def test_fidelity_modes_run_at_tiny_size(tmp_path):
     common = ["--fidelity", "--samples", "1200", "--public-samples", "400", "--seeds", "1", "--cnn-epochs", "1",
               "--cache-dir", str(tmp_path)]
     fedaux = subprocess.run([sys.executable, "benchmarks/seed_fedauxfdp.py", *common, "--num-clients", "2",
-                             "--alphas", "0.01", "--seed-compat-seeds", "0"],
+                             "--alphas", "0.01", "--seed-compat-seeds", "0", "--tune", "--tuning-draws", "1"],
                             capture_output=True, text=True, cwd=ROOT, env=environment)
     assert fedaux.returncode == 0, fedaux.stderr
-    assert "Target (issue 16)" in fedaux.stdout and "non-private" in fedaux.stdout
-    helmet = subprocess.run([sys.executable, "benchmarks/seed_dphelmet.py", *common, "--users", "2", "--epochs", "1"],
+    assert "Target (issue 16)" in fedaux.stdout and "non-private" in fedaux.stdout and "λ" in fedaux.stdout
+    helmet = subprocess.run([sys.executable, "benchmarks/seed_dphelmet.py", *common, "--users", "2", "--epochs", "1",
+                             "--one-class-per-user"],
                             capture_output=True, text=True, cwd=ROOT, env=environment)
     assert helmet.returncode == 0, helmet.stderr
-    assert "Target (issue 16)" in helmet.stdout and "huber_svm" in helmet.stdout
+    assert "Target (issue 16)" in helmet.stdout and "huber_svm" in helmet.stdout and "one class per user" in helmet.stdout
