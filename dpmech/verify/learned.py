@@ -172,7 +172,7 @@ def learned_dp_test(
     featurise = OutputFeatures(training, float_bits=float_bits)
     features = [featurise(sample) for sample in training + test]
     seed = int(rng.integers(2**31))
-    names, counts_first, counts_second = [], [], []
+    names, counts_first, counts_second, events = [], [], [], []
     # The classifiers are fitted on at most TRAINING_LIMIT outputs per side: their fit time grows with n,
     # their accuracy hardly does beyond it, and the events still depend on the training sample alone.
     fitted = [side[:TRAINING_LIMIT] for side in features[:2]]
@@ -184,4 +184,11 @@ def learned_dp_test(
             at_most = np.searchsorted(scores, thresholds, side="right")
             counts.append(np.concatenate([scores.size - at_most, at_most]))
         names += [f"{model} score > {t:.6g}" for t in thresholds] + [f"{model} score <= {t:.6g}" for t in thresholds]
-    return decide(np.concatenate(counts_first), np.concatenate(counts_second), names, num_samples, epsilon, delta, alpha)
+        events += [(score, t, True) for t in thresholds.tolist()] + [(score, t, False) for t in thresholds.tolist()]
+    return decide(np.concatenate(counts_first), np.concatenate(counts_second), names, num_samples, epsilon, delta, alpha,
+                  event_of=lambda index: _score_event(*events[index], featurise))
+
+
+def _score_event(score, threshold, above, featurise):
+    """Membership function of {s(o) > threshold} (``above``) or {s(o) <= threshold}, s and the features fixed by training."""
+    return lambda outputs: score(featurise(outputs)) > threshold if above else score(featurise(outputs)) <= threshold
