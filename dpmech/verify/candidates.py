@@ -3,7 +3,9 @@ r"""Candidate events for the final stage of :func:`.tester.find_violation`: each
 Every event family tests its events on a sample it did not choose them
 on. Beside its decision it names one candidate for a larger, fresh
 sample (:mod:`.confirm`): the (event, order) whose ε lower bound on
-``NOMINAL_SAMPLES`` fresh outputs per side is predicted to be largest.
+N fresh outputs per side (``NOMINAL_SAMPLES``, or the final stage's
+expected N) is predicted to be largest: a larger N favours rarer events
+with larger ratios.
 The prediction is a heuristic that only ranks events: it shrinks the
 test counts k (heavy side) and k' (light side) of n outputs to the
 one-sided 95 % Clopper–Pearson bounds p̃ <= k/n and q̃ >= k'/n, which
@@ -42,6 +44,9 @@ class Candidate:
         score: the predicted ε lower bound (a ranking heuristic, not a bound).
         counts: (heavy, light) counts in the test sample that chose it, of ``num_samples`` per side.
         num_samples: outputs per side of that test sample.
+        refit: None, or callable (outputs on D, outputs on D', nominal N) -> Candidate or None: the same
+            family's choice made again on a larger sample (the final stage draws it fresh, before its
+            counts), ranked for a final sample of N outputs per side.
     """
 
     event: object
@@ -50,13 +55,14 @@ class Candidate:
     score: float
     counts: tuple
     num_samples: int
+    refit: object = None
 
 
-def predicted_bounds(heavy, light, num_samples, delta):
+def predicted_bounds(heavy, light, num_samples, delta, nominal_samples=NOMINAL_SAMPLES):
     """The ranking score of the module docstring, per (heavy count, light count) pair of ``num_samples`` outputs; −inf when hopeless."""
     heavy = np.asarray(heavy, dtype=float)
     light = np.asarray(light, dtype=float)
-    n, big = float(num_samples), float(NOMINAL_SAMPLES)
+    n, big = float(num_samples), float(nominal_samples)
     with np.errstate(divide="ignore", invalid="ignore"):
         shrunk_heavy = np.where(heavy > 0, stats.beta.ppf(SHRINK_LEVEL, np.maximum(heavy, 1.0), n - heavy + 1.0), 0.0)
         shrunk_light = np.where(light < n, stats.beta.isf(SHRINK_LEVEL, light + 1.0, np.maximum(n - light, 1.0)), 1.0)
@@ -67,7 +73,7 @@ def predicted_bounds(heavy, light, num_samples, delta):
     return np.nan_to_num(score, nan=-np.inf)
 
 
-def best_candidate(counts_first, counts_second, num_samples, delta, event_of, names):
+def best_candidate(counts_first, counts_second, num_samples, delta, event_of, names, nominal_samples=NOMINAL_SAMPLES):
     """The best of the (event, order) pairs of a test by :func:`predicted_bounds`, or None when all are hopeless.
 
     Args:
@@ -76,6 +82,7 @@ def best_candidate(counts_first, counts_second, num_samples, delta, event_of, na
         delta: the claimed δ.
         event_of: callable index -> the event's membership function (see :class:`Candidate`).
         names: per event, its description.
+        nominal_samples: the N of the prediction (the final stage's expected sample size when known).
     """
     counts_first = np.asarray(counts_first, dtype=np.int64)
     counts_second = np.asarray(counts_second, dtype=np.int64)
@@ -83,7 +90,7 @@ def best_candidate(counts_first, counts_second, num_samples, delta, event_of, na
         return None
     heavy = np.concatenate([counts_first, counts_second])
     light = np.concatenate([counts_second, counts_first])
-    scores = predicted_bounds(heavy, light, num_samples, delta)
+    scores = predicted_bounds(heavy, light, num_samples, delta, nominal_samples)
     best = int(np.argmax(scores))
     if not np.isfinite(scores[best]):
         return None

@@ -40,7 +40,7 @@ import numpy as np
 from scipy import stats
 
 from .. import validation as check
-from .candidates import Candidate, best_candidate
+from .candidates import NOMINAL_SAMPLES, Candidate, best_candidate
 from .exact import DpViolation
 
 OUTPUT_KINDS = ("discrete", "real")
@@ -391,16 +391,22 @@ def _discrete_counts(codes, count, seen, witnesses):
     return np.concatenate([per_outcome[seen], [int(per_outcome[mask].sum()) for mask in witnesses]]).astype(np.int64)
 
 
-def _outcome_names(samples, codes, count):
-    """repr of one output per outcome code, for messages."""
-    names = [None] * count
-    for sample, sample_codes in zip(samples, codes):
-        unique, first = np.unique(sample_codes, return_index=True)
-        for code, index in zip(unique.tolist(), first.tolist()):
-            if names[code] is None:
-                item = sample[index]
-                names[code] = repr(item.tolist() if isinstance(item, (np.ndarray, np.generic)) else item)
-    return names
+class _OutcomeNames:
+    """repr of one output per outcome code, for messages, made only for the codes asked for (a sample may hold ~10⁵ outcomes)."""
+
+    def __init__(self, samples, codes, count):
+        self.samples, self.count = samples, count
+        self.offsets = np.cumsum([0] + [len(sample) for sample in samples])
+        _, self.first = np.unique(np.concatenate(codes), return_index=True)
+
+    def __len__(self):
+        return self.count
+
+    def __getitem__(self, code):
+        position = int(self.first[code])
+        sample = int(np.searchsorted(self.offsets, position, side="right")) - 1
+        item = self.samples[sample][position - self.offsets[sample]]
+        return repr(item.tolist() if isinstance(item, (np.ndarray, np.generic)) else item)
 
 
 # Fewest selection draws (both sides) of an outcome for its singleton event.
@@ -476,7 +482,7 @@ def statistical_dp_test(
     if kind == "discrete":
         samples = selection + test
         codes, count = outcome_codes(samples)
-        seen, witnesses, names = _discrete_events(codes[0], codes[1], epsilon, _outcome_names(samples, codes, count))
+        seen, witnesses, names = _discrete_events(codes[0], codes[1], epsilon, _OutcomeNames(samples, codes, count))
         counts = [_discrete_counts(sample_codes, count, seen, witnesses) for sample_codes in codes[2:]]
 
         def event_of(index):
@@ -487,6 +493,8 @@ def statistical_dp_test(
         candidates = [result.candidate, _level_set_candidate(samples, codes, count, num_samples, delta)]
         candidates = [candidate for candidate in candidates if candidate is not None]
         best = max(candidates, key=lambda candidate: candidate.score) if candidates else None
+        if best is not None:
+            best = replace(best, refit=lambda first, second, nominal: _level_set_refit(first, second, delta, nominal_samples=nominal))
         return replace(result, num_outcomes=count, candidate=best)
     thresholds, special, names = _real_events(*selection, num_thresholds)
     counts = [_real_counts(sample, thresholds, special) for sample in test]
@@ -503,11 +511,32 @@ def _real_event(index, thresholds, special):
     return lambda outputs: (np.asarray(outputs, dtype=float) > threshold) if above else (np.asarray(outputs, dtype=float) <= threshold)
 
 
+def _level_set_refit(first, second, delta, keep=None, nominal_samples=NOMINAL_SAMPLES):
+    """:func:`_level_set_candidate` on a larger sample: outcomes ordered on its first half, prefixes ranked on its second.
+
+    ``keep``, a candidate chosen before, competes on the same second half.
+    """
+    half = min(len(first), len(second)) // 2
+    samples = [first[:half], second[:half], first[half:2 * half], second[half:2 * half]]
+    codes, count = outcome_codes(samples)
+    refitted = _level_set_candidate(samples, codes, count, half, delta, nominal_samples)
+    if keep is None:
+        return refitted
+    hits = [int(np.count_nonzero(keep.event(sample))) for sample in samples[2:]]
+    kept = best_candidate([hits[0]], [hits[1]], half, delta, lambda index: keep.event, [keep.description], nominal_samples)
+    return max((c for c in (refitted, kept) if c is not None), key=lambda c: c.score, default=None)
+
+
+def level_set_refit(candidate, delta):
+    """A ``refit`` for a candidate of any family on outputs with few distinct values: the best level set on the larger sample, the candidate's own event competing."""
+    return lambda first, second, nominal: _level_set_refit(first, second, delta, keep=candidate, nominal_samples=nominal)
+
+
 # Level sets for candidates: every prefix when there are at most this many outcomes, else this many prefix lengths.
 LEVEL_SET_LIMIT = 4096
 
 
-def _level_set_candidate(samples, codes, count, num_samples, delta):
+def _level_set_candidate(samples, codes, count, num_samples, delta, nominal_samples=NOMINAL_SAMPLES):
     """The best estimated likelihood-ratio level set as a candidate for the final stage (not a hypothesis here).
 
     Outcomes are ordered by the selection sample's ratio (k_D + 1)/(k_D' + 1),
@@ -528,7 +557,7 @@ def _level_set_candidate(samples, codes, count, num_samples, delta):
         orders += [order[:length] for length in lengths.tolist()]
         names += [f"the {length} outcomes most likelier under {label} in the selection sample" for length in lengths.tolist()]
     return best_candidate(np.concatenate(firsts), np.concatenate(seconds), num_samples, delta,
-                          lambda index: outcome_set_event(samples, codes, orders[index]), names)
+                          lambda index: outcome_set_event(samples, codes, orders[index]), names, nominal_samples)
 
 
 def decide(counts_first, counts_second, names, num_samples, epsilon, delta, alpha, event_of=None) -> StatisticalTestResult:

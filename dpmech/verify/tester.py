@@ -40,8 +40,9 @@ share of the time budget (1 − ``final_time_share``).
 
 The final stage, DP-Sniper's estimate (Bichsel et al. 2021, §V): every
 family's test also names its most promising (event, order)
-(:mod:`.candidates`); the best over all pairs, families and rounds is
-fixed, and :func:`.confirm.confirm_candidate` counts it on as many fresh
+(:mod:`.candidates`); the best of the last round's is fixed (refitted on a
+larger fresh sample when its family can), and
+:func:`.confirm.confirm_candidate` counts it on as many fresh
 outputs of its pair as fit in the time left (10⁶–10⁷ for vectorised
 samplers), with one Clopper–Pearson pair of bounds at β/2 each. It runs
 unless a round already rejected with ``stop_at_rejection``. Its samples
@@ -66,7 +67,7 @@ from scipy import stats
 from .. import validation as check
 from .exact import DpViolation
 from ..gaussian import gaussian_delta, gaussian_epsilon
-from .confirm import confirm_candidate
+from .confirm import confirm_candidates
 from .floating import float_dp_test
 from .greybox import noise_scale_test
 from .learned import learned_dp_test
@@ -298,12 +299,13 @@ def find_violation(
 
     start = time.perf_counter()
     best, best_context, rounds, num_samples, largest_m = None, None, 0, initial_samples, 1
-    candidate, candidate_context = None, None
+    candidates = {}
     while True:
         rounds += 1
         level = search_alpha / (rounds * (rounds + 1)) / (len(named) * len(families))
         round_start = time.perf_counter()
         evidence = []
+        latest = {}
         for name, first, second in named:
             strongest = (0.0, -math.inf)
             few_outcomes = False
@@ -335,13 +337,16 @@ def find_violation(
                 key = (result.rejected, result.epsilon_lower_bound, result.lower_bound_delta)
                 if best is None or key > (best.rejected, best.epsilon_lower_bound, best.lower_bound_delta):
                     best, best_context = result, (name, family)
-                if result.candidate is not None and (candidate is None or result.candidate.score > candidate.score):
-                    candidate, candidate_context = result.candidate, (name, family, first, second)
+                if result.candidate is not None and (latest.get(name) is None or result.candidate.score > latest[name][0].score):
+                    # The cheap family runs first, so few_outcomes already describes this pair.
+                    latest[name] = (result.candidate, (name, family, first, second, few_outcomes))
                 if result.rejected and stop_at_rejection:
                     break
             evidence.append(strongest)
             if best.rejected and stop_at_rejection:
                 break
+        # Each pair's candidate from the latest round that tested it: the most outputs per event, the least flattered by luck.
+        candidates.update({name: entry for name, entry in latest.items() if entry is not None})
         elapsed = time.perf_counter() - start
         round_seconds = time.perf_counter() - round_start
         if rounds == 1:
@@ -359,16 +364,20 @@ def find_violation(
         named = kept
     search_best = best
     final, evidence_samples = None, num_samples
-    if final_share > 0 and candidate is not None and not (best.rejected and stop_at_rejection):
-        name, family, first, second = candidate_context
-        final = confirm_candidate(
-            sampler, (first, second), candidate, epsilon, delta, level=alpha * final_share,
-            seconds=budget_seconds - (time.perf_counter() - start), max_samples=final_samples, rng=rng,
+    if final_share > 0 and candidates and not (best.rejected and stop_at_rejection):
+        ranked = sorted(candidates.values(), key=lambda entry: entry[0].score, reverse=True)
+        final = confirm_candidates(
+            sampler, [((first, second), candidate, "level sets" if few else "learned" if "learned" in families else None)
+                      for candidate, (_, _, first, second, few) in ranked],
+            epsilon, delta, level=alpha * final_share, seconds=budget_seconds - (time.perf_counter() - start),
+            max_samples=final_samples, rng=rng, float_bits=float_bits,
         )
+        if final is not None:
+            name, family = next(context[:2] for _, context in ranked if context[2] is final.pair[0] and context[3] is final.pair[1])
         if final is not None and (final.rejected, final.epsilon_lower_bound) > (best.rejected, best.epsilon_lower_bound):
             best = StatisticalTestResult(
                 rejected=final.rejected, lower_bound_delta=final.lower_bound_delta, epsilon_lower_bound=final.epsilon_lower_bound,
-                witness=candidate.description, direction="D -> D'" if candidate.heavy_is_first else "D' -> D",
+                witness=final.candidate.description, direction="D -> D'" if final.candidate.heavy_is_first else "D' -> D",
                 counts=final.counts, num_hypotheses=1, num_samples=final.num_samples, alpha=final.level, epsilon=epsilon, delta=delta,
             )
             best_context, evidence_samples = (name, f"{family}, final stage"), final.num_samples
@@ -395,7 +404,7 @@ def find_violation(
         final_samples=0 if final is None else final.num_samples,
         final_epsilon_lower_bound=0.0 if final is None else final.epsilon_lower_bound,
         final_counts=None if final is None else final.counts,
-        final_witness=None if final is None else f"{candidate_context[0]}: {candidate.description}",
+        final_witness=None if final is None else f"{name}: {final.candidate.description}",
         search_epsilon_lower_bound=max(search_best.epsilon_lower_bound, 0.0),
     )
 
