@@ -88,21 +88,22 @@ def run(example, seed, budget, **options):
 
 def literature_table(examples, seeds, budget):
     table = Table(title=f"dpmech.verify.find_violation, budget {budget:g} s, alpha 0.05, {seeds} seed(s)")
-    for column in ("mechanism", "truth", "claim (eps, delta)", "verdicts", "max eps lower bound", "samples/side", "time/seed", "StatDP", "DP-Sniper"):
+    for column in ("mechanism", "truth", "claim (eps, delta)", "verdicts", "max eps lower bound", "samples/side (rounds, final)", "time/seed", "StatDP", "DP-Sniper"):
         table.add_column(column)
     wrong = 0
     for example in examples:
-        rejections, best, samples, seconds = 0, 0.0, 0, 0.0
+        rejections, best, samples, final, seconds = 0, 0.0, 0, 0, 0.0
         for seed in range(seeds):
             report, elapsed = run(example, seed, budget)
             seconds += elapsed
             rejections += report.rejected
             best, samples = max(best, report.epsilon_lower_bound), max(samples, report.num_samples)
+            final = max(final, report.final_samples)
         wrong += abs(rejections - (0 if example.correct else seeds))
         verdict = f"{rejections}/{seeds} rejected" + (" (false alarm)" if example.correct and rejections else "")
         table.add_row(
             example.name, ("correct: " if example.correct else "buggy: ") + example.truth, f"({example.epsilon:.4g}, {example.delta:g})",
-            verdict, f"{best:.3f}", str(samples), f"{seconds / seeds:.1f} s", *published(example.name),
+            verdict, f"{best:.3f}", f"{samples}, {final}", f"{seconds / seeds:.1f} s", *published(example.name),
         )
         Console(width=230).print(f"done: {example.name}", style="dim")
     Console(width=230).print(table)
@@ -111,19 +112,20 @@ def literature_table(examples, seeds, budget):
 
 def false_alarm_table(examples, seeds, budget):
     table = Table(title=f"false alarms: correct mechanisms, {seeds} seeds each, budget {budget:g} s, alpha 0.05")
-    for column in ("mechanism", "claim (eps, delta)", "false alarms", "max eps lower bound", "largest samples/side", "time/seed"):
+    for column in ("mechanism", "claim (eps, delta)", "false alarms", "max eps lower bound", "largest samples/side (rounds, final)", "time/seed"):
         table.add_column(column)
     total = 0
     for example in examples:
         if not example.correct:
             continue
-        alarms, best, samples, seconds = 0, 0.0, 0, 0.0
+        alarms, best, samples, final, seconds = 0, 0.0, 0, 0, 0.0
         for seed in range(seeds):
             report, elapsed = run(example, seed, budget)
             alarms += report.rejected
             best, samples, seconds = max(best, report.epsilon_lower_bound), max(samples, report.num_samples), seconds + elapsed
+            final = max(final, report.final_samples)
         total += alarms
-        table.add_row(example.name, f"({example.epsilon:.4g}, {example.delta:g})", f"{alarms}/{seeds}", f"{best:.3f}", str(samples), f"{seconds / seeds:.1f} s")
+        table.add_row(example.name, f"({example.epsilon:.4g}, {example.delta:g})", f"{alarms}/{seeds}", f"{best:.3f}", f"{samples}, {final}", f"{seconds / seeds:.1f} s")
         Console(width=200).print(f"done: {example.name}", style="dim")
     Console(width=200).print(table)
     print(f"false alarms over all correct mechanisms and seeds: {total}")

@@ -47,6 +47,7 @@ class Candidate:
         refit: None, or callable (outputs on D, outputs on D', nominal N) -> Candidate or None: the same
             family's choice made again on a larger sample (the final stage draws it fresh, before its
             counts), ranked for a final sample of N outputs per side.
+        refit_samples: the most outputs per side the refit uses (classifiers score every one).
     """
 
     event: object
@@ -56,6 +57,7 @@ class Candidate:
     counts: tuple
     num_samples: int
     refit: object = None
+    refit_samples: int = 1_000_000
 
 
 def predicted_bounds(heavy, light, num_samples, delta, nominal_samples=NOMINAL_SAMPLES):

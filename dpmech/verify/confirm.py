@@ -12,8 +12,8 @@ before this stage (:class:`.candidates.Candidate`) and a level β:
 2. each candidate (pair, event) that has a ``refit`` (the cheap family's
    level sets, the learned family's classifiers; others get one of these,
    their own event competing) draws a refit sample on its pair (together
-   at most ``REFIT_SHARE`` of the time left, at most ``REFIT_SAMPLES``
-   outputs per side each) and chooses its event again on it, as DP-Sniper
+   at most ``REFIT_SHARE`` of the time left, at most ``REFIT_SAMPLES`` and
+   ``max_samples`` outputs per side each) and chooses its event again on it, as DP-Sniper
    trains its classifier on a large sample and searches input pairs; the
    (pair, event) with the best predicted bound is kept, and a second pilot
    times it;
@@ -43,7 +43,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .candidates import Candidate
-from .learned import learned_refit
+from .learned import REFIT_RANKING, REFIT_TRAINING, learned_refit
 from .statistical import _draw, clopper_pearson_lower, clopper_pearson_upper, level_set_refit
 
 PILOT_SAMPLES = 20_000
@@ -114,7 +114,8 @@ def _with_refit(candidate, kind, delta, rng, float_bits):
     if candidate.refit is not None or kind is None:
         return candidate
     if kind == "learned":
-        return replace(candidate, refit=learned_refit(candidate, delta, seed=int(rng.integers(2**31)), float_bits=float_bits))
+        return replace(candidate, refit=learned_refit(candidate, delta, seed=int(rng.integers(2**31)), float_bits=float_bits),
+                       refit_samples=REFIT_TRAINING + REFIT_RANKING)
     return replace(candidate, refit=level_set_refit(candidate, delta))
 
 
@@ -148,21 +149,22 @@ def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, m
     left = seconds - (time.perf_counter() - start)
     learned_refits = LEARNED_REFITS if left >= LEARNED_REFIT_SECONDS else 0
     entries = []
-    for index, (pair, candidate, kind) in enumerate(candidates):
+    for pair, candidate, kind in candidates:
         if kind == "learned" and candidate.refit is None:
             kind = kind if learned_refits > 0 else None
             learned_refits -= kind is not None
         entries.append((pair, _with_refit(candidate, kind, delta, rng, float_bits)))
     refitting = [entry for entry in entries if entry[1].refit is not None]
-    size = int(min(REFIT_SAMPLES, REFIT_SHARE * left / max(per_output * max(len(refitting), 1), 1e-12)))
+    size = int(min(REFIT_SAMPLES, max_samples, REFIT_SHARE * left / max(per_output * max(len(refitting), 1), 1e-12)))
     # The N the refits rank their events for: what the time left after them would allow.
     nominal = max(int(min(max_samples, TIME_FILL * (1.0 - REFIT_SHARE) * left / max(per_output, 1e-12))), pilot)
     chosen = []
     for pair, candidate in entries:
-        if candidate.refit is not None and size >= 2 * PILOT_SAMPLES:
+        if candidate.refit is not None and size >= 2 * pilot:
             # The family chooses its event again on a larger sample (DP-Sniper trains on millions); that sample
             # is drawn here, before and apart from the one the counts come from.
-            refitted = candidate.refit(*(_draw(sampler, data, size, rng, "discrete") for data in pair), nominal)
+            drawn = min(size, candidate.refit_samples)
+            refitted = candidate.refit(*(_draw(sampler, data, drawn, rng, "discrete") for data in pair), nominal)
             candidate = refitted if refitted is not None else candidate
         chosen.append((pair, candidate))
     pair, candidate = max(chosen, key=lambda entry: entry[1].score)

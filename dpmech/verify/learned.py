@@ -178,7 +178,7 @@ def learned_dp_test(
     if result.candidate is None:
         return result
     refit = lambda first, second, nominal: _refit(first, second, delta, num_thresholds, float_bits, seed, nominal_samples=nominal)  # noqa: E731
-    return replace(result, candidate=replace(result.candidate, refit=refit))
+    return replace(result, candidate=replace(result.candidate, refit=refit, refit_samples=REFIT_TRAINING + REFIT_RANKING))
 
 
 def _learned_events(training, test, num_thresholds, float_bits, seed, training_limit=TRAINING_LIMIT):
@@ -204,8 +204,9 @@ def _learned_events(training, test, num_thresholds, float_bits, seed, training_l
     return names, np.concatenate(counts_first), np.concatenate(counts_second), lambda index: _score_event(*events[index], featurise)
 
 
-# A refit trains on at most this many outputs per side (the rest of its sample chooses the threshold).
+# A refit trains on at most this many outputs per side, and ranks its thresholds on at most this many more.
 REFIT_TRAINING = 30_000
+REFIT_RANKING = 300_000
 
 
 def _refit(first, second, delta, num_thresholds, float_bits, seed, keep=None, nominal_samples=NOMINAL_SAMPLES):
@@ -215,7 +216,7 @@ def _refit(first, second, delta, num_thresholds, float_bits, seed, keep=None, no
     The scorers' training is capped at ``REFIT_TRAINING`` outputs per side, or half of the sample.
     ``keep``, a candidate chosen before, competes with the learned events on the same ranking sample.
     """
-    size = min(len(first), len(second))
+    size = min(len(first), len(second), REFIT_TRAINING + REFIT_RANKING)
     cut = min(REFIT_TRAINING, size // 2)
     rest = [first[cut:size], second[cut:size]]
     names, counts_first, counts_second, event_of = _learned_events(
@@ -230,7 +231,11 @@ def _refit(first, second, delta, num_thresholds, float_bits, seed, keep=None, no
 
 
 def learned_refit(candidate, delta, *, seed, float_bits=False, num_thresholds=32):
-    """A ``refit`` for a candidate of any family: the learned events on the larger sample, the candidate's own event among them."""
+    """A ``refit`` for a candidate of any family: the learned events on the larger sample, the candidate's own event among them.
+
+    Returns the refit function; :func:`.confirm.confirm_candidates` draws at most
+    ``REFIT_TRAINING + REFIT_RANKING`` outputs per side for it.
+    """
     return lambda first, second, nominal: _refit(first, second, delta, num_thresholds, float_bits, seed, keep=candidate,
                                                  nominal_samples=nominal)
 

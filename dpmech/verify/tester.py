@@ -40,9 +40,10 @@ share of the time budget (1 − ``final_time_share``).
 
 The final stage, DP-Sniper's estimate (Bichsel et al. 2021, §V): every
 family's test also names its most promising (event, order)
-(:mod:`.candidates`); the best of the last round's is fixed (refitted on a
-larger fresh sample when its family can), and
-:func:`.confirm.confirm_candidate` counts it on as many fresh
+(:mod:`.candidates`); each pair's latest candidate is refitted on a larger
+fresh sample (:func:`.confirm.confirm_candidates`: level sets for outputs
+with few distinct values, classifiers otherwise), the best (pair, event)
+is kept, and counted on as many fresh
 outputs of its pair as fit in the time left (10⁶–10⁷ for vectorised
 samplers), with one Clopper–Pearson pair of bounds at β/2 each. It runs
 unless a round already rejected with ``stop_at_rejection``. Its samples
