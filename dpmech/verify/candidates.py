@@ -48,6 +48,7 @@ class Candidate:
             family's choice made again on a larger sample (the final stage draws it fresh, before its
             counts), ranked for a final sample of N outputs per side.
         refit_samples: the most outputs per side the refit uses (classifiers score every one).
+        refit_kind: ``"learned"`` (trains classifiers: seconds) or ``"level sets"``, with ``refit``.
     """
 
     event: object
@@ -58,6 +59,7 @@ class Candidate:
     num_samples: int
     refit: object = None
     refit_samples: int = 1_000_000
+    refit_kind: str | None = None
 
 
 def predicted_bounds(heavy, light, num_samples, delta, nominal_samples=NOMINAL_SAMPLES):

@@ -55,7 +55,7 @@ REFIT_SHARE = 0.3
 REFIT_SAMPLES = 1_000_000
 # Classifier training costs seconds: at most this many learned refits, and none with less time left.
 LEARNED_REFITS = 2
-LEARNED_REFIT_SECONDS = 6.0
+LEARNED_REFIT_SECONDS = 8.0
 ROUNDING_MARGIN = 1e-12
 
 
@@ -115,8 +115,8 @@ def _with_refit(candidate, kind, delta, rng, float_bits):
         return candidate
     if kind == "learned":
         return replace(candidate, refit=learned_refit(candidate, delta, seed=int(rng.integers(2**31)), float_bits=float_bits),
-                       refit_samples=REFIT_TRAINING + REFIT_RANKING)
-    return replace(candidate, refit=level_set_refit(candidate, delta))
+                       refit_samples=REFIT_TRAINING + REFIT_RANKING, refit_kind="learned")
+    return replace(candidate, refit=level_set_refit(candidate, delta), refit_kind="level sets")
 
 
 def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, max_samples, rng, float_bits=False):
@@ -133,7 +133,7 @@ def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, m
             with no ``refit`` of its own gets: ``"learned"`` (:func:`.learned.learned_refit`:
             classifiers trained on the refit sample, the candidate's event competing with their
             thresholds; for the first ``LEARNED_REFITS`` candidates, and only with
-            ``LEARNED_REFIT_SECONDS`` left), ``"level sets"`` (:func:`.statistical.level_set_refit`, for
+            ``LEARNED_REFIT_SECONDS`` left, counting the learned family's own), ``"level sets"`` (:func:`.statistical.level_set_refit`, for
             outputs with few distinct values), or None (tested as it is).
         epsilon, delta: the claim.
         level: β in (0, 1), the stage's share of the search's α.
@@ -150,17 +150,22 @@ def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, m
     learned_refits = LEARNED_REFITS if left >= LEARNED_REFIT_SECONDS else 0
     entries = []
     for pair, candidate, kind in candidates:
-        if kind == "learned" and candidate.refit is None:
-            kind = kind if learned_refits > 0 else None
-            learned_refits -= kind is not None
-        entries.append((pair, _with_refit(candidate, kind, delta, rng, float_bits)))
+        candidate = _with_refit(candidate, kind, delta, rng, float_bits)
+        if candidate.refit_kind == "learned":
+            if learned_refits <= 0:
+                candidate = replace(candidate, refit=None, refit_kind=None)
+            learned_refits -= 1
+        entries.append((pair, candidate))
     refitting = [entry for entry in entries if entry[1].refit is not None]
     size = int(min(REFIT_SAMPLES, max_samples, REFIT_SHARE * left / max(per_output * max(len(refitting), 1), 1e-12)))
     # The N the refits rank their events for: what the time left after them would allow.
     nominal = max(int(min(max_samples, TIME_FILL * (1.0 - REFIT_SHARE) * left / max(per_output, 1e-12))), pilot)
     chosen = []
+    refits_start = time.perf_counter()
     for pair, candidate in entries:
-        if candidate.refit is not None and size >= 2 * pilot:
+        # A guard for refits slower than planned (classifier training is not in the pilot's time).
+        in_time = time.perf_counter() - refits_start < REFIT_SHARE * left
+        if candidate.refit is not None and size >= 2 * pilot and in_time:
             # The family chooses its event again on a larger sample (DP-Sniper trains on millions); that sample
             # is drawn here, before and apart from the one the counts come from.
             drawn = min(size, candidate.refit_samples)

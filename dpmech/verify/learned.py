@@ -178,7 +178,8 @@ def learned_dp_test(
     if result.candidate is None:
         return result
     refit = lambda first, second, nominal: _refit(first, second, delta, num_thresholds, float_bits, seed, nominal_samples=nominal)  # noqa: E731
-    return replace(result, candidate=replace(result.candidate, refit=refit, refit_samples=REFIT_TRAINING + REFIT_RANKING))
+    return replace(result, candidate=replace(result.candidate, refit=refit, refit_samples=REFIT_TRAINING + REFIT_RANKING,
+                                                         refit_kind="learned"))
 
 
 def _learned_events(training, test, num_thresholds, float_bits, seed, training_limit=TRAINING_LIMIT):
@@ -206,7 +207,7 @@ def _learned_events(training, test, num_thresholds, float_bits, seed, training_l
 
 # A refit trains on at most this many outputs per side, and ranks its thresholds on at most this many more.
 REFIT_TRAINING = 30_000
-REFIT_RANKING = 300_000
+REFIT_RANKING = 200_000
 
 
 def _refit(first, second, delta, num_thresholds, float_bits, seed, keep=None, nominal_samples=NOMINAL_SAMPLES):

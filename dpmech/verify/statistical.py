@@ -494,7 +494,8 @@ def statistical_dp_test(
         candidates = [candidate for candidate in candidates if candidate is not None]
         best = max(candidates, key=lambda candidate: candidate.score) if candidates else None
         if best is not None:
-            best = replace(best, refit=lambda first, second, nominal: _level_set_refit(first, second, delta, nominal_samples=nominal))
+            best = replace(best, refit=lambda first, second, nominal: _level_set_refit(first, second, delta, nominal_samples=nominal),
+                           refit_kind="level sets")
         return replace(result, num_outcomes=count, candidate=best)
     thresholds, special, names = _real_events(*selection, num_thresholds)
     counts = [_real_counts(sample, thresholds, special) for sample in test]
