@@ -127,7 +127,7 @@ def float_dp_test(
     if selection[0].shape[1] != selection[1].shape[1] or test[0].shape[1] != selection[0].shape[1]:
         raise ValueError("sampler must return outputs of one shape on both datasets")
     pooled = np.vstack(selection)
-    names, counts_first, counts_second = [], [], []
+    names, counts_first, counts_second, events = [], [], [], []
     coordinates = test[0].shape[1]
     for column in range(coordinates):
         thresholds = _thresholds(pooled[:, column], num_thresholds)
@@ -136,7 +136,21 @@ def float_dp_test(
         )
         names += [f"lattice exponent {label} <= {t}" for t in thresholds.tolist()]
         names += [f"lattice exponent {label} > {t}" for t in thresholds.tolist()]
+        events += [(column, t, False) for t in thresholds.tolist()] + [(column, t, True) for t in thresholds.tolist()]
         for sample, counts in zip(test, (counts_first, counts_second)):
             at_most = np.searchsorted(np.sort(sample[:, column]), thresholds, side="right")
             counts.append(np.concatenate([at_most, num_samples - at_most]))
-    return decide(np.concatenate(counts_first), np.concatenate(counts_second), names, num_samples, epsilon, delta, alpha)
+    return decide(np.concatenate(counts_first), np.concatenate(counts_second), names, num_samples, epsilon, delta, alpha,
+                  event_of=lambda index: _lattice_event(*events[index], coordinates))
+
+
+def _lattice_event(column, threshold, above, coordinates):
+    """Membership function of {L_column > threshold} (``above``) or {L_column <= threshold}."""
+
+    def member(outputs):
+        features = lattice_features(np.asarray(outputs))
+        if features.shape[1] != coordinates:
+            return np.zeros(len(outputs), dtype=bool)
+        return features[:, column] > threshold if above else features[:, column] <= threshold
+
+    return member

@@ -29,10 +29,13 @@ scikit-learn is imported when a test runs, not when this module is.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from .. import validation as check
 from .floating import lattice_exponents
+from .candidates import NOMINAL_SAMPLES, best_candidate
 from .statistical import (
     StatisticalTestResult,
     _canonical,
@@ -169,13 +172,27 @@ def learned_dp_test(
 
     training = [_draw(sampler, data, num_samples, rng, "discrete") for data in (dataset, neighbour)]
     test = [_draw(sampler, data, num_samples, rng, "discrete") for data in (dataset, neighbour)]
+    seed = int(rng.integers(2**31))
+    names, counts_first, counts_second, event_of = _learned_events(training, test, num_thresholds, float_bits, seed)
+    result = decide(counts_first, counts_second, names, num_samples, epsilon, delta, alpha, event_of=event_of)
+    if result.candidate is None:
+        return result
+    refit = lambda first, second, nominal: _refit(first, second, delta, num_thresholds, float_bits, seed, nominal_samples=nominal)  # noqa: E731
+    return replace(result, candidate=replace(result.candidate, refit=refit, refit_samples=REFIT_TRAINING + REFIT_RANKING,
+                                                         refit_kind="learned"))
+
+
+def _learned_events(training, test, num_thresholds, float_bits, seed, training_limit=TRAINING_LIMIT):
+    """Events {s > t}, {s <= t} of classifiers fitted on ``training`` (two samples), and their counts on ``test``.
+
+    Returns (names, counts on test[0], counts on test[1], event_of: index -> membership function).
+    """
     featurise = OutputFeatures(training, float_bits=float_bits)
     features = [featurise(sample) for sample in training + test]
-    seed = int(rng.integers(2**31))
-    names, counts_first, counts_second = [], [], []
-    # The classifiers are fitted on at most TRAINING_LIMIT outputs per side: their fit time grows with n,
-    # their accuracy hardly does beyond it, and the events still depend on the training sample alone.
-    fitted = [side[:TRAINING_LIMIT] for side in features[:2]]
+    names, counts_first, counts_second, events = [], [], [], []
+    # The classifiers are fitted on at most training_limit outputs per side: their fit time grows with n,
+    # and the events still depend on the training sample alone.
+    fitted = [side[:training_limit] for side in features[:2]]
     for model, score in _fitted_scorers(fitted[0], fitted[1], seed):
         training_scores = np.concatenate([score(features[0]), score(features[1])])
         thresholds = np.unique(np.quantile(training_scores, quantile_levels(num_thresholds, training_scores.size)))
@@ -184,4 +201,46 @@ def learned_dp_test(
             at_most = np.searchsorted(scores, thresholds, side="right")
             counts.append(np.concatenate([scores.size - at_most, at_most]))
         names += [f"{model} score > {t:.6g}" for t in thresholds] + [f"{model} score <= {t:.6g}" for t in thresholds]
-    return decide(np.concatenate(counts_first), np.concatenate(counts_second), names, num_samples, epsilon, delta, alpha)
+        events += [(score, t, True) for t in thresholds.tolist()] + [(score, t, False) for t in thresholds.tolist()]
+    return names, np.concatenate(counts_first), np.concatenate(counts_second), lambda index: _score_event(*events[index], featurise)
+
+
+# A refit trains on at most this many outputs per side, and ranks its thresholds on at most this many more.
+REFIT_TRAINING = 30_000
+REFIT_RANKING = 200_000
+
+
+def _refit(first, second, delta, num_thresholds, float_bits, seed, keep=None, nominal_samples=NOMINAL_SAMPLES):
+    """DP-Sniper's attack on a larger sample: classifiers trained on part of (first, second), thresholds ranked on the rest.
+
+    For :func:`.confirm.confirm_candidate`; returns a :class:`.candidates.Candidate` (or None).
+    The scorers' training is capped at ``REFIT_TRAINING`` outputs per side, or half of the sample.
+    ``keep``, a candidate chosen before, competes with the learned events on the same ranking sample.
+    """
+    size = min(len(first), len(second), REFIT_TRAINING + REFIT_RANKING)
+    cut = min(REFIT_TRAINING, size // 2)
+    rest = [first[cut:size], second[cut:size]]
+    names, counts_first, counts_second, event_of = _learned_events(
+        [first[:cut], second[:cut]], rest, num_thresholds, float_bits, seed, training_limit=cut)
+    if keep is not None:
+        names = names + [keep.description]
+        counts_first, counts_second = (np.append(counts, np.count_nonzero(keep.event(sample))) for counts, sample in
+                                       zip((counts_first, counts_second), rest))
+        learned_event_of = event_of
+        event_of = lambda index: keep.event if index == len(names) - 1 else learned_event_of(index)  # noqa: E731
+    return best_candidate(counts_first, counts_second, size - cut, delta, event_of, names, nominal_samples)
+
+
+def learned_refit(candidate, delta, *, seed, float_bits=False, num_thresholds=32):
+    """A ``refit`` for a candidate of any family: the learned events on the larger sample, the candidate's own event among them.
+
+    Returns the refit function; :func:`.confirm.confirm_candidates` draws at most
+    ``REFIT_TRAINING + REFIT_RANKING`` outputs per side for it.
+    """
+    return lambda first, second, nominal: _refit(first, second, delta, num_thresholds, float_bits, seed, keep=candidate,
+                                                 nominal_samples=nominal)
+
+
+def _score_event(score, threshold, above, featurise):
+    """Membership function of {s(o) > threshold} (``above``) or {s(o) <= threshold}, s and the features fixed by training."""
+    return lambda outputs: score(featurise(outputs)) > threshold if above else score(featurise(outputs)) <= threshold

@@ -114,16 +114,31 @@ def projection_dp_test(
     statistics = [_statistics(matrix, code_values) for matrix in matrices]
     names = statistics[0][1]
     pooled = np.vstack([statistics[0][0], statistics[1][0]])
-    event_names, counts_first, counts_second = [], [], []
+    event_names, counts_first, counts_second, events = [], [], [], []
     for column, name in enumerate(names):
         thresholds = _thresholds(pooled[:, column], num_thresholds)
         if thresholds.size == 0:
             continue
         event_names += [f"{name} <= {t:.6g}" for t in thresholds.tolist()] + [f"{name} > {t:.6g}" for t in thresholds.tolist()]
+        events += [(column, t, False) for t in thresholds.tolist()] + [(column, t, True) for t in thresholds.tolist()]
         for (values, _), counts in zip(statistics[2:], (counts_first, counts_second)):
             numbers = np.sort(values[:, column][~np.isnan(values[:, column])])
             at_most = np.searchsorted(numbers, thresholds, side="right")
             counts.append(np.concatenate([at_most, numbers.size - at_most]))
     if not event_names:
         return StatisticalTestResult(False, 0.0, 0.0, "no statistic varies: no event", "D -> D'", (0, 0), 0, num_samples, alpha, epsilon, delta)
-    return decide(np.concatenate(counts_first), np.concatenate(counts_second), event_names, num_samples, epsilon, delta, alpha)
+    return decide(np.concatenate(counts_first), np.concatenate(counts_second), event_names, num_samples, epsilon, delta, alpha,
+                  event_of=lambda index: _statistic_event(*events[index], code_values, matrices[0].shape[1]))
+
+
+def _statistic_event(column, threshold, above, code_values, dimension):
+    """Membership function of {s_column > threshold} (``above``) or {s_column <= threshold}; NaN in neither."""
+
+    def member(outputs):
+        matrix = np.asarray(outputs).reshape(len(outputs), -1)
+        if matrix.shape[1] != dimension or matrix.dtype.kind not in "biuf":
+            return np.zeros(len(outputs), dtype=bool)
+        values = _statistics(matrix.astype(float), code_values)[0][:, column]
+        return values > threshold if above else values <= threshold
+
+    return member

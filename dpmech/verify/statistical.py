@@ -40,6 +40,7 @@ import numpy as np
 from scipy import stats
 
 from .. import validation as check
+from .candidates import NOMINAL_SAMPLES, Candidate, best_candidate
 from .exact import DpViolation
 
 OUTPUT_KINDS = ("discrete", "real")
@@ -64,6 +65,9 @@ class StatisticalTestResult:
         num_samples, alpha, epsilon, delta: the settings.
         num_outcomes: discrete mode: the number of distinct outcomes in the selection and
             test samples together; else None.
+        candidate: the (event, order) predicted to give the largest ε lower bound on a larger
+            fresh sample (:mod:`.candidates`), for :func:`.tester.find_violation`'s final stage; None
+            when the test has no event or every event is hopeless.
     """
 
     rejected: bool
@@ -78,6 +82,7 @@ class StatisticalTestResult:
     epsilon: float
     delta: float
     num_outcomes: int | None = None
+    candidate: Candidate | None = None
 
 
 # scipy's beta quantiles (ppf, isf) are off by up to ~1e-5 relative in far tails (level
@@ -283,14 +288,8 @@ def outcome_codes(samples):
         one int64 array of codes per sample, and the number of distinct outcomes.
     """
     sizes = [len(sample) for sample in samples]
-    if all(isinstance(sample, np.ndarray) and sample.dtype.kind in "biuf" for sample in samples) and (
-        len({sample.shape[1:] for sample in samples}) == 1
-    ):
-        pooled = np.concatenate([sample.reshape(len(sample), -1) for sample in samples])
-        if pooled.dtype.kind == "f":
-            pooled = np.where(np.isnan(pooled), np.nan, pooled) + 0.0
-        pooled = np.ascontiguousarray(pooled)
-        rows = pooled.view(np.dtype((np.void, pooled.dtype.itemsize * pooled.shape[1]))).ravel()
+    if _numeric_rows(samples):
+        rows = _row_keys(np.concatenate([sample.reshape(len(sample), -1) for sample in samples]))
         _, codes = np.unique(rows, return_inverse=True)
         codes = codes.ravel().astype(np.int64)
         count = int(codes.max()) + 1 if codes.size else 0
@@ -303,6 +302,48 @@ def outcome_codes(samples):
         )
         count = len(table)
     return np.split(codes, np.cumsum(sizes)[:-1]), count
+
+
+def _numeric_rows(samples):
+    """All samples are numeric arrays whose outputs have one shape: outcomes can be compared as rows of bytes."""
+    return all(isinstance(sample, np.ndarray) and sample.dtype.kind in "biuf" for sample in samples) and (
+        len({sample.shape[1:] for sample in samples}) == 1)
+
+
+def _row_keys(matrix):
+    """One byte string per row, equal exactly when the rows are the same outcome (NaNs made one, −0.0 made 0.0)."""
+    if matrix.dtype.kind == "f":
+        matrix = np.where(np.isnan(matrix), np.nan, matrix) + 0.0
+    matrix = np.ascontiguousarray(matrix)
+    return matrix.view(np.dtype((np.void, matrix.dtype.itemsize * matrix.shape[1]))).ravel()
+
+
+def outcome_set_event(samples, codes, members):
+    """The event "the output is one of the outcomes ``members``" (codes of :func:`outcome_codes` over ``samples``), as a membership function.
+
+    Numeric outputs are compared as rows of bytes of the samples' dtype
+    (fresh outputs are cast to it first); other outputs by their
+    :func:`_canonical` keys. Any fixed function of the output is an event,
+    so a cast that merges outcomes costs power, never soundness.
+    """
+    pooled_codes = np.concatenate(codes)
+    _, first = np.unique(pooled_codes, return_index=True)
+    indices = first[np.asarray(members, dtype=np.int64)]
+    if _numeric_rows(samples):
+        pooled = np.concatenate([sample.reshape(len(sample), -1) for sample in samples])
+        keys, dtype, width = _row_keys(pooled[indices]), pooled.dtype, pooled.shape[1]
+
+        def member(outputs):
+            rows = np.asarray(outputs).reshape(len(outputs), -1)
+            if rows.shape[1] != width or rows.dtype.kind not in "biuf":
+                return np.zeros(len(outputs), dtype=bool)
+            with np.errstate(invalid="ignore"):
+                return np.isin(_row_keys(rows.astype(dtype)), keys)
+
+        return member
+    items = [item for sample in samples for item in sample]
+    keys = {_canonical(items[index]) for index in indices.tolist()}
+    return lambda outputs: np.fromiter((_canonical(item) in keys for item in outputs), dtype=bool, count=len(outputs))
 
 
 def _witness_levels(epsilon):
@@ -350,16 +391,22 @@ def _discrete_counts(codes, count, seen, witnesses):
     return np.concatenate([per_outcome[seen], [int(per_outcome[mask].sum()) for mask in witnesses]]).astype(np.int64)
 
 
-def _outcome_names(samples, codes, count):
-    """repr of one output per outcome code, for messages."""
-    names = [None] * count
-    for sample, sample_codes in zip(samples, codes):
-        unique, first = np.unique(sample_codes, return_index=True)
-        for code, index in zip(unique.tolist(), first.tolist()):
-            if names[code] is None:
-                item = sample[index]
-                names[code] = repr(item.tolist() if isinstance(item, (np.ndarray, np.generic)) else item)
-    return names
+class _OutcomeNames:
+    """repr of one output per outcome code, for messages, made only for the codes asked for (a sample may hold ~10⁵ outcomes)."""
+
+    def __init__(self, samples, codes, count):
+        self.samples, self.count = samples, count
+        self.offsets = np.cumsum([0] + [len(sample) for sample in samples])
+        _, self.first = np.unique(np.concatenate(codes), return_index=True)
+
+    def __len__(self):
+        return self.count
+
+    def __getitem__(self, code):
+        position = int(self.first[code])
+        sample = int(np.searchsorted(self.offsets, position, side="right")) - 1
+        item = self.samples[sample][position - self.offsets[sample]]
+        return repr(item.tolist() if isinstance(item, (np.ndarray, np.generic)) else item)
 
 
 # Fewest selection draws (both sides) of an outcome for its singleton event.
@@ -435,15 +482,86 @@ def statistical_dp_test(
     if kind == "discrete":
         samples = selection + test
         codes, count = outcome_codes(samples)
-        seen, witnesses, names = _discrete_events(codes[0], codes[1], epsilon, _outcome_names(samples, codes, count))
+        seen, witnesses, names = _discrete_events(codes[0], codes[1], epsilon, _OutcomeNames(samples, codes, count))
         counts = [_discrete_counts(sample_codes, count, seen, witnesses) for sample_codes in codes[2:]]
-        return replace(decide(counts[0], counts[1], names, num_samples, epsilon, delta, alpha), num_outcomes=count)
+
+        def event_of(index):
+            members = seen[index:index + 1] if index < seen.size else np.flatnonzero(witnesses[index - seen.size])
+            return outcome_set_event(samples, codes, members)
+
+        result = decide(counts[0], counts[1], names, num_samples, epsilon, delta, alpha, event_of=event_of)
+        candidates = [result.candidate, _level_set_candidate(samples, codes, count, num_samples, delta)]
+        candidates = [candidate for candidate in candidates if candidate is not None]
+        best = max(candidates, key=lambda candidate: candidate.score) if candidates else None
+        if best is not None:
+            best = replace(best, refit=lambda first, second, nominal: _level_set_refit(first, second, delta, nominal_samples=nominal),
+                           refit_kind="level sets")
+        return replace(result, num_outcomes=count, candidate=best)
     thresholds, special, names = _real_events(*selection, num_thresholds)
     counts = [_real_counts(sample, thresholds, special) for sample in test]
-    return decide(counts[0], counts[1], names, num_samples, epsilon, delta, alpha)
+    return decide(counts[0], counts[1], names, num_samples, epsilon, delta, alpha,
+                  event_of=lambda index: _real_event(index, thresholds, special))
 
 
-def decide(counts_first, counts_second, names, num_samples, epsilon, delta, alpha) -> StatisticalTestResult:
+def _real_event(index, thresholds, special):
+    """Membership function of event ``index`` of :func:`_real_events` (NaN in neither half-line)."""
+    count = thresholds.size
+    if index >= 2 * count:
+        return lambda outputs: np.asarray(special[index - 2 * count][1](np.asarray(outputs, dtype=float)), dtype=bool)
+    threshold, above = thresholds[index % count], index >= count
+    return lambda outputs: (np.asarray(outputs, dtype=float) > threshold) if above else (np.asarray(outputs, dtype=float) <= threshold)
+
+
+def _level_set_refit(first, second, delta, keep=None, nominal_samples=NOMINAL_SAMPLES):
+    """:func:`_level_set_candidate` on a larger sample: outcomes ordered on its first half, prefixes ranked on its second.
+
+    ``keep``, a candidate chosen before, competes on the same second half.
+    """
+    half = min(len(first), len(second)) // 2
+    samples = [first[:half], second[:half], first[half:2 * half], second[half:2 * half]]
+    codes, count = outcome_codes(samples)
+    refitted = _level_set_candidate(samples, codes, count, half, delta, nominal_samples)
+    if keep is None:
+        return refitted
+    hits = [int(np.count_nonzero(keep.event(sample))) for sample in samples[2:]]
+    kept = best_candidate([hits[0]], [hits[1]], half, delta, lambda index: keep.event, [keep.description], nominal_samples)
+    return max((c for c in (refitted, kept) if c is not None), key=lambda c: c.score, default=None)
+
+
+def level_set_refit(candidate, delta):
+    """A ``refit`` for a candidate of any family on outputs with few distinct values: the best level set on the larger sample, the candidate's own event competing."""
+    return lambda first, second, nominal: _level_set_refit(first, second, delta, keep=candidate, nominal_samples=nominal)
+
+
+# Level sets for candidates: every prefix when there are at most this many outcomes, else this many prefix lengths.
+LEVEL_SET_LIMIT = 4096
+
+
+def _level_set_candidate(samples, codes, count, num_samples, delta, nominal_samples=NOMINAL_SAMPLES):
+    """The best estimated likelihood-ratio level set as a candidate for the final stage (not a hypothesis here).
+
+    Outcomes are ordered by the selection sample's ratio (k_D + 1)/(k_D' + 1),
+    each way; the prefixes of that order are the level sets that the
+    Neyman–Pearson lemma makes the best events, and the test sample's
+    counts rank them (:func:`.candidates.best_candidate`).
+    """
+    selection = [np.bincount(codes[side], minlength=count).astype(float) for side in (0, 1)]
+    test = [np.bincount(codes[side], minlength=count) for side in (2, 3)]
+    lengths = np.arange(1, count + 1)
+    if count > LEVEL_SET_LIMIT:
+        lengths = np.unique(np.geomspace(1, count, LEVEL_SET_LIMIT).astype(np.int64))
+    orders, firsts, seconds, names = [], [], [], []
+    for label, ratio in (("D", (selection[0] + 1) / (selection[1] + 1)), ("D'", (selection[1] + 1) / (selection[0] + 1))):
+        order = np.argsort(-ratio, kind="stable")
+        firsts.append(np.cumsum(test[0][order])[lengths - 1])
+        seconds.append(np.cumsum(test[1][order])[lengths - 1])
+        orders += [order[:length] for length in lengths.tolist()]
+        names += [f"the {length} outcomes most likelier under {label} in the selection sample" for length in lengths.tolist()]
+    return best_candidate(np.concatenate(firsts), np.concatenate(seconds), num_samples, delta,
+                          lambda index: outcome_set_event(samples, codes, orders[index]), names, nominal_samples)
+
+
+def decide(counts_first, counts_second, names, num_samples, epsilon, delta, alpha, event_of=None) -> StatisticalTestResult:
     """The Clopper–Pearson decision on events fixed before the test sample was drawn (steps 3 and 4 above).
 
     Args:
@@ -454,6 +572,8 @@ def decide(counts_first, counts_second, names, num_samples, epsilon, delta, alph
 
     Each (event, order) is a hypothesis tested at α/(2m) per bound, m the
     number of hypotheses, so a true claim is rejected with probability <= α.
+    With ``event_of`` (index -> the event's membership function), the result
+    also names the best candidate for a final stage (:mod:`.candidates`).
     """
     heavy = np.concatenate([counts_first, counts_second]).astype(np.int64)
     light = np.concatenate([counts_second, counts_first]).astype(np.int64)
@@ -480,6 +600,7 @@ def decide(counts_first, counts_second, names, num_samples, epsilon, delta, alph
         alpha=alpha,
         epsilon=epsilon,
         delta=delta,
+        candidate=None if event_of is None else best_candidate(counts_first, counts_second, num_samples, delta, event_of, names),
     )
 
 

@@ -1,10 +1,12 @@
 r"""Black-box DP testing with no hand encoding: candidate neighbours, event families and sample size searched soundly.
 
-:func:`find_violation` runs rounds r = 1, 2, ... with n_r = n_1·2^(r−1)
-outputs per side and level α_r = α/(r(r + 1)), so the levels of all
-rounds sum to less than α (Σ 1/(r(r + 1)) = 1; late rounds, where the
-samples are, keep a larger share than under α·2^(−r)). In each round every candidate pair is tested with each
-event family at α_r / (pairs × families):
+:func:`find_violation` splits α into β = ``final_share``·α for a final
+stage and α_s = α − β for its rounds. It runs rounds r = 1, 2, ... with
+n_r = n_1·2^(r−1) outputs per side and level α_r = α_s/(r(r + 1)), so the
+levels of all rounds sum to less than α_s (Σ 1/(r(r + 1)) = 1; late rounds,
+where the samples are, keep a larger share than under α_s·2^(−r)). In each
+round every candidate pair is tested with each event family at
+α_r / (pairs × families):
 
 * ``"cheap"``: :func:`.statistical.statistical_dp_test` (singletons, the
   estimated witness sets; half-lines too for scalar real outputs);
@@ -33,8 +35,23 @@ round draws fresh ones, so each round's tests stay valid at their levels.
 Each test is valid at its own level, so by the union bound the whole
 search falsely rejects a true claim with probability at most α, and the
 largest ε lower bound over all tests holds at confidence 1 − α. Rounds
-stop at the first rejection or when the next round would overrun the time
-budget. The candidate pairs are the caller's, or for query-answer
+stop at the first rejection or when the next round would overrun their
+share of the time budget (1 − ``final_time_share``).
+
+The final stage, DP-Sniper's estimate (Bichsel et al. 2021, §V): every
+family's test also names its most promising (event, order)
+(:mod:`.candidates`); each pair's latest candidate is refitted on a larger
+fresh sample (:func:`.confirm.confirm_candidates`: level sets for outputs
+with few distinct values, classifiers otherwise), the best (pair, event)
+is kept, and counted on as many fresh
+outputs of its pair as fit in the time left (10⁶–10⁷ for vectorised
+samplers), with one Clopper–Pearson pair of bounds at β/2 each. It runs
+unless a round already rejected with ``stop_at_rejection``. Its samples
+are fresh, so it is a valid level-β test whatever the rounds chose, and
+the union bound over the rounds (total <= α_s) and the stage (β) keeps the
+whole search's false-rejection probability, and the probability that the
+reported ε lower bound (the largest of all) exceeds the truth, at most α.
+The candidate pairs are the caller's, or for query-answer
 mechanisms :func:`statdp_pairs`, StatDP's input patterns (Ding, Wang,
 Wang, Zhang & Kifer, CCS 2018, Table 1).
 """
@@ -51,6 +68,7 @@ from scipy import stats
 from .. import validation as check
 from .exact import DpViolation
 from ..gaussian import gaussian_delta, gaussian_epsilon
+from .confirm import confirm_candidates
 from .floating import float_dp_test
 from .greybox import noise_scale_test
 from .learned import learned_dp_test
@@ -111,6 +129,12 @@ class VerificationReport:
         detectable_delta: an estimate (normal approximation, worst-case variance) of the
             excess P[M(D) ∈ S] − e^ε P[M(D') ∈ S] − δ that the last round would have detected
             with probability >= 0.9 for a single fixed event.
+        evidence_samples: outputs per side behind ``counts`` (the last round's, or the final stage's
+            when its evidence is the strongest; ``family`` then ends in ", final stage").
+        final_samples: outputs per side of the final stage (0 when it did not run);
+            ``final_epsilon_lower_bound``, ``final_counts`` and ``final_witness`` its bound, counts and
+            pair: event (None when it did not run).
+        search_epsilon_lower_bound: the largest ε lower bound of the rounds alone.
     """
 
     rejected: bool
@@ -128,6 +152,12 @@ class VerificationReport:
     epsilon: float
     delta: float
     detectable_delta: float
+    evidence_samples: int = 0
+    final_samples: int = 0
+    final_epsilon_lower_bound: float = 0.0
+    final_counts: tuple | None = None
+    final_witness: str | None = None
+    search_epsilon_lower_bound: float = 0.0
 
     def power_statement(self) -> str:
         return (
@@ -202,6 +232,9 @@ def find_violation(
     noise_family=None,
     sensitivity=None,
     stop_at_rejection=True,
+    final_share=0.5,
+    final_time_share=0.5,
+    final_samples=None,
 ) -> VerificationReport:
     """Search candidate pairs, event families and sample sizes for evidence against an (ε, δ) claim.
 
@@ -213,7 +246,7 @@ def find_violation(
         rng: ``numpy.random.Generator`` or integer seed.
         alpha: overall level in (0, 1).
         budget_seconds: > 0; no round starts that is expected to end after it
-            (the first round always runs).
+            (the first round always runs), rounds and final stage together.
         initial_samples: outputs per side in round 1 (>= 10); doubled each round up to ``max_samples``.
         families: a non-empty subset of ``("cheap", "projections", "learned", "float", "greybox")``.
         outputs: ``"discrete"`` or ``"real"`` for the cheap family (see :func:`.statistical.statistical_dp_test`).
@@ -225,6 +258,12 @@ def find_violation(
         sensitivity: the L2 sensitivity of f, attained by some neighbours (with ``noise_family``).
         stop_at_rejection: stop at the first rejection (a test); with False the search spends
             its whole budget and reports the largest ε lower bound (an audit, as DP-Sniper's).
+        final_share: the share of α kept for the final stage, in [0, 1); 0 runs no final stage
+            (and gives the rounds all of α and of the budget).
+        final_time_share: the share of ``budget_seconds`` kept for the final stage, in [0, 1): the
+            rounds stop when the next one would end after the rest; the final stage uses whatever
+            time is left when they stop.
+        final_samples: most outputs per side in the final stage, >= 1; None for 5·``max_samples``.
     """
     named = _named_pairs(pairs)
     epsilon = float(check.non_negative("epsilon", epsilon))
@@ -253,14 +292,21 @@ def find_violation(
             families += ("greybox",)
     elif "greybox" in families or sensitivity is not None:
         raise ValueError("noise_family must be declared ('gaussian') for the greybox family and sensitivity")
+    final_share = float(check.in_interval("final_share", final_share, 0.0, 1.0, low_open=False, high_open=True))
+    final_time_share = float(check.in_interval("final_time_share", final_time_share, 0.0, 1.0, low_open=False, high_open=True))
+    final_samples = 5 * max_samples if final_samples is None else check.integer_scalar("final_samples", final_samples, 1)
+    search_alpha = alpha * (1.0 - final_share)
+    search_seconds = budget_seconds * (1.0 - final_time_share) if final_share > 0 else budget_seconds
 
     start = time.perf_counter()
     best, best_context, rounds, num_samples, largest_m = None, None, 0, initial_samples, 1
+    candidates = {}
     while True:
         rounds += 1
-        level = alpha / (rounds * (rounds + 1)) / (len(named) * len(families))
+        level = search_alpha / (rounds * (rounds + 1)) / (len(named) * len(families))
         round_start = time.perf_counter()
         evidence = []
+        latest = {}
         for name, first, second in named:
             strongest = (0.0, -math.inf)
             few_outcomes = False
@@ -292,11 +338,16 @@ def find_violation(
                 key = (result.rejected, result.epsilon_lower_bound, result.lower_bound_delta)
                 if best is None or key > (best.rejected, best.epsilon_lower_bound, best.lower_bound_delta):
                     best, best_context = result, (name, family)
+                if result.candidate is not None and (latest.get(name) is None or result.candidate.score > latest[name][0].score):
+                    # The cheap family runs first, so few_outcomes already describes this pair.
+                    latest[name] = (result.candidate, (name, family, first, second, few_outcomes))
                 if result.rejected and stop_at_rejection:
                     break
             evidence.append(strongest)
             if best.rejected and stop_at_rejection:
                 break
+        # Each pair's candidate from the latest round that tested it: the most outputs per event, the least flattered by luck.
+        candidates.update({name: entry for name, entry in latest.items() if entry is not None})
         elapsed = time.perf_counter() - start
         round_seconds = time.perf_counter() - round_start
         if rounds == 1:
@@ -308,10 +359,29 @@ def find_violation(
             kept = named
         # The next round: twice the samples on the kept pairs (a little more than twice the time per pair).
         expected = 2.2 * round_seconds * len(kept) / len(named)
-        if (best.rejected and stop_at_rejection) or 2 * num_samples > max_samples or elapsed + expected > budget_seconds:
+        if (best.rejected and stop_at_rejection) or 2 * num_samples > max_samples or elapsed + expected > search_seconds:
             break
         num_samples *= 2
         named = kept
+    search_best = best
+    final, evidence_samples = None, num_samples
+    if final_share > 0 and candidates and not (best.rejected and stop_at_rejection):
+        ranked = sorted(candidates.values(), key=lambda entry: entry[0].score, reverse=True)
+        final = confirm_candidates(
+            sampler, [((first, second), candidate, "level sets" if few else "learned" if "learned" in families else None)
+                      for candidate, (_, _, first, second, few) in ranked],
+            epsilon, delta, level=alpha * final_share, seconds=budget_seconds - (time.perf_counter() - start),
+            max_samples=final_samples, rng=rng, float_bits=float_bits,
+        )
+        if final is not None:
+            name, family = next(context[:2] for _, context in ranked if context[2] is final.pair[0] and context[3] is final.pair[1])
+        if final is not None and (final.rejected, final.epsilon_lower_bound) > (best.rejected, best.epsilon_lower_bound):
+            best = StatisticalTestResult(
+                rejected=final.rejected, lower_bound_delta=final.lower_bound_delta, epsilon_lower_bound=final.epsilon_lower_bound,
+                witness=final.candidate.description, direction="D -> D'" if final.candidate.heavy_is_first else "D' -> D",
+                counts=final.counts, num_hypotheses=1, num_samples=final.num_samples, alpha=final.level, epsilon=epsilon, delta=delta,
+            )
+            best_context, evidence_samples = (name, f"{family}, final stage"), final.num_samples
     bound_level = level / (2.0 * largest_m)
     spread = math.sqrt(0.25 * (1.0 + math.exp(min(2.0 * epsilon, 700.0))) / num_samples)
     detectable = (stats.norm.isf(bound_level) + stats.norm.ppf(POWER)) * spread
@@ -331,6 +401,12 @@ def find_violation(
         epsilon=epsilon,
         delta=delta,
         detectable_delta=float(detectable),
+        evidence_samples=evidence_samples,
+        final_samples=0 if final is None else final.num_samples,
+        final_epsilon_lower_bound=0.0 if final is None else final.epsilon_lower_bound,
+        final_counts=None if final is None else final.counts,
+        final_witness=None if final is None else f"{name}: {final.candidate.description}",
+        search_epsilon_lower_bound=max(search_best.epsilon_lower_bound, 0.0),
     )
 
 
@@ -341,7 +417,7 @@ def assert_dp_black_box(sampler, pairs, epsilon, delta, **options) -> Verificati
         raise DpViolation(
             f"not ({report.epsilon:g}, {report.delta:g})-DP at level alpha = {report.alpha:g}: on {report.pair}, "
             f"direction {report.direction}, the {report.family} event {report.witness} was hit {report.counts[0]} vs "
-            f"{report.counts[1]} times in {report.num_samples} outputs per side; epsilon lower bound "
+            f"{report.counts[1]} times in {report.evidence_samples} outputs per side; epsilon lower bound "
             f"{report.epsilon_lower_bound:.4g} (round {report.rounds}, {report.seconds:.1f} s)",
             epsilon=report.epsilon,
             delta=report.delta,

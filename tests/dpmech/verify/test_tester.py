@@ -42,19 +42,20 @@ def test_levels_spent_over_rounds_pairs_and_families_sum_to_at_most_alpha(monkey
     import dpmech.verify.tester as tester
 
     spent = []
-    for name in ("statistical_dp_test", "projection_dp_test", "learned_dp_test"):
+    for name, key in (("statistical_dp_test", "alpha"), ("projection_dp_test", "alpha"), ("learned_dp_test", "alpha"), ("confirm_candidates", "level")):
         original = getattr(tester, name)
 
-        def recording(*args, original=original, **options):
-            spent.append(options["alpha"])
+        def recording(*args, original=original, key=key, **options):
+            spent.append(options[key])
             return original(*args, **options)
 
         monkeypatch.setattr(tester, name, recording)
     sampler = lambda y, size, rng: dpmech.randomized_response(np.full(size, y), 1.0, 3, rng)  # noqa: E731
     report = find_violation(sampler, [(0, 1), (1, 0), (0, 2)], 1.0, 0.0, rng=0, alpha=0.05, initial_samples=100, max_samples=800, budget_seconds=600)
-    assert not report.rejected and report.rounds == 4
-    # Round 1: all 3 pairs; then the 2 kept; cheap and projections each (3 outcomes: the learned family is skipped).
-    assert len(spent) == 3 * 2 + 3 * 2 * 2
+    assert not report.rejected and report.rounds == 4 and report.final_samples == 5 * 800
+    # Round 1: all 3 pairs; then the 2 kept; cheap and projections each (3 outcomes: the learned family is skipped);
+    # then the final stage, once.
+    assert len(spent) == 3 * 2 + 3 * 2 * 2 + 1
     assert sum(spent) <= 0.05
 
 

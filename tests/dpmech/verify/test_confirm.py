@@ -1,0 +1,134 @@
+"""The final stage: candidates name the events their tests counted, and the stage's ε lower bound is sound at its level."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import dpmech
+from dpmech.verify import float_dp_test, learned_dp_test, projection_dp_test, statistical_dp_test
+from dpmech.verify.candidates import Candidate
+from dpmech.verify.confirm import CHUNK_SAMPLES, PILOT_SAMPLES, confirm_candidate
+from dpmech.verify.examples import all_examples
+from dpmech.verify.statistical import clopper_pearson_lower, clopper_pearson_upper
+from dpmech.verify.tester import find_violation
+
+EXAMPLES = {example.name: example for example in all_examples()}
+
+
+def _pair(name, pattern=None):
+    example = EXAMPLES[name]
+    chosen = next(pair for pair in example.pairs if pattern is None or pair[0] == pattern)
+    return example, (chosen[1], chosen[2])
+
+
+@pytest.mark.parametrize(
+    "test, name, pattern, options",
+    [
+        (statistical_dp_test, "svt1 (Lyu Alg. 1)", "x shape", {}),
+        (statistical_dp_test, "randomized response (eps for e^eps)", None, {}),
+        (statistical_dp_test, "svt3 (Roth, noisy values)", "half half", {}),
+        (statistical_dp_test, "laplace sum (wrong sensitivity)", None, {"outputs": "real"}),
+        (projection_dp_test, "svt3 (Roth, noisy values)", "half half", {}),
+        (projection_dp_test, "noisy max (laplace, index and value)", "one above", {}),
+        (float_dp_test, "gaussian (float64 rng.normal)", None, {}),
+        (learned_dp_test, "noisy max (exponential, index and value)", "one below", {}),
+    ],
+)
+def test_the_candidate_event_reproduces_its_test_counts(test, name, pattern, options):
+    # Each family draws selection(D), selection(D'), test(D), test(D') in that order: replaying the generator gives the
+    # test sample, on which the candidate's membership function must count exactly what the family counted.
+    example, pair = _pair(name, pattern)
+    result = test(example.sampler, pair, example.epsilon, example.delta, num_samples=3000, rng=np.random.default_rng(7), **options)
+    candidate = result.candidate
+    assert isinstance(candidate, Candidate) and np.isfinite(candidate.score), result
+    replay = np.random.default_rng(7)
+    samples = [example.sampler(data, 3000, replay) for data in pair + pair]
+    hits = [int(np.count_nonzero(candidate.event(np.asarray(sample) if isinstance(sample, np.ndarray) else sample))) for sample in samples[2:]]
+    expected = tuple(hits) if candidate.heavy_is_first else tuple(reversed(hits))
+    assert expected == candidate.counts, (candidate.description, expected, candidate.counts)
+
+
+def _rr_sampler(epsilon):
+    return lambda label, size, rng: dpmech.randomized_response(np.full(size, label), epsilon, 2, rng)
+
+
+def test_confirmed_bound_is_the_clopper_pearson_bound_of_its_counts():
+    epsilon, level = 1.0, 0.1
+    candidate = Candidate(lambda outputs: np.asarray(outputs) == 0, True, "{0}", 1.0, (0, 0), 1)
+    result = confirm_candidate(_rr_sampler(epsilon), (0, 1), candidate, 0.5, 0.0, level=level, seconds=60.0, max_samples=20_000, rng=np.random.default_rng(3))
+    assert result.num_samples == 20_000 and result.level == level
+    lower = clopper_pearson_lower(result.counts[0], 20_000, level / 2)
+    upper = clopper_pearson_upper(result.counts[1], 20_000, level / 2)
+    assert result.epsilon_lower_bound <= math.log(lower / upper)
+    assert result.epsilon_lower_bound == pytest.approx(math.log(lower / upper), rel=1e-9)
+    assert result.rejected == (lower - math.exp(0.5) * upper > 0.0)
+    # RR with ε = 1 on the tight event: P[0 | 0] / P[0 | 1] = e, so the bound is below 1 and, at 20,000 draws, above 0.5.
+    assert 0.5 < result.epsilon_lower_bound <= epsilon
+
+
+def test_confirmed_bound_exceeds_the_true_epsilon_at_most_at_its_level():
+    # The tight event of binary RR has log-ratio exactly ε: the stage's bound exceeds ε with probability <= level.
+    # 300 runs at level 0.2: exceedances ~ Binomial(300, <= 0.2); more than 78 has probability < 0.1%.
+    epsilon, level = 0.7, 0.2
+    candidate = Candidate(lambda outputs: np.asarray(outputs) == 0, True, "{0}", 1.0, (0, 0), 1)
+    rng = np.random.default_rng(11)
+    exceed = sum(
+        confirm_candidate(_rr_sampler(epsilon), (0, 1), candidate, epsilon, 0.0, level=level, seconds=60.0, max_samples=3000, rng=rng).epsilon_lower_bound > epsilon
+        for _ in range(300)
+    )
+    assert exceed <= stats.binom.isf(1e-3, 300, level)
+
+
+def test_whole_search_with_its_final_stage_overstates_epsilon_at_most_at_alpha():
+    # find_violation at α = 0.3 on RR at its true ε (3 pairs, rounds and final stage): the reported ε lower bound
+    # exceeds the truth in at most an α share of 60 searches (more than 28 has probability < 0.1%).
+    epsilon = 1.0
+    sampler = lambda y, size, rng: dpmech.randomized_response(np.full(size, y), epsilon, 2, rng)  # noqa: E731
+    rng = np.random.default_rng(5)
+    reports = [
+        find_violation(sampler, [(0, 1), (1, 0), (1, 1)], epsilon, 0.0, rng=rng, alpha=0.3, families=("cheap",), initial_samples=200,
+                       max_samples=800, final_samples=4000, budget_seconds=60)
+        for _ in range(60)
+    ]
+    assert all(report.final_samples == 4000 for report in reports)
+    over = sum(report.epsilon_lower_bound > epsilon for report in reports)
+    assert over == sum(report.rejected for report in reports)
+    assert over <= stats.binom.isf(1e-3, 60, 0.3)
+
+
+def test_final_stage_tightens_the_bound_and_stays_below_the_truth():
+    # Laplace of scale 2 (noise for sensitivity 1) on sums 1 and −1: the true ε is 2/2 = 1, and every half-line
+    # {x <= t}, t <= −1, has exactly that log-ratio. The rounds (4,000 outputs per side, Bonferroni over ~200 events)
+    # bound it loosely; the stage (one event, 400,000 per side) tightly.
+    example, pair = _pair("laplace sum (wrong sensitivity)")
+    report = find_violation(example.sampler, [pair], example.epsilon, 0.0, rng=2, outputs="real", stop_at_rejection=False, max_samples=4000,
+                            final_samples=400_000, budget_seconds=600)
+    assert report.final_samples == 400_000
+    assert report.search_epsilon_lower_bound < report.final_epsilon_lower_bound == report.epsilon_lower_bound <= 1.0
+    assert report.final_epsilon_lower_bound > 0.85 and report.family.endswith("final stage") and report.evidence_samples == 400_000
+
+
+def test_final_stage_draws_a_sample_size_fixed_by_time_alone():
+    calls = []
+
+    def sampler(label, size, rng):
+        calls.append(size)
+        return dpmech.randomized_response(np.full(size, label), 1.0, 2, rng)
+
+    candidate = Candidate(lambda outputs: np.asarray(outputs) == 0, True, "{0}", 1.0, (0, 0), 1)
+    result = confirm_candidate(sampler, (0, 1), candidate, 1.0, 0.0, level=0.05, seconds=60.0, max_samples=250_000, rng=np.random.default_rng(0))
+    # The two pilots' outputs (before and after the choice among candidates) are thrown away; then chunks of at most
+    # CHUNK_SAMPLES per side add up to N.
+    assert calls[:4] == [PILOT_SAMPLES] * 4 and sum(calls[4:]) == 2 * result.num_samples == 500_000
+    assert max(calls[4:]) <= CHUNK_SAMPLES
+    assert confirm_candidate(sampler, (0, 1), candidate, 1.0, 0.0, level=0.05, seconds=1e-9, max_samples=10**6, rng=np.random.default_rng(0)) is None
+
+
+@pytest.mark.parametrize(
+    "parameter, value", [("final_share", 1.0), ("final_share", -0.1), ("final_time_share", 1.0), ("final_samples", 0), ("final_share", "half")]
+)
+def test_bad_final_stage_arguments_raise_value_error_naming_them(parameter, value):
+    with pytest.raises(ValueError, match=parameter):
+        find_violation(lambda d, size, rng: rng.normal(d, 1.0, size), [(0.0, 1.0)], 1.0, 0.0, rng=0, **{parameter: value})
