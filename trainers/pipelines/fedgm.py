@@ -422,9 +422,11 @@ def run_fedgm(split: FederatedSplit, config: FedGmConfig = FedGmConfig(), seed: 
               progress: bool = False, device="cpu", torch_threads=1) -> PipelineResult:
     """Run FedGM on ``split`` (private pool → clients; test set for evaluation).
 
-    ``accuracy`` is the final server model's test accuracy; with ``config.baselines`` the result
-    also holds non-private FedAvg (``fedavg_rounds`` rounds) and one-shot FedAvg on the same
-    clients and ConvNet.
+    ``accuracy`` is the final server model's test accuracy; ``baselines["stage_one_model"]`` the
+    stage-1 model's. With ``config.baselines`` the result also holds the non-private references of
+    the module docstring (``synthetic_true_labels``, ``kmeans_real``, ``random_real``,
+    ``real_pooled``, each trained as the server trains on the released set) and non-private FedAvg
+    (``fedavg_rounds`` rounds) and one-shot FedAvg on the same clients and ConvNet.
     """
     if not isinstance(config, FedGmConfig):
         raise ValueError(f"config must be a FedGmConfig (got {type(config).__name__})")
