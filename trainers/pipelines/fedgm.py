@@ -14,12 +14,30 @@ Client, one shot (through :func:`trainers.federation.run_clients`), after Zhao &
    class's images with ``images_per_class`` clusters; the real image nearest each centre
    initialises one synthetic image. A second k-means with ``real_batch_size`` clusters gives the
    representative real batch B_c used as the matching target (the seed's "minibatch from the
-   centre of clusters"). Both clusterings run once, on pixels: the seed re-clusters on the
-   matching network's embeddings every 10 iterations, which this implementation does not do.
+   centre of clusters", after DREAM, Liu et al. ICCV 2023). With ``clustering="pixels"`` it runs
+   once, on pixels (fast default); with ``clustering="embeddings"`` B_c is re-chosen every
+   ``recluster_interval`` matching steps by k-means on the current matching network's
+   penultimate embeddings (seed 003 Algorithm 1 lines 12-14 and §4.1: D_int = 10).
 2. ``outer_iterations`` times: a freshly initialised ConvNet with instance normalisation; then
-   ``matching_steps`` times: the loss Σ_c Σ_layers (1 − cos(∇_θ ℓ(B_c), ∇_θ ℓ(S_c))) (one term
-   per parameter tensor, gradients flattened) is minimised over the synthetic images S by SGD
-   (momentum 0.5), and the network takes ``network_steps`` SGD steps on the synthetic set.
+   ``matching_steps`` times: the loss Σ_c D(∇_θ ℓ(B_c), ∇_θ ℓ(S_c)) is minimised over the
+   synthetic images S by SGD (momentum 0.5), and the network takes ``network_steps`` SGD steps on
+   the synthetic set. D is Zhao et al.'s layer-wise distance
+   (:func:`gradient_matching_distance`): per parameter tensor, per output channel (convolutions)
+   or output unit (linear layers), 1 − cos of the flattened gradients, summed; biases and
+   normalisation parameters are left out, as in the reference code. The seed matches 300 outer ×
+   100 inner steps with 128 real images per class; the defaults are far smaller (two cores), and
+   ``benchmarks/seed_fedgm.py`` runs larger budgets.
+
+Clients: Dirichlet(``alpha``) label skew (``partition="dirichlet"``) or the seed's pathological
+split (``partition="pathological"``: each client holds ``classes_per_client`` classes, #C = k of
+Li et al. 2022; :func:`pathological_label_partition`).
+
+Baselines (with ``baselines=True``; none of them is a release, all are trained exactly as the
+server trains on the released set, with true labels): ``synthetic_true_labels`` (the synthetic set
+without RR), ``kmeans_real`` (the real images that initialised it, i.e. no matching),
+``random_real`` (``min(ipc, n_c)`` random real images per class per client, the seed's §4.6
+"REAL" at equal upload size), ``real_pooled`` (all clients' real records pooled, the non-private
+upper reference), and non-private FedAvg (multi-round and one-shot).
 
 Labels, two stages (seed 003 §4.4 and Algorithm 4; Ghazi et al. 2021 multi-stage training): each
 client splits its synthetic set into two halves at random. Stage 1: the first half's labels go
@@ -46,6 +64,7 @@ import numpy as np
 import torch
 from rich.progress import Progress
 from sklearn.cluster import KMeans
+from torch.func import functional_call, grad, vmap
 
 import dpmech
 from dpmech import validation as check
@@ -62,11 +81,21 @@ IMAGES_NOT_PROTECTED = (
 )
 
 
+CLUSTERINGS = ("pixels", "embeddings")
+PARTITIONS = ("dirichlet", "pathological")
+
+
 @dataclass(frozen=True)
 class FedGmConfig:
     """FedGM settings. The seed uses ConvNet-3 with 128 filters, 300 matching iterations with 100
-    inner loops, synthetic-image SGD at 0.01 and ipc in {3, 5, 10} (IID) or {30, 50, 100}
-    (non-IID); the defaults are scaled to digits on two cores."""
+    inner loops, 128 representative real images per class, re-clustering on the matching
+    network's embeddings every 10 iterations, synthetic-image SGD at 0.01 and ipc in {3, 5, 10}
+    (IID) or {30, 50, 100} (pathological non-IID, one or two classes per client); the defaults
+    are scaled to digits on two cores (pixels clustered once, 10 × 10 matching steps).
+
+    ``clustering``: ``"pixels"`` (once) or ``"embeddings"`` (every ``recluster_interval`` matching
+    steps). ``partition``: ``"dirichlet"`` (``alpha``) or ``"pathological"``
+    (``classes_per_client`` classes per client)."""
 
     input_shape: tuple = (1, 8, 8)
     num_classes: int = 10
@@ -86,6 +115,10 @@ class FedGmConfig:
     server_batch_size: int = 32
     server_learning_rate: float = 3e-3
     kmeans_initialisations: int = 3
+    clustering: str = "pixels"
+    recluster_interval: int = 10
+    partition: str = "dirichlet"
+    classes_per_client: int = 2
     fedavg_rounds: int = 10
     fedavg_local_epochs: int = 2
     one_shot_local_epochs: int = 10
@@ -110,6 +143,11 @@ class FedGmConfig:
         check.integer_scalar("server_batch_size", self.server_batch_size, 1)
         check.positive("server_learning_rate", self.server_learning_rate)
         check.integer_scalar("kmeans_initialisations", self.kmeans_initialisations, 1)
+        check.choice("clustering", self.clustering, CLUSTERINGS)
+        check.integer_scalar("recluster_interval", self.recluster_interval, 1)
+        check.choice("partition", self.partition, PARTITIONS)
+        if check.integer_scalar("classes_per_client", self.classes_per_client, 1) > self.num_classes:
+            raise ValueError(f"classes_per_client must be between 1 and num_classes={self.num_classes} (got {self.classes_per_client})")
         check.integer_scalar("fedavg_rounds", self.fedavg_rounds, 1)
         check.integer_scalar("fedavg_local_epochs", self.fedavg_local_epochs, 1)
         check.integer_scalar("one_shot_local_epochs", self.one_shot_local_epochs, 1)
@@ -118,6 +156,46 @@ class FedGmConfig:
     @property
     def architecture(self) -> str:
         return f"conv-instance-{self.width}"
+
+
+def pathological_label_partition(labels, num_clients, classes_per_client, num_classes, rng) -> np.ndarray:
+    """Label-skew partition "#C = k" of Li et al. (ICDE 2022, NIID-Bench), the pathological
+    non-IID split of seed 003 (§4.1, Table 1: each client holds only one or two classes).
+
+    Client i holds class i mod K and ``classes_per_client`` − 1 other classes drawn uniformly
+    without replacement; each class's records are shuffled and cut into equal parts, one per client
+    holding it. Returns each record's client id, or −1 for a record of a class no client holds
+    (possible only when ``num_clients`` < ``num_classes``): such records are left out, as in NIID-Bench.
+    """
+    labels = np.asarray(labels)
+    num_clients = check.integer_scalar("num_clients", num_clients, 1)
+    num_classes = check.integer_scalar("num_classes", num_classes, 1)
+    if check.integer_scalar("classes_per_client", classes_per_client, 1) > num_classes:
+        raise ValueError(f"classes_per_client must be between 1 and num_classes={num_classes} (got {classes_per_client})")
+    if labels.ndim != 1 or labels.dtype.kind not in "iu" or (labels.size and (labels.min() < 0 or labels.max() >= num_classes)):
+        raise ValueError(f"labels must be a 1-d array of integers in [0, {num_classes})")
+    rng = check.generator("rng", rng)
+    holds = np.zeros((num_clients, num_classes), dtype=bool)
+    for client in range(num_clients):
+        own = client % num_classes
+        holds[client, own] = True
+        holds[client, rng.choice(np.delete(np.arange(num_classes), own), classes_per_client - 1, replace=False)] = True
+    assignment = np.full(labels.size, -1, dtype=np.int64)
+    for label in range(num_classes):
+        holders = np.flatnonzero(holds[:, label])
+        if holders.size:
+            parts = np.array_split(rng.permutation(np.flatnonzero(labels == label)), holders.size)
+            assignment[np.concatenate(parts)] = np.repeat(holders, [part.size for part in parts])
+    return assignment
+
+
+def fedgm_clients(private, config: FedGmConfig, rng) -> list:
+    """The clients' private datasets: Dirichlet(``alpha``) label skew or the pathological split."""
+    if config.partition == "dirichlet":
+        return client_datasets(private, config.num_clients, config.alpha, config.num_classes, rng)
+    assignment = pathological_label_partition(private.labels, config.num_clients, config.classes_per_client,
+                                              config.num_classes, np.random.default_rng(rng))
+    return [private.subset(np.flatnonzero(assignment == client)) for client in range(config.num_clients)]
 
 
 class SeedStreams(NamedTuple):
@@ -145,50 +223,102 @@ def _representatives(features, count, rng, initialisations) -> np.ndarray:
     return np.argmin(distances, axis=0)
 
 
-def _gradient_distance(real_gradients, synthetic_gradients) -> torch.Tensor:
-    return sum(
-        1.0 - torch.nn.functional.cosine_similarity(real.flatten(), synthetic.flatten(), dim=0, eps=1e-8)
-        for real, synthetic in zip(real_gradients, synthetic_gradients)
-    )
+def gradient_matching_distance(real_gradients, synthetic_gradients) -> torch.Tensor:
+    """Zhao, Mopuri & Bilen's layer-wise distance (ICLR 2021, eq. 10; ``distance_wb`` in their
+    code, which FedGM's matching inherits): Σ over parameter tensors, and within a tensor over its
+    output units, of 1 − cos between the real and synthetic gradients of that unit.
+
+    Each gradient carries a leading class axis: shape (classes, out, ...) for a parameter of shape
+    (out, ...). A convolution kernel's unit is one output channel (its in × kh × kw slice), a
+    linear layer's one output row. Parameters with a single axis (biases, normalisation scales)
+    contribute nothing, as in the reference code. The cosine's denominator is ‖a‖‖b‖ + 1e-6 as in
+    the reference code, so a zero gradient row counts as distance 1 instead of NaN. Returns the
+    sum over classes, units and tensors (a 0-d tensor, differentiable in both arguments).
+    """
+    total = torch.zeros(())
+    for real, synthetic in zip(real_gradients, synthetic_gradients, strict=True):
+        if real.shape != synthetic.shape:
+            raise ValueError(f"real and synthetic gradients must have equal shapes (got {tuple(real.shape)} and {tuple(synthetic.shape)})")
+        if real.dim() <= 2:
+            continue
+        real = real.reshape(real.shape[0], real.shape[1], -1)
+        synthetic = synthetic.reshape(synthetic.shape[0], synthetic.shape[1], -1)
+        cosine = (real * synthetic).sum(dim=-1) / (real.norm(dim=-1) * synthetic.norm(dim=-1) + 1e-6)
+        total = total.to(cosine.device) + (1.0 - cosine).sum()
+    return total
+
+
+def _padded_rows(row_groups, device):
+    """Row indices (classes, longest group) padded with the group's first row, and 0/1 weights
+    marking the real entries, so that classes of unequal sizes go through one batched call."""
+    width = max(rows.size for rows in row_groups)
+    indices = np.stack([np.concatenate([rows, np.full(width - rows.size, rows[0])]) for rows in row_groups])
+    weights = np.arange(width)[None, :] < np.array([rows.size for rows in row_groups])[:, None]
+    return torch.as_tensor(indices, device=device), torch.as_tensor(weights, dtype=torch.float32, device=device)
+
+
+def _class_gradients(network):
+    """``gradients(parameters, inputs, targets, weights)``: for each class (leading axis) the
+    gradient of the weighted mean cross-entropy over its rows, in one batched call (instance
+    normalisation keeps the rows independent, so padding rows of weight 0 change nothing)."""
+    def class_loss(parameters, inputs, targets, weights):
+        losses = torch.nn.functional.cross_entropy(functional_call(network, parameters, (inputs,)), targets, reduction="none")
+        return (losses * weights).sum() / weights.sum()
+    return vmap(grad(class_loss), in_dims=(None, 0, 0, 0))
+
+
+def _embeddings(network, inputs) -> np.ndarray:
+    """The network's penultimate representation (everything before the last linear layer)."""
+    with torch.no_grad():
+        return network[:-1](inputs).cpu().numpy()
 
 
 def distil(features, labels, config: FedGmConfig, device, rng):
     """Gradient-matching condensation of one client's records (module docstring, steps 1–2).
 
-    Returns (synthetic features as rows, the class each was generated for); ``min(ipc, n_c)``
-    images per class c the client holds.
+    Returns (synthetic features as rows, the class each was generated for, the real rows that
+    initialised them); ``min(ipc, n_c)`` images per class c the client holds.
     """
     rng = check.generator("rng", rng)
     generator = networks.torch_generator(rng)
     classes = np.unique(labels)
-    real_batches, initial, synthetic_labels = [], [], []
-    for label in classes:
-        rows = features[labels == label]
-        real_batches.append(networks.as_inputs(rows[_representatives(rows, config.real_batch_size, rng, config.kmeans_initialisations)], config.input_shape, device))
-        chosen = rows[_representatives(rows, config.images_per_class, rng, config.kmeans_initialisations)]
-        initial.append(chosen)
-        synthetic_labels.append(np.full(chosen.shape[0], label))
-    if not initial:
-        return np.empty((0, features.shape[1])), np.empty(0, dtype=np.int64)
-    synthetic_labels = np.concatenate(synthetic_labels)
-    synthetic = networks.as_inputs(np.concatenate(initial), config.input_shape, device).clone().requires_grad_(True)
+    if classes.size == 0:
+        empty = np.empty((0, features.shape[1]))
+        return empty, np.empty(0, dtype=np.int64), empty
+    class_rows = [np.flatnonzero(labels == label) for label in classes]
+    initial = np.concatenate([
+        rows[_representatives(features[rows], config.images_per_class, rng, config.kmeans_initialisations)] for rows in class_rows
+    ])
+    synthetic_labels = labels[initial]
+    real_inputs = networks.as_inputs(features, config.input_shape, device)
+    synthetic = real_inputs[torch.as_tensor(initial, device=device)].clone().requires_grad_(True)
     targets = networks.as_targets(synthetic_labels, device)
-    class_rows = [torch.as_tensor(np.flatnonzero(synthetic_labels == label), device=device) for label in classes]
+    synthetic_index, synthetic_weights = _padded_rows([np.flatnonzero(synthetic_labels == label) for label in classes], device)
+    synthetic_targets = targets[synthetic_index]
+
+    def real_batches(network=None):
+        # k-means per class on pixels, or on the current network's embeddings (seed 003 §3.2.2, after DREAM)
+        representatives = []
+        for rows in class_rows:
+            points = features[rows] if network is None else _embeddings(network, real_inputs[torch.as_tensor(rows, device=device)])
+            representatives.append(rows[_representatives(points, config.real_batch_size, rng, config.kmeans_initialisations)])
+        index, weights = _padded_rows(representatives, device)
+        return real_inputs[index], networks.as_targets(labels, device)[index], weights
+
+    real, real_targets, real_weights = real_batches()
     image_step = torch.optim.SGD([synthetic], lr=config.synthetic_learning_rate, momentum=0.5)
     for _ in range(config.outer_iterations):
         network = networks.build_classifier(config.architecture, config.input_shape, config.num_classes, generator, device)
-        parameters = list(network.parameters())
-        network_step = torch.optim.SGD(parameters, lr=config.network_learning_rate)
-        for _ in range(config.matching_steps):
+        class_gradients = _class_gradients(network)
+        network_step = torch.optim.SGD(network.parameters(), lr=config.network_learning_rate)
+        for step in range(config.matching_steps):
+            if config.clustering == "embeddings" and step % config.recluster_interval == 0:
+                real, real_targets, real_weights = real_batches(network)
             network.train()
-            loss = torch.zeros((), device=device)
-            for label, real, rows in zip(classes, real_batches, class_rows):
-                real_targets = torch.full((real.shape[0],), int(label), device=device)
-                real_gradients = torch.autograd.grad(networks.cross_entropy(network(real), real_targets), parameters)
-                synthetic_gradients = torch.autograd.grad(
-                    networks.cross_entropy(network(synthetic[rows]), targets[rows]), parameters, create_graph=True
-                )
-                loss = loss + _gradient_distance([g.detach() for g in real_gradients], synthetic_gradients)
+            parameters = {name: value.detach() for name, value in network.named_parameters()}
+            real_gradients = class_gradients(parameters, real, real_targets, real_weights)
+            synthetic_gradients = class_gradients(parameters, synthetic[synthetic_index], synthetic_targets, synthetic_weights)
+            loss = gradient_matching_distance([g.detach() for g in real_gradients.values()], list(synthetic_gradients.values()))
             image_step.zero_grad()
             loss.backward()
             image_step.step()
@@ -197,7 +327,7 @@ def distil(features, labels, config: FedGmConfig, device, rng):
                 network_step.zero_grad()
                 networks.cross_entropy(network(detached), targets).backward()
                 network_step.step()
-    return synthetic.detach().cpu().numpy().reshape(synthetic.shape[0], -1), synthetic_labels
+    return synthetic.detach().cpu().numpy().reshape(synthetic.shape[0], -1), synthetic_labels, features[initial]
 
 
 def release_labels(true_labels, prior, config: FedGmConfig, rng):
@@ -219,9 +349,10 @@ def _distil_and_release_stage_one(features, labels, client, config, device, rng)
     """Condense, split the synthetic set in halves, release the first half with uniform-prior RR.
 
     Returns the stage-1 message, the second half (images, true labels) kept for stage 2, and the
-    whole synthetic set with its true labels (kept by the simulation for the reference baseline only).
+    whole synthetic set with its true labels and the real rows that initialised it (kept by the
+    simulation for the reference baselines only).
     """
-    images, true_labels = distil(features, labels, config, device, rng)
+    images, true_labels, initial = distil(features, labels, config, device, rng)
     order = rng.permutation(images.shape[0])
     first, second = order[: (order.size + 1) // 2], order[(order.size + 1) // 2:]
     uniform = np.full((first.size, config.num_classes), 1.0 / config.num_classes)
@@ -233,7 +364,7 @@ def _distil_and_release_stage_one(features, labels, client, config, device, rng)
         description=f"stage 1: {first.size} synthetic images in the clear, labels by RRWithPrior (uniform prior); "
                     + IMAGES_NOT_PROTECTED,
     )
-    return message, images[second], true_labels[second], (images, true_labels)
+    return message, images[second], true_labels[second], (images, true_labels, initial)
 
 
 def label_prior(model, images, config: FedGmConfig, device="cpu") -> np.ndarray:
@@ -261,6 +392,14 @@ def _release_stage_two(images, true_labels, stage_one_state, client, config, dev
     )
 
 
+def _random_real(data, images_per_class, rng):
+    """``min(ipc, n_c)`` real rows of each class c the client holds, drawn uniformly without
+    replacement: the condensation's natural baseline at the same upload size."""
+    chosen = np.concatenate([rng.permutation(np.flatnonzero(data.labels == label))[:images_per_class]
+                             for label in np.unique(data.labels)] or [np.empty(0, dtype=np.int64)])
+    return data.features[chosen], data.labels[chosen]
+
+
 def train_server_model(messages, config: FedGmConfig, seed, device="cpu", model=None):
     """Train (or, given ``model``, continue training) the server's ConvNet on the union of the
     messages' synthetic images and noisy labels. Uses only the messages and ``seed``."""
@@ -283,20 +422,22 @@ def run_fedgm(split: FederatedSplit, config: FedGmConfig = FedGmConfig(), seed: 
               progress: bool = False, device="cpu", torch_threads=1) -> PipelineResult:
     """Run FedGM on ``split`` (private pool → clients; test set for evaluation).
 
-    ``accuracy`` is the final server model's test accuracy; with ``config.baselines`` the result
-    also holds non-private FedAvg (``fedavg_rounds`` rounds) and one-shot FedAvg on the same
-    clients and ConvNet.
+    ``accuracy`` is the final server model's test accuracy; ``baselines["stage_one_model"]`` the
+    stage-1 model's. With ``config.baselines`` the result also holds the non-private references of
+    the module docstring (``synthetic_true_labels``, ``kmeans_real``, ``random_real``,
+    ``real_pooled``, each trained as the server trains on the released set) and non-private FedAvg
+    (``fedavg_rounds`` rounds) and one-shot FedAvg on the same clients and ConvNet.
     """
     if not isinstance(config, FedGmConfig):
         raise ValueError(f"config must be a FedGmConfig (got {type(config).__name__})")
     seed = check.integer_scalar("seed", seed, 0)
     warnings.warn(f"FedGM: {IMAGES_NOT_PROTECTED}", dpmech.UnprotectedReleaseWarning, stacklevel=2)
     streams = seed_streams(seed)
-    clients = client_datasets(split.private, config.num_clients, config.alpha, config.num_classes, streams.partition)
+    clients = fedgm_clients(split.private, config, streams.partition)
     test_inputs = networks.as_inputs(split.test.features, config.input_shape, device)
     test_labels = networks.as_targets(split.test.labels, device)
     with networks.torch_threads(torch_threads), Progress(disable=not progress, transient=True) as bar:
-        task = bar.add_task("FedGM", total=4 + 3 * config.baselines)
+        task = bar.add_task("FedGM", total=4 + 6 * config.baselines)
         stage_one = run_clients(
             _distil_and_release_stage_one, [(d.features, d.labels, i, config, device) for i, d in enumerate(clients)],
             streams.distillation, n_jobs=n_jobs,
@@ -317,13 +458,21 @@ def run_fedgm(split: FederatedSplit, config: FedGmConfig = FedGmConfig(), seed: 
         bar.advance(task)
         baselines = {"stage_one_model": stage_one_accuracy}
         if config.baselines:
-            # Not a release: the synthetic images with their true labels, to separate the cost of RR.
-            true_labelled = [ClientMessage(i, {"images": images, "labels": labels}) for i, (images, labels) in enumerate(synthetic)]
-            reference = train_server_model(true_labelled, config, streams.stage_two_server, device)
-            baselines["synthetic_true_labels"] = networks.accuracy(reference, test_inputs, test_labels)
-            bar.advance(task)
-        if config.baselines:
-            multi_round, one_shot = streams.baselines.spawn(2)
+            # Not releases: real or synthetic images with their true labels, trained exactly as the
+            # released set is, to separate the costs of RR, of condensation and of the ipc budget.
+            multi_round, one_shot, random_draws = streams.baselines.spawn(3)
+            random_rng = np.random.default_rng(random_draws)
+            references = {
+                "synthetic_true_labels": [(images, labels) for images, labels, _ in synthetic],
+                "kmeans_real": [(initial, labels) for _, labels, initial in synthetic],
+                "random_real": [_random_real(data, config.images_per_class, random_rng) for data in clients],
+                "real_pooled": [(data.features, data.labels) for data in clients],
+            }
+            for name, sets in references.items():
+                true_labelled = [ClientMessage(i, {"images": images, "labels": labels}) for i, (images, labels) in enumerate(sets)]
+                reference = train_server_model(true_labelled, config, streams.stage_two_server, device)
+                baselines[name] = networks.accuracy(reference, test_inputs, test_labels)
+                bar.advance(task)
             for name, rounds, epochs, sequence in (
                 ("fedavg", config.fedavg_rounds, config.fedavg_local_epochs, multi_round),
                 ("one_shot_fedavg", 1, config.one_shot_local_epochs, one_shot),
@@ -350,6 +499,8 @@ def run_fedgm(split: FederatedSplit, config: FedGmConfig = FedGmConfig(), seed: 
         f"Synthetic labels: epsilon = {config.label_epsilon:g} label DP (replace-one on labels); each label is "
         "randomised once by RRWithPrior and the two stages are disjoint halves (parallel composition).",
         "The FedAvg baselines release non-private model updates (no guarantee).",
+        "The kmeans_real, random_real and real_pooled baselines are non-private references (real images with "
+        "true labels), never released.",
     )
     return PipelineResult(
         pipeline="fedgm",
