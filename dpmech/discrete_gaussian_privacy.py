@@ -34,6 +34,7 @@ one evaluated at σ).
 from __future__ import annotations
 
 import math
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -149,6 +150,10 @@ def calibrate_discrete_gaussian(epsilon, delta, sensitivity, dimension=1) -> Fra
     continuous_sensitivity = (
         check.integer_scalar("sensitivity", sensitivity, 1) if dimension == 1 else check.positive("sensitivity", sensitivity)
     )
+    if continuous_sensitivity > sys.float_info.max:
+        # Even at ε = 1.8e308 such a sensitivity needs σ² far above the 2**31 grid units supported.
+        raise ValueError(f"sensitivity must be at most {sys.float_info.max:.17g} here (got an integer of "
+                         f"{continuous_sensitivity.bit_length()} bits)")
     start = calibrate_gaussian(epsilon, delta, float(continuous_sensitivity)) ** 2
     if dimension == 1 and start > MAX_SIGMA_SQUARED / 2:
         raise ValueError(

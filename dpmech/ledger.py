@@ -68,6 +68,16 @@ def _accountant(method: str):
 _SMALLEST_POSITIVE = 5e-324
 
 
+def _log_up(delta: float) -> float:
+    """A double >= log δ: math.log rounds to nearest, which may fall below log δ; one step up covers
+    its error of at most one ulp (log 1 = 0 and log 0 = -inf are exact)."""
+    if delta == 0.0:
+        return -math.inf
+    if delta == 1.0:
+        return 0.0
+    return min(math.nextafter(math.log(delta), math.inf), 0.0)
+
+
 def _delta_from_log(log_delta: float) -> float:
     """A double >= e^log_delta (at most 1); never 0 for a positive δ."""
     if log_delta == -math.inf:
@@ -124,7 +134,7 @@ class PrivacyGuarantee:
             raise ValueError(f"delta must be in [0, 1] (got {self.delta!r})")
         check.boolean("certified", self.certified)
         if self.log_delta is None:
-            object.__setattr__(self, "log_delta", math.log(self.delta) if self.delta > 0.0 else -math.inf)
+            object.__setattr__(self, "log_delta", _log_up(self.delta))
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -318,7 +328,7 @@ class PrivacyLedger:
             upper = min(max(float(interval.upper), 0.0), 1.0)
             lower = min(max(float(interval.lower), 0.0), upper)
             estimate = min(max(float(interval.estimate), lower), upper)
-            log_upper = math.log(upper) if upper > 0.0 else -math.inf
+            log_upper = _log_up(upper)
             certified, note = interval.certified, interval.note
         return PrivacyGuarantee(epsilon, upper, method, self.neighbouring, "delta", (lower, estimate, upper),
                                 certified, note, min(log_upper, 0.0))

@@ -167,6 +167,8 @@ BAD = [
     ("epsilon", lambda: discrete_gaussian_delta(-1.0, 1, 1)),
     ("dimension", lambda: discrete_gaussian_delta(1.0, 1, 1, dimension=0)),
     ("delta", lambda: calibrate_discrete_gaussian(1.0, 0.0, 1)),
+    # An exact integer beyond every double: once an OverflowError in the continuous starting point.
+    ("sensitivity", lambda: calibrate_discrete_gaussian(1.0, 1e-5, 10**400)),
 ]
 
 
