@@ -190,13 +190,12 @@ def _no_training():
     import audits.attacks.pipelines as pipelines
     import trainers.main_job as main_job
 
-    real_parts = pipelines.pipeline_parts
-
     def refuse(*_, **__):
         raise TrainingReached
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(pipelines, "pipeline_parts", lambda name: (refuse, *real_parts(name)[1:]))
+        # dpmech audit PIPELINE trains inside the audit function; dpmech run trains in run_pipeline.
+        patch.setattr(pipelines, "audit_function", lambda name: refuse)
         patch.setattr(main_job, "run_pipeline", refuse)
         yield
 
