@@ -14,6 +14,9 @@ PLUGIN_GROUP = "dpmech.commands"
 # dpmech's own commands outside the core: "module:function" registering the command, imported only
 # when the command runs (a table, not entry points, so an installation cannot lose or shadow them).
 OWN_COMMANDS = {"audit": "audits.cli:register", "run": "trainers.cli:register_run"}
+# Their one-line help, shown without importing them.
+OWN_HELP = {"audit": "empirical ε lower bounds: dpmech's mechanisms, the seed pipelines, your own IN/OUT scores",
+            "run": "the main job: calibrate, train a one-shot federation, account, audit, report"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,7 +44,8 @@ def build_parser(command=None) -> argparse.ArgumentParser:
     verify.register(subparsers)
     for entry_point in _plugins():
         if entry_point.name != command:
-            subparsers.add_parser(entry_point.name, help=f"see 'dpmech {entry_point.name} --help'")
+            subparsers.add_parser(entry_point.name,
+                                  help=OWN_HELP.get(entry_point.name, f"see 'dpmech {entry_point.name} --help'"))
             continue
         try:
             entry_point.load()(subparsers)
