@@ -47,7 +47,9 @@ def _format(value, significant_digits, rounding) -> str:
     exponent = exact.adjusted() - significant_digits + 1
     rounded = exact.quantize(decimal.Decimal(1).scaleb(exponent), rounding=rounding).normalize()
     if -4 <= rounded.adjusted() < significant_digits:
-        return f"{rounded:f}"
+        text = f"{rounded:f}"
+        # Same style as the shortest-repr branch, so 0.99999 rounded up prints "1.0" beside a plain 1.0.
+        return text if "." in text else text + ".0"
     mantissa = rounded.scaleb(-rounded.adjusted())
     return f"{mantissa:f}e{rounded.adjusted():+03d}"
 

@@ -55,3 +55,11 @@ def test_bad_values_are_refused_by_name(bad):
 
 def test_non_finite_values_print_as_such():
     assert format_up(math.inf) == "inf" and format_down(-math.inf) == "-inf"
+
+
+@given(st.integers(1, 9999), st.integers(4, 17))
+def test_a_value_rounded_onto_a_whole_number_prints_like_that_number(whole, significant_digits):
+    # A delivered ε of 0.99999999 next to a target of 1.0 must not print as "1" beside "1.0".
+    below = math.nextafter(float(whole), 0.0)
+    assert format_up(below, min(significant_digits, len(str(whole)))) == format_up(float(whole), significant_digits)
+    assert format_down(math.nextafter(float(whole), math.inf), len(str(whole))) == repr(float(whole))
