@@ -8,8 +8,8 @@ ShuffleNet) next to this run's. Run: ``PYTHONPATH=. python benchmarks/seed_fedau
 
 ``--fidelity`` runs seed 000's Table 3 protocol at scale instead: MNIST-1D generated locally
 (``--samples``, cached), features of a small CNN trained on a public split only
-(:mod:`trainers.features`, cached; every row normalised to norm 1 unless ``--feature-normalization
-quantile``), 20 clients of ≥ 2,000 records, the paper's λ = 0.01 for both
+(:mod:`trainers.features`, cached; every row minus the public mean embedding, then at norm 1, unless
+``--feature-normalization unit`` or ``quantile``), 20 clients of ≥ 2,000 records, the paper's λ = 0.01 for both
 heads (:meth:`FedAuxFdpConfig.paper`), D⁻ at the paper's ratio to the private data, scoring heads
 at (0.1, 1e-5), class ε ∈ {1, 0.5, 0.1} and a fully non-private row (neither head noised), mean ±
 std over ``--seeds`` × ``--draws`` runs; each client's heads are trained once per (α, seed) and
@@ -81,8 +81,9 @@ def main():
     parser.add_argument("--cnn-epochs", type=int, default=15)
     parser.add_argument("--cache-dir", default=".cache/dpmech-benchmarks", help="--fidelity: data and CNN cache")
     parser.add_argument("--device", default="cpu", help="--fidelity: torch device of the CNN")
-    parser.add_argument("--feature-normalization", default="unit", choices=("unit", "quantile"),
-                        help="--fidelity: every CNN feature row at norm 1 (unit) or one public scale then clipping")
+    parser.add_argument("--feature-normalization", default="centered", choices=("centered", "unit", "quantile"),
+                        help="--fidelity: every CNN feature row minus the public mean embedding, then at norm 1 "
+                             "(centered), at norm 1 (unit), or one public scale then clipping (quantile)")
     parser.add_argument("--tune", action="store_true",
                         help="--fidelity: choose λ_s, λ_c per (α, seed, budget) on public data only "
                              "(tune_regularization, its pre-specified grid) instead of the paper's 0.01")

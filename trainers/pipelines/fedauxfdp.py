@@ -177,9 +177,12 @@ class FedAuxFdpConfig:
         * ``num_components=None``: the features are those of a public pre-trained network
           (:mod:`trainers.features`), already within b = 1; no PCA on top. The seed's FedAUX code
           divides by the largest norm in the data (which reads the private data); a public map is
-          used instead, and ``normalization="unit"`` there (every row at norm b) gives the heads
-          the most signal per unit of noise (``benchmarks/seed_fedauxfdp.py --fidelity
-          --feature-normalization quantile`` measures the difference).
+          used instead. ``normalization="centered"`` there (every row minus the public mean
+          embedding, then at norm b) gives the heads the most signal per unit of noise: the
+          common component of ReLU embeddings (norm 0.83 of 1 on MNIST-1D) needs no weight, the
+          intercept expresses it, yet under ``"unit"`` it takes most of the bound the noise is
+          calibrated to (``benchmarks/seed_fedauxfdp.py --fidelity --feature-normalization unit``
+          or ``quantile`` measures the difference).
         """
         settings = dict(num_clients=20, score_epsilon=0.1, score_delta=1e-5, class_epsilon=0.5, class_delta=1e-5,
                         score_regularization=0.01, class_regularization=0.01, server_regularization=1e-4,
