@@ -21,8 +21,8 @@ too little): it has NO privacy guarantee and exists to show where the seed's "ne
 comes from.
 
 ``--fidelity --tune`` chooses λ_s and λ_c per (α, seed, budget) instead, by
-:func:`trainers.pipelines.fedauxfdp.tune_regularization` (its grid and rule fixed in advance, on
-the round's public sets only; the seed-compat row keeps the paper's 0.01), and prints the choices
+:func:`trainers.pipelines.fedauxfdp.tune_regularization` (its grid, rule and edge rule fixed in
+advance, on the round's public sets only; the seed-compat row keeps the paper's 0.01), and prints the choices
 and their public validation accuracy. ``--class-epsilons`` and ``--no-extra-rows`` cut the
 budgets run, for time.
 """
@@ -86,7 +86,7 @@ def main():
                              "(centered), at norm 1 (unit), or one public scale then clipping (quantile)")
     parser.add_argument("--tune", action="store_true",
                         help="--fidelity: choose λ_s, λ_c per (α, seed, budget) on public data only "
-                             "(tune_regularization, its pre-specified grid) instead of the paper's 0.01")
+                             "(tune_regularization, its pre-specified grid and edge rule) instead of the paper's 0.01")
     parser.add_argument("--tuning-draws", type=int, default=RegularizationGrid().draws,
                         help="--fidelity --tune: noise draws per grid point of the public simulation")
     parser.add_argument("--class-epsilons", type=float, nargs="+", default=None,
@@ -273,7 +273,8 @@ def fidelity(arguments, console):
                         f"{arguments.num_clients} clients, mean ± std over {arguments.seeds} seed(s) × {arguments.draws} noise "
                         f"draw(s) (n = runs); scoring heads (0.1, 1e-5); "
                         + (f"λ_s, λ_c chosen per (α, seed, budget) on public data only (grid λ_s {grid.score_regularizations}, "
-                           f"λ_c {grid.class_regularizations}; seed-compat at the paper's 0.01)" if grid is not None else
+                           f"λ_c {grid.class_regularizations}, each edge extended up to {grid.edge_extensions}× by the "
+                           f"edge rule; seed-compat at the paper's 0.01)" if grid is not None else
                            f"λ_s = λ_c = {base.score_regularization:g}") + f", server L2 {base.server_regularization:g}")
     table.add_column("method")
     table.add_column("budget")
