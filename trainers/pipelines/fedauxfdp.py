@@ -178,7 +178,7 @@ class FedAuxFdpConfig:
           (:mod:`trainers.features`), already within b = 1; no PCA on top. The seed's FedAUX code
           divides by the largest norm in the data (which reads the private data); a public map is
           used instead. ``normalization="centered"`` there (every row minus the public mean
-          embedding, then at norm b) gives the heads the most signal per unit of noise: the
+          embedding, then at norm b) gives the heads more signal per unit of noise than ``"unit"``: the
           common component of ReLU embeddings (norm 0.83 of 1 on MNIST-1D) needs no weight, the
           intercept expresses it, yet under ``"unit"`` it takes most of the bound the noise is
           calibrated to (``benchmarks/seed_fedauxfdp.py --fidelity --feature-normalization unit``
