@@ -30,7 +30,7 @@ Measured for issue 16 (α = 0.01, class (0.5, 1e-5), 5 seeds × 3 draws, the sam
 a loaded 2-core machine, so the wall times are provisional): at the paper's λ = 0.01 FedAUXfdp −
 FedAVG+P is +34.2 ± 9.4 pp with the default "centered" features (63.3 vs 29.2 %) and +21.4 ±
 10.2 pp with "unit" ones (39.9 vs 18.5 %), about 15 s per seed. The loss under "unit" is in the
-teacher, not in the distillation: its certainty-weighted ensemble itself is right on ~50 % of the
+teacher, not in the distillation: its certainty-weighted ensemble itself is right on 45–50 % of the
 test points, and the class-head noise and the scoring-head noise each cost ~20 pp of it. With
 ``--tune`` FedAUXfdp reaches 89.6 ± 1.7 % but FedAVG+P 85.6 ± 4.6 % (+4.0 ± 4.1 pp): the
 public-data choice, λ_c = 0.9 (past the initial grid, by the edge rule), makes every class head
