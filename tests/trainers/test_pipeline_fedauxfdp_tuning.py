@@ -180,6 +180,30 @@ def test_simulated_noise_is_that_of_the_real_round_sizes(digits, monkeypatch):
     assert {(s, c) for *_, s, c in seen} == set(choice.validation_accuracy)
 
 
+def test_noise_draws_are_paired_across_grid_points(digits, monkeypatch):
+    """Every grid point releases its simulated heads with the same generators (the same standard
+    normal draws, scaled by its own σ), so the grid points are compared on paired noise."""
+    sets = prepare_round(digits, TINY, SEED).features
+    grid = RegularizationGrid(class_regularizations=(0.1, 1.0), score_regularizations=(1.0, 3.0), draws=2,
+                              edge_extensions=0)
+    streams = {}
+    original = fedauxfdp.release_client_heads
+
+    def recording(client, heads, mechanisms, rng):
+        state = rng.bit_generator.state["state"]
+        streams.setdefault((mechanisms.class_.event.sigma, mechanisms.score.event.sigma), []).append(
+            (client, state["state"], state["inc"]))
+        return original(client, heads, mechanisms, rng)
+
+    monkeypatch.setattr(fedauxfdp, "release_client_heads", recording)
+    tune_regularization(sets.negative, sets.distillation, len(sets.private), TINY, 10, 0, grid)
+    assert len(streams) == 4  # one σ pair per grid point
+    sequences = list(streams.values())
+    assert all(sequence == sequences[0] for sequence in sequences)
+    # within a grid point the draws and the clients use distinct generators
+    assert len(set(sequences[0])) == len(sequences[0]) == grid.draws * TINY.num_clients
+
+
 def test_noise_costs_validation_accuracy(digits):
     sets = prepare_round(digits, TINY, SEED).features
     noiseless = FedAuxFdpConfig(num_clients=4, alpha=0.16, num_components=8, score_epsilon=math.inf,
