@@ -1,6 +1,7 @@
 """FedAUXfdp's public-data tuning of (λ_s, λ_c): it sees public data only, follows its stated rule,
 and the round it tunes calibrates its noise by dpmech for the chosen λ."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -92,14 +93,15 @@ def test_private_data_is_refused(digits):
 
 def test_the_choice_follows_the_stated_rule(digits):
     sets = prepare_round(digits, TINY, SEED).features
-    choice = tune_regularization(sets.negative, sets.distillation, len(sets.private), TINY, 10, tuning_seed(SEED), GRID)
-    assert set(choice.validation_accuracy) == set(grid_points(GRID))
+    grid = dataclasses.replace(GRID, edge_extensions=0)
+    choice = tune_regularization(sets.negative, sets.distillation, len(sets.private), TINY, 10, tuning_seed(SEED), grid)
+    assert set(choice.validation_accuracy) == set(grid_points(grid))
     best = max(choice.validation_accuracy.values())
     point = (choice.score_regularization, choice.class_regularization)
     assert choice.validation_accuracy[point] == best
     winners = [p for p, value in choice.validation_accuracy.items() if value == best]
     assert point == max(winners, key=lambda p: (p[1], p[0]))
-    again = tune_regularization(sets.negative, sets.distillation, len(sets.private), TINY, 10, tuning_seed(SEED), GRID)
+    again = tune_regularization(sets.negative, sets.distillation, len(sets.private), TINY, 10, tuning_seed(SEED), grid)
     assert again == choice
     assert choice.records_per_client == len(sets.private) // TINY.num_clients
     assert 0 < choice.simulated_records_per_client < choice.records_per_client
@@ -107,14 +109,52 @@ def test_the_choice_follows_the_stated_rule(digits):
 
 def test_ties_go_to_the_larger_score_regularization(digits):
     """With one client the certainty weights cancel (Y(x) = softmax of its own logits), so every
-    λ_s ties for each λ_c, and the rule must pick the largest λ_s."""
+    λ_s ties for each λ_c, and the rule must pick the largest λ_s; with the edge rule on, that
+    largest value is an edge, so the axis grows by the stated step up to the stated limit."""
     config = FedAuxFdpConfig(num_clients=1, alpha=0.16, num_components=8, score_epsilon=math.inf, class_epsilon=math.inf)
     sets = prepare_round(digits, config, 0).features
-    grid = RegularizationGrid(class_regularizations=(0.1, 1.0), score_regularizations=(0.5, 2.0, 8.0), draws=1)
+    grid = RegularizationGrid(class_regularizations=(0.1, 1.0), score_regularizations=(0.5, 2.0, 8.0), draws=1,
+                              edge_extensions=0)
     choice = tune_regularization(sets.negative, sets.distillation, len(sets.private), config, 10, 0, grid)
     for class_regularization in grid.class_regularizations:
         assert len({choice.validation_accuracy[(s, class_regularization)] for s in grid.score_regularizations}) == 1
     assert choice.score_regularization == 8.0
+    extended = tune_regularization(sets.negative, sets.distillation, len(sets.private), config, 10, 0,
+                                   dataclasses.replace(grid, edge_extensions=2))
+    assert extended.score_regularization == pytest.approx(128.0)
+    assert sorted({s for s, _ in extended.validation_accuracy}) == pytest.approx([0.5, 2.0, 8.0, 32.0, 128.0])
+
+
+def test_edge_rule_extends_until_the_choice_is_inside_or_the_limit(digits):
+    """The edge rule as the docstring states it, checked on the scored points: the choice is the
+    best of every scored point (ties to the larger λ_c, then λ_s); an axis holds the grid plus
+    values one step (the ratio of its two outermost values at that edge) further out per
+    extension; and the choice sits on an axis edge only when that edge used all its extensions."""
+    sets = prepare_round(digits, TINY, SEED).features
+    for limit in (1, 3):
+        grid = RegularizationGrid(class_regularizations=(0.03, 0.1), score_regularizations=(1.0, 3.0), draws=1,
+                                  edge_extensions=limit)
+        choice = tune_regularization(sets.negative, sets.distillation, len(sets.private), TINY, 10, 0, grid)
+        accuracy = choice.validation_accuracy
+        point = (choice.score_regularization, choice.class_regularization)
+        assert point == max(accuracy, key=lambda p: (accuracy[p], p[1], p[0]))
+        for index, given in ((0, grid.score_regularizations), (1, grid.class_regularizations)):
+            values = sorted({p[index] for p in accuracy})
+            # every pair of the two axes is scored
+            assert len(accuracy) == len({p[0] for p in accuracy}) * len({p[1] for p in accuracy})
+            low, high = min(given), max(given)
+            below, above = [v for v in values if v < low], [v for v in values if v > high]
+            assert len(below) <= limit and len(above) <= limit
+            # geometric steps: each new value is its neighbour times the edge's ratio
+            ratio_high, ratio_low = high / sorted(given)[-2], sorted(given)[1] / low
+            for outer, inner in zip(above, [high] + above):
+                assert outer == pytest.approx(inner * ratio_high)
+            for outer, inner in zip(below[::-1], [low] + below[::-1]):
+                assert outer == pytest.approx(inner / ratio_low)
+            if point[index] == values[-1]:
+                assert len(above) == limit
+            if point[index] == values[0]:
+                assert len(below) == limit
 
 
 def test_simulated_noise_is_that_of_the_real_round_sizes(digits, monkeypatch):
@@ -140,6 +180,30 @@ def test_simulated_noise_is_that_of_the_real_round_sizes(digits, monkeypatch):
     assert {(s, c) for *_, s, c in seen} == set(choice.validation_accuracy)
 
 
+def test_noise_draws_are_paired_across_grid_points(digits, monkeypatch):
+    """Every grid point releases its simulated heads with the same generators (the same standard
+    normal draws, scaled by its own σ), so the grid points are compared on paired noise."""
+    sets = prepare_round(digits, TINY, SEED).features
+    grid = RegularizationGrid(class_regularizations=(0.1, 1.0), score_regularizations=(1.0, 3.0), draws=2,
+                              edge_extensions=0)
+    streams = {}
+    original = fedauxfdp.release_client_heads
+
+    def recording(client, heads, mechanisms, rng):
+        state = rng.bit_generator.state["state"]
+        streams.setdefault((mechanisms.class_.event.sigma, mechanisms.score.event.sigma), []).append(
+            (client, state["state"], state["inc"]))
+        return original(client, heads, mechanisms, rng)
+
+    monkeypatch.setattr(fedauxfdp, "release_client_heads", recording)
+    tune_regularization(sets.negative, sets.distillation, len(sets.private), TINY, 10, 0, grid)
+    assert len(streams) == 4  # one σ pair per grid point
+    sequences = list(streams.values())
+    assert all(sequence == sequences[0] for sequence in sequences)
+    # within a grid point the draws and the clients use distinct generators
+    assert len(set(sequences[0])) == len(sequences[0]) == grid.draws * TINY.num_clients
+
+
 def test_noise_costs_validation_accuracy(digits):
     sets = prepare_round(digits, TINY, SEED).features
     noiseless = FedAuxFdpConfig(num_clients=4, alpha=0.16, num_components=8, score_epsilon=math.inf,
@@ -159,7 +223,8 @@ def grid_points(grid):
 
 def test_tuned_round_calibrates_its_noise_for_the_chosen_lambda(digits, tuned):
     score_regularization, class_regularization = chosen(tuned)
-    assert score_regularization in GRID.score_regularizations and class_regularization in GRID.class_regularizations
+    # the choice is one of the scored points (the grid or an edge extension), listed in the note
+    assert f"({score_regularization:g}, {class_regularization:g})" in tuning_note(tuned)[0]
     num_negative = len(prepare_round(digits, TINY, SEED).features.negative)
     for message, metrics in zip(tuned.messages, tuned.per_client):
         n = metrics["num_records"]
@@ -180,6 +245,8 @@ def test_tuned_round_calibrates_its_noise_for_the_chosen_lambda(digits, tuned):
     ("validation_fraction", 1.0, "validation_fraction"),
     ("draws", 0, "draws"),
     ("server_tolerance", 0.0, "server_tolerance"),
+    ("edge_extensions", -1, "edge_extensions"),
+    ("edge_extensions", 1.5, "edge_extensions"),
 ])
 def test_bad_grid_raises(field, value, match):
     with pytest.raises(ValueError, match=match):

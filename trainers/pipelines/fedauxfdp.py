@@ -177,9 +177,12 @@ class FedAuxFdpConfig:
         * ``num_components=None``: the features are those of a public pre-trained network
           (:mod:`trainers.features`), already within b = 1; no PCA on top. The seed's FedAUX code
           divides by the largest norm in the data (which reads the private data); a public map is
-          used instead, and ``normalization="unit"`` there (every row at norm b) gives the heads
-          the most signal per unit of noise (``benchmarks/seed_fedauxfdp.py --fidelity
-          --feature-normalization quantile`` measures the difference).
+          used instead. ``normalization="centered"`` there (every row minus the public mean
+          embedding, then at norm b) gives the heads more signal per unit of noise than ``"unit"``: the
+          common component of ReLU embeddings (norm 0.83 of 1 on MNIST-1D) needs no weight, the
+          intercept expresses it, yet under ``"unit"`` it takes most of the bound the noise is
+          calibrated to (``benchmarks/seed_fedauxfdp.py --fidelity --feature-normalization unit``
+          or ``quantile`` measures the difference).
         """
         settings = dict(num_clients=20, score_epsilon=0.1, score_delta=1e-5, class_epsilon=0.5, class_delta=1e-5,
                         score_regularization=0.01, class_regularization=0.01, server_regularization=1e-4,
@@ -462,6 +465,8 @@ class RegularizationGrid:
     ``validation_fraction``: the share of the public pool held out to score each grid point.
     ``draws``: independent noise draws per grid point (the same draws at every grid point, so the
     comparison is paired). ``server_tolerance``: the simulated server fit's L-BFGS tolerance.
+    ``edge_extensions``: how many times each edge of each λ axis may be extended when the choice
+    sits on it (:func:`tune_regularization`'s edge rule; 0 searches the given grid only).
     """
 
     class_regularizations: tuple = CLASS_REGULARIZATION_GRID
@@ -469,6 +474,7 @@ class RegularizationGrid:
     validation_fraction: float = 0.25
     draws: int = 3
     server_tolerance: float = 1e-6
+    edge_extensions: int = 3
 
     def __post_init__(self):
         object.__setattr__(self, "class_regularizations", _grid("class_regularizations", self.class_regularizations))
@@ -476,12 +482,14 @@ class RegularizationGrid:
         check.in_interval("validation_fraction", self.validation_fraction, 0.0, 1.0, low_open=True, high_open=True)
         check.integer_scalar("draws", self.draws, 1)
         check.positive("server_tolerance", self.server_tolerance)
+        check.integer_scalar("edge_extensions", self.edge_extensions, 0)
 
 
 @dataclass(frozen=True)
 class RegularizationChoice:
-    """The outcome of :func:`tune_regularization`: the chosen (λ_s, λ_c), every grid point's mean
-    validation accuracy ``{(λ_s, λ_c): accuracy}``, and the sizes of the simulation."""
+    """The outcome of :func:`tune_regularization`: the chosen (λ_s, λ_c), the mean validation
+    accuracy ``{(λ_s, λ_c): accuracy}`` of every point scored (the grid and any edge extensions),
+    and the sizes of the simulation."""
 
     score_regularization: float
     class_regularization: float
@@ -500,6 +508,13 @@ def tune_regularization(negative: PublicData, distillation: PublicData, num_priv
     of the simulated FedAUXfdp server head on a held-out part of the public pool, averaged over
     ``grid.draws`` noise draws; the highest mean wins, a tie goes to the larger λ_c, then the
     larger λ_s (more regularisation, less noise).
+
+    Edge rule (fixed before any run that used it). A choice on the edge of an axis may lie beyond
+    the grid, so when the chosen λ_c (or λ_s) is the largest (smallest) value of its axis, that
+    axis gains one more value a step further out, the step being the ratio of the two outermost
+    values at that edge (0.1 → 0.3 gives 0.9 next), scored against every value of the other axis
+    with the same paired draws; the rule is then applied again to the new choice, at most
+    ``grid.edge_extensions`` times per edge of each axis. An axis of one value is not extended.
 
     The simulation. The public pool (``negative`` then ``distillation``, both :class:`PublicData`
     with labels) is shuffled; ``grid.validation_fraction`` of it is held out, and the rest is cut
@@ -554,37 +569,71 @@ def tune_regularization(negative: PublicData, distillation: PublicData, num_priv
     records_per_client = num_private // config.num_clients
     base = client_settings(config, num_classes)
     score_heads, class_heads = {}, {}
-    for score_regularization in grid.score_regularizations:
-        trainer, _ = head_trainers(dataclasses.replace(base, score_regularization=score_regularization))
-        score_heads[score_regularization] = (
-            [trainer.train(np.vstack([local.features, sim_negative.features]),
-                           np.concatenate([np.ones(len(local), np.int64), np.zeros(len(sim_negative), np.int64)]))[0]
-             for local in clients],
-            trainer.sensitivity(records_per_client + len(negative)))
-    for class_regularization in grid.class_regularizations:
-        _, trainer = head_trainers(dataclasses.replace(base, class_regularization=class_regularization))
-        class_heads[class_regularization] = ([trainer.train(local.features, local.labels) for local in clients],
-                                             trainer.sensitivity(records_per_client))
+
+    def score_heads_at(score_regularization):
+        if score_regularization not in score_heads:
+            trainer, _ = head_trainers(dataclasses.replace(base, score_regularization=score_regularization))
+            score_heads[score_regularization] = (
+                [trainer.train(np.vstack([local.features, sim_negative.features]),
+                               np.concatenate([np.ones(len(local), np.int64), np.zeros(len(sim_negative), np.int64)]))[0]
+                 for local in clients],
+                trainer.sensitivity(records_per_client + len(negative)))
+        return score_heads[score_regularization]
+
+    def class_heads_at(class_regularization):
+        if class_regularization not in class_heads:
+            _, trainer = head_trainers(dataclasses.replace(base, class_regularization=class_regularization))
+            class_heads[class_regularization] = ([trainer.train(local.features, local.labels) for local in clients],
+                                                 trainer.sensitivity(records_per_client))
+        return class_heads[class_regularization]
+
     noiseless = config.score_epsilon == math.inf and config.class_epsilon == math.inf
-    draw_seeds = noise_seed.spawn(1 if noiseless else grid.draws)
+    # one list of client seeds per draw, reused at every grid point: the draws are paired
+    client_seeds = [draw_seed.spawn(len(clients)) for draw_seed in noise_seed.spawn(1 if noiseless else grid.draws)]
     accuracy = {}
-    for score_regularization, (scoring, score_sensitivity) in score_heads.items():
-        for class_regularization, (classing, class_sensitivity) in class_heads.items():
-            settings = dataclasses.replace(base, score_regularization=score_regularization,
-                                           class_regularization=class_regularization)
-            heads = [ClientHeads(score_head, score_sensitivity, class_head, class_sensitivity, records_per_client,
-                                 len(negative)) for score_head, class_head in zip(scoring, classing)]
-            draws = []
-            for draw_seed in draw_seeds:
-                rngs = [np.random.default_rng(child) for child in draw_seed.spawn(len(heads))]
-                messages = [release_client_heads(client, head, head_mechanisms(head, settings), rng)
-                            for client, (head, rng) in enumerate(zip(heads, rngs))]
-                server_head = fit_soft_label_head(
-                    sim_distillation.features, certainty_weighted_soft_labels(messages, sim_distillation.features),
-                    config.server_regularization, tolerance=grid.server_tolerance)
-                draws.append(linear_accuracy(server_head, validation))
-            accuracy[(score_regularization, class_regularization)] = float(np.mean(draws))
-    score_regularization, class_regularization = max(accuracy, key=lambda point: (accuracy[point], point[1], point[0]))
+
+    def score(score_regularization, class_regularization):
+        scoring, score_sensitivity = score_heads_at(score_regularization)
+        classing, class_sensitivity = class_heads_at(class_regularization)
+        settings = dataclasses.replace(base, score_regularization=score_regularization,
+                                       class_regularization=class_regularization)
+        heads = [ClientHeads(score_head, score_sensitivity, class_head, class_sensitivity, records_per_client,
+                             len(negative)) for score_head, class_head in zip(scoring, classing)]
+        draws = []
+        for seeds in client_seeds:
+            messages = [release_client_heads(client, head, head_mechanisms(head, settings), np.random.default_rng(child))
+                        for client, (head, child) in enumerate(zip(heads, seeds))]
+            server_head = fit_soft_label_head(
+                sim_distillation.features, certainty_weighted_soft_labels(messages, sim_distillation.features),
+                config.server_regularization, tolerance=grid.server_tolerance)
+            draws.append(linear_accuracy(server_head, validation))
+        accuracy[(score_regularization, class_regularization)] = float(np.mean(draws))
+
+    axes = {"score": list(grid.score_regularizations), "class": list(grid.class_regularizations)}
+    for score_regularization in axes["score"]:
+        for class_regularization in axes["class"]:
+            score(score_regularization, class_regularization)
+    extensions = {(axis, edge): 0 for axis in axes for edge in ("low", "high")}
+    while True:
+        choice = max(accuracy, key=lambda point: (accuracy[point], point[1], point[0]))
+        added = {}
+        for axis, value in zip(("score", "class"), choice):
+            values = sorted(axes[axis])
+            if len(values) < 2:
+                continue
+            for edge, outer, inner in (("high", values[-1], values[-2]), ("low", values[0], values[1])):
+                if value == outer and extensions[(axis, edge)] < grid.edge_extensions:
+                    extensions[(axis, edge)] += 1
+                    added[axis] = outer * (outer / inner)
+        if not added:
+            break
+        for axis, value in added.items():
+            axes[axis].append(value)
+        for score_regularization in axes["score"]:
+            for class_regularization in axes["class"]:
+                if (score_regularization, class_regularization) not in accuracy:
+                    score(score_regularization, class_regularization)
+    score_regularization, class_regularization = choice
     return RegularizationChoice(score_regularization, class_regularization, accuracy, num_validation,
                                 len(sim_private) // config.num_clients, records_per_client)
 
