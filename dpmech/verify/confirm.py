@@ -9,12 +9,16 @@ before this stage (:class:`.candidates.Candidate`) and a level β:
 1. a pilot of ``PILOT_SAMPLES`` outputs per side (or ``max_samples``) measures the time per
    output; its outputs are thrown away, so the sample sizes below
    depend on wall time only, never on what the sampler returned;
-2. each candidate (pair, event) that has a ``refit`` (the cheap family's
-   level sets, the learned family's classifiers; others get one of these,
-   their own event competing) draws a refit sample on its pair (together
-   at most ``REFIT_SHARE`` of the time left, at most ``REFIT_SAMPLES`` and
-   ``max_samples`` outputs per side each) and chooses its event again on it, as DP-Sniper
-   trains its classifier on a large sample and searches input pairs;
+2. every candidate (pair, event) is refitted cheaply on a fresh refit
+   sample of its pair (:func:`.statistical.cheap_refit`: likelihood-ratio
+   level sets for outputs with few distinct values, half-lines for scalar
+   ones, its own event competing; together at most ``CHEAP_REFIT_SHARE``
+   of the time left), so that every pair is ranked on a large sample, not
+   on round 1's noise; then the best-ranked ``LEARNED_REFITS`` whose family
+   allows it get classifiers trained on another fresh refit sample
+   (:func:`.learned.learned_refit`, at most ``REFIT_SHARE`` of the time
+   left, only with ``LEARNED_REFIT_SECONDS`` left), as DP-Sniper trains
+   its classifier on a large sample for every input pair;
 3. the m finalists are the best refitted (pair, event)s by predicted bound:
    the best one, and up to ``final_candidates`` − 1 more whose predicted
    bound is within ``CLOSE_SHARE`` of the best's (a refit sample ranks
@@ -59,14 +63,16 @@ import numpy as np
 from .. import validation as check
 from .candidates import Candidate
 from .learned import REFIT_RANKING, REFIT_TRAINING, learned_refit
-from .statistical import _draw, clopper_pearson_lower, clopper_pearson_upper, level_set_refit
+from .statistical import _draw, cheap_refit, clopper_pearson_lower, clopper_pearson_upper, level_set_refit
 
 PILOT_SAMPLES = 20_000
 CHUNK_SAMPLES = 100_000
 # Share of the time left that the chunks are planned to fill (the rest absorbs the spread of the pilot's timing).
 TIME_FILL = 0.8
 # A refit sample takes at most this share of the time left, and this many outputs per side.
-REFIT_SHARE = 0.3
+REFIT_SHARE = 0.25
+# Every candidate's cheap refit (level sets, half-lines) takes at most this share of the time left, together.
+CHEAP_REFIT_SHARE = 0.15
 REFIT_SAMPLES = 1_000_000
 # Classifier training costs seconds: at most this many learned refits, and none with less time left.
 LEARNED_REFITS = 2
@@ -194,6 +200,28 @@ def _count_finalists(sampler, finalists, planned, deadline, per_output, rng):
     return reached
 
 
+def _refitted(sampler, entries, seconds, max_samples, pilot, per_output, nominal, rng):
+    """Each (pair, candidate) with a ``refit``, its event chosen again on a fresh refit sample; all within about ``seconds``."""
+    refitting = [entry for entry in entries if entry[1].refit is not None]
+    size = int(min(REFIT_SAMPLES, max_samples, seconds / max(per_output * max(len(refitting), 1), 1e-12)))
+    chosen, durations = [], {}
+    refits_start = time.perf_counter()
+    for pair, candidate in entries:
+        # A guard for refits slower than planned (classifier training is not in the pilot's time): one starts only
+        # when the last of its kind would still end within the share.
+        in_time = time.perf_counter() - refits_start + durations.get(candidate.refit_kind, 0.0) < seconds
+        if candidate.refit is not None and size >= 2 * pilot and in_time:
+            # The family chooses its event again on a larger sample (DP-Sniper trains on millions); that sample
+            # is drawn here, before and apart from the ones the counts come from.
+            refit_start = time.perf_counter()
+            drawn = min(size, candidate.refit_samples)
+            refitted = candidate.refit(*(_draw(sampler, data, drawn, rng, "discrete") for data in pair), nominal)
+            durations[candidate.refit_kind] = time.perf_counter() - refit_start
+            candidate = refitted if refitted is not None else candidate
+        chosen.append((pair, candidate))
+    return chosen
+
+
 def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, max_samples, rng, float_bits=False,
                        final_candidates=FINAL_CANDIDATES):
     """Choose finalists among candidate (pair, event)s on refit samples, then count them on as many fresh outputs as fit in ``seconds``.
@@ -206,12 +234,12 @@ def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, m
     Args:
         sampler: callable (dataset, size, rng) -> size outputs.
         candidates: non-empty list of (pair (D, D'), :class:`.candidates.Candidate`, refit kind), each
-            fixed before this call, the most promising first. The refit kind is what a candidate
-            with no ``refit`` of its own gets: ``"learned"`` (:func:`.learned.learned_refit`:
-            classifiers trained on the refit sample, the candidate's event competing with their
-            thresholds; for the first ``LEARNED_REFITS`` candidates, and only with
-            ``LEARNED_REFIT_SECONDS`` left, counting the learned family's own), ``"level sets"`` (:func:`.statistical.level_set_refit`, for
-            outputs with few distinct values), or None (tested as it is).
+            fixed before this call, the most promising first. Every one gets its cheap refit (a
+            level-set ``refit`` of its own, else :func:`.statistical.cheap_refit`); the kind
+            ``"learned"`` (or a learned ``refit`` of its own) also makes it eligible for
+            :func:`.learned.learned_refit` (classifiers trained on a refit sample, its event
+            competing), given to the ``LEARNED_REFITS`` best-ranked after the cheap refits;
+            ``"level sets"`` or None: cheap refits only.
         epsilon, delta: the claim.
         level: β in (0, 1), the stage's share of the search's α, split evenly over the finalists.
         seconds: wall time available, pilots and refits included.
@@ -226,34 +254,22 @@ def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, m
     pilot = min(PILOT_SAMPLES, max_samples)
     per_output = _pilot(sampler, pair, candidate, pilot, rng)
     left = seconds - (time.perf_counter() - start)
-    learned_refits = LEARNED_REFITS if left >= LEARNED_REFIT_SECONDS else 0
-    entries = []
-    for pair, candidate, kind in candidates:
-        candidate = _with_refit(candidate, kind, delta, rng, float_bits)
-        if candidate.refit_kind == "learned":
-            if learned_refits <= 0:
-                candidate = replace(candidate, refit=None, refit_kind=None)
-            learned_refits -= 1
-        entries.append((pair, candidate))
-    refitting = [entry for entry in entries if entry[1].refit is not None]
-    size = int(min(REFIT_SAMPLES, max_samples, REFIT_SHARE * left / max(per_output * max(len(refitting), 1), 1e-12)))
     # The N the refits rank their events for: what the time left after them would allow.
-    nominal = max(int(min(max_samples, TIME_FILL * (1.0 - REFIT_SHARE) * left / max(per_output, 1e-12))), pilot)
-    chosen, durations = [], {}
-    refits_start = time.perf_counter()
-    for pair, candidate in entries:
-        # A guard for refits slower than planned (classifier training is not in the pilot's time): one starts only
-        # when the last of its kind would still end within the refits' share.
-        in_time = time.perf_counter() - refits_start + durations.get(candidate.refit_kind, 0.0) < REFIT_SHARE * left
-        if candidate.refit is not None and size >= 2 * pilot and in_time:
-            # The family chooses its event again on a larger sample (DP-Sniper trains on millions); that sample
-            # is drawn here, before and apart from the ones the counts come from.
-            refit_start = time.perf_counter()
-            drawn = min(size, candidate.refit_samples)
-            refitted = candidate.refit(*(_draw(sampler, data, drawn, rng, "discrete") for data in pair), nominal)
-            durations[candidate.refit_kind] = time.perf_counter() - refit_start
-            candidate = refitted if refitted is not None else candidate
-        chosen.append((pair, candidate))
+    nominal = max(int(min(max_samples, TIME_FILL * (1.0 - CHEAP_REFIT_SHARE - REFIT_SHARE) * left / max(per_output, 1e-12))), pilot)
+    # First every candidate is refitted cheaply (level sets, half-lines), so that all pairs are ranked on large samples...
+    cheap = [(pair, replace(candidate, refit=candidate.refit if candidate.refit_kind == "level sets" else cheap_refit(candidate, delta),
+                            refit_kind="level sets")) for pair, candidate, _ in candidates]
+    learnable = [kind == "learned" or candidate.refit_kind == "learned" for _, candidate, kind in candidates]
+    chosen = _refitted(sampler, cheap, CHEAP_REFIT_SHARE * left, max_samples, pilot, per_output, nominal, rng)
+    # ... then classifiers are trained on the pairs that rank best (seconds each).
+    ranked = sorted(range(len(chosen)), key=lambda index: chosen[index][1].score, reverse=True)
+    left = seconds - (time.perf_counter() - start)
+    learned = [index for index in ranked if learnable[index]][:LEARNED_REFITS if left >= LEARNED_REFIT_SECONDS else 0]
+    if learned:
+        refits = [(chosen[index][0], _with_refit(replace(chosen[index][1], refit=None), "learned", delta, rng, float_bits)) for index in learned]
+        for index, entry in zip(learned, _refitted(sampler, refits, REFIT_SHARE * left, max_samples, pilot, per_output, nominal, rng)):
+            if entry[1].score >= chosen[index][1].score:
+                chosen[index] = entry
     finalists = _finalists(chosen, final_candidates)
     per_output = sum(_pilot(sampler, pair, candidate, pilot, rng) for pair, candidate in finalists)
     left = seconds - (time.perf_counter() - start)

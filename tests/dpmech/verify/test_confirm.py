@@ -121,10 +121,10 @@ def test_final_stage_draws_a_sample_size_fixed_by_time_alone():
 
     candidate = Candidate(lambda outputs: np.asarray(outputs) == 0, True, "{0}", 1.0, (0, 0), 1)
     result = confirm_candidate(sampler, (0, 1), candidate, 1.0, 0.0, level=0.05, seconds=60.0, max_samples=250_000, rng=np.random.default_rng(0))
-    # The two pilots' outputs (before and after the choice among candidates) are thrown away; then chunks of at most
-    # CHUNK_SAMPLES per side add up to N.
-    assert calls[:4] == [PILOT_SAMPLES] * 4 and sum(calls[4:]) == 2 * result.num_samples == 500_000
-    assert max(calls[4:]) <= CHUNK_SAMPLES
+    # The two pilots' outputs (before and after the choice among candidates) and the cheap refit's sample (calls[2:4])
+    # are thrown away; then chunks of at most CHUNK_SAMPLES per side add up to N.
+    assert calls[:2] == [PILOT_SAMPLES] * 2 and calls[4:6] == [PILOT_SAMPLES] * 2 and sum(calls[6:]) == 2 * result.num_samples == 500_000
+    assert max(calls[6:]) <= CHUNK_SAMPLES
     assert confirm_candidate(sampler, (0, 1), candidate, 1.0, 0.0, level=0.05, seconds=1e-9, max_samples=10**6, rng=np.random.default_rng(0)) is None
 
 
