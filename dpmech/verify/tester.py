@@ -97,7 +97,7 @@ def statdp_pairs(num_queries=5) -> list:
     """StatDP's neighbouring query-answer vectors, each coordinate changed by at most 1 (Ding et al. 2018, Table 1).
 
     One Above, One Below, One Above Rest Below, One Below Rest Above, Half
-    Half, All Above, All Below, X Shape; D is all ones except in X Shape.
+    Half (1^n vs 2^⌊n/2⌋ 0^⌈n/2⌉), All Above, All Below, X Shape; D is all ones except in X Shape.
     Returns (name, D, D') with D and D' float arrays of length ``num_queries`` (>= 2).
     """
     n = check.integer_scalar("num_queries", num_queries, 2)
@@ -107,7 +107,8 @@ def statdp_pairs(num_queries=5) -> list:
         ("one below", ones, np.r_[0.0, np.ones(n - 1)]),
         ("one above rest below", ones, np.r_[2.0, np.zeros(n - 1)]),
         ("one below rest above", ones, np.r_[0.0, np.full(n - 1, 2.0)]),
-        ("half half", ones, np.r_[np.zeros(half), np.full(n - half, 2.0)]),
+        # The 2s first, as StatDP's and DP-Sniper's generators order them: a mechanism that halts (SVT) sees them.
+        ("half half", ones, np.r_[np.full(half, 2.0), np.zeros(n - half)]),
         ("all above", ones, np.full(n, 2.0)),
         ("all below", ones, np.zeros(n)),
         ("x shape", np.r_[np.ones(half), np.zeros(n - half)], np.r_[np.zeros(half), np.ones(n - half)]),
