@@ -1,37 +1,55 @@
-r"""The final stage of :func:`.tester.find_violation`: one fixed event, tested on a large fresh sample (DP-Sniper's estimate).
+r"""The final stage of :func:`.tester.find_violation`: a few fixed events, tested on large fresh samples (DP-Sniper's estimate).
 
 DP-Sniper (Bichsel, Steffen, Bogunovic & Vechev, S&P 2021, §V) chooses
 its attack on one sample and then estimates its two probabilities on
 10⁷ fresh outputs per input, reporting the Clopper–Pearson bound
-ε_lb = log(p⁻ / q⁺). Here, for a pair (D, D') and an event S both fixed
+ε_lb = log(p⁻ / q⁺). Here, for candidate pairs (D, D') and events S fixed
 before this stage (:class:`.candidates.Candidate`) and a level β:
 
 1. a pilot of ``PILOT_SAMPLES`` outputs per side (or ``max_samples``) measures the time per
-   output; its outputs are thrown away, so the sample size N below
-   depends on wall time only, never on what the sampler returned;
-2. each candidate (pair, event) that has a ``refit`` (the cheap family's
-   level sets, the learned family's classifiers; others get one of these,
-   their own event competing) draws a refit sample on its pair (together
-   at most ``REFIT_SHARE`` of the time left, at most ``REFIT_SAMPLES`` and
-   ``max_samples`` outputs per side each) and chooses its event again on it, as DP-Sniper
-   trains its classifier on a large sample and searches input pairs; the
-   (pair, event) with the best predicted bound is kept, and a second pilot
-   times it;
-3. N = the outputs per side that fit in the time left (at most
-   ``max_samples``) are drawn in chunks of at most ``CHUNK_SAMPLES`` and
-   only counted: k outputs of M(D) and k' of M(D') lie in S;
-4. p⁻ = CP_lower(k, N, β/2) and q⁺ = CP_upper(k', N, β/2)
+   output; its outputs are thrown away, so the sample sizes below
+   depend on wall time only, never on what the sampler returned;
+2. every candidate (pair, event) is refitted cheaply on a fresh refit
+   sample of its pair (:func:`.statistical.cheap_refit`: likelihood-ratio
+   level sets for outputs with few distinct values, half-lines for scalar
+   ones, its own event competing; together at most ``CHEAP_REFIT_SHARE``
+   of the time left), so that every pair is ranked on a large sample, not
+   on round 1's noise; then the best-ranked ``LEARNED_REFITS`` whose family
+   allows it get classifiers trained on another fresh refit sample
+   (:func:`.learned.learned_refit`, at most ``REFIT_SHARE`` of the time
+   left, only with ``LEARNED_REFIT_SECONDS`` left), as DP-Sniper trains
+   its classifier on a large sample for every input pair;
+3. the m finalists are the best refitted (pair, event)s by predicted bound:
+   the best one, and up to ``final_candidates`` − 1 more whose predicted
+   bound is within ``CLOSE_SHARE`` of the best's (a refit sample ranks
+   pairs with noise, and one bet on the wrong pair loses the whole stage);
+   a second pilot times each;
+4. N = the outputs per side that fit in the time left for all m together
+   (at most ``max_samples``) are planned; the finalists' events are
+   counted on fresh outputs in chunks of at most ``CHUNK_SAMPLES`` taken
+   in turn, k_j outputs of M(D) and k'_j of M(D') in S_j, with checkpoints
+   at the fractions of N in ``CHECKPOINTS``, each with a share s_c of β
+   (the shares sum to 1); a chunk that would end after the time budget
+   (at the time per output measured so far) is not drawn, and the counts
+   of the last checkpoint reached, N_c outputs per side, are used;
+5. per finalist, p⁻_j = CP_lower(k_j, N_c, s_c β/(2m)) and q⁺_j = CP_upper(k'_j, N_c, s_c β/(2m))
    (:func:`.statistical.clopper_pearson_lower`, ``_upper``, both erring to
-   the safe side).
+   the safe side): β is split over the checkpoints and evenly over the m
+   finalists (Bonferroni).
 
-Given the choice of (D, D', S) (made on samples drawn before them), the counts are independent binomials, so
-with probability >= 1 − β both p⁻ <= P[M(D) ∈ S] and q⁺ >= P[M(D') ∈ S];
-then every ε' with p⁻ − e^ε' q⁺ > δ is refuted, and ε_lb =
-log((p⁻ − δ)/q⁺) (less a 10⁻¹² relative margin for rounding) is a lower bound on the mechanism's ε at
-δ, and the claim is refuted when p⁻ − e^ε q⁺ > δ. How S was chosen does
-not matter (the samples it was chosen on are not reused), so the stage
-is a valid level-β test; :func:`.tester.find_violation` gives it the share
-β of its α that its rounds do not spend.
+Given the finalists (chosen on samples drawn before the counts), at each
+checkpoint the 2m counts are independent binomials with a fixed number of
+trials, so by the union bound over checkpoints, finalists and sides, with
+probability >= 1 − β every bound of every checkpoint holds, whichever
+checkpoint the wall clock stops at: p⁻_j <= P[M(D) ∈ S_j] and
+q⁺_j >= P[M(D') ∈ S_j]. Then for each j every ε' with p⁻_j − e^ε' q⁺_j > δ
+is refuted, and the largest ε_lb = log((p⁻_j − δ)/q⁺_j) (less a 10⁻¹²
+relative margin for rounding) is a lower bound on the mechanism's ε at
+δ; the claim is refuted when some p⁻_j − e^ε q⁺_j > δ. How the finalists
+and m were chosen does not matter (the samples they were chosen on are
+not reused), so the stage is a valid level-β test;
+:func:`.tester.find_violation` gives it the share β of its α that its
+rounds do not spend.
 """
 
 from __future__ import annotations
@@ -42,37 +60,48 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .. import validation as check
 from .candidates import Candidate
 from .learned import REFIT_RANKING, REFIT_TRAINING, learned_refit
-from .statistical import _draw, clopper_pearson_lower, clopper_pearson_upper, level_set_refit
+from .statistical import _draw, cheap_refit, clopper_pearson_lower, clopper_pearson_upper, level_set_refit
 
 PILOT_SAMPLES = 20_000
 CHUNK_SAMPLES = 100_000
 # Share of the time left that the chunks are planned to fill (the rest absorbs the spread of the pilot's timing).
 TIME_FILL = 0.8
 # A refit sample takes at most this share of the time left, and this many outputs per side.
-REFIT_SHARE = 0.3
+REFIT_SHARE = 0.25
+# Every candidate's cheap refit (level sets, half-lines) takes at most this share of the time left, together.
+CHEAP_REFIT_SHARE = 0.15
 REFIT_SAMPLES = 1_000_000
 # Classifier training costs seconds: at most this many learned refits, and none with less time left.
 LEARNED_REFITS = 2
 LEARNED_REFIT_SECONDS = 8.0
 ROUNDING_MARGIN = 1e-12
+# (fraction of the planned N, share of β): the counting may stop at a checkpoint (time runs out) and report its
+# counts at its share; the shares sum to 1, so by the union bound over checkpoints any stopping rule keeps level β.
+CHECKPOINTS = ((0.5, 0.05), (0.75, 0.05), (1.0, 0.9))
+# At most this many finalists share the counting (and β); a refitted candidate joins when its predicted bound is at
+# least the best's less this share of the best's magnitude.
+FINAL_CANDIDATES = 3
+CLOSE_SHARE = 0.5
 
 
 @dataclass(frozen=True)
 class ConfirmationResult:
-    """Outcome of :func:`confirm_candidate`.
+    """Outcome of :func:`confirm_candidates`: the finalist with the largest ε lower bound.
 
     Attributes:
-        rejected: p⁻ − e^ε q⁺ > δ: the claim is refuted at level ``level``.
-        epsilon_lower_bound: log((p⁻ − δ)/q⁺) rounded down, 0 when p⁻ <= δ or it is negative.
-        lower_bound_delta: p⁻ − e^ε q⁺.
-        counts: (k, k'): hits of the event on the heavy side (D in the candidate's order) and on the light side.
-        num_samples: N, outputs per side.
-        level: β.
-        seconds: wall time of the stage, pilot included.
-        candidate: the event tested (the given candidate, or what its ``refit`` chose).
+        rejected: some finalist has p⁻ − e^ε q⁺ > δ: the claim is refuted at level ``level``.
+        epsilon_lower_bound: the largest finalist's log((p⁻ − δ)/q⁺) rounded down, 0 when p⁻ <= δ or it is negative.
+        lower_bound_delta: p⁻ − e^ε q⁺ of the finalist reported.
+        counts: (k, k'): its hits on the heavy side (D in the candidate's order) and on the light side.
+        num_samples: N, outputs per side (of each finalist).
+        level: β, the whole stage's level (each finalist's pair of bounds is at β/(2m) per side).
+        seconds: wall time of the stage, pilots included.
+        candidate: the event reported (the given candidate, or what its ``refit`` chose).
         pair: the pair (D, D') it was tested on.
+        num_finalists: m, the finalists counted.
     """
 
     rejected: bool
@@ -84,6 +113,7 @@ class ConfirmationResult:
     seconds: float
     candidate: Candidate | None = None
     pair: tuple | None = None
+    num_finalists: int = 1
 
 
 def _hits(sampler, dataset, event, size, rng):
@@ -119,89 +149,152 @@ def _with_refit(candidate, kind, delta, rng, float_bits):
     return replace(candidate, refit=level_set_refit(candidate, delta), refit_kind="level sets")
 
 
-def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, max_samples, rng, float_bits=False):
-    """Choose among candidate (pair, event)s on refit samples, then test the chosen one on as many fresh outputs as fit in ``seconds``.
+def _finalists(chosen, final_candidates):
+    """The best (pair, candidate) by predicted bound and up to ``final_candidates`` − 1 more within ``CLOSE_SHARE`` of it."""
+    ranked = sorted(chosen, key=lambda entry: entry[1].score, reverse=True)
+    best = ranked[0][1].score
+    if not math.isfinite(best):
+        return ranked[:1]
+    floor = best - CLOSE_SHARE * abs(best)
+    return ranked[:1] + [entry for entry in ranked[1:final_candidates] if entry[1].score >= floor]
 
-    Returns a :class:`ConfirmationResult`, or None when fewer outputs per side than a pilot's
-    (``PILOT_SAMPLES``, or ``max_samples`` when smaller) fit after the pilots and refits (nothing is decided; the level is left unspent).
-    The result's ``candidate`` and ``pair`` are what was tested.
 
-    Args:
-        sampler: callable (dataset, size, rng) -> size outputs.
-        candidates: non-empty list of (pair (D, D'), :class:`.candidates.Candidate`, refit kind), each
-            fixed before this call, the most promising first. The refit kind is what a candidate
-            with no ``refit`` of its own gets: ``"learned"`` (:func:`.learned.learned_refit`:
-            classifiers trained on the refit sample, the candidate's event competing with their
-            thresholds; for the first ``LEARNED_REFITS`` candidates, and only with
-            ``LEARNED_REFIT_SECONDS`` left, counting the learned family's own), ``"level sets"`` (:func:`.statistical.level_set_refit`, for
-            outputs with few distinct values), or None (tested as it is).
-        epsilon, delta: the claim.
-        level: β in (0, 1), the stage's share of the search's α.
-        seconds: wall time available, pilots and refits included.
-        max_samples: N is at most this (>= 1).
-        rng: ``numpy.random.Generator``.
-        float_bits: the learned refit's features include float bits (numeric outputs only).
-    """
-    start = time.perf_counter()
-    pair, candidate, _ = candidates[0]
-    pilot = min(PILOT_SAMPLES, max_samples)
-    per_output = _pilot(sampler, pair, candidate, pilot, rng)
-    left = seconds - (time.perf_counter() - start)
-    learned_refits = LEARNED_REFITS if left >= LEARNED_REFIT_SECONDS else 0
-    entries = []
-    for pair, candidate, kind in candidates:
-        candidate = _with_refit(candidate, kind, delta, rng, float_bits)
-        if candidate.refit_kind == "learned":
-            if learned_refits <= 0:
-                candidate = replace(candidate, refit=None, refit_kind=None)
-            learned_refits -= 1
-        entries.append((pair, candidate))
-    refitting = [entry for entry in entries if entry[1].refit is not None]
-    size = int(min(REFIT_SAMPLES, max_samples, REFIT_SHARE * left / max(per_output * max(len(refitting), 1), 1e-12)))
-    # The N the refits rank their events for: what the time left after them would allow.
-    nominal = max(int(min(max_samples, TIME_FILL * (1.0 - REFIT_SHARE) * left / max(per_output, 1e-12))), pilot)
-    chosen = []
-    refits_start = time.perf_counter()
-    for pair, candidate in entries:
-        # A guard for refits slower than planned (classifier training is not in the pilot's time).
-        in_time = time.perf_counter() - refits_start < REFIT_SHARE * left
-        if candidate.refit is not None and size >= 2 * pilot and in_time:
-            # The family chooses its event again on a larger sample (DP-Sniper trains on millions); that sample
-            # is drawn here, before and apart from the one the counts come from.
-            drawn = min(size, candidate.refit_samples)
-            refitted = candidate.refit(*(_draw(sampler, data, drawn, rng, "discrete") for data in pair), nominal)
-            candidate = refitted if refitted is not None else candidate
-        chosen.append((pair, candidate))
-    pair, candidate = max(chosen, key=lambda entry: entry[1].score)
-    per_output = _pilot(sampler, pair, candidate, pilot, rng)
-    heavy, light = pair if candidate.heavy_is_first else (pair[1], pair[0])
-    left = seconds - (time.perf_counter() - start)
-    planned = int(min(max_samples, TIME_FILL * left / max(per_output, 1e-12)))
-    if planned < pilot:
-        return None
-    counts = [0, 0]
-    drawn = 0
-    while drawn < planned:
-        size = min(CHUNK_SAMPLES, planned - drawn)
-        for side, dataset in enumerate((heavy, light)):
-            counts[side] += _hits(sampler, dataset, candidate.event, size, rng)
-        drawn += size
-    lower = float(clopper_pearson_lower(counts[0], planned, level / 2.0))
-    upper = float(clopper_pearson_upper(counts[1], planned, level / 2.0))
+def _bounds(counts, num_samples, epsilon, delta, level):
+    """(margin p⁻ − e^ε q⁺, ε lower bound) of one finalist's counts, each bound at one-sided level ``level``."""
+    lower = float(clopper_pearson_lower(counts[0], num_samples, level))
+    upper = float(clopper_pearson_upper(counts[1], num_samples, level))
     margin = lower - math.exp(min(epsilon, 700.0)) * upper
     bound = 0.0
     if lower > delta and upper > 0.0:
         # lower − δ is exact or within 2^-52 relative (Sterbenz), and each log within an ulp: the margin covers both.
         log_lower, log_upper = math.log(lower - delta), math.log(upper)
         bound = max(log_lower - log_upper - ROUNDING_MARGIN * (1.0 + abs(log_lower) + abs(log_upper)), 0.0)
+    return margin, bound
+
+
+def _count_finalists(sampler, finalists, planned, deadline, per_output, rng):
+    """Hits of each finalist's event on fresh outputs, up to ``planned`` per side, stopping before ``deadline``.
+
+    Returns [(N_j, share_j, per-finalist (heavy, light) counts)] for each checkpoint N_j =
+    ``CHECKPOINTS[j]``·planned reached, in order. The chunks go round the finalists so that all reach
+    each checkpoint together. A chunk that would end after the deadline (at the time per output measured
+    so far) is not drawn.
+    """
+    checkpoints = [max(int(fraction * planned), 1) for fraction, _ in CHECKPOINTS]
+    counts = [[0, 0] for _ in finalists]
+    reached, drawn = [], 0
+    chunk_start = time.perf_counter()
+    for checkpoint, (_, share) in zip(checkpoints, CHECKPOINTS):
+        while drawn < checkpoint:
+            size = min(CHUNK_SAMPLES, checkpoint - drawn)
+            if time.perf_counter() + size * per_output > deadline:
+                return reached
+            for (pair, candidate), totals in zip(finalists, counts):
+                heavy, light = pair if candidate.heavy_is_first else (pair[1], pair[0])
+                for side, dataset in enumerate((heavy, light)):
+                    totals[side] += _hits(sampler, dataset, candidate.event, size, rng)
+            drawn += size
+            # The time per output of the chunks so far (the pilots' is a guess from a few milliseconds).
+            per_output = max(per_output, (time.perf_counter() - chunk_start) / drawn)
+        reached.append((checkpoint, share, [tuple(totals) for totals in counts]))
+    return reached
+
+
+def _refitted(sampler, entries, seconds, max_samples, pilot, per_output, nominal, rng):
+    """Each (pair, candidate) with a ``refit``, its event chosen again on a fresh refit sample; all within about ``seconds``."""
+    refitting = [entry for entry in entries if entry[1].refit is not None]
+    size = int(min(REFIT_SAMPLES, max_samples, seconds / max(per_output * max(len(refitting), 1), 1e-12)))
+    chosen, durations = [], {}
+    refits_start = time.perf_counter()
+    for pair, candidate in entries:
+        # A guard for refits slower than planned (classifier training is not in the pilot's time): one starts only
+        # when the last of its kind would still end within the share.
+        in_time = time.perf_counter() - refits_start + durations.get(candidate.refit_kind, 0.0) < seconds
+        if candidate.refit is not None and size >= 2 * pilot and in_time:
+            # The family chooses its event again on a larger sample (DP-Sniper trains on millions); that sample
+            # is drawn here, before and apart from the ones the counts come from.
+            refit_start = time.perf_counter()
+            drawn = min(size, candidate.refit_samples)
+            refitted = candidate.refit(*(_draw(sampler, data, drawn, rng, "discrete") for data in pair), nominal)
+            durations[candidate.refit_kind] = time.perf_counter() - refit_start
+            candidate = refitted if refitted is not None else candidate
+        chosen.append((pair, candidate))
+    return chosen
+
+
+def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, max_samples, rng, float_bits=False,
+                       final_candidates=FINAL_CANDIDATES):
+    """Choose finalists among candidate (pair, event)s on refit samples, then count them on as many fresh outputs as fit in ``seconds``.
+
+    Returns a :class:`ConfirmationResult` (the finalist with the largest ε lower bound), or None when
+    fewer outputs per side than a pilot's (``PILOT_SAMPLES``, or ``max_samples`` when smaller) fit
+    after the pilots and refits (nothing is decided; the level is left unspent).
+    See the module docstring for the procedure and why the result holds at level β.
+
+    Args:
+        sampler: callable (dataset, size, rng) -> size outputs.
+        candidates: non-empty list of (pair (D, D'), :class:`.candidates.Candidate`, refit kind), each
+            fixed before this call, the most promising first. Every one gets its cheap refit (a
+            level-set ``refit`` of its own, else :func:`.statistical.cheap_refit`); the kind
+            ``"learned"`` (or a learned ``refit`` of its own) also makes it eligible for
+            :func:`.learned.learned_refit` (classifiers trained on a refit sample, its event
+            competing), given to the ``LEARNED_REFITS`` best-ranked after the cheap refits;
+            ``"level sets"`` or None: cheap refits only.
+        epsilon, delta: the claim.
+        level: β in (0, 1), the stage's share of the search's α, split evenly over the finalists.
+        seconds: wall time available, pilots and refits included.
+        max_samples: N is at most this (>= 1).
+        rng: ``numpy.random.Generator``.
+        float_bits: the learned refit's features include float bits (numeric outputs only).
+        final_candidates: m at most, >= 1 (1: the single best refitted candidate takes all of β).
+    """
+    final_candidates = check.integer_scalar("final_candidates", final_candidates, 1)
+    start = time.perf_counter()
+    pair, candidate, _ = candidates[0]
+    pilot = min(PILOT_SAMPLES, max_samples)
+    per_output = _pilot(sampler, pair, candidate, pilot, rng)
+    left = seconds - (time.perf_counter() - start)
+    # The N the refits rank their events for: what the time left after them would allow.
+    nominal = max(int(min(max_samples, TIME_FILL * (1.0 - CHEAP_REFIT_SHARE - REFIT_SHARE) * left / max(per_output, 1e-12))), pilot)
+    # First every candidate is refitted cheaply (level sets, half-lines), so that all pairs are ranked on large samples...
+    cheap = [(pair, replace(candidate, refit=candidate.refit if candidate.refit_kind == "level sets" else cheap_refit(candidate, delta),
+                            refit_kind="level sets")) for pair, candidate, _ in candidates]
+    learnable = [kind == "learned" or candidate.refit_kind == "learned" for _, candidate, kind in candidates]
+    chosen = _refitted(sampler, cheap, CHEAP_REFIT_SHARE * left, max_samples, pilot, per_output, nominal, rng)
+    # ... then classifiers are trained on the pairs that rank best (seconds each).
+    ranked = sorted(range(len(chosen)), key=lambda index: chosen[index][1].score, reverse=True)
+    left = seconds - (time.perf_counter() - start)
+    learned = [index for index in ranked if learnable[index]][:LEARNED_REFITS if left >= LEARNED_REFIT_SECONDS else 0]
+    if learned:
+        refits = [(chosen[index][0], _with_refit(replace(chosen[index][1], refit=None), "learned", delta, rng, float_bits)) for index in learned]
+        for index, entry in zip(learned, _refitted(sampler, refits, REFIT_SHARE * left, max_samples, pilot, per_output, nominal, rng)):
+            if entry[1].score >= chosen[index][1].score:
+                chosen[index] = entry
+    finalists = _finalists(chosen, final_candidates)
+    per_output = sum(_pilot(sampler, pair, candidate, pilot, rng) for pair, candidate in finalists)
+    left = seconds - (time.perf_counter() - start)
+    planned = int(min(max_samples, TIME_FILL * left / max(per_output, 1e-12)))
+    if planned < pilot:
+        return None
+    reached = _count_finalists(sampler, finalists, planned, start + seconds, per_output, rng)
+    if not reached:
+        return None
+    # The last checkpoint reached: its bounds hold at its share of β, split over the finalists.
+    num_samples, share, totals = reached[-1]
+    results = []
+    for (pair, candidate), counts in zip(finalists, totals):
+        margin, bound = _bounds(counts, num_samples, epsilon, delta, share * level / len(finalists) / 2.0)
+        results.append((margin > delta, bound, margin, tuple(counts), pair, candidate))
+    rejected, bound, margin, counts, pair, candidate = max(results, key=lambda result: result[:3])
     return ConfirmationResult(
-        rejected=margin > delta,
+        rejected=any(result[0] for result in results),
         epsilon_lower_bound=bound,
         lower_bound_delta=margin,
-        counts=(counts[0], counts[1]),
-        num_samples=planned,
+        counts=counts,
+        num_samples=num_samples,
         level=level,
         seconds=time.perf_counter() - start,
         candidate=candidate,
         pair=pair,
+        num_finalists=len(finalists),
     )

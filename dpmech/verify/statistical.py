@@ -528,6 +528,46 @@ def _level_set_refit(first, second, delta, keep=None, nominal_samples=NOMINAL_SA
     return max((c for c in (refitted, kept) if c is not None), key=lambda c: c.score, default=None)
 
 
+def _half_line_refit(first, second, delta, keep, nominal_samples=NOMINAL_SAMPLES, num_thresholds=64):
+    """The half-lines of :func:`_real_events` on a larger sample of scalar outputs: thresholds from its first half, ranked on its second.
+
+    ``keep``, a candidate chosen before, competes on the same second half.
+    """
+    half = min(len(first), len(second)) // 2
+    selection = [np.asarray(first[:half], dtype=float), np.asarray(second[:half], dtype=float)]
+    test = [first[half:2 * half], second[half:2 * half]]
+    thresholds, special, names = _real_events(*selection, num_thresholds)
+    counts = [np.append(_real_counts(np.asarray(sample, dtype=float), thresholds, special), np.count_nonzero(keep.event(sample)))
+              for sample in test]
+    events = len(names)
+    return best_candidate(counts[0], counts[1], half, delta,
+                          lambda index: keep.event if index == events else _real_event(index, thresholds, special),
+                          names + [keep.description], nominal_samples)
+
+
+def _rescored(first, second, delta, keep, nominal_samples=NOMINAL_SAMPLES):
+    """``keep`` alone, its score and order recomputed on a larger sample (for outputs with too many outcomes for level sets)."""
+    hits = [int(np.count_nonzero(keep.event(sample))) for sample in (first, second)]
+    size = min(len(first), len(second))
+    return best_candidate([hits[0]], [hits[1]], size, delta, lambda index: keep.event, [keep.description], nominal_samples)
+
+
+def cheap_refit(candidate, delta):
+    """A ``refit`` for a candidate of any family, vectorised and cheap: level sets for outputs with at most
+    ``LEVEL_SET_LIMIT`` distinct values in the larger sample, else half-lines for scalar numeric outputs, else the
+    candidate's own event rescored on it; the candidate's event always competes."""
+
+    def refit(first, second, nominal):
+        _, count = outcome_codes([first, second])
+        if count <= LEVEL_SET_LIMIT:
+            return _level_set_refit(first, second, delta, keep=candidate, nominal_samples=nominal)
+        if all(isinstance(sample, np.ndarray) and sample.ndim == 1 and sample.dtype.kind in "biuf" for sample in (first, second)):
+            return _half_line_refit(first, second, delta, candidate, nominal)
+        return _rescored(first, second, delta, candidate, nominal)
+
+    return refit
+
+
 def level_set_refit(candidate, delta):
     """A ``refit`` for a candidate of any family on outputs with few distinct values: the best level set on the larger sample, the candidate's own event competing."""
     return lambda first, second, nominal: _level_set_refit(first, second, delta, keep=candidate, nominal_samples=nominal)

@@ -42,10 +42,12 @@ The final stage, DP-Sniper's estimate (Bichsel et al. 2021, §V): every
 family's test also names its most promising (event, order)
 (:mod:`.candidates`); each pair's latest candidate is refitted on a larger
 fresh sample (:func:`.confirm.confirm_candidates`: level sets for outputs
-with few distinct values, classifiers otherwise), the best (pair, event)
-is kept, and counted on as many fresh
+with few distinct values, classifiers otherwise), the best m <= ``final_candidates``
+(pair, event)s by predicted bound are kept, and each is counted on as many fresh
 outputs of its pair as fit in the time left (10⁶–10⁷ for vectorised
-samplers), with one Clopper–Pearson pair of bounds at β/2 each. It runs
+samplers), with one Clopper–Pearson pair of bounds per finalist and checkpoint, β split
+evenly over the m finalists (Bonferroni) and over the checkpoints at which the wall
+clock may stop the counting (:mod:`.confirm`). It runs
 unless a round already rejected with ``stop_at_rejection``. Its samples
 are fresh, so it is a valid level-β test whatever the rounds chose, and
 the union bound over the rounds (total <= α_s) and the stage (β) keeps the
@@ -95,7 +97,7 @@ def statdp_pairs(num_queries=5) -> list:
     """StatDP's neighbouring query-answer vectors, each coordinate changed by at most 1 (Ding et al. 2018, Table 1).
 
     One Above, One Below, One Above Rest Below, One Below Rest Above, Half
-    Half, All Above, All Below, X Shape; D is all ones except in X Shape.
+    Half (1^n vs 2^⌊n/2⌋ 0^⌈n/2⌉), All Above, All Below, X Shape; D is all ones except in X Shape.
     Returns (name, D, D') with D and D' float arrays of length ``num_queries`` (>= 2).
     """
     n = check.integer_scalar("num_queries", num_queries, 2)
@@ -105,7 +107,8 @@ def statdp_pairs(num_queries=5) -> list:
         ("one below", ones, np.r_[0.0, np.ones(n - 1)]),
         ("one above rest below", ones, np.r_[2.0, np.zeros(n - 1)]),
         ("one below rest above", ones, np.r_[0.0, np.full(n - 1, 2.0)]),
-        ("half half", ones, np.r_[np.zeros(half), np.full(n - half, 2.0)]),
+        # The 2s first, as StatDP's and DP-Sniper's generators order them: a mechanism that halts (SVT) sees them.
+        ("half half", ones, np.r_[np.full(half, 2.0), np.zeros(n - half)]),
         ("all above", ones, np.full(n, 2.0)),
         ("all below", ones, np.zeros(n)),
         ("x shape", np.r_[np.ones(half), np.zeros(n - half)], np.r_[np.zeros(half), np.ones(n - half)]),
@@ -135,6 +138,7 @@ class VerificationReport:
             ``final_epsilon_lower_bound``, ``final_counts`` and ``final_witness`` its bound, counts and
             pair: event (None when it did not run).
         search_epsilon_lower_bound: the largest ε lower bound of the rounds alone.
+        final_finalists: the (pair, event)s the final stage counted (0 when it did not run).
     """
 
     rejected: bool
@@ -158,6 +162,7 @@ class VerificationReport:
     final_counts: tuple | None = None
     final_witness: str | None = None
     search_epsilon_lower_bound: float = 0.0
+    final_finalists: int = 0
 
     def power_statement(self) -> str:
         return (
@@ -235,6 +240,7 @@ def find_violation(
     final_share=0.5,
     final_time_share=0.5,
     final_samples=None,
+    final_candidates=3,
 ) -> VerificationReport:
     """Search candidate pairs, event families and sample sizes for evidence against an (ε, δ) claim.
 
@@ -264,6 +270,8 @@ def find_violation(
             rounds stop when the next one would end after the rest; the final stage uses whatever
             time is left when they stop.
         final_samples: most outputs per side in the final stage, >= 1; None for 5·``max_samples``.
+        final_candidates: >= 1, the most (pair, event) finalists the final stage counts, its β split
+            evenly over them (:func:`.confirm.confirm_candidates`); 1 bets all of β on the best refitted one.
     """
     named = _named_pairs(pairs)
     epsilon = float(check.non_negative("epsilon", epsilon))
@@ -295,6 +303,7 @@ def find_violation(
     final_share = float(check.in_interval("final_share", final_share, 0.0, 1.0, low_open=False, high_open=True))
     final_time_share = float(check.in_interval("final_time_share", final_time_share, 0.0, 1.0, low_open=False, high_open=True))
     final_samples = 5 * max_samples if final_samples is None else check.integer_scalar("final_samples", final_samples, 1)
+    final_candidates = check.integer_scalar("final_candidates", final_candidates, 1)
     search_alpha = alpha * (1.0 - final_share)
     search_seconds = budget_seconds * (1.0 - final_time_share) if final_share > 0 else budget_seconds
 
@@ -371,7 +380,7 @@ def find_violation(
             sampler, [((first, second), candidate, "level sets" if few else "learned" if "learned" in families else None)
                       for candidate, (_, _, first, second, few) in ranked],
             epsilon, delta, level=alpha * final_share, seconds=budget_seconds - (time.perf_counter() - start),
-            max_samples=final_samples, rng=rng, float_bits=float_bits,
+            max_samples=final_samples, rng=rng, float_bits=float_bits, final_candidates=final_candidates,
         )
         if final is not None:
             name, family = next(context[:2] for _, context in ranked if context[2] is final.pair[0] and context[3] is final.pair[1])
@@ -407,6 +416,7 @@ def find_violation(
         final_counts=None if final is None else final.counts,
         final_witness=None if final is None else f"{name}: {final.candidate.description}",
         search_epsilon_lower_bound=max(search_best.epsilon_lower_bound, 0.0),
+        final_finalists=0 if final is None else final.num_finalists,
     )
 
 

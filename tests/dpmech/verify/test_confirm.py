@@ -9,7 +9,8 @@ from scipy import stats
 import dpmech
 from dpmech.verify import float_dp_test, learned_dp_test, projection_dp_test, statistical_dp_test
 from dpmech.verify.candidates import Candidate
-from dpmech.verify.confirm import CHUNK_SAMPLES, PILOT_SAMPLES, confirm_candidate
+import dpmech.verify.confirm as confirm
+from dpmech.verify.confirm import CHECKPOINTS, CHUNK_SAMPLES, PILOT_SAMPLES, confirm_candidate, confirm_candidates
 from dpmech.verify.examples import all_examples
 from dpmech.verify.statistical import clopper_pearson_lower, clopper_pearson_upper
 from dpmech.verify.tester import find_violation
@@ -59,8 +60,9 @@ def test_confirmed_bound_is_the_clopper_pearson_bound_of_its_counts():
     candidate = Candidate(lambda outputs: np.asarray(outputs) == 0, True, "{0}", 1.0, (0, 0), 1)
     result = confirm_candidate(_rr_sampler(epsilon), (0, 1), candidate, 0.5, 0.0, level=level, seconds=60.0, max_samples=20_000, rng=np.random.default_rng(3))
     assert result.num_samples == 20_000 and result.level == level
-    lower = clopper_pearson_lower(result.counts[0], 20_000, level / 2)
-    upper = clopper_pearson_upper(result.counts[1], 20_000, level / 2)
+    # All N drawn: the last checkpoint's share of the level.
+    lower = clopper_pearson_lower(result.counts[0], 20_000, CHECKPOINTS[-1][1] * level / 2)
+    upper = clopper_pearson_upper(result.counts[1], 20_000, CHECKPOINTS[-1][1] * level / 2)
     assert result.epsilon_lower_bound <= math.log(lower / upper)
     assert result.epsilon_lower_bound == pytest.approx(math.log(lower / upper), rel=1e-9)
     assert result.rejected == (lower - math.exp(0.5) * upper > 0.0)
@@ -119,10 +121,10 @@ def test_final_stage_draws_a_sample_size_fixed_by_time_alone():
 
     candidate = Candidate(lambda outputs: np.asarray(outputs) == 0, True, "{0}", 1.0, (0, 0), 1)
     result = confirm_candidate(sampler, (0, 1), candidate, 1.0, 0.0, level=0.05, seconds=60.0, max_samples=250_000, rng=np.random.default_rng(0))
-    # The two pilots' outputs (before and after the choice among candidates) are thrown away; then chunks of at most
-    # CHUNK_SAMPLES per side add up to N.
-    assert calls[:4] == [PILOT_SAMPLES] * 4 and sum(calls[4:]) == 2 * result.num_samples == 500_000
-    assert max(calls[4:]) <= CHUNK_SAMPLES
+    # The two pilots' outputs (before and after the choice among candidates) and the cheap refit's sample (calls[2:4])
+    # are thrown away; then chunks of at most CHUNK_SAMPLES per side add up to N.
+    assert calls[:2] == [PILOT_SAMPLES] * 2 and calls[4:6] == [PILOT_SAMPLES] * 2 and sum(calls[6:]) == 2 * result.num_samples == 500_000
+    assert max(calls[6:]) <= CHUNK_SAMPLES
     assert confirm_candidate(sampler, (0, 1), candidate, 1.0, 0.0, level=0.05, seconds=1e-9, max_samples=10**6, rng=np.random.default_rng(0)) is None
 
 
@@ -132,3 +134,63 @@ def test_final_stage_draws_a_sample_size_fixed_by_time_alone():
 def test_bad_final_stage_arguments_raise_value_error_naming_them(parameter, value):
     with pytest.raises(ValueError, match=parameter):
         find_violation(lambda d, size, rng: rng.normal(d, 1.0, size), [(0.0, 1.0)], 1.0, 0.0, rng=0, **{parameter: value})
+
+
+def _tight_candidates(count):
+    # The same event {0} on the pair (0, 1), as ``count`` finalists with equal scores and no refit.
+    candidate = Candidate(lambda outputs: np.asarray(outputs) == 0, True, "{0}", 1.0, (0, 0), 1)
+    return [((0, 1), candidate, None) for _ in range(count)]
+
+
+def test_finalists_share_the_level_bonferroni_and_the_checkpoints_share_it_too(monkeypatch):
+    levels = []
+    for name in ("clopper_pearson_lower", "clopper_pearson_upper"):
+        original = getattr(confirm, name)
+        monkeypatch.setattr(confirm, name, lambda k, n, level, original=original: levels.append(level) or original(k, n, level))
+    result = confirm_candidates(_rr_sampler(1.0), _tight_candidates(5), 1.0, 0.0, level=0.1, seconds=60.0, max_samples=20_000,
+                                rng=np.random.default_rng(0), final_candidates=3)
+    assert result.num_finalists == 3 and result.num_samples == 20_000
+    # One lower and one upper bound per finalist, at the full-N checkpoint's share of β/3 each: 2·3 bounds summing to that share.
+    assert len(levels) == 6 and levels == pytest.approx([CHECKPOINTS[-1][1] * 0.1 / 3 / 2] * 6)
+    assert sum(share for _, share in CHECKPOINTS) <= 1.0 + 1e-12
+
+
+def test_multi_finalist_bound_exceeds_its_events_log_ratio_at_most_at_its_level():
+    # D always outputs 0; D' outputs 0 with probability q, so the event {0} has log-ratio log(1/q) = 0.7 and its
+    # heavy-side bound is exact (k = N): the bound exceeds 0.7 only when the upper bound on q falls below q, which a
+    # one-sided Clopper–Pearson bound at level l does with probability <= l. Three finalists share β = 0.3, each at
+    # β/6 per side: the largest of their bounds exceeds 0.7 with probability <= β/2 = 0.15. Without the split
+    # (each at β/2 per side) it does so with probability near 1 − (1 − 0.15)^3 ≈ 0.39 (measured at this seed: 68 of 200 without the split, 19 with it).
+    # 200 stages: more than stats.binom.isf(1e-3, 200, 0.15) = 46 exceedances has probability < 0.1 %.
+    epsilon, level = 0.7, 0.3
+    light = math.exp(-epsilon)
+
+    def sampler(label, size, rng):
+        return np.zeros(size, dtype=np.int64) if label == 0 else (rng.random(size) >= light).astype(np.int64)
+
+    rng = np.random.default_rng(12)
+    results = [confirm_candidates(sampler, _tight_candidates(3), epsilon, 0.0, level=level, seconds=60.0, max_samples=2000, rng=rng)
+               for _ in range(200)]
+    assert all(result.num_finalists == 3 and result.num_samples == 2000 for result in results)
+    exceed = sum(result.epsilon_lower_bound > epsilon for result in results)
+    assert exceed <= stats.binom.isf(1e-3, 200, level / 2)
+
+
+def test_counting_stops_at_a_checkpoint_before_the_deadline_when_the_sampler_slows_down():
+    # The pilots see a fast sampler; the counting a 50 times slower one. The stage must stop before its deadline and
+    # report the counts of the last checkpoint reached, at that checkpoint's share of β.
+    import time as clock
+
+    calls = []
+
+    def sampler(label, size, rng):
+        calls.append(size)
+        if len(calls) > 4:
+            clock.sleep(size * 5e-6)
+        return dpmech.randomized_response(np.full(size, label), 1.0, 2, rng)
+
+    candidate = Candidate(lambda outputs: np.asarray(outputs) == 0, True, "{0}", 1.0, (0, 0), 1)
+    start = clock.perf_counter()
+    result = confirm_candidate(sampler, (0, 1), candidate, 1.0, 0.0, level=0.05, seconds=1.5, max_samples=10**7, rng=np.random.default_rng(1))
+    assert clock.perf_counter() - start <= 1.5 + 0.5
+    assert result is None or result.num_samples < 10**7

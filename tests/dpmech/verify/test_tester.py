@@ -155,3 +155,15 @@ def test_sparse_vector_alg4_is_refuted_by_the_cheap_events_on_statdps_x_shape():
     _, first, second = next(pair for pair in example.pairs if pair[0] == "x shape")
     result = statistical_dp_test(example.sampler, (first, second), 0.5, 0.0, num_samples=64_000, rng=0, alpha=0.05)
     assert result.rejected and result.epsilon_lower_bound > 0.5, result
+
+
+def test_search_and_final_stage_end_within_a_small_budget():
+    # Audit mode spends the whole budget: rounds, refits, pilots and counting must all fit in it. Noisy max (5 outcomes:
+    # no classifier) on StatDP's 8 patterns with a 3 s budget; 1 s of slack for a loaded machine.
+    import time
+
+    example = next(example for example in all_examples() if example.name == "noisy max (laplace, index)")
+    start = time.perf_counter()
+    report = find_violation(example.sampler, example.pairs, example.epsilon, example.delta, rng=3, budget_seconds=3.0, stop_at_rejection=False)
+    assert time.perf_counter() - start <= 3.0 + 1.0
+    assert report.final_samples > 0 and report.final_finalists >= 1
