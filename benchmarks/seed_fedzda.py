@@ -6,6 +6,15 @@ Usage::
     python benchmarks/seed_fedzda.py                      # 3 seeds, the seed's shard split with client sampling
     python benchmarks/seed_fedzda.py --seeds 5 --rounds 30 --augmentation-start 20   # slower, cached per run
     python benchmarks/seed_fedzda.py --only-seed 1        # one seed into the cache (runs stay under 10 minutes)
+    python benchmarks/seed_fedzda.py --scale seed --only-seed 0 --only-method Fed-ZDAC   # seed 004's scale, one run
+
+``--scale seed`` is seed 004 §4.1's protocol on MNIST-1D (10⁵ signals generated locally by
+``mnist1d``, cached under the cache directory's parent): 100 clients × 2 label shards, 10 % of
+them sampled per round, T = 100 rounds, E = 5 local epochs, batch 10, SGD at 0.02, augmentation
+from round 80 (§4.6's earliest start), every round's clients trained as one stacked model
+(``FedZdaConfig(stacked_clients=True)``, the same computation, about ten times faster on CPU).
+There Fed-ZDAS's late start is Algorithm 3's own start, so its rows are the same cached runs.
+Any option given explicitly overrides the scale's value.
 
 Protocol (seed 004 §4.1, scaled to digits on two CPU cores): scikit-learn's 8×8 digits (pixels
 / 16), 60 % of them the clients' pool, cut by label into ``2 · clients`` shards (McMahan et al.'s
@@ -44,7 +53,7 @@ from rich.table import Table
 
 import dpmech
 import seed_headlines  # a sibling module: the scripts run as `python benchmarks/NAME.py`
-from trainers.data import LabelledData, load_digits_dataset, split_federated
+from trainers.data import LabelledData, load_digits_dataset, load_mnist1d, split_federated
 from trainers.fedavg import clients_per_round
 from trainers.pipelines.fedzda import FedZdaConfig, run_fedzda
 
@@ -60,13 +69,32 @@ METHODS = {
 }
 FIELDS = ("mean_local_accuracy", "client_variance", "global_accuracy", "class_variance")
 
+# Each scale's settings; an option given on the command line overrides its entry.
+SCALES = {
+    "digits": dict(dataset="digits", clients=10, client_fraction=0.5, rounds=16, augmentation_start=8, local_epochs=2,
+                   batch_size=16, learning_rate=0.05, stacked_clients=False),
+    # seed 004 §4.1 (100 clients, γ = 0.1, T = 100, E = 5, B = 10, SGD 0.02) and §4.6 (start at 80)
+    "seed": dict(dataset="mnist1d", clients=100, client_fraction=0.1, rounds=100, augmentation_start=80, local_epochs=5,
+                 batch_size=10, learning_rate=0.02, stacked_clients=True),
+}
+DATASETS = {"digits": dict(input_shape=(1, 8, 8), description="8×8 digits"),
+            "mnist1d": dict(input_shape=(1, 40), description="MNIST-1D", records=100_000)}
+
+
+def scale_settings(arguments) -> dict:
+    """The scale's settings with the options given explicitly in their place."""
+    return {name: getattr(arguments, name) if getattr(arguments, name, None) is not None else value
+            for name, value in SCALES[arguments.scale].items()}
+
 
 def base_config(arguments) -> FedZdaConfig:
-    return FedZdaConfig(partition="shards", num_clients=arguments.clients, shards_per_client=2,
-                        client_fraction=arguments.client_fraction, rounds=arguments.rounds,
-                        augmentation_start=arguments.augmentation_start, oracle=True,
+    settings = scale_settings(arguments)
+    return FedZdaConfig(input_shape=DATASETS[settings["dataset"]]["input_shape"], partition="shards", num_clients=settings["clients"],
+                        shards_per_client=2, client_fraction=settings["client_fraction"], rounds=settings["rounds"],
+                        augmentation_start=settings["augmentation_start"], local_epochs=settings["local_epochs"],
+                        batch_size=settings["batch_size"], learning_rate=settings["learning_rate"], oracle=True,
                         oracle_samples_per_class=arguments.oracle_samples, zsdg_iterations=arguments.zsdg_iterations,
-                        oracle_epochs=arguments.oracle_epochs)
+                        oracle_epochs=arguments.oracle_epochs, stacked_clients=settings["stacked_clients"])
 
 
 def method_config(base: FedZdaConfig, method: str) -> FedZdaConfig:
@@ -77,19 +105,28 @@ def method_config(base: FedZdaConfig, method: str) -> FedZdaConfig:
     return replace(base, **overrides)
 
 
-def _digits_split(seed: int):
-    digits = load_digits_dataset()
-    return split_federated(LabelledData(digits.features / 16.0, digits.labels), seed)
+def dataset_split(dataset: str, seed: int, cache_dir: pathlib.Path):
+    """Digits (pixels / 16) or MNIST-1D (generated once into ``cache_dir``'s parent, where the
+    other seed benchmarks keep it), split by ``split_federated`` with ``seed``."""
+    if dataset == "digits":
+        digits = load_digits_dataset()
+        return split_federated(LabelledData(digits.features / 16.0, digits.labels), seed)
+    return split_federated(load_mnist1d(DATASETS[dataset]["records"], seed=0, cache_dir=cache_dir.parent), seed)
 
 
-def cached_run(config: FedZdaConfig, seed: int, cache_dir: pathlib.Path, console: Console) -> dict:
+def _dataset_key(dataset: str) -> str:
+    # digits keeps the key its cached runs were written under
+    return "digits/16" if dataset == "digits" else f"{dataset}-{DATASETS[dataset]['records']}/0"
+
+
+def cached_run(config: FedZdaConfig, seed: int, cache_dir: pathlib.Path, console: Console, dataset: str = "digits") -> dict:
     """The run's fairness, diagnostics and wall time, from the cache when it holds them."""
-    key = hashlib.sha256(json.dumps([asdict(config), seed, "digits/16"], sort_keys=True).encode()).hexdigest()[:16]
+    key = hashlib.sha256(json.dumps([asdict(config), seed, _dataset_key(dataset)], sort_keys=True).encode()).hexdigest()[:16]
     path = cache_dir / f"fedzda_{key}.json"
     if path.is_file():
         return json.loads(path.read_text())
     start = time.perf_counter()
-    result = run_fedzda(_digits_split(seed), config, seed)
+    result = run_fedzda(dataset_split(dataset, seed, cache_dir), config, seed)
     record = {"fairness": result.fairness, "diagnostics": result.diagnostics, "seconds": time.perf_counter() - start,
               "config": asdict(config), "seed": seed}
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -105,7 +142,9 @@ def collect(arguments, console: Console) -> dict:
     base = base_config(arguments)
     seeds = [arguments.only_seed] if arguments.only_seed is not None else list(range(arguments.seeds))
     methods = [arguments.only_method] if arguments.only_method else list(METHODS)
-    runs = {method: [cached_run(method_config(base, method), seed, pathlib.Path(arguments.cache_dir), console) for seed in seeds]
+    dataset = scale_settings(arguments)["dataset"]
+    runs = {method: [cached_run(method_config(base, method), seed, pathlib.Path(arguments.cache_dir), console, dataset)
+                     for seed in seeds]
             for method in methods}
     if arguments.only_method:
         return runs
@@ -258,10 +297,12 @@ def parse_arguments(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (mean ± std over them)")
     parser.add_argument("--only-seed", type=int, default=None, help="run (or read) this one seed only")
-    parser.add_argument("--clients", type=int, default=10)
-    parser.add_argument("--client-fraction", type=float, default=0.5)
-    parser.add_argument("--rounds", type=int, default=16)
-    parser.add_argument("--augmentation-start", type=int, default=8)
+    parser.add_argument("--scale", choices=tuple(SCALES), default="digits",
+                        help="digits: the fast default; seed: seed 004's protocol on MNIST-1D (module docstring)")
+    parser.add_argument("--clients", type=int, default=None, help="default: the scale's (digits 10, seed 100)")
+    parser.add_argument("--client-fraction", type=float, default=None, help="default: the scale's (digits 0.5, seed 0.1)")
+    parser.add_argument("--rounds", type=int, default=None, help="default: the scale's (digits 16, seed 100)")
+    parser.add_argument("--augmentation-start", type=int, default=None, help="default: the scale's (digits 8, seed 80)")
     parser.add_argument("--only-method", choices=tuple(METHODS), default=None, help="run (or read) this method only, to fill the cache")
     parser.add_argument("--zsdg-iterations", type=int, default=100)
     parser.add_argument("--oracle-epochs", type=int, default=30)

@@ -116,6 +116,8 @@ class FedZdaConfig:
     oracle: bool = False
     oracle_samples_per_class: int = 64
     oracle_epochs: int = 30
+    # train each round's sampled clients as one stacked model (trainers.fedavg; same computation, faster)
+    stacked_clients: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "input_shape", networks.validated_input_shape(self.input_shape))
@@ -146,11 +148,12 @@ class FedZdaConfig:
         check.boolean("oracle", self.oracle)
         check.integer_scalar("oracle_samples_per_class", self.oracle_samples_per_class, 2)
         check.integer_scalar("oracle_epochs", self.oracle_epochs, 1)
+        check.boolean("stacked_clients", self.stacked_clients)
 
     def fedavg(self) -> FedAvgConfig:
         return FedAvgConfig(architecture=self.architecture, rounds=self.rounds, local_epochs=self.local_epochs,
                             batch_size=self.batch_size, learning_rate=self.learning_rate, optimizer="sgd",
-                            client_fraction=self.client_fraction)
+                            client_fraction=self.client_fraction, stacked_clients=self.stacked_clients)
 
 
 @dataclass(frozen=True)
@@ -174,23 +177,45 @@ def zero_shot_data(model: nn.Module, target_labels: torch.Tensor, input_shape, *
                    generator: torch.Generator) -> torch.Tensor:
     """ZSDG (module docstring): inputs whose BatchNorm statistics match the model's stored ones and
     which the model classifies as ``target_labels``. The model's parameters are not changed."""
+    return zero_shot_batches(model, [target_labels], input_shape, iterations=iterations, learning_rate=learning_rate,
+                             generators=[generator])[0]
+
+
+def zero_shot_batches(model: nn.Module, target_labels, input_shape, *, iterations: int, learning_rate: float,
+                      generators) -> list:
+    """Independent ZSDG runs from one model, one per entry of ``target_labels`` (batch j starts
+    from ``generators[j]``'s Gaussian draws and matches its own batch statistics), computed as one
+    batch: the objective is the sum of the runs' objectives and Adam acts element by element, so
+    each run's result is the one :func:`zero_shot_data` gives it alone (up to summation order)."""
     norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
     if not norms:
         raise ValueError("model must contain BatchNorm layers for zero-shot data generation")
+    if len(target_labels) != len(generators) or not target_labels:
+        raise ValueError("target_labels and generators must hold one entry per batch")
+    sizes = [int(labels.shape[0]) for labels in target_labels]
+    if min(sizes) < 1:
+        raise ValueError("every batch needs at least one target label")
     captured = []
     hooks = [norm.register_forward_pre_hook(lambda module, inputs: captured.append((module, inputs[0]))) for norm in norms]
-    device = target_labels.device
-    synthetic = torch.randn((target_labels.shape[0], *input_shape), generator=generator).to(device).requires_grad_(True)
+    device = target_labels[0].device
+    targets = torch.cat(list(target_labels))
+    batch_of = torch.repeat_interleave(torch.arange(len(sizes), device=device), torch.tensor(sizes, device=device))
+    synthetic = torch.cat([torch.randn((size, *input_shape), generator=generator) for size, generator in zip(sizes, generators)])
+    synthetic = synthetic.to(device).requires_grad_(True)
+    # per batch j, averages over its examples: (membership / size_j) @ per-example values
+    averaging = (nn.functional.one_hot(batch_of, len(sizes)).T.to(synthetic.dtype) / torch.tensor(sizes, device=device).unsqueeze(1))
     step = torch.optim.Adam([synthetic], lr=learning_rate)
     model.eval()
     try:
         for _ in range(iterations):
             captured.clear()
-            loss = networks.cross_entropy(model(synthetic), target_labels)
+            losses = nn.functional.cross_entropy(model(synthetic), targets, reduction="none")
+            loss = (averaging @ losses).sum()
             for module, activations in captured:
-                axes = [0] + list(range(2, activations.dim()))
-                mean = activations.mean(dim=axes)
-                std = torch.sqrt(activations.var(dim=axes, unbiased=False) + module.eps)
+                flat = activations.flatten(start_dim=2)  # (examples, channels, positions)
+                mean = (averaging @ flat.mean(dim=2)) # (batches, channels)
+                centred = (flat - mean[batch_of].unsqueeze(2)) ** 2
+                std = torch.sqrt(averaging @ centred.mean(dim=2) + module.eps)
                 loss = loss + ((mean - module.running_mean) ** 2).sum() + ((std - torch.sqrt(module.running_var + module.eps)) ** 2).sum()
             (gradient,) = torch.autograd.grad(loss, [synthetic])
             step.zero_grad()
@@ -199,19 +224,42 @@ def zero_shot_data(model: nn.Module, target_labels: torch.Tensor, input_shape, *
     finally:
         for hook in hooks:
             hook.remove()
-    return synthetic.detach()
+    return list(synthetic.detach().split(sizes))
+
+
+def _missing_class_targets(client_labels, round_index, device, config: FedZdaConfig) -> torch.Tensor:
+    """``synthetic_per_class`` labels of every class the client has no record of (none before r₀)."""
+    missing = np.setdiff1d(np.arange(config.num_classes), client_labels)
+    if round_index < config.augmentation_start:
+        missing = missing[:0]
+    return networks.as_targets(np.repeat(missing, config.synthetic_per_class), device)
 
 
 def _missing_class_augmentation(model, client_labels, round_index, generator, *, config: FedZdaConfig):
     """Fed-ZDAC: ZSDG examples of the classes this client has no record of, from the received model."""
     device = next(model.parameters()).device
-    missing = np.setdiff1d(np.arange(config.num_classes), client_labels)
-    if round_index < config.augmentation_start or missing.size == 0:
-        return torch.empty((0, *config.input_shape), device=device), torch.empty(0, dtype=torch.int64, device=device)
-    targets = networks.as_targets(np.repeat(missing, config.synthetic_per_class), device)
+    targets = _missing_class_targets(client_labels, round_index, device, config)
+    if targets.numel() == 0:
+        return torch.empty((0, *config.input_shape), device=device), targets
     inputs = zero_shot_data(model, targets, config.input_shape, iterations=config.zsdg_iterations,
                             learning_rate=config.zsdg_learning_rate, generator=generator)
     return inputs, targets
+
+
+def _stacked_missing_class_augmentation(model, client_labels, round_index, generators, *, config: FedZdaConfig):
+    """:func:`_missing_class_augmentation` for all of a round's clients at once: they invert the
+    same global model, so their ZSDG runs are one :func:`zero_shot_batches` call."""
+    device = next(model.parameters()).device
+    targets = [_missing_class_targets(labels, round_index, device, config) for labels in client_labels]
+    generating = [index for index, labels in enumerate(targets) if labels.numel() > 0]
+    results = [(torch.empty((0, *config.input_shape), device=device), labels) for labels in targets]
+    if generating:
+        inputs = zero_shot_batches(model, [targets[index] for index in generating], config.input_shape,
+                                   iterations=config.zsdg_iterations, learning_rate=config.zsdg_learning_rate,
+                                   generators=[generators[index] for index in generating])
+        for index, batch in zip(generating, inputs):
+            results[index] = (batch, targets[index])
+    return results
 
 
 @contextlib.contextmanager
@@ -371,7 +419,9 @@ def run_fedzda(split: FederatedSplit, config: FedZdaConfig = FedZdaConfig(), see
     warnings.warn(NO_GUARANTEE_REASON, dpmech.NoGuaranteeWarning, stacklevel=2)
     events = (dpmech.NoGuaranteeEvent(NO_GUARANTEE_REASON),)
     hooks = (
-        {"client_augmentation": functools.partial(_missing_class_augmentation, config=config)}
+        {"client_augmentation": functools.partial(_missing_class_augmentation, config=config),
+         "stacked_client_augmentation": (functools.partial(_stacked_missing_class_augmentation, config=config)
+                                         if config.stacked_clients else None)}
         if config.variant == "client"
         else {"server_update": functools.partial(_server_augmentation, config=config)}
     )
