@@ -174,15 +174,16 @@ class FedZdaResult(PipelineResult):
 
 
 def zero_shot_data(model: nn.Module, target_labels: torch.Tensor, input_shape, *, iterations: int, learning_rate: float,
-                   generator: torch.Generator) -> torch.Tensor:
+                   generator: torch.Generator, statistics_weight: float = 1.0) -> torch.Tensor:
     """ZSDG (module docstring): inputs whose BatchNorm statistics match the model's stored ones and
-    which the model classifies as ``target_labels``. The model's parameters are not changed."""
+    which the model classifies as ``target_labels``. The model's parameters are not changed.
+    ``statistics_weight`` multiplies the statistics term of Eq. 3 (the seed: 1)."""
     return zero_shot_batches(model, [target_labels], input_shape, iterations=iterations, learning_rate=learning_rate,
-                             generators=[generator])[0]
+                             generators=[generator], statistics_weight=statistics_weight)[0]
 
 
 def zero_shot_batches(model: nn.Module, target_labels, input_shape, *, iterations: int, learning_rate: float,
-                      generators) -> list:
+                      generators, statistics_weight: float = 1.0) -> list:
     """Independent ZSDG runs from one model, one per entry of ``target_labels`` (batch j starts
     from ``generators[j]``'s Gaussian draws and matches its own batch statistics), computed as one
     batch: the objective is the sum of the runs' objectives and Adam acts element by element, so
@@ -216,7 +217,8 @@ def zero_shot_batches(model: nn.Module, target_labels, input_shape, *, iteration
                 mean = (averaging @ flat.mean(dim=2)) # (batches, channels)
                 centred = (flat - mean[batch_of].unsqueeze(2)) ** 2
                 std = torch.sqrt(averaging @ centred.mean(dim=2) + module.eps)
-                loss = loss + ((mean - module.running_mean) ** 2).sum() + ((std - torch.sqrt(module.running_var + module.eps)) ** 2).sum()
+                loss = loss + statistics_weight * (((mean - module.running_mean) ** 2).sum()
+                                                   + ((std - torch.sqrt(module.running_var + module.eps)) ** 2).sum())
             (gradient,) = torch.autograd.grad(loss, [synthetic])
             step.zero_grad()
             synthetic.grad = gradient
