@@ -109,9 +109,13 @@ class FedZdaConfig:
     synthetic_per_class: int = 16
     zsdg_iterations: int = 100
     zsdg_learning_rate: float = 0.1
+    # weight of Eq. 3's BatchNorm-statistics term against the cross-entropy (the seed: 1)
+    zsdg_statistics_weight: float = 1.0
     server_epochs: int = 1
     server_inversion: str = "client_models"
     server_batchnorm: str = "train"
+    # label smoothing of the server's synthetic targets (Fed-ZDAS; 0 = the seed's hard labels)
+    server_label_smoothing: float = 0.0
     baseline: bool = True
     oracle: bool = False
     oracle_samples_per_class: int = 64
@@ -141,9 +145,11 @@ class FedZdaConfig:
         check.integer_scalar("synthetic_per_class", self.synthetic_per_class, 2)
         check.integer_scalar("zsdg_iterations", self.zsdg_iterations, 1)
         check.positive("zsdg_learning_rate", self.zsdg_learning_rate)
+        check.positive("zsdg_statistics_weight", self.zsdg_statistics_weight)
         check.integer_scalar("server_epochs", self.server_epochs, 1)
         check.choice("server_inversion", self.server_inversion, SERVER_INVERSIONS)
         check.choice("server_batchnorm", self.server_batchnorm, SERVER_BATCHNORMS)
+        check.in_interval("server_label_smoothing", self.server_label_smoothing, 0.0, 1.0, low_open=False, high_open=True)
         check.boolean("baseline", self.baseline)
         check.boolean("oracle", self.oracle)
         check.integer_scalar("oracle_samples_per_class", self.oracle_samples_per_class, 2)
@@ -244,7 +250,8 @@ def _missing_class_augmentation(model, client_labels, round_index, generator, *,
     if targets.numel() == 0:
         return torch.empty((0, *config.input_shape), device=device), targets
     inputs = zero_shot_data(model, targets, config.input_shape, iterations=config.zsdg_iterations,
-                            learning_rate=config.zsdg_learning_rate, generator=generator)
+                            learning_rate=config.zsdg_learning_rate, generator=generator,
+                            statistics_weight=config.zsdg_statistics_weight)
     return inputs, targets
 
 
@@ -258,7 +265,7 @@ def _stacked_missing_class_augmentation(model, client_labels, round_index, gener
     if generating:
         inputs = zero_shot_batches(model, [targets[index] for index in generating], config.input_shape,
                                    iterations=config.zsdg_iterations, learning_rate=config.zsdg_learning_rate,
-                                   generators=[generators[index] for index in generating])
+                                   statistics_weight=config.zsdg_statistics_weight, generators=[generators[index] for index in generating])
         for index, batch in zip(generating, inputs):
             results[index] = (batch, targets[index])
     return results
@@ -291,14 +298,16 @@ def _server_augmentation(model, client_models, round_index, rng, *, config: FedZ
     sources = client_models if config.server_inversion == "client_models" else [model] * len(client_models)
     inputs = torch.cat([
         zero_shot_data(source, targets, config.input_shape, iterations=config.zsdg_iterations,
-                       learning_rate=config.zsdg_learning_rate, generator=generator)
+                       learning_rate=config.zsdg_learning_rate, generator=generator,
+                            statistics_weight=config.zsdg_statistics_weight)
         for source in sources
     ])
     with contextlib.ExitStack() as stack:
         if config.server_batchnorm == "frozen":
             stack.enter_context(_frozen_batchnorm_statistics(model))
-        networks.fit(model, inputs, targets.repeat(len(client_models)), epochs=config.server_epochs, batch_size=config.batch_size,
-                     learning_rate=config.learning_rate, generator=generator, optimizer="sgd")
+        smoothed = functools.partial(nn.functional.cross_entropy, label_smoothing=config.server_label_smoothing)
+        networks.fit(model, inputs, targets.repeat(len(client_models)), loss=smoothed, epochs=config.server_epochs,
+                     batch_size=config.batch_size, learning_rate=config.learning_rate, generator=generator, optimizer="sgd")
 
 
 def _local_splits(clients, fraction, rng):
@@ -377,7 +386,8 @@ def generated_data_quality(oracle, models, seen_classes, config: FedZdaConfig, g
     hits = np.zeros((len(models), config.num_classes))
     for index, model in enumerate(models):
         inputs = zero_shot_data(model, targets, config.input_shape, iterations=config.zsdg_iterations,
-                                learning_rate=config.zsdg_learning_rate, generator=generator)
+                                learning_rate=config.zsdg_learning_rate, generator=generator,
+                            statistics_weight=config.zsdg_statistics_weight)
         hits[index] = oracle_agreement(oracle, inputs, targets, config.num_classes)
     quality = {"agreement": float(hits.mean()), "per_class": hits.mean(axis=0).tolist()}
     if any(mask is not None for mask in seen_classes):
