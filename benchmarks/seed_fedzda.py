@@ -67,6 +67,11 @@ METHODS = {
     "Fed-ZDAS (Algorithm 3)": dict(variant="server", baseline=False),
     "Fed-ZDAS (late start)": dict(variant="server", baseline=False, late_start=True),
 }
+# The Fed-ZDAS investigation of issue 16 (``--investigate``): changes seed 004 supports that the
+# earlier investigation had not tried, each rule fixed before any test accuracy was seen, judged
+# first by the oracle agreement of the data the server inverts, then by accuracy against
+# Algorithm 3 and FedAvg (paired, same seeds). Filled below with the settings chosen.
+INVESTIGATION: dict = {}
 FIELDS = ("mean_local_accuracy", "client_variance", "global_accuracy", "class_variance")
 
 # Each scale's settings; an option given on the command line overrides its entry.
@@ -104,7 +109,7 @@ def base_config(arguments) -> FedZdaConfig:
 
 def method_config(base: FedZdaConfig, method: str) -> FedZdaConfig:
     """``base`` with the method's fields; the late start is round ⌈0.8·T⌉ (at least base's r₀, at most T − 1)."""
-    overrides = dict(METHODS[method])
+    overrides = dict(METHODS[method] if method in METHODS else INVESTIGATION[method])
     if overrides.pop("late_start", False):
         overrides["augmentation_start"] = min(base.rounds - 1, max(base.augmentation_start, math.ceil(LATE_START_SHARE * base.rounds)))
     return replace(base, **overrides)
@@ -124,12 +129,27 @@ def _dataset_key(dataset: str) -> str:
     return "digits/16" if dataset == "digits" else f"{dataset}-{DATASETS[dataset]['records']}/0"
 
 
+def _cache_key(config: FedZdaConfig, seed: int, dataset: str) -> str:
+    """The fields that differ from ``FedZdaConfig()``'s, the seed and the data: a field added later
+    with a default leaves the keys of the runs already cached unchanged."""
+    defaults = asdict(FedZdaConfig())
+    changed = {name: value for name, value in asdict(config).items() if value != defaults[name]}
+    return hashlib.sha256(json.dumps([changed, seed, _dataset_key(dataset)], sort_keys=True, default=list).encode()).hexdigest()[:16]
+
+
+def _same_config(stored: dict, config: FedZdaConfig) -> bool:
+    """Whether a cached record ran ``config``: a field it lacks had today's default value."""
+    filled = dict(asdict(FedZdaConfig()), **stored)
+    return json.loads(json.dumps(filled, default=list)) == json.loads(json.dumps(asdict(config), default=list))
+
+
 def cached_run(config: FedZdaConfig, seed: int, cache_dir: pathlib.Path, console: Console, dataset: str = "digits") -> dict:
     """The run's fairness, diagnostics and wall time, from the cache when it holds them."""
-    key = hashlib.sha256(json.dumps([asdict(config), seed, _dataset_key(dataset)], sort_keys=True).encode()).hexdigest()[:16]
-    path = cache_dir / f"fedzda_{key}.json"
+    path = cache_dir / f"fedzda_{_cache_key(config, seed, dataset)}.json"
     if path.is_file():
-        return json.loads(path.read_text())
+        record = json.loads(path.read_text())
+        if _same_config(record["config"], config) and record["seed"] == seed:
+            return record
     start = time.perf_counter()
     result = run_fedzda(dataset_split(dataset, seed, cache_dir), config, seed)
     record = {"fairness": result.fairness, "diagnostics": result.diagnostics, "seconds": time.perf_counter() - start,
@@ -146,7 +166,7 @@ def collect(arguments, console: Console) -> dict:
     """{method: {"runs": [record per seed]}} with FedAvg taken from Fed-ZDAC's paired baseline."""
     base = base_config(arguments)
     seeds = [arguments.only_seed] if arguments.only_seed is not None else list(range(arguments.seeds))
-    methods = [arguments.only_method] if arguments.only_method else list(METHODS)
+    methods = [arguments.only_method] if arguments.only_method else list(METHODS) + (list(INVESTIGATION) if arguments.investigate else [])
     dataset = scale_settings(arguments)["dataset"]
     runs = {method: [cached_run(method_config(base, method), seed, pathlib.Path(arguments.cache_dir), console, dataset)
                      for seed in seeds]
@@ -217,8 +237,8 @@ def paired_gains_table(runs) -> Table:
     return table
 
 
-def _paired(runs, method, field) -> str:
-    difference = _values(runs[method], field) - _values(runs["FedAvg"], field)
+def _paired(runs, method, field, reference="FedAvg") -> str:
+    difference = _values(runs[method], field) - _values(runs[reference], field)
     return f"{difference.mean():+.1f} ± {difference.std():.1f}"
 
 
@@ -242,6 +262,28 @@ def per_class_table(runs) -> Table:
         for index, (what, values) in enumerate(rows):
             mean = 100 * np.nanmean(np.array(values, dtype=float), axis=0)
             table.add_row(method if index == 0 else "", what, *(f"{value:.0f}" for value in mean), end_section=index == len(rows) - 1)
+    return table
+
+
+def investigation_table(runs) -> Table:
+    """Fed-ZDAS variants against Algorithm 3 and FedAvg: oracle agreement of the data inverted from
+    the final global model and the last round's client models, then accuracy and variances,
+    paired differences over the same seeds."""
+    seeds = len(runs["FedAvg"])
+    table = Table(title=f"Fed-ZDAS investigation (issue 16): mean ± std over {seeds} seeds; paired differences from Algorithm 3")
+    for column in ("method", "oracle agreement: global model %", "client models, seen classes %", "client models, unseen %",
+                   "global accuracy %", "class variance", "client variance", "Δ global accuracy vs Algorithm 3",
+                   "Δ global accuracy vs FedAvg"):
+        table.add_column(column, justify="left" if column == "method" else "right")
+    for method in ("Fed-ZDAS (Algorithm 3)", *INVESTIGATION):
+        records = runs[method]
+        agreement = [_mean_std(np.array([100 * r["diagnostics"][source][key] for r in records]))
+                     for source, key in (("global_model", "agreement"), ("client_models", "agreement_seen_classes"),
+                                         ("client_models", "agreement_unseen_classes"))]
+        table.add_row(method, *agreement, *(_mean_std(_values(records, field))
+                                            for field in ("global_accuracy", "class_variance", "client_variance")),
+                      "—" if method == "Fed-ZDAS (Algorithm 3)" else _paired(runs, method, "global_accuracy", "Fed-ZDAS (Algorithm 3)"),
+                      _paired(runs, method, "global_accuracy"))
     return table
 
 
@@ -297,6 +339,8 @@ def main(arguments, console: Console | None = None) -> dict:
     console.print(results_table(runs, base))
     console.print(paired_gains_table(runs))
     console.print(per_class_table(runs))
+    if arguments.investigate:
+        console.print(investigation_table(runs))
     for sentence in explanations(runs, base):
         console.print(f"• {sentence}")
     return runs
@@ -312,7 +356,8 @@ def parse_arguments(argv=None):
     parser.add_argument("--client-fraction", type=float, default=None, help="default: the scale's (digits 0.5, seed 0.1)")
     parser.add_argument("--rounds", type=int, default=None, help="default: the scale's (digits 16, seed 100)")
     parser.add_argument("--augmentation-start", type=int, default=None, help="default: the scale's (digits 8, seed 80)")
-    parser.add_argument("--only-method", choices=tuple(METHODS), default=None, help="run (or read) this method only, to fill the cache")
+    parser.add_argument("--investigate", action="store_true", help="also run the Fed-ZDAS investigation's variants (INVESTIGATION)")
+    parser.add_argument("--only-method", choices=tuple(METHODS) + tuple(INVESTIGATION), default=None, help="run (or read) this method only, to fill the cache")
     parser.add_argument("--zsdg-iterations", type=int, default=100)
     parser.add_argument("--oracle-epochs", type=int, default=30)
     parser.add_argument("--oracle-samples", type=int, default=32, help="ZSDG examples per class the oracle judges")
