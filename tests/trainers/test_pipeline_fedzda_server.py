@@ -76,3 +76,17 @@ def test_server_label_smoothing_changes_the_server_step_and_zero_is_hard_labels(
 def test_investigation_switches_refuse_values_outside_their_range(field, value):
     with pytest.raises(ValueError, match=field):
         fedzda.FedZdaConfig(**{field: value})
+
+
+def test_batches_sharing_one_generator_are_the_sequential_runs_in_order():
+    # Fed-ZDAS with server_inversion="global_model" inverts the averaged model once per received
+    # model from one generator: batched, each batch must be what the sequential run drew and found
+    model = _trained_model(3)
+    targets = torch.tensor([0, 1, 2, 0, 1, 2])
+    generator = torch.Generator().manual_seed(11)
+    sequential = [fedzda.zero_shot_data(model, targets, (1, 12), iterations=6, learning_rate=0.1, generator=generator) for _ in range(3)]
+    shared = torch.Generator().manual_seed(11)
+    batched = fedzda.zero_shot_batches(model, [targets] * 3, (1, 12), iterations=6, learning_rate=0.1, generators=[shared] * 3)
+    for one, other in zip(sequential, batched):
+        torch.testing.assert_close(one, other, rtol=1e-4, atol=1e-4)
+    assert not torch.allclose(batched[0], batched[1])  # each batch has its own draws

@@ -295,13 +295,15 @@ def _server_augmentation(model, client_models, round_index, rng, *, config: FedZ
     device = next(model.parameters()).device
     generator = networks.torch_generator(rng)
     targets = networks.as_targets(np.repeat(np.arange(config.num_classes), config.synthetic_per_class), device)
-    sources = client_models if config.server_inversion == "client_models" else [model] * len(client_models)
-    inputs = torch.cat([
-        zero_shot_data(source, targets, config.input_shape, iterations=config.zsdg_iterations,
-                       learning_rate=config.zsdg_learning_rate, generator=generator,
-                            statistics_weight=config.zsdg_statistics_weight)
-        for source in sources
-    ])
+    settings = dict(iterations=config.zsdg_iterations, learning_rate=config.zsdg_learning_rate,
+                    statistics_weight=config.zsdg_statistics_weight)
+    if config.server_inversion == "client_models":
+        inputs = torch.cat([zero_shot_data(source, targets, config.input_shape, generator=generator, **settings)
+                            for source in client_models])
+    else:
+        # one batch per received model, all inverted from the averaged model: one batched call, same draws
+        inputs = torch.cat(zero_shot_batches(model, [targets] * len(client_models), config.input_shape,
+                                             generators=[generator] * len(client_models), **settings))
     with contextlib.ExitStack() as stack:
         if config.server_batchnorm == "frozen":
             stack.enter_context(_frozen_batchnorm_statistics(model))
