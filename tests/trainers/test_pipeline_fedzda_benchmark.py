@@ -55,4 +55,4 @@ def test_seed_scale_is_seed_004s_protocol_on_mnist1d_and_explicit_options_overri
     smaller = benchmark.base_config(benchmark.parse_arguments(["--scale", "seed", "--rounds", "30", "--augmentation-start", "24"]))
     assert (smaller.rounds, smaller.augmentation_start, smaller.num_clients) == (30, 24, 100)
     digits = benchmark.base_config(benchmark.parse_arguments([]))
-    assert (digits.input_shape, digits.num_clients, digits.rounds, digits.stacked_clients) == ((1, 8, 8), 10, 16, False)
+    assert (digits.input_shape, digits.num_clients, digits.rounds) == ((1, 8, 8), 10, 16)
