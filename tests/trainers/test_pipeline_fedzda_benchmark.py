@@ -56,3 +56,18 @@ def test_seed_scale_is_seed_004s_protocol_on_mnist1d_and_explicit_options_overri
     assert (smaller.rounds, smaller.augmentation_start, smaller.num_clients) == (30, 24, 100)
     digits = benchmark.base_config(benchmark.parse_arguments([]))
     assert (digits.input_shape, digits.num_clients, digits.rounds) == ((1, 8, 8), 10, 16)
+
+
+def test_cache_key_depends_on_changed_fields_only_and_a_record_must_match_the_config(benchmark):
+    from dataclasses import asdict, replace
+
+    config = benchmark.base_config(benchmark.parse_arguments(["--scale", "seed"]))
+    key = benchmark._cache_key(config, 0, "mnist1d")
+    assert key == benchmark._cache_key(replace(config), 0, "mnist1d")
+    assert len({key, benchmark._cache_key(config, 1, "mnist1d"), benchmark._cache_key(config, 0, "digits"),
+                benchmark._cache_key(replace(config, zsdg_iterations=300), 0, "mnist1d")}) == 4
+    # a record written before a defaulted field existed still matches; one with another value does not
+    stored = {name: value for name, value in asdict(config).items() if name != "server_label_smoothing"}
+    assert benchmark._same_config(stored, config)
+    assert not benchmark._same_config(dict(stored, rounds=99), config)
+    assert not benchmark._same_config(stored, replace(config, server_label_smoothing=0.1))
