@@ -16,6 +16,14 @@ from round 80 (§4.6's earliest start), every round's clients trained as one sta
 There Fed-ZDAS's late start is Algorithm 3's own start, so its rows are the same cached runs.
 Any option given explicitly overrides the scale's value.
 
+Measured for issue 16 (seeds 0-2, mean ± std; wall times on a shared 2-core machine at load ~3,
+nice 15, one torch thread: provisional). ``--scale seed``: FedAvg 81.7 ± 5.0 % global accuracy
+(class variance 349.8 ± 155.3, client variance 171.3 ± 84.3), Fed-ZDAC 90.5 ± 1.3 % (51.5 ± 16.8,
+31.8 ± 6.5; paired +8.8 ± 3.8 pp, better on 3 of 3 seeds), Fed-ZDAS (Algorithm 3) 59.3 ± 4.0 %
+(317.5 ± 50.6, 161.5 ± 50.0; −22.4 ± 7.4 pp); 480-554 s per Fed-ZDAC run (FedAvg included),
+337-370 s per Fed-ZDAS run. Digits (default scale): FedAvg 71.9 ± 2.7 %, Fed-ZDAC 87.2 ± 2.4 %,
+Fed-ZDAS 66.0 ± 5.3 %; ``--investigate`` adds the Fed-ZDAS variants (``INVESTIGATION``).
+
 Protocol (seed 004 §4.1, scaled to digits on two CPU cores): scikit-learn's 8×8 digits (pixels
 / 16), 60 % of them the clients' pool, cut by label into ``2 · clients`` shards (McMahan et al.'s
 unimodal non-IID split: each client holds about two classes), a quarter of each client's

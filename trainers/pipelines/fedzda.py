@@ -40,7 +40,7 @@ late, at 80, 90 or 95 of T = 100, because the inverted data is only as good as t
   benchmark, ``--investigate``) inverting the averaged model with 300 ZSDG steps doubled the
   oracle agreement of the server's data (30.7 ± 5.4 → 64.8 ± 7.6 %) but not the accuracy
   (66.0 ± 5.3 → 64.3 ± 15.9 %); adding label smoothing 0.1 gave 82.5 ± 7.5 % agreement and
-  73.4 ± 9.2 % accuracy (+7.4 pp over Algorithm 3 on 3 of 3 seeds, +1.5 pp over FedAvg's
+  73.4 ± 9.2 % accuracy (+7.3 ± 6.1 pp over Algorithm 3, paired, on 3 of 3 seeds; +1.5 pp over FedAvg's
   71.9 ± 2.7 % on 2 of 3). Evidence on one small dataset, not a recommendation.
 
 Speed (seed 004's scale, 10 clients a round at batch 10): with ``stacked_clients=True`` a round's
