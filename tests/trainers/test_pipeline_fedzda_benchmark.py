@@ -42,3 +42,32 @@ def test_seed_fedzda_prints_seed_rows_beside_ours_and_caches(benchmark, tmp_path
     again, second = _run(benchmark, tmp_path)
     assert "  ran " not in second and again == runs
     assert second[second.index("NOT differentially private"):] == first[first.index("NOT differentially private"):]
+
+
+def test_seed_scale_is_seed_004s_protocol_on_mnist1d_and_explicit_options_override_it(benchmark):
+    config = benchmark.base_config(benchmark.parse_arguments(["--scale", "seed"]))
+    # seed 004 §4.1: 100 clients, γ = 0.1, T = 100, E = 5, B = 10, SGD at 0.02; §4.6: augmentation from round 80
+    assert (config.num_clients, config.client_fraction, config.rounds, config.local_epochs, config.batch_size) == (100, 0.1, 100, 5, 10)
+    assert (config.learning_rate, config.augmentation_start, config.partition, config.shards_per_client) == (0.02, 80, "shards", 2)
+    assert config.input_shape == (1, 40) and config.stacked_clients
+    # Fed-ZDAS's burn-in start is Algorithm 3's own at this scale: the same configuration, so the same cached run
+    assert benchmark.method_config(config, "Fed-ZDAS (late start)") == benchmark.method_config(config, "Fed-ZDAS (Algorithm 3)")
+    smaller = benchmark.base_config(benchmark.parse_arguments(["--scale", "seed", "--rounds", "30", "--augmentation-start", "24"]))
+    assert (smaller.rounds, smaller.augmentation_start, smaller.num_clients) == (30, 24, 100)
+    digits = benchmark.base_config(benchmark.parse_arguments([]))
+    assert (digits.input_shape, digits.num_clients, digits.rounds) == ((1, 8, 8), 10, 16)
+
+
+def test_cache_key_depends_on_changed_fields_only_and_a_record_must_match_the_config(benchmark):
+    from dataclasses import asdict, replace
+
+    config = benchmark.base_config(benchmark.parse_arguments(["--scale", "seed"]))
+    key = benchmark._cache_key(config, 0, "mnist1d")
+    assert key == benchmark._cache_key(replace(config), 0, "mnist1d")
+    assert len({key, benchmark._cache_key(config, 1, "mnist1d"), benchmark._cache_key(config, 0, "digits"),
+                benchmark._cache_key(replace(config, zsdg_iterations=300), 0, "mnist1d")}) == 4
+    # a record written before a defaulted field existed still matches; one with another value does not
+    stored = {name: value for name, value in asdict(config).items() if name != "server_label_smoothing"}
+    assert benchmark._same_config(stored, config)
+    assert not benchmark._same_config(dict(stored, rounds=99), config)
+    assert not benchmark._same_config(stored, replace(config, server_label_smoothing=0.1))
