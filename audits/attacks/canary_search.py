@@ -182,7 +182,8 @@ def search_logistic_canaries(heads: Sequence[LogisticHead], local: PrivateData, 
         for head, operator, removal in zip(heads, operators, removals):
             moved = operator @ head.gradients(x, label)[0] - removal[index]
             value += moved @ moved
-            gradient += 2.0 * (operator @ head.gradient_jacobian(x, label)).T @ moved
+            # Jᵀ(Oᵀm) rather than (OJ)ᵀm: a matrix-vector product instead of a P×P×d one.
+            gradient += 2.0 * head.gradient_jacobian(x, label).T @ (operator.T @ moved)
         return -value, -gradient
 
     ball = [{"type": "ineq", "fun": lambda x: bound**2 - x @ x, "jac": lambda x: -2.0 * x}]
