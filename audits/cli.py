@@ -149,16 +149,18 @@ def _pipeline_audit(args) -> None:
 
     from trainers.data import load_dataset
 
-    from trainers.pipelines.targets import pipeline_config
+    from trainers.pipelines.targets import default_dataset, pipeline_config
 
     from .attacks.pipelines import audit_function as pipeline_audit
 
     audit_function = pipeline_audit(args.pipeline)
-    config = pipeline_config(args.pipeline, args.epsilon, args.delta)
+    dataset = default_dataset(args.pipeline) if args.dataset is None else args.dataset
+    config = pipeline_config(args.pipeline, args.epsilon, args.delta, dataset)
     with Console(stderr=True).status(f"training and auditing a {args.pipeline} round"):
         trials = {} if args.trials is None else {"trials": args.trials}
-        audit = audit_function(load_dataset(args.dataset), config, seed=args.seed, alpha=args.alpha, **trials)
-    record = {"pipeline": args.pipeline, "dataset": args.dataset, "eps_claimed": audit.eps_claimed,
+        data = load_dataset(dataset, cache_dir=args.cache_dir)
+        audit = audit_function(data, config, seed=args.seed, alpha=args.alpha, **trials)
+    record = {"pipeline": args.pipeline, "dataset": dataset, "eps_claimed": audit.eps_claimed,
               "eps_lb": audit.eps_lb, "delta": audit.delta, "method": audit.method, "valid_as": audit.valid_as,
               "mu_claimed": audit.mu_claimed, "mu_lb": audit.mu_lb, "mia_attack": audit.mia["attack"],
               "auc": audit.mia["auc"], "tpr_at_0_1_percent_fpr": audit.mia["tpr_at_0_1_percent_fpr"],

@@ -8,6 +8,7 @@ exit status 2 and one line on stderr.
 
 from __future__ import annotations
 
+import argparse
 import pathlib
 import sys
 
@@ -18,7 +19,7 @@ from .pipelines.registry import PIPELINE_NAMES
 
 # Written out so that registering a command does not import the data module (numpy, scikit-learn);
 # tests/trainers/test_cli.py checks them against trainers.data.DATASETS.
-DATASET_NAMES = ("digits", "mnist1d")
+DATASET_NAMES = ("digits", "mnist1d", "mnist1d-cnn")
 # Where ``dpmech run`` trains the round (trainers.main_job.run_main_job's ``engine``).
 ENGINES = ("inprocess", "flower")
 SEED = arguments.integer_in(0)
@@ -27,8 +28,13 @@ TRIALS = arguments.integer_in(1, arguments.MAX_DRAWS)
 
 def round_arguments(parser) -> None:
     """The options that describe a round of a seed pipeline: data, target budget, seed, audit trials, output."""
-    parser.add_argument("--dataset", type=arguments.choice(DATASET_NAMES), default="digits",
-                        help="digits (default) or mnist1d, both embedded")
+    parser.add_argument("--dataset", type=arguments.choice(DATASET_NAMES), default=None,
+                        help="digits, mnist1d (raw signals) or mnist1d-cnn (features of a CNN trained on a public "
+                             "split; fedauxfdp and dphelmet only), all made locally; default: the pipeline's own, "
+                             "mnist1d-cnn for fedauxfdp and digits for the others")
+    parser.add_argument("--cache-dir", metavar="DIR", default=None,
+                        help="where mnist1d-cnn's generated data and public CNN are cached "
+                             "(default $XDG_CACHE_HOME/dpmech or ~/.cache/dpmech)")
     parser.add_argument("--epsilon", type=arguments.positive_real, default=1.0,
                         help="target ε > 0 of the round (default 1)")
     parser.add_argument("--delta", type=arguments.unit_open, default=1e-5,
@@ -52,8 +58,9 @@ def register_run(subparsers) -> None:
     run.add_argument("--engine", type=arguments.choice(ENGINES), default="inprocess",
                      help="inprocess (default) or flower: the round in Flower's simulation engine "
                           "(dphelmet over SecAgg+, fedauxfdp; needs the [flower] extra)")
-    run.add_argument("--accuracy-curve", action="store_true",
-                     help="also train at several ε for an ε → accuracy curve (one more training run per ε)")
+    run.add_argument("--accuracy-curve", action=argparse.BooleanOptionalAction, default=True,
+                     help="the ε → accuracy curve: one more training run per ε in 0.25 … 8 (default: on; "
+                          "--no-accuracy-curve trains only the target and the non-private run)")
     run.set_defaults(handler=_run)
 
 
@@ -64,7 +71,7 @@ def _run(args) -> None:
 
     summary = run_main_job(args.pipeline, args.dataset, args.epsilon, args.delta, args.seed, args.out,
                            progress=True, trials=args.trials, threads=args.threads,
-                           accuracy_curve=args.accuracy_curve, engine=args.engine)
+                           accuracy_curve=args.accuracy_curve, engine=args.engine, cache_dir=args.cache_dir)
     target = summary["target"]
     if not target["met"]:
         print(f"dpmech run: warning: {target['note']}", file=sys.stderr)

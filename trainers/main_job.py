@@ -6,8 +6,8 @@
    privacy-loss variance to the scoring head, so that the tight composition meets the target).
 2. Train the federation on an embedded dataset (no download), and the same pipeline
    without noise (the non-private baseline) where its configuration has a noise to
-   remove (:func:`trainers.pipelines.targets.non_private_config`); with ``accuracy_curve``
-   also at each ε of the curve.
+   remove (:func:`trainers.pipelines.targets.non_private_config`), and (``accuracy_curve``,
+   the default) at each ε of the curve.
 3. Account: the pipeline's ledger, basic and tight; each guarantee with its protected
    unit and neighbouring relation, read from the pipeline's result.
 4. Audit the trained pipeline (:mod:`audits.attacks.pipelines`), with the steps its
@@ -47,10 +47,9 @@ from audits.report import delta_text, epsilon_text, json_record, lower_bound_tex
 
 from .cli import DATASET_NAMES, ENGINES
 from .pipelines.registry import PIPELINE_NAMES, run_pipeline
-from .pipelines.targets import CALIBRATED_PIPELINES, THE_RUN, non_private_config, pipeline_config
+from .pipelines.targets import CALIBRATED_PIPELINES, THE_RUN, default_dataset, non_private_config, pipeline_config
 
 DEFAULT_PIPELINE = "fedauxfdp"
-DEFAULT_DATASET = "digits"
 DEFAULT_EPSILON = 1.0
 DEFAULT_DELTA = 1e-5
 # ε values of the optional ε → accuracy curve (the target and ∞, the non-private run, are added).
@@ -60,6 +59,13 @@ LOG_INTERVAL = 5.0
 STEPS = 5
 FILES = ("summary.json", "report.md", "accuracy.png", "audit/audit.json", "audit/audit.md", "audit/scores.npz",
          "audit/roc.png")
+DATASET_TEXT = {
+    "digits": "scikit-learn's 8×8 digits (1,797 records).",
+    "mnist1d": "MNIST-1D generated locally (10,000 raw signals).",
+    "mnist1d-cnn": "MNIST-1D generated locally; the features of a small CNN trained on a public part only, which "
+                   "the round never sees (`trainers.data.load_dataset`); the pipeline at its seed's settings "
+                   "(`paper()`).",
+}
 UNIT_TEXT = {"record": "one record", "user": "one user (all their records)", "label": "one label"}
 RELATION_TEXT = {"replace-one": "replace-one", "add-remove-one": "add/remove-one"}
 
@@ -305,6 +311,8 @@ def _markdown(summary: dict) -> str:
         "",
         f"Seed {summary['seed']}; audit trials: {summary['trials'] if summary['trials'] is not None else 'the audit’s default'}.",
         "",
+        f"Data: {DATASET_TEXT[summary['dataset']]}",
+        "",
         "## Target budget",
         "",
         "| | ε | δ |",
@@ -327,11 +335,15 @@ def _markdown(summary: dict) -> str:
     if _separate_non_private(summary):
         lines.append(f"| non-private: {non_private['source']} | {non_private['accuracy']:.4f} |")
     lines += ["", f"Non-private baseline: {non_private['source']}."]
+    if non_private["accuracy"] is not None and summary["accuracy"] >= non_private["accuracy"]:
+        lines += ["", "The private run scored at or above the non-private one. Each is one run of one seed (one "
+                      "partition, one noise draw), so one run's difference is no sign that the noise helps; compare "
+                      "runs over several seeds (`--seed`)."]
     if summary["accuracy_curve"]:
-        lines += ["", "ε → accuracy (same data and seed; δ as the target):", "", "| ε | test accuracy |", "|---|---|"]
+        lines += ["", "ε → accuracy (same data and seed, one run per ε; δ as the target):", "", "| ε | test accuracy |", "|---|---|"]
         lines += [f"| {epsilon_text(point['epsilon'])} | {point['accuracy']:.4f} |" for point in summary["accuracy_curve"]]
     elif summary["pipeline"] in CALIBRATED_PIPELINES:
-        lines += ["", "ε → accuracy curve: not computed (`dpmech run --accuracy-curve` trains once more per ε)."]
+        lines += ["", "ε → accuracy curve: not computed (`dpmech run --no-accuracy-curve` was given)."]
     else:
         lines += ["", "ε → accuracy curve: not applicable (the pipeline has no noise calibrated to ε)."]
     lines += ["", "## Privacy budget", "",
@@ -358,16 +370,23 @@ def _markdown(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASET, epsilon: float = DEFAULT_EPSILON,
+def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float = DEFAULT_EPSILON,
                  delta: float = DEFAULT_DELTA, seed: int = 0, out="dpmech-report", progress: bool = True,
-                 trials=None, threads: int = 1, accuracy_curve: bool = False, engine: str = "inprocess") -> dict:
+                 trials=None, threads: int = 1, accuracy_curve: bool = True, engine: str = "inprocess",
+                 cache_dir=None) -> dict:
     """Run the five steps of the module docstring and return the summary (also written to ``out``).
+
+    ``dataset=None`` takes the pipeline's own (:func:`trainers.pipelines.targets.default_dataset`:
+    FedAUXfdp runs on ``"mnist1d-cnn"``, public-CNN features at its seed's scale, where its accuracy
+    at ε = 1 means something; the others on digits); ``cache_dir`` is where that dataset is cached
+    (:func:`trainers.data.load_dataset`).
 
     ``epsilon`` and ``delta`` in the summary are the claim the audit tests (the tight composition
     for FedAUXfdp; ∞, written null, for Fed-ZDA). ``trials=None`` keeps each audit's own default.
     ``progress``: report the steps on stderr (a spinner on a terminal, log lines every
-    :data:`LOG_INTERVAL` seconds otherwise). ``accuracy_curve``: also train at every ε of
+    :data:`LOG_INTERVAL` seconds otherwise). ``accuracy_curve`` (default on): also train at every ε of
     :data:`CURVE_EPSILONS` (one more training run each; pipelines with an ε to calibrate only).
+    In process the curve's runs use the in-process trainer, also with ``engine="flower"``.
     ``engine="flower"`` trains the round in Flower's simulation engine (:func:`flower_round_runner`);
     the audit still runs the pipeline's release step in process, and the delivered (ε, δ) is the
     larger of the audit's claim and the deployed round's certified guarantee.
@@ -376,7 +395,11 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
     dpmech.validation.integer_scalar("seed", seed, 0)
     if pipeline not in PIPELINE_NAMES:
         raise ValueError(f"pipeline must be one of {', '.join(PIPELINE_NAMES)} (got {pipeline!r})")
+    if dataset is None:
+        dataset = default_dataset(pipeline)
     dpmech.validation.choice("dataset", dataset, DATASET_NAMES)
+    if cache_dir is not None and not isinstance(cache_dir, (str, pathlib.Path)):
+        raise ValueError(f"cache_dir must be a folder path or None (got {type(cache_dir).__name__})")
     epsilon = dpmech.validation.positive("epsilon", epsilon)
     delta = dpmech.validation.open_unit_interval("delta", delta)
     if trials is not None:
@@ -396,11 +419,11 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
     audit_function = pipeline_audit(pipeline)
     mode = ("terminal" if sys.stderr.isatty() else "log") if progress else "off"
     # Calibrated before the first progress line, so that a budget the pipeline cannot split is one error line.
-    config = pipeline_config(pipeline, epsilon, delta)
-    free_config, free_baseline, free_source = non_private_config(pipeline, delta)
+    config = pipeline_config(pipeline, epsilon, delta, dataset)
+    free_config, free_baseline, free_source = non_private_config(pipeline, delta, dataset)
     with StepLog(mode) as log:
         log.step(f"1/{STEPS} load the data (the noise is calibrated for the target budget)")
-        data = load_dataset(dataset)
+        data = load_dataset(dataset, cache_dir=cache_dir)
         log.step(f"2/{STEPS} train the one-shot federation ({pipeline})")
         with log.privacy_warnings():
             if flower_round is None:
@@ -421,7 +444,7 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
             for point in sorted(set(CURVE_EPSILONS) | {float(epsilon)}):
                 log.step(f"2/{STEPS} ε → accuracy curve: train {pipeline} at ε = {point:g}")
                 accuracy = (result.accuracy if point == epsilon else _quiet_run(
-                    pipeline, data, _without_baselines(pipeline_config(pipeline, point, delta)), seed, threads).accuracy)
+                    pipeline, data, _without_baselines(pipeline_config(pipeline, point, delta, dataset)), seed, threads).accuracy)
                 curve.append({"epsilon": point, "accuracy": float(accuracy)})
             if free_accuracy is not None:
                 curve.append({"epsilon": math.inf, "accuracy": free_accuracy})
@@ -485,5 +508,5 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset: str = DEFAULT_DATASE
     return record
 
 
-__all__ = ["CURVE_EPSILONS", "DEFAULT_DATASET", "DEFAULT_DELTA", "DEFAULT_EPSILON", "DEFAULT_PIPELINE", "SUMMARY_SCHEMA",
+__all__ = ["CURVE_EPSILONS", "DEFAULT_DELTA", "DEFAULT_EPSILON", "DEFAULT_PIPELINE", "SUMMARY_SCHEMA",
            "StepLog", "run_main_job"]

@@ -9,6 +9,7 @@ import time
 import warnings
 
 import jsonschema
+import numpy as np
 import pytest
 from scipy.stats import binomtest
 
@@ -21,7 +22,7 @@ from trainers.pipelines.registry import PIPELINE_NAMES
 
 
 def test_main_job_writes_the_report_and_meets_the_target(tmp_path):
-    summary = run_main_job(out=tmp_path / "report", progress=False, trials=2000)
+    summary = run_main_job(dataset="digits", out=tmp_path / "report", progress=False, trials=2000)
     assert summary["pipeline"] == "fedauxfdp" and summary["dataset"] == "digits"
     assert summary["epsilon"] <= 1.0 and summary["epsilon"] == pytest.approx(1.0, rel=1e-6)
     assert summary["target"] == {**summary["target"], "epsilon": 1.0, "delta": 1e-5, "met": True,
@@ -46,6 +47,38 @@ def test_main_job_writes_the_report_and_meets_the_target(tmp_path):
         assert guarantee["unit"] == "record" and guarantee["neighbouring"] == "replace-one"
     assert "| basic | one record, replace-one | " in report and "## Target budget" in report
     assert len(set(summary["notes"])) == len(summary["notes"])
+
+
+def test_the_default_round_runs_fedauxfdp_on_public_cnn_features_at_the_seeds_settings(tmp_path, monkeypatch):
+    # The sizes shrink for the test; the path is the default one: MNIST-1D generated and cached, a CNN trained on
+    # a public part only, the seed's paper() settings with the target split between the heads.
+    import trainers.data as data_module
+
+    monkeypatch.setattr(data_module, "MNIST1D_CNN_SAMPLES", 8_000)
+    monkeypatch.setattr(data_module, "MNIST1D_CNN_PUBLIC", 1_000)
+    monkeypatch.setattr(data_module, "MNIST1D_CNN_EPOCHS", 3)
+    cache = tmp_path / "cache"
+    summary = run_main_job(out=tmp_path / "report", progress=False, trials=500, cache_dir=cache)
+    assert summary["pipeline"] == "fedauxfdp" and summary["dataset"] == "mnist1d-cnn"
+    assert summary["config"]["class_regularization"] == 0.01 and summary["config"]["num_components"] is None
+    assert summary["target"]["met"] and summary["epsilon"] <= 1.0
+    assert sorted(path.suffix for path in cache.iterdir()) == [".npz"] * (1 + 1)  # one data chunk, one CNN
+    # 7,000 records left by the CNN, 10% of them test records; far above chance (1/10) at ε = 1.
+    test_records = round(0.1 * 7_000)
+    correct = round(summary["accuracy"] * test_records)
+    assert binomtest(correct, test_records, 0.1, alternative="greater").pvalue < 1e-6
+    again = load_dataset("mnist1d-cnn", cache_dir=cache)
+    assert len(again) == 7_000 and np.all(np.linalg.norm(again.features, axis=1) <= 1.0 + 1e-12)
+
+
+@pytest.mark.parametrize("pipeline", ["fedgm", "fedmd-nfdp", "fedzda"])
+def test_a_pipeline_of_raw_inputs_refuses_the_feature_dataset_before_any_work(tmp_path, pipeline):
+    result = subprocess.run([sys.executable, "-m", "dpmech", "run", "--pipeline", pipeline, "--dataset", "mnist1d-cnn",
+                             "--out", str(tmp_path / "r"), "--cache-dir", str(tmp_path / "cache")],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and not (tmp_path / "cache").exists()
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "dataset 'mnist1d-cnn'" in lines[0] and pipeline in lines[0], result.stderr
 
 
 def test_cli_json_is_the_summary_file(tmp_path):
@@ -204,6 +237,14 @@ def test_accuracy_curve_and_non_private_baseline(stubbed_run):
     assert record["non_finite"][f"/accuracy_curve/{len(expected)}/epsilon"] == "inf"
     report = (folder / "report.md").read_text(encoding="utf-8")
     assert "| ∞ | 1.0000 |" in report and "| 3.0 | 0.3000 |" in report
+
+
+def test_the_curve_is_in_the_default_run_and_can_be_left_out(stubbed_run):
+    status, captured, folder = stubbed_run("--pipeline", "dphelmet", "--json")
+    assert status == 0 and len(json.loads(captured.out)["accuracy_curve"]) == len({*CURVE_EPSILONS, 1.0}) + 1
+    status, captured, folder = stubbed_run("--pipeline", "dphelmet", "--no-accuracy-curve", "--json")
+    assert status == 0 and json.loads(captured.out)["accuracy_curve"] == []
+    assert "--no-accuracy-curve` was given" in (folder / "report.md").read_text(encoding="utf-8")
 
 
 def test_pipelines_without_an_epsilon_have_no_curve(stubbed_run):
