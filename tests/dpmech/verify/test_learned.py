@@ -54,3 +54,44 @@ def test_bad_input_raises_value_error_naming_the_parameter(parameter, options):
     arguments = {"num_samples": 100, "rng": 0} | options
     with pytest.raises(ValueError, match=parameter):
         learned_dp_test(gaussian_vector(1.0), (0, 1), 1.0, 0.0, **arguments)
+
+
+def test_point_masses_of_a_real_coordinate_get_indicators_fixed_by_training():
+    # SVT with noisy answers: ⊥ coded 0 (a point mass) beside continuous answers; -1 after the halt.
+    rng = np.random.default_rng(0)
+    answers = rng.laplace(1.0, 8.0, size=(2000, 2))
+    training = [np.where(rng.random((2000, 2)) < 0.6, 0.0, answers), np.where(rng.random((2000, 2)) < 0.3, -1.0, answers)]
+    featurise = OutputFeatures(training)
+    assert {column: atoms.tolist() for column, atoms in featurise.atoms.items()} == {0: [-1.0, 0.0], 1: [-1.0, 0.0]}
+    features = featurise(np.array([[0.0, 2.5], [-1.0, 0.0]]))
+    # raw (2) + NaN/+inf/-inf indicators (6), then per coordinate: its atoms' indicators and the coordinate with atoms at 0.
+    assert features.shape == (2, 2 + 6 + 2 * (2 + 1))
+    np.testing.assert_array_equal(features[:, 8:11], [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(features[:, 11:14], [[0.0, 0.0, 2.5], [0.0, 1.0, 0.0]])
+
+
+@pytest.mark.parametrize(
+    "training",
+    [
+        [np.random.default_rng(1).normal(size=(5000, 3))],  # continuous: no value repeats
+        [np.random.default_rng(2).integers(0, 2, size=(5000, 3)).astype(float)],  # integer codes: not atoms
+        [np.round(np.random.default_rng(3).normal(0.0, 1.0, size=(5000, 2)), 3)],  # a fine lattice: masses < 1 %
+    ],
+)
+def test_no_point_masses_where_there_are_none(training):
+    assert OutputFeatures(training).atoms == {}
+
+
+def test_the_logistic_score_is_the_fitted_model_on_standardised_features():
+    from sklearn.linear_model import LogisticRegression
+
+    from dpmech.verify.learned import _Standardised, _fitted_scorers
+
+    rng = np.random.default_rng(4)
+    first, second = rng.normal(0.0, 1.0, (800, 4)) * [1, 10, 0.1, 1], rng.normal(0.3, 1.0, (800, 4)) * [1, 10, 0.1, 1]
+    (name, score), _ = _fitted_scorers(first, second, seed=0)
+    features = np.vstack([first, second])
+    standardise = _Standardised(features)
+    reference = LogisticRegression(max_iter=500).fit(standardise(features), np.r_[np.ones(800), np.zeros(800)])
+    assert name == "logistic regression"
+    np.testing.assert_allclose(score(features), reference.decision_function(standardise(features)), rtol=1e-9, atol=1e-9)
