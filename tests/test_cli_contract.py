@@ -188,15 +188,18 @@ RUN = {"--epsilon": "1", "--delta": "1e-5", "--seed": "0", "--trials": "100"}
 def _no_training():
     """Stub the step where training starts: options that reach it were accepted."""
     import audits.attacks.pipelines as pipelines
+    import trainers.data as data
     import trainers.main_job as main_job
 
     def refuse(*_, **__):
         raise TrainingReached
 
     with pytest.MonkeyPatch.context() as patch:
-        # dpmech audit PIPELINE trains inside the audit function; dpmech run trains in run_pipeline.
+        # dpmech audit PIPELINE trains inside the audit function; dpmech run trains in run_pipeline; both load
+        # the data first, which for mnist1d-cnn (fedauxfdp's default) generates it and trains the public CNN.
         patch.setattr(pipelines, "audit_function", lambda name: refuse)
         patch.setattr(main_job, "run_pipeline", refuse)
+        patch.setattr(data, "load_dataset", refuse)
         yield
 
 
