@@ -22,6 +22,9 @@ bound, its final stage on fresh samples of its finalist events) at
 the verdict on the claim ε = 0.1 itself (DP-Sniper's setting), beside the ε
 lower bounds published with DP-Sniper and StatDP.
 
+Every ε lower bound is printed rounded down to 4 significant digits, and every
+ratio to a published bound to 3 (a bound shown never claims more than was shown).
+
 Published numbers, beside each mechanism: the ``eps_lcb`` of the
 reference results shipped with DP-Sniper (Bichsel, Steffen, Bogunovic &
 Vechev, S&P 2021; github.com/eth-sri/dp-sniper,
@@ -55,6 +58,7 @@ import time
 from rich.console import Console
 from rich.table import Table
 
+from dpmech.directed_rounding import format_down
 from dpmech.verify.examples import all_examples, noisy_max_examples, sparse_vector_examples
 from dpmech.verify.tester import find_violation
 
@@ -110,7 +114,7 @@ def literature_table(examples, seeds, budget):
         verdict = f"{rejections}/{seeds} rejected" + (" (false alarm)" if example.correct and rejections else "")
         table.add_row(
             example.name, ("correct: " if example.correct else "buggy: ") + example.truth, f"({example.epsilon:.4g}, {example.delta:g})",
-            verdict, f"{best:.3f}", f"{samples}, {final}", f"{seconds / seeds:.1f} s", *published(example.name),
+            verdict, format_down(best, 4), f"{samples}, {final}", f"{seconds / seeds:.1f} s", *published(example.name),
         )
         Console(width=230).print(f"done: {example.name}", style="dim")
     Console(width=230).print(table)
@@ -132,7 +136,7 @@ def false_alarm_table(examples, seeds, budget):
             best, samples, seconds = max(best, report.epsilon_lower_bound), max(samples, report.num_samples), seconds + elapsed
             final = max(final, report.final_samples)
         total += alarms
-        table.add_row(example.name, f"({example.epsilon:.4g}, {example.delta:g})", f"{alarms}/{seeds}", f"{best:.3f}", f"{samples}, {final}", f"{seconds / seeds:.1f} s")
+        table.add_row(example.name, f"({example.epsilon:.4g}, {example.delta:g})", f"{alarms}/{seeds}", format_down(best, 4), f"{samples}, {final}", f"{seconds / seeds:.1f} s")
         Console(width=200).print(f"done: {example.name}", style="dim")
     Console(width=200).print(table)
     print(f"false alarms over all correct mechanisms and seeds: {total}")
@@ -154,13 +158,14 @@ def dpsniper_table(budget, seeds):
             times.append(elapsed)
         statdp, sniper = PUBLISHED.get(example.name, (None, None))
         bounds = sorted(report.epsilon_lower_bound for report in reports)
-        ratios = ", ".join(f"{value / sniper:.2f}" for value in (bounds[0], bounds[len(bounds) // 2], bounds[-1])) if sniper else "not evaluated"
+        ratios = ", ".join(format_down(value / sniper, 3) for value in (bounds[0], bounds[len(bounds) // 2], bounds[-1])) if sniper else "not evaluated"
         best = max(reports, key=lambda report: report.epsilon_lower_bound)
         rejections = sum(report.rejected for report in reports)
         verdict = f"{rejections}/{seeds} rejected" + (" (false alarm)" if example.correct and rejections else "" if example.correct or rejections == seeds else " (missed)")
         table.add_row(
             example.name, ("correct: " if example.correct else "buggy: ") + example.truth, verdict,
-            ", ".join(f"{report.epsilon_lower_bound:.4f}" for report in reports), f"{max(report.search_epsilon_lower_bound for report in reports):.4f}",
+            ", ".join(format_down(report.epsilon_lower_bound, 4) for report in reports),
+            format_down(max(report.search_epsilon_lower_bound for report in reports), 4),
             f"{min(report.final_samples for report in reports)}-{max(report.final_samples for report in reports)}, "
             f"{'/'.join(str(report.final_finalists) for report in reports)}",
             f"{max(times):.1f} s", f"{best.pair}, {best.family}", f"{sniper:g}" if sniper else "not evaluated", ratios,
