@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import pathlib
 
 import numpy as np
 
@@ -192,3 +194,12 @@ def boolean(name: str, value) -> bool:
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise ValueError(f"{name} must be True or False (got {value!r})")
+
+
+def folder_or_none(name: str, value):
+    """None, or a folder path (``str`` or ``os.PathLike``) as a ``pathlib.Path``; whether it exists is the caller's matter."""
+    if value is None:
+        return None
+    if isinstance(value, (str, os.PathLike)) and str(value).strip():
+        return pathlib.Path(value)
+    raise ValueError(f"{name} must be a folder path or None (got {value!r})")

@@ -32,7 +32,7 @@ def round_arguments(parser) -> None:
                         help="digits, mnist1d (raw signals) or mnist1d-cnn (features of a CNN trained on a public "
                              "split; fedauxfdp and dphelmet only), all made locally; default: the pipeline's own, "
                              "mnist1d-cnn for fedauxfdp and digits for the others")
-    parser.add_argument("--cache-dir", metavar="DIR", default=None,
+    parser.add_argument("--cache-dir", metavar="DIR", type=arguments.output_folder, default=None,
                         help="where mnist1d-cnn's generated data and public CNN are cached "
                              "(default $XDG_CACHE_HOME/dpmech or ~/.cache/dpmech)")
     parser.add_argument("--epsilon", type=arguments.positive_real, default=1.0,

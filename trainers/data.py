@@ -185,17 +185,18 @@ def load_dataset(name: str, num_samples: int = 10_000, *, cache_dir=None) -> Lab
       of public data and that one record alone, so every row's norm is within the bound 1 the
       heads' sensitivities assume). The CNN's records are dropped, so no record the pipeline sees
       trained the feature map. ``num_samples`` does not apply. Generated data and the trained CNN
-      are cached under ``cache_dir`` (None: :func:`default_cache_dir`): about 40 s on two cores
+      are cached under ``cache_dir`` (None: :func:`default_cache_dir`): about 35 s on two cores
       the first time, a few seconds after.
     """
     check.choice("dataset", name, DATASETS)
+    cache_dir = check.folder_or_none("cache_dir", cache_dir)
     if name == DIGITS:
         return load_digits_dataset()
     if name == MNIST1D:
         return make_mnist1d(num_samples=num_samples)
     from .features import pretrained_features  # torch loads only for this dataset
 
-    cache_dir = default_cache_dir() if cache_dir is None else pathlib.Path(cache_dir)
+    cache_dir = default_cache_dir() if cache_dir is None else cache_dir
     generated = load_mnist1d(MNIST1D_CNN_SAMPLES, seed=0, cache_dir=cache_dir)
     return pretrained_features(generated, MNIST1D_CNN_PUBLIC, seed=0, cache_dir=cache_dir, epochs=MNIST1D_CNN_EPOCHS,
                                normalization="centered").data

@@ -398,8 +398,7 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
     if dataset is None:
         dataset = default_dataset(pipeline)
     dpmech.validation.choice("dataset", dataset, DATASET_NAMES)
-    if cache_dir is not None and not isinstance(cache_dir, (str, pathlib.Path)):
-        raise ValueError(f"cache_dir must be a folder path or None (got {type(cache_dir).__name__})")
+    cache_dir = dpmech.validation.folder_or_none("cache_dir", cache_dir)
     epsilon = dpmech.validation.positive("epsilon", epsilon)
     delta = dpmech.validation.open_unit_interval("delta", delta)
     if trials is not None:

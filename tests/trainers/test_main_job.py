@@ -114,6 +114,15 @@ def test_bad_input_exits_2_with_one_line(tmp_path, arguments, fragment):
     assert len(lines) == 1 and fragment in lines[0], result.stderr
 
 
+def test_a_cache_dir_that_is_a_file_exits_2_with_one_line(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    result = subprocess.run([sys.executable, "-m", "dpmech", "run", "--out", str(tmp_path / "r"), "--cache-dir", str(afile)],
+                            capture_output=True, text=True)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1 and "--cache-dir" in lines[0], result.stderr
+
+
 def _guarantee(neighbouring, epsilon, delta):
     return PrivacyGuarantee(epsilon, delta, "basic", neighbouring, "epsilon", (epsilon, epsilon, epsilon), True)
 

@@ -64,3 +64,14 @@ def test_an_unknown_dataset_is_refused_by_name(pipeline):
         pipeline_config(pipeline, 1.0, 1e-5, "cifar10")
     with pytest.raises(ValueError, match="dataset"):
         non_private_config(pipeline, 1e-5, "cifar10")
+
+
+@pytest.mark.parametrize("cache_dir", [3, b"/tmp", "", "  ", ["/tmp"]])
+def test_a_cache_dir_that_is_no_folder_path_is_refused_by_name(cache_dir):
+    from trainers.data import load_dataset
+    from trainers.main_job import run_main_job
+
+    with pytest.raises(ValueError, match="cache_dir"):
+        load_dataset("mnist1d-cnn", cache_dir=cache_dir)
+    with pytest.raises(ValueError, match="cache_dir"):
+        run_main_job(cache_dir=cache_dir, progress=False)
