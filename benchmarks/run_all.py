@@ -36,6 +36,7 @@ BENCHMARKS = {
     "exact_accountant": (["exact_accountant.py"], "the exact accountant on issue 12's mixed, tiny-σ and 10⁶-event ledgers against dp-accounting and prv-accountant"),
     "discrete_noise": (["discrete_noise.py"], "exact discrete noise against numpy's float sampler and OpenDP (issue 17)"),
     "verification": (["verification.py"], "the verification suite's timing (issue 4)"),
+    "verification_literature": (["verification_literature.py"], "the black-box tester on the DP-testing literature's mechanisms, beside StatDP and DP-Sniper (issue 14)"),
     "batched_logistic": (["batched_logistic.py"], "shadow and client heads: batched torch LR against a scikit-learn loop (issue 5)"),
     "audit_statistics": (["audit_statistics.py"], "audit estimators: known answers and trials per second (issue 7)"),
     "audit_pipelines": (["audit_pipelines.py"], "one audit row per seed pipeline, and shadow-head throughput (issue 7)"),

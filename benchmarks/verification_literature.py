@@ -34,19 +34,23 @@ authors (statdp_1_data.log), all at a claimed ε = 0.1. Mechanisms they did
 not evaluate print "not evaluated". Timings on a shared machine are
 provisional.
 
-Out of reach in 20 s: SVT Alg. 3 at this table's claim (noisy values;
-ε = 0.5, c = 2, 10 queries). Measured (2 cores shared with other
-developers, load 1.6–2.4, provisional), seeds 0 and 1: the search now
-picks half half (1^10 vs 2^5 0^5, StatDP's order, DP-Sniper's best pair
-for Alg. 3) with no hand-picking, and its final stage counts a
-gradient-boosted-trees event, "score > 0.604" hit 4,306 vs 2,526 times in
-419,129 outputs per side (seed 0; ε lower bound 0.420), "score > 0.645"
-837 vs 452 in 732,900 (seed 1; 0.429), in 19.3 and 18.6 s. At those
-proportions the Clopper–Pearson bound (level 0.9·β/2 per side, β =
-0.025) passes 0.5 only at about 2.5·10^6 outputs per side (p = 0.0103,
-q = 0.0060: 0.482 at 10^6, 0.497 at 2·10^6, 0.504 at 3·10^6; p = 0.0011,
-q = 0.0006: 0.456 at 10^6, 0.503 at 2·10^6): with a tree score per output
-that is 40–60 s here.
+Out of reach in 20 s, reliably: SVT Alg. 3 at this table's claim (noisy values;
+ε = 0.5, c = 2, 10 queries); the violation is small on every StatDP pair. On
+half half (1^10 vs 2^5 0^5) the exact likelihood ratio (numerical integration over
+the threshold noise, 4·10⁵ outputs per side) has its largest privacy loss at
+0.875; its best events {loss > t} have p = 0.0245, q = 0.0129 (ln(p/q) = 0.64)
+at t = 0.5 and p = 0.0136, q = 0.0067 (0.70) at t = 0.6. Learned events, 30,000
+training outputs per side, Clopper–Pearson at 0.0025 per side on 10⁶ fresh
+outputs: logistic regression 0.555 and 0.701 on half half (two training draws;
+0.324 without the point-mass columns below), 0.578 on x shape, 0.446 on one
+above rest below; the trees 0.588, 0.493, 0.382 (issue 14, 2026-11-26). The
+logistic regression reaches these since its features give SVT's point masses (⊥
+coded 0, "not answered" −1) indicator columns apart from the noisy answers, and its score is one product per output, so the final stage now
+counts 1.5–2.1·10⁶ outputs per side in 20 s (0.15–0.86·10⁶ with tree scores).
+Five seeds of ``find_violation`` at 20 s (another benchmark on the second core):
+ε lower bounds 0.489, 0.149, 0.437, 0.420, 0.604, the claim refuted at one seed;
+the search picked half half at two seeds and a weaker pair at the others, which
+the round-1 evidence (ε lower bounds 0.00–0.08) cannot rank.
 """
 
 from __future__ import annotations
