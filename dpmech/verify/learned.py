@@ -52,6 +52,7 @@ CATEGORICAL_LIMIT = 32
 # at most ATOM_LIMIT atoms per coordinate, the most frequent.
 ATOM_SHARE = 0.01
 ATOM_LIMIT = 8
+ATOM_ROWS = 20_000
 # Outputs that are not numbers are one-hot coded by outcome, the most frequent this many.
 OUTCOME_LIMIT = 64
 MANTISSA_BITS = 12
@@ -67,7 +68,8 @@ class OutputFeatures:
     one-hot coding of every coordinate that is integer-valued in training
     with at most 32 distinct values there. A coordinate that is not
     integer-valued but whose training values repeat exactly, in at least
-    ``ATOM_SHARE`` of the rows each, has point masses beside a continuous part (the sparse vector
+    ``ATOM_SHARE`` of ``ATOM_ROWS`` rows (an equal share from each training
+    sample) each, has point masses beside a continuous part (the sparse vector
     technique with noisy answers outputs ⊥, coded 0, or the answer): each
     such atom (up to ``ATOM_LIMIT``) gets an indicator column, and the
     coordinate gets a second column with its atoms set to 0, so that a
@@ -102,15 +104,22 @@ class OutputFeatures:
         finite = np.where(np.isfinite(values), values, 0.0)
         self.largest = np.max(np.abs(finite), axis=0) + 1.0
         self.categories, self.atoms = {}, {}
+        # Atoms of >= 1 % show on ATOM_ROWS rows shared by the samples (an atom of D' alone too): a sort of those
+        # per coordinate, not of every row.
+        offsets = np.cumsum([0] + [len(sample) for sample in training_samples])
+        head_rows = np.concatenate([np.arange(start, min(stop, start + ATOM_ROWS // len(training_samples)))
+                                    for start, stop in zip(offsets[:-1], offsets[1:])])
         for column in range(values.shape[1]):
             entries = finite[:, column]
-            distinct, counts = np.unique(entries, return_counts=True)
             if np.all(entries == np.round(entries)):
+                distinct = np.unique(entries)
                 if 2 < distinct.size <= CATEGORICAL_LIMIT:
                     self.categories[column] = distinct
                 continue
+            head = entries[head_rows]
+            distinct, counts = np.unique(head, return_counts=True)
             frequent = np.argsort(-counts, kind="stable")[:ATOM_LIMIT]
-            frequent = frequent[(counts[frequent] >= max(2.0, ATOM_SHARE * len(entries))) & (counts[frequent] < len(entries))]
+            frequent = frequent[(counts[frequent] >= max(2.0, ATOM_SHARE * head.size)) & (counts[frequent] < head.size)]
             if frequent.size:
                 self.atoms[column] = np.sort(distinct[frequent])
 

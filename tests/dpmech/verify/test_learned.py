@@ -95,3 +95,10 @@ def test_the_logistic_score_is_the_fitted_model_on_standardised_features():
     reference = LogisticRegression(max_iter=500).fit(standardise(features), np.r_[np.ones(800), np.zeros(800)])
     assert name == "logistic regression"
     np.testing.assert_allclose(score(features), reference.decision_function(standardise(features)), rtol=1e-9, atol=1e-9)
+
+
+def test_a_point_mass_of_the_second_sample_alone_is_found_however_large_the_first():
+    rng = np.random.default_rng(5)
+    first = rng.normal(size=(50_000, 1))
+    second = np.where(rng.random((50_000, 1)) < 0.2, 0.5, rng.normal(size=(50_000, 1)))
+    assert {column: atoms.tolist() for column, atoms in OutputFeatures([first, second]).atoms.items()} == {0: [0.5]}
