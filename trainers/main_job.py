@@ -451,8 +451,10 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
         guarantees = {name: _guarantee_record(result, name, guarantee) for name, guarantee in result.guarantees.items()}
         log.step(f"4/{STEPS} {_audit_step_name(audit_function)}")
         options = {} if trials is None else {"trials": trials}
-        if "result" in inspect.signature(audit_function).parameters:
-            options["result"] = result  # the audit reuses the round trained above instead of training it again
+        if flower_round is None and "result" in inspect.signature(audit_function).parameters:
+            # The audit reuses the round trained above instead of training it again; a round deployed on Flower
+            # is not the in-process run the audit samples releases from, so the audit trains that one itself.
+            options["result"] = result
         with log.privacy_warnings():
             audit = audit_function(data, config, seed=seed, **options)
         log.step(f"5/{STEPS} write the report")

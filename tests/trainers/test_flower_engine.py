@@ -33,3 +33,13 @@ def test_a_missing_flower_extra_is_named(monkeypatch, tmp_path):
     with pytest.raises(ValueError, match="engine"):
         run_main_job("dphelmet", engine="Flower", out=tmp_path / "r", progress=False)
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.slow
+def test_fedauxfdp_deployed_on_flower_is_audited_in_process(tmp_path):
+    # The Flower round is not the in-process run the audit samples from: the audit trains its own (it used to
+    # be handed the Flower round and refuse it, so `dpmech run --engine flower` failed at step 4).
+    summary = run_main_job("fedauxfdp", dataset="digits", engine="flower", out=tmp_path / "r", progress=False,
+                           trials=500, accuracy_curve=False)
+    assert summary["engine"] == "flower" and summary["target"]["met"]
+    assert 0.0 <= summary["eps_lb"] <= summary["epsilon"] <= 1.0
