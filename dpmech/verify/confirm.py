@@ -9,36 +9,40 @@ before this stage (:class:`.candidates.Candidate`) and a level β:
 1. a pilot of ``PILOT_SAMPLES`` outputs per side (or ``max_samples``) measures the time per
    output; its outputs are thrown away, so the sample sizes below
    depend on wall time only, never on what the sampler returned;
-2. every candidate (pair, event) is refitted cheaply on a fresh refit
-   sample of its pair (:func:`.statistical.cheap_refit`: likelihood-ratio
-   level sets for outputs with few distinct values, half-lines for scalar
-   ones, its own event competing; together at most ``CHEAP_REFIT_SHARE``
-   of the time left), so that every pair is ranked on a large sample, not
-   on round 1's noise; then the best-ranked ``LEARNED_REFITS`` whose family
-   allows it get classifiers trained on another fresh refit sample
-   (:func:`.learned.learned_refit`, at most ``REFIT_SHARE`` of the time
-   left, only with ``LEARNED_REFIT_SECONDS`` left), as DP-Sniper trains
-   its classifier on a large sample for every input pair;
-3. the m finalists are the best refitted (pair, event)s by predicted bound:
-   the best one, and up to ``final_candidates`` − 1 more whose predicted
-   bound is within ``CLOSE_SHARE`` of the best's (a refit sample ranks
-   pairs with noise, and one bet on the wrong pair loses the whole stage);
-   a second pilot times each;
-4. N = the outputs per side that fit in the time left for all m together
-   (at most ``max_samples``) are planned; the finalists' events are
-   counted on fresh outputs in chunks of at most ``CHUNK_SAMPLES`` taken
-   in turn, k_j outputs of M(D) and k'_j of M(D') in S_j, with checkpoints
+2. the candidate pairs race (:func:`_raced`, at most ``CHEAP_REFIT_SHARE`` of the time left):
+   in successive rounds every surviving pair draws fresh refit outputs, pooled
+   with its earlier ones, and its event is chosen again on the pool
+   (:func:`.statistical.cheap_refit`: likelihood-ratio level sets for
+   outputs with few distinct values, half-lines for scalar ones, its own
+   event competing); a pair goes on while its best event could still
+   reach the best pair's predicted bound, so every pair is ranked on a large
+   sample, not on round 1's noise, and near-ties get the most outputs; then
+   the best-ranked ``LEARNED_REFITS`` whose family allows it get classifiers
+   trained on another fresh refit sample (:func:`.learned.learned_refit`, at
+   most ``REFIT_SHARE`` of the time left, only with ``LEARNED_REFIT_SECONDS``
+   left), as DP-Sniper trains its classifier on a large sample for every
+   input pair; the classifiers' events and the level sets compete;
+3. the finalists: the best refitted pair by predicted bound and up to
+   ``final_candidates`` − 1 more whose predicted bound is within ``CLOSE_SHARE`` of
+   the best's, each with its best event and the runners-up of its refit within
+   that share too (at most ``FINAL_EVENTS`` per pair): m events in all; a
+   second pilot times them;
+4. N = the outputs per side that fit in the time left (at most ``max_samples``) are
+   planned; in chunks of at most ``CHUNK_SAMPLES``, each finalist pair draws fresh
+   outputs of D and of D', and each of its events counts its hits on them,
+   k_j on the heavy side and k'_j on the light one, with checkpoints
    at the fractions of N in ``CHECKPOINTS``, each with a share s_c of β
    (the shares sum to 1); a chunk that would end after the time budget
    (at the time per output measured so far) is not drawn, and the counts
    of the last checkpoint reached, N_c outputs per side, are used;
-5. per finalist, p⁻_j = CP_lower(k_j, N_c, s_c β/(2m)) and q⁺_j = CP_upper(k'_j, N_c, s_c β/(2m))
+5. per finalist event, p⁻_j = CP_lower(k_j, N_c, s_c β/(2m)) and q⁺_j = CP_upper(k'_j, N_c, s_c β/(2m))
    (:func:`.statistical.clopper_pearson_lower`, ``_upper``, both erring to
    the safe side): β is split over the checkpoints and evenly over the m
-   finalists (Bonferroni).
+   events (Bonferroni: the events of one pair share their outputs, and the
+   union bound needs no independence).
 
 Given the finalists (chosen on samples drawn before the counts), at each
-checkpoint the 2m counts are independent binomials with a fixed number of
+checkpoint each of the 2m counts is a binomial with a fixed number of
 trials, so by the union bound over checkpoints, finalists and sides, with
 probability >= 1 − β every bound of every checkpoint holds, whichever
 checkpoint the wall clock stops at: p⁻_j <= P[M(D) ∈ S_j] and
@@ -61,19 +65,26 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import validation as check
-from .candidates import Candidate
+from .candidates import Candidate, merged, predicted_bounds
 from .learned import REFIT_RANKING, REFIT_TRAINING, learned_refit
 from .statistical import _draw, cheap_refit, clopper_pearson_lower, clopper_pearson_upper, level_set_refit
 
 PILOT_SAMPLES = 20_000
 CHUNK_SAMPLES = 100_000
 # Share of the time left that the chunks are planned to fill (the rest absorbs the spread of the pilot's timing).
-TIME_FILL = 0.8
+TIME_FILL = 0.9
 # A refit sample takes at most this share of the time left, and this many outputs per side.
 REFIT_SHARE = 0.25
 # Every candidate's cheap refit (level sets, half-lines) takes at most this share of the time left, together.
-CHEAP_REFIT_SHARE = 0.15
+CHEAP_REFIT_SHARE = 0.3
 REFIT_SAMPLES = 1_000_000
+# The cheap refits race (successive halving): a round draws at least this many outputs per side and survivor, and
+# its cost per output is guessed, before one is measured, as the pilot's times this (refits code every output).
+RACE_MIN_SAMPLES = 20_000
+RACE_COST_FACTOR = 2.0
+# An entry goes on racing while its refitted event's predicted bound, its counts shrunk toward more evidence at this
+# level, reaches the best refitted score (the rest are dropped): near-ties stay until their pools tell them apart.
+RACE_KEEP_LEVEL = 0.9
 # Classifier training costs seconds: at most this many learned refits, and none with less time left.
 LEARNED_REFITS = 2
 LEARNED_REFIT_SECONDS = 8.0
@@ -85,6 +96,13 @@ CHECKPOINTS = ((0.5, 0.05), (0.75, 0.05), (1.0, 0.9))
 # least the best's less this share of the best's magnitude.
 FINAL_CANDIDATES = 3
 CLOSE_SHARE = 0.5
+# At most this many events per finalist pair (its refit's best and runners-up), counted on the same outputs; a
+# runner-up only when its evaluation costs at most this share of drawing its pair's outputs and counting the best.
+FINAL_EVENTS = 4
+ALTERNATIVE_COST = 0.5
+# Beyond the finalist pairs, this many more (by predicted bound, within CLOSE_SHARE) are timed, and the pairs whose
+# best events reach the most at their cost are kept.
+FINAL_RESERVES = 2
 
 
 @dataclass(frozen=True)
@@ -116,19 +134,78 @@ class ConfirmationResult:
     num_finalists: int = 1
 
 
-def _hits(sampler, dataset, event, size, rng):
-    mask = np.asarray(event(_draw(sampler, dataset, size, rng, "discrete")))
-    if mask.shape != (size,) or mask.dtype != bool:
+def _hits(event, outputs):
+    mask = np.asarray(event(outputs))
+    if mask.shape != (len(outputs),) or mask.dtype != bool:
         raise ValueError(f"an event must return one boolean per output (got shape {mask.shape}, dtype {mask.dtype})")
     return int(np.count_nonzero(mask))
 
 
-def _pilot(sampler, pair, candidate, size, rng):
-    """Seconds per output (both sides, event included) over ``size`` outputs per side, thrown away."""
-    start = time.perf_counter()
+def _pilot(sampler, pair, events, size, rng):
+    """Seconds per output over ``size`` outputs per side, thrown away: (drawing both sides, [each event counted on both])."""
+    drawing, counting = 0.0, [0.0] * len(events)
     for dataset in pair:
-        _hits(sampler, dataset, candidate.event, size, rng)
-    return (time.perf_counter() - start) / size
+        start = time.perf_counter()
+        outputs = _draw(sampler, dataset, size, rng, "discrete")
+        drawing += time.perf_counter() - start
+        for index, event in enumerate(events):
+            start = time.perf_counter()
+            _hits(event, outputs)
+            counting[index] += time.perf_counter() - start
+    return drawing / size, [seconds / size for seconds in counting]
+
+
+def _seconds_per_output(events, outputs, warm=None):
+    """Seconds per output of counting each event on ``outputs`` (one sample per side), each on its own copies, each
+    copy just after ``warm`` (an event whose score the others may share) was counted on it: the cost each adds."""
+    costs = []
+    for event in events:
+        seconds = 0.0
+        for sample in outputs:
+            copy = sample.copy()
+            if warm is not None:
+                _hits(warm, copy)
+            start = time.perf_counter()
+            _hits(event, copy)
+            seconds += time.perf_counter() - start
+        costs.append(seconds / len(outputs[0]))
+    return costs
+
+
+def _affordable(sampler, groups, keep, size, seconds, delta, rng):
+    """The ``keep`` finalist pairs that can reach the most in the time left, each with the events worth counting.
+
+    Per pair, each event's own cost is timed on ``size`` fresh outputs per side (thrown away) and its predicted
+    bound (:func:`.candidates.predicted_bounds`) taken at the N that cost allows in the pair's share of
+    ``seconds``: a gradient-boosted trees' score costs several times a logistic regression's, and the final
+    stage counts fewer outputs for it. The best event so ranked leads its pair, and the pairs are ranked by
+    their leaders. A runner-up is kept when what it adds to counting the leader (its thresholds may share the
+    leader's score) is at most ``ALTERNATIVE_COST`` times drawing the pair's outputs and counting the leader:
+    else it would take more outputs from the counting than its chance of a better bound is worth. Returns the
+    groups and the seconds per output of counting them all (timed together).
+    """
+    ranked = []
+    for pair, events in groups:
+        start = time.perf_counter()
+        outputs = [_draw(sampler, dataset, size, rng, "discrete") for dataset in pair]
+        drawing = (time.perf_counter() - start) / size
+        costs = _seconds_per_output([candidate.event for candidate in events], outputs)
+        reach = [float(predicted_bounds([candidate.counts[0]], [candidate.counts[1]], candidate.num_samples, delta,
+                                        max(int(TIME_FILL * seconds / keep / max(drawing + cost, 1e-12)), 1))[0])
+                 for candidate, cost in zip(events, costs)]
+        order = sorted(range(len(events)), key=lambda index: reach[index], reverse=True)
+        leader = events[order[0]]
+        added = _seconds_per_output([events[index].event for index in order[1:]], outputs, warm=leader.event)
+        budget = ALTERNATIVE_COST * (drawing + costs[order[0]])
+        chosen = [leader] + [events[index] for index, cost in zip(order[1:], added) if cost <= budget]
+        ranked.append((reach[order[0]], pair, chosen))
+    ranked.sort(key=lambda entry: entry[0], reverse=True)
+    kept, per_output = [], 0.0
+    for _, pair, chosen in ranked[:keep]:
+        drawing, counting = _pilot(sampler, pair, [candidate.event for candidate in chosen], size, rng)
+        kept.append((pair, chosen))
+        per_output += drawing + sum(counting)
+    return kept, per_output
 
 
 def confirm_candidate(sampler, pair, candidate, epsilon, delta, *, level, seconds, max_samples, rng, refit=None, float_bits=False):
@@ -150,13 +227,23 @@ def _with_refit(candidate, kind, delta, rng, float_bits):
 
 
 def _finalists(chosen, final_candidates):
-    """The best (pair, candidate) by predicted bound and up to ``final_candidates`` − 1 more within ``CLOSE_SHARE`` of it."""
+    """The finalists, grouped by pair: [(pair, [candidate, ...])].
+
+    The best (pair, candidate) by predicted bound and up to ``final_candidates`` − 1 more whose score is within
+    ``CLOSE_SHARE`` of the best's, each with those of its ``alternatives`` (runners-up on the same pair) within it
+    too, at most ``FINAL_EVENTS`` events per pair. A pair's events are counted on the same outputs, so an
+    alternative costs a share of β, not a share of the samples.
+    """
     ranked = sorted(chosen, key=lambda entry: entry[1].score, reverse=True)
     best = ranked[0][1].score
-    if not math.isfinite(best):
-        return ranked[:1]
-    floor = best - CLOSE_SHARE * abs(best)
-    return ranked[:1] + [entry for entry in ranked[1:final_candidates] if entry[1].score >= floor]
+    floor = best - CLOSE_SHARE * abs(best) if math.isfinite(best) else math.inf
+    groups = []
+    for pair, candidate in ranked[:final_candidates]:
+        if groups and candidate.score < floor:
+            break
+        runners_up = [alternative for alternative in candidate.alternatives if alternative.score >= floor]
+        groups.append((pair, [replace(candidate, alternatives=())] + runners_up[:FINAL_EVENTS - 1]))
+    return groups
 
 
 def _bounds(counts, num_samples, epsilon, delta, level):
@@ -172,16 +259,16 @@ def _bounds(counts, num_samples, epsilon, delta, level):
     return margin, bound
 
 
-def _count_finalists(sampler, finalists, planned, deadline, per_output, rng):
+def _count_finalists(sampler, groups, planned, deadline, per_output, rng):
     """Hits of each finalist's event on fresh outputs, up to ``planned`` per side, stopping before ``deadline``.
 
-    Returns [(N_j, share_j, per-finalist (heavy, light) counts)] for each checkpoint N_j =
-    ``CHECKPOINTS[j]``·planned reached, in order. The chunks go round the finalists so that all reach
-    each checkpoint together. A chunk that would end after the deadline (at the time per output measured
-    so far) is not drawn.
+    Returns [(N_j, share_j, per-finalist (heavy, light) counts, in the groups' order)] for each checkpoint
+    N_j = ``CHECKPOINTS[j]``·planned reached, in order. The chunks go round the pairs so that all reach each
+    checkpoint together; a pair's events are counted on the same outputs. A chunk that would end after the
+    deadline (at the time per output measured so far) is not drawn.
     """
     checkpoints = [max(int(fraction * planned), 1) for fraction, _ in CHECKPOINTS]
-    counts = [[0, 0] for _ in finalists]
+    counts = [[[0, 0] for _ in events] for _, events in groups]
     reached, drawn = [], 0
     chunk_start = time.perf_counter()
     for checkpoint, (_, share) in zip(checkpoints, CHECKPOINTS):
@@ -189,14 +276,16 @@ def _count_finalists(sampler, finalists, planned, deadline, per_output, rng):
             size = min(CHUNK_SAMPLES, checkpoint - drawn)
             if time.perf_counter() + size * per_output > deadline:
                 return reached
-            for (pair, candidate), totals in zip(finalists, counts):
-                heavy, light = pair if candidate.heavy_is_first else (pair[1], pair[0])
-                for side, dataset in enumerate((heavy, light)):
-                    totals[side] += _hits(sampler, dataset, candidate.event, size, rng)
+            for (pair, events), totals in zip(groups, counts):
+                for side, dataset in enumerate(pair):
+                    outputs = _draw(sampler, dataset, size, rng, "discrete")
+                    for candidate, total in zip(events, totals):
+                        # Side 0 is D: the heavy side when the event is tested as D against D'.
+                        total[side if candidate.heavy_is_first else 1 - side] += _hits(candidate.event, outputs)
             drawn += size
             # The time per output of the chunks so far (the pilots' is a guess from a few milliseconds).
             per_output = max(per_output, (time.perf_counter() - chunk_start) / drawn)
-        reached.append((checkpoint, share, [tuple(totals) for totals in counts]))
+        reached.append((checkpoint, share, [tuple(total) for totals in counts for total in totals]))
     return reached
 
 
@@ -220,6 +309,61 @@ def _refitted(sampler, entries, seconds, max_samples, pilot, per_output, nominal
             candidate = refitted if refitted is not None else candidate
         chosen.append((pair, candidate))
     return chosen
+
+
+def _pooled(pool, fresh):
+    """``pool`` (None or the outputs of earlier racing rounds) and ``fresh`` together, the newest ``REFIT_SAMPLES`` kept."""
+    joined = fresh if pool is None else np.concatenate([pool, fresh])
+    return joined[-REFIT_SAMPLES:]
+
+
+def _raced(sampler, entries, seconds, max_samples, per_output, nominal, delta, rng):
+    """Each (pair, candidate) refitted by its ``refit`` in successive halving rounds, all within about ``seconds``.
+
+    Round r refits every surviving entry on its own pooled outputs (fresh ones drawn this round added to
+    those of its earlier rounds, at most ``REFIT_SAMPLES`` per side), then the better half by the refitted
+    score goes on. The rounds get equal time, so a survivor's pool roughly doubles each round: a pair whose
+    best event is rare (SVT's half half at ε = 0.1: p ≈ 0.017 against 0.014) is not dropped for the noise of
+    a small first sample, and the few pairs left are ranked on about ``seconds`` / (2 × time per output)
+    outputs each. The round size comes from the time per output and refit measured in the round before
+    (the pilot's, times ``RACE_COST_FACTOR``, at first). Returns every entry, refitted on its last round
+    (an entry that got no round, or whose refit found nothing, keeps its candidate and ranks last).
+    """
+    deadline = time.perf_counter() + seconds
+    chosen = list(entries)
+    alive = [index for index, (_, candidate) in enumerate(entries) if candidate.refit is not None]
+    pools = {index: [None, None] for index in alive}
+    refitted = set()
+    rounds_left = math.ceil(math.log2(max(len(alive), 1))) + 1
+    cost = per_output * RACE_COST_FACTOR
+    while alive and rounds_left > 0:
+        round_start = time.perf_counter()
+        pooled = max(0 if pools[index][0] is None else len(pools[index][0]) for index in alive)
+        size = int(min(min(REFIT_SAMPLES, max_samples) - pooled, (deadline - round_start) / rounds_left / (cost * len(alive))))
+        if size < min(RACE_MIN_SAMPLES, max_samples):
+            break
+        for index in alive:
+            if time.perf_counter() > deadline:
+                break  # a sampler slower than measured: the entries not reached keep their last refit
+            pair, candidate = entries[index]
+            pools[index] = [_pooled(pool, _draw(sampler, dataset, size, rng, "discrete")) for pool, dataset in zip(pools[index], pair)]
+            result = candidate.refit(*pools[index], nominal)
+            if result is not None:
+                chosen[index] = (pair, result)
+                refitted.add(index)
+        cost = (time.perf_counter() - round_start) / (size * len(alive))
+        rounds_left -= 1
+        best = max((chosen[index][1].score for index in alive if index in refitted), default=-math.inf)
+        alive = [index for index in alive if index in refitted and _optimistic_score(chosen[index][1], nominal, delta) >= best]
+        for index in set(pools) - set(alive):
+            del pools[index]
+    return chosen
+
+
+def _optimistic_score(candidate, nominal, delta):
+    """The predicted bound of ``candidate``'s counts shrunk the other way, at ``RACE_KEEP_LEVEL``: what its event may still reach."""
+    heavy, light = candidate.counts
+    return float(predicted_bounds([heavy], [light], candidate.num_samples, delta, nominal, shrink_level=RACE_KEEP_LEVEL)[0])
 
 
 def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, max_samples, rng, float_bits=False,
@@ -252,31 +396,34 @@ def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, m
     start = time.perf_counter()
     pair, candidate, _ = candidates[0]
     pilot = min(PILOT_SAMPLES, max_samples)
-    per_output = _pilot(sampler, pair, candidate, pilot, rng)
+    drawing, counting = _pilot(sampler, pair, [candidate.event], pilot, rng)
+    per_output = drawing + counting[0]
     left = seconds - (time.perf_counter() - start)
+    learnable = [kind == "learned" or candidate.refit_kind == "learned" for _, candidate, kind in candidates]
+    refit_share = CHEAP_REFIT_SHARE + (REFIT_SHARE if any(learnable) and left >= LEARNED_REFIT_SECONDS else 0.0)
     # The N the refits rank their events for: what the time left after them would allow.
-    nominal = max(int(min(max_samples, TIME_FILL * (1.0 - CHEAP_REFIT_SHARE - REFIT_SHARE) * left / max(per_output, 1e-12))), pilot)
+    nominal = max(int(min(max_samples, TIME_FILL * (1.0 - refit_share) * left / max(per_output, 1e-12))), pilot)
     # First every candidate is refitted cheaply (level sets, half-lines), so that all pairs are ranked on large samples...
     cheap = [(pair, replace(candidate, refit=candidate.refit if candidate.refit_kind == "level sets" else cheap_refit(candidate, delta),
                             refit_kind="level sets")) for pair, candidate, _ in candidates]
-    learnable = [kind == "learned" or candidate.refit_kind == "learned" for _, candidate, kind in candidates]
-    chosen = _refitted(sampler, cheap, CHEAP_REFIT_SHARE * left, max_samples, pilot, per_output, nominal, rng)
+    chosen = _raced(sampler, cheap, CHEAP_REFIT_SHARE * left, max_samples, per_output, nominal, delta, rng)
     # ... then classifiers are trained on the pairs that rank best (seconds each).
     ranked = sorted(range(len(chosen)), key=lambda index: chosen[index][1].score, reverse=True)
     left = seconds - (time.perf_counter() - start)
     learned = [index for index in ranked if learnable[index]][:LEARNED_REFITS if left >= LEARNED_REFIT_SECONDS else 0]
     if learned:
         refits = [(chosen[index][0], _with_refit(replace(chosen[index][1], refit=None), "learned", delta, rng, float_bits)) for index in learned]
-        for index, entry in zip(learned, _refitted(sampler, refits, REFIT_SHARE * left, max_samples, pilot, per_output, nominal, rng)):
-            if entry[1].score >= chosen[index][1].score:
-                chosen[index] = entry
-    finalists = _finalists(chosen, final_candidates)
-    per_output = sum(_pilot(sampler, pair, candidate, pilot, rng) for pair, candidate in finalists)
+        for index, (pair, candidate) in zip(learned, _refitted(sampler, refits, REFIT_SHARE * left, max_samples, pilot, per_output, nominal, rng)):
+            # The classifiers' events and the cheap refit's compete; the runners-up of both may be counted.
+            chosen[index] = (pair, merged([candidate, chosen[index][1]]) or chosen[index][1])
+    groups, per_output = _affordable(sampler, _finalists(chosen, final_candidates + FINAL_RESERVES), final_candidates, pilot,
+                                     seconds - (time.perf_counter() - start), delta, rng)
+    finalists = [(pair, candidate) for pair, events in groups for candidate in events]
     left = seconds - (time.perf_counter() - start)
     planned = int(min(max_samples, TIME_FILL * left / max(per_output, 1e-12)))
     if planned < pilot:
         return None
-    reached = _count_finalists(sampler, finalists, planned, start + seconds, per_output, rng)
+    reached = _count_finalists(sampler, groups, planned, start + seconds, per_output, rng)
     if not reached:
         return None
     # The last checkpoint reached: its bounds hold at its share of β, split over the finalists.

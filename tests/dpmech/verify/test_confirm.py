@@ -1,6 +1,7 @@
 """The final stage: candidates name the events their tests counted, and the stage's ε lower bound is sound at its level."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -8,11 +9,11 @@ from scipy import stats
 
 import dpmech
 from dpmech.verify import float_dp_test, learned_dp_test, projection_dp_test, statistical_dp_test
-from dpmech.verify.candidates import Candidate
+from dpmech.verify.candidates import Candidate, best_candidate, merged
 import dpmech.verify.confirm as confirm
 from dpmech.verify.confirm import CHECKPOINTS, CHUNK_SAMPLES, PILOT_SAMPLES, confirm_candidate, confirm_candidates
 from dpmech.verify.examples import all_examples
-from dpmech.verify.statistical import clopper_pearson_lower, clopper_pearson_upper
+from dpmech.verify.statistical import SHARED_ORDER_OUTCOMES, _level_set_refit, cheap_refit, clopper_pearson_lower, clopper_pearson_upper
 from dpmech.verify.tester import find_violation
 
 EXAMPLES = {example.name: example for example in all_examples()}
@@ -60,9 +61,10 @@ def test_confirmed_bound_is_the_clopper_pearson_bound_of_its_counts():
     candidate = Candidate(lambda outputs: np.asarray(outputs) == 0, True, "{0}", 1.0, (0, 0), 1)
     result = confirm_candidate(_rr_sampler(epsilon), (0, 1), candidate, 0.5, 0.0, level=level, seconds=60.0, max_samples=20_000, rng=np.random.default_rng(3))
     assert result.num_samples == 20_000 and result.level == level
-    # All N drawn: the last checkpoint's share of the level.
-    lower = clopper_pearson_lower(result.counts[0], 20_000, CHECKPOINTS[-1][1] * level / 2)
-    upper = clopper_pearson_upper(result.counts[1], 20_000, CHECKPOINTS[-1][1] * level / 2)
+    # All N drawn: the last checkpoint's share of the level, split over the finalist events (the refit's runners-up).
+    share = CHECKPOINTS[-1][1] * level / result.num_finalists / 2
+    lower = clopper_pearson_lower(result.counts[0], 20_000, share)
+    upper = clopper_pearson_upper(result.counts[1], 20_000, share)
     assert result.epsilon_lower_bound <= math.log(lower / upper)
     assert result.epsilon_lower_bound == pytest.approx(math.log(lower / upper), rel=1e-9)
     assert result.rejected == (lower - math.exp(0.5) * upper > 0.0)
@@ -121,10 +123,11 @@ def test_final_stage_draws_a_sample_size_fixed_by_time_alone():
 
     candidate = Candidate(lambda outputs: np.asarray(outputs) == 0, True, "{0}", 1.0, (0, 0), 1)
     result = confirm_candidate(sampler, (0, 1), candidate, 1.0, 0.0, level=0.05, seconds=60.0, max_samples=250_000, rng=np.random.default_rng(0))
-    # The two pilots' outputs (before and after the choice among candidates) and the cheap refit's sample (calls[2:4])
-    # are thrown away; then chunks of at most CHUNK_SAMPLES per side add up to N.
-    assert calls[:2] == [PILOT_SAMPLES] * 2 and calls[4:6] == [PILOT_SAMPLES] * 2 and sum(calls[6:]) == 2 * result.num_samples == 500_000
-    assert max(calls[6:]) <= CHUNK_SAMPLES
+    # Thrown away: the first pilot's outputs, the cheap refits' race (one entry: one round, calls[2:4]), the finalist
+    # events' timing (calls[4:6]) and the kept pair's pilot (calls[6:8]); then chunks of at most CHUNK_SAMPLES per side
+    # add up to N. The refit's runners-up are counted beside its best event on the same outputs: no more draws for them.
+    assert calls[:2] == [PILOT_SAMPLES] * 2 and calls[2] == calls[3] and calls[4:8] == [PILOT_SAMPLES] * 4
+    assert result.num_finalists >= 2 and sum(calls[8:]) == 2 * result.num_samples == 500_000 and max(calls[8:]) <= CHUNK_SAMPLES
     assert confirm_candidate(sampler, (0, 1), candidate, 1.0, 0.0, level=0.05, seconds=1e-9, max_samples=10**6, rng=np.random.default_rng(0)) is None
 
 
@@ -149,31 +152,27 @@ def test_finalists_share_the_level_bonferroni_and_the_checkpoints_share_it_too(m
         monkeypatch.setattr(confirm, name, lambda k, n, level, original=original: levels.append(level) or original(k, n, level))
     result = confirm_candidates(_rr_sampler(1.0), _tight_candidates(5), 1.0, 0.0, level=0.1, seconds=60.0, max_samples=20_000,
                                 rng=np.random.default_rng(0), final_candidates=3)
-    assert result.num_finalists == 3 and result.num_samples == 20_000
-    # One lower and one upper bound per finalist, at the full-N checkpoint's share of β/3 each: 2·3 bounds summing to that share.
-    assert len(levels) == 6 and levels == pytest.approx([CHECKPOINTS[-1][1] * 0.1 / 3 / 2] * 6)
+    # Three pairs, each with its refit's best event and runners-up: m events in all, at most FINAL_EVENTS per pair.
+    m = result.num_finalists
+    assert 3 <= m <= 3 * confirm.FINAL_EVENTS and result.num_samples == 20_000
+    # One lower and one upper bound per finalist event, at the full-N checkpoint's share of β/m each: 2m bounds summing to that share.
+    assert len(levels) == 2 * m and levels == pytest.approx([CHECKPOINTS[-1][1] * 0.1 / m / 2] * (2 * m))
     assert sum(share for _, share in CHECKPOINTS) <= 1.0 + 1e-12
 
 
-def test_multi_finalist_bound_exceeds_its_events_log_ratio_at_most_at_its_level():
-    # D always outputs 0; D' outputs 0 with probability q, so the event {0} has log-ratio log(1/q) = 0.7 and its
-    # heavy-side bound is exact (k = N): the bound exceeds 0.7 only when the upper bound on q falls below q, which a
-    # one-sided Clopper–Pearson bound at level l does with probability <= l. Three finalists share β = 0.3, each at
-    # β/6 per side: the largest of their bounds exceeds 0.7 with probability <= β/2 = 0.15. Without the split
-    # (each at β/2 per side) it does so with probability near 1 − (1 − 0.15)^3 ≈ 0.39 (measured at this seed: 68 of 200 without the split, 19 with it).
-    # 200 stages: more than stats.binom.isf(1e-3, 200, 0.15) = 46 exceedances has probability < 0.1 %.
+def test_multi_finalist_bound_exceeds_the_true_epsilon_at_most_at_its_level():
+    # Binary RR at ε = 0.7: every event's log-ratio is at most 0.7, in both directions. The stage's refits find the
+    # level sets {0} and {1} each way and count each pair's best events and runners-up (m >= 3 finalist events share
+    # β = 0.3, each bound at β/(2m)): by the union bound over the 2m bounds the largest ε lower bound exceeds 0.7 with
+    # probability <= β (measured at this seed: 1 of 200 with m = 9; the split itself is checked by the test above).
+    # 200 stages: more than stats.binom.isf(1e-3, 200, 0.3) = 78 exceedances has probability < 0.1 %.
     epsilon, level = 0.7, 0.3
-    light = math.exp(-epsilon)
-
-    def sampler(label, size, rng):
-        return np.zeros(size, dtype=np.int64) if label == 0 else (rng.random(size) >= light).astype(np.int64)
-
     rng = np.random.default_rng(12)
-    results = [confirm_candidates(sampler, _tight_candidates(3), epsilon, 0.0, level=level, seconds=60.0, max_samples=2000, rng=rng)
-               for _ in range(200)]
-    assert all(result.num_finalists == 3 and result.num_samples == 2000 for result in results)
+    results = [confirm_candidates(_rr_sampler(epsilon), _tight_candidates(3), epsilon, 0.0, level=level, seconds=60.0, max_samples=2000,
+                                  rng=rng) for _ in range(200)]
+    assert all(result.num_finalists >= 3 and result.num_samples == 2000 for result in results)
     exceed = sum(result.epsilon_lower_bound > epsilon for result in results)
-    assert exceed <= stats.binom.isf(1e-3, 200, level / 2)
+    assert exceed <= stats.binom.isf(1e-3, 200, level)
 
 
 def test_counting_stops_at_a_checkpoint_before_the_deadline_when_the_sampler_slows_down():
@@ -194,3 +193,68 @@ def test_counting_stops_at_a_checkpoint_before_the_deadline_when_the_sampler_slo
     result = confirm_candidate(sampler, (0, 1), candidate, 1.0, 0.0, level=0.05, seconds=1.5, max_samples=10**7, rng=np.random.default_rng(1))
     assert clock.perf_counter() - start <= 1.5 + 0.5
     assert result is None or result.num_samples < 10**7
+
+
+def _two_outcome_sampler(probabilities):
+    # Dataset name -> P[output = 1]; outputs are 0 or 1.
+    return lambda name, size, rng: (rng.random(size) < probabilities[name]).astype(np.int64)
+
+
+def _weak_entry(pair):
+    # A round-1 candidate that names a poor event ({0}); the race's level-set refit must find {1} itself.
+    candidate = Candidate(lambda outputs: np.asarray(outputs) == 0, True, "{0}", 0.0, (1, 1), 10)
+    return pair, replace(candidate, refit=cheap_refit(candidate, 0.0), refit_kind="level sets")
+
+
+def test_the_race_ranks_a_rare_strong_event_above_a_frequent_weak_one():
+    # Pair A: P[1] = 0.02 against 0.02·e^-0.175 (SVT Alg. 4's half half at ε = 0.1 is like this); pair B: 0.09 against
+    # 0.09·e^-0.105 (its one above rest below). At the final stage's N = 10⁷, A's event {1} is worth ~0.16 and B's
+    # ~0.10. Round 1 (~20,000 outputs per side) cannot tell them apart; the race must end with A in front, naming {1}.
+    probabilities = {"A": 0.02, "A'": 0.02 * math.exp(-0.175), "B": 0.09, "B'": 0.09 * math.exp(-0.105)}
+    sampler = _two_outcome_sampler(probabilities)
+    entries = [_weak_entry(("B", "B'")), _weak_entry(("A", "A'"))]
+    wins = 0
+    for seed in range(5):
+        chosen = confirm._raced(sampler, entries, 1.0, 10**6, 2e-6, 10**7, 0.0, np.random.default_rng(seed))
+        best_pair, best = max(chosen, key=lambda entry: entry[1].score)
+        wins += best_pair == ("A", "A'") and best.heavy_is_first and best.counts[0] > best.counts[1] and best.counts[0] < 0.05 * best.num_samples
+    assert wins >= 4
+
+
+def test_the_race_stops_drawing_for_pairs_that_cannot_catch_up():
+    # Pair A distinguishes (0.3 against 0.3·e^-0.5); pairs B, C, D are the same distribution on both sides. After the
+    # first round only A can reach its own score, so only A draws again.
+    probabilities = {"A": 0.3, "A'": 0.3 * math.exp(-0.5), "N": 0.3}
+    draws = {}
+
+    def sampler(name, size, rng):
+        draws[name] = draws.get(name, 0) + 1
+        return _two_outcome_sampler(probabilities)(name, size, rng)
+
+    entries = [_weak_entry(("A", "A'"))] + [_weak_entry(("N", "N")) for _ in range(3)]
+    confirm._raced(sampler, entries, 1.0, 10**6, 2e-6, 10**7, 0.0, np.random.default_rng(0))
+    assert draws["A"] >= 2 and draws["N"] == 2 * 3  # three null pairs, two sides, one round each
+
+
+def test_refits_name_runners_up_and_merged_counts_each_event_once():
+    event = lambda outputs: np.asarray(outputs) == 1  # noqa: E731
+    refitted = best_candidate([900, 500, 300, 10], [700, 500, 200, 0], 10_000, 0.0, lambda index: (event, "b", "c", "d")[index],
+                              ["a", "b", "c", "d"], alternatives=2)
+    scores = [refitted.score] + [alternative.score for alternative in refitted.alternatives]
+    assert len(refitted.alternatives) == 2 and scores == sorted(scores, reverse=True) and all(np.isfinite(scores))
+    # The same event object from two refits, at different scores: once, at the better score.
+    twin = replace(refitted, score=refitted.score - 1.0, alternatives=())
+    combined = merged([twin, refitted, None])
+    events = [combined.event] + [alternative.event for alternative in combined.alternatives]
+    assert combined.score == refitted.score and len(events) == len({id(event) for event in events}) == 3
+    assert merged([None]) is None
+
+
+def test_a_level_set_refit_on_few_outcomes_orders_and_ranks_on_the_whole_sample():
+    rng = np.random.default_rng(0)
+    first, second = rng.integers(0, 5, 40_000), rng.integers(0, 5, 40_000)
+    candidate = _level_set_refit(first, second, 0.0, nominal_samples=10**6)
+    assert candidate.num_samples == 40_000  # not a half
+    # More outcomes than SHARED_ORDER_OUTCOMES: ordered on one half, ranked on the other.
+    many = [rng.integers(0, SHARED_ORDER_OUTCOMES + 10, 40_000) for _ in range(2)]
+    assert _level_set_refit(*many, 0.0, nominal_samples=10**6).num_samples == 20_000
