@@ -318,16 +318,18 @@ def _pooled(pool, fresh):
 
 
 def _raced(sampler, entries, seconds, max_samples, per_output, nominal, delta, rng):
-    """Each (pair, candidate) refitted by its ``refit`` in successive halving rounds, all within about ``seconds``.
+    """Each (pair, candidate) refitted by its ``refit`` in racing rounds, all within about ``seconds``.
 
     Round r refits every surviving entry on its own pooled outputs (fresh ones drawn this round added to
-    those of its earlier rounds, at most ``REFIT_SAMPLES`` per side), then the better half by the refitted
-    score goes on. The rounds get equal time, so a survivor's pool roughly doubles each round: a pair whose
-    best event is rare (SVT's half half at ε = 0.1: p ≈ 0.017 against 0.014) is not dropped for the noise of
-    a small first sample, and the few pairs left are ranked on about ``seconds`` / (2 × time per output)
-    outputs each. The round size comes from the time per output and refit measured in the round before
-    (the pilot's, times ``RACE_COST_FACTOR``, at first). Returns every entry, refitted on its last round
-    (an entry that got no round, or whose refit found nothing, keeps its candidate and ranks last).
+    those of its earlier rounds, at most ``REFIT_SAMPLES`` per side); an entry goes on while its refitted
+    event, its counts shrunk toward more evidence (:func:`_optimistic_score`), could still reach the best
+    refitted score. The rounds get about equal time (as many as halving would need), so the pools of the
+    few pairs left grow fast: a pair whose best event is rare (SVT's half half at ε = 0.1: p ≈ 0.017
+    against 0.014) is not dropped for the noise of a small first sample, and near-ties are ranked on about
+    ``seconds`` / (2 × time per output) outputs each. The round size comes from the time per output and
+    refit measured in the round before (the pilot's, times ``RACE_COST_FACTOR``, at first). Returns every
+    entry, refitted on its last round (an entry that got no round keeps its candidate; one whose refit found
+    nothing hopeful gets the score −inf).
     """
     deadline = time.perf_counter() + seconds
     chosen = list(entries)
@@ -348,13 +350,15 @@ def _raced(sampler, entries, seconds, max_samples, per_output, nominal, delta, r
             pair, candidate = entries[index]
             pools[index] = [_pooled(pool, _draw(sampler, dataset, size, rng, "discrete")) for pool, dataset in zip(pools[index], pair)]
             result = candidate.refit(*pools[index], nominal)
-            if result is not None:
-                chosen[index] = (pair, result)
-                refitted.add(index)
+            # A refit that finds nothing hopeful on its pool makes the entry hopeless: its round's score came
+            # from a sample a thousand times smaller.
+            chosen[index] = (pair, result if result is not None else replace(candidate, score=-math.inf, alternatives=()))
+            refitted.add(index)
         cost = (time.perf_counter() - round_start) / (size * len(alive))
         rounds_left -= 1
         best = max((chosen[index][1].score for index in alive if index in refitted), default=-math.inf)
-        alive = [index for index in alive if index in refitted and _optimistic_score(chosen[index][1], nominal, delta) >= best]
+        alive = [index for index in alive if index in refitted and math.isfinite(chosen[index][1].score)
+                 and _optimistic_score(chosen[index][1], nominal, delta) >= best]
         for index in set(pools) - set(alive):
             del pools[index]
     return chosen

@@ -37,7 +37,7 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from .. import validation as check
 from .candidates import NOMINAL_SAMPLES, Candidate, best_candidate, merged, refit_candidate
@@ -86,11 +86,13 @@ class StatisticalTestResult:
 
 
 # scipy's beta quantiles (ppf, isf) are off by up to ~1e-5 relative in far tails (level
-# 1e-89, measured against 50-digit mpmath) and NaN in some (level 1e-300); its logcdf
-# and logsf are better but off by ~1e-7 relative at level 1e-296. A quantile is taken
-# from ppf/isf, moved QUANTILE_NUDGE toward the safe side, and kept only when
-# logcdf/logsf confirm its tail is <= level·(1 − TAIL_MARGIN); else it is bisected.
+# 1e-89, measured against 50-digit mpmath) and NaN in some (level 1e-300), and scipy
+# 1.17's logcdf by up to 16 % in the tail at 1e-281 (log_beta_lower_tail). A quantile
+# is taken from ppf/isf, moved QUANTILE_NUDGE toward the safe side, and kept only when
+# log_beta_lower_tail confirms its tail is <= level·(1 − TAIL_MARGIN) and the point
+# QUANTILE_SLACK beyond it is past the level; else it is bisected.
 QUANTILE_NUDGE = 1e-9
+QUANTILE_SLACK = 1e-4
 TAIL_MARGIN = 1e-4
 _LOG_SMALLEST = math.log(np.finfo(float).smallest_subnormal)
 _BISECTIONS = 128
@@ -106,7 +108,12 @@ def _confirmed_boundary(is_valid, start, valid_below):
     """
     with np.errstate(invalid="ignore", over="ignore"):
         candidate = np.clip(start * (1.0 - QUANTILE_NUDGE if valid_below else 1.0 + QUANTILE_NUDGE), 0.0, 1.0)
-    confirmed = np.isfinite(candidate) & is_valid(np.where(np.isfinite(candidate), candidate, 0.5), np.ones(candidate.shape, bool))
+    finite = np.where(np.isfinite(candidate), candidate, 0.5)
+    everywhere = np.ones(candidate.shape, bool)
+    # Kept only when valid and tight: a point QUANTILE_SLACK further toward the invalid side must be invalid (scipy's
+    # quantiles can be off by percents in far tails, and a confirmed but loose one would waste a sample's evidence).
+    further = np.clip(finite * (1.0 + QUANTILE_SLACK if valid_below else 1.0 - QUANTILE_SLACK), 0.0, 1.0)
+    confirmed = np.isfinite(candidate) & is_valid(finite, everywhere) & ~is_valid(further, everywhere)
     result = np.where(confirmed, candidate, np.nan)
     todo = ~confirmed
     if np.any(todo):
@@ -125,6 +132,40 @@ def _confirmed_boundary(is_valid, start, valid_below):
     return result
 
 
+SERIES_RATIO = 0.9
+_SERIES_TERMS = 2000
+
+
+def log_beta_lower_tail(x, a, b):
+    """log I_x(a, b), the log of the regularized incomplete beta function (the Beta(a, b) CDF at x), accurate in far tails.
+
+    scipy 1.17's ``betainc`` and ``beta.logcdf`` are off by 0.2 % at I = 1e-281 (a = 180, b = 33) and by 16 % at
+    (179, 36), against 50-digit mpmath; a Clopper–Pearson bound confirmed with them was invalid there. Where
+    the series converges fast, r = x(a + b)/(a + 1) <= ``SERIES_RATIO`` (the lower tail, x below the mean),
+    this is the hypergeometric series (DLMF 8.17.8 with 15.2.1)
+
+        I_x(a, b) = x^a (1 − x)^b / (a B(a, b)) · Σ_{n>=0} (a + b)_n / (a + 1)_n · x^n,
+
+    summed in double precision (positive terms, each ratio x(a + b + n)/(a + 1 + n) <= r < 1, so the sum's
+    relative error is a few ulps per term and the tail past the last term is below r^N/(1 − r) of it), in
+    log space with ``betaln``; elsewhere (moderate tails, where scipy is accurate) ``beta.logcdf``.
+    """
+    x, a, b = np.broadcast_arrays(*(np.asarray(value, dtype=float) for value in (x, a, b)))
+    with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+        result = np.asarray(stats.beta.logcdf(x, a, b), dtype=float).copy()
+        series = (x > 0.0) & (x < 1.0) & (x * (a + b) <= SERIES_RATIO * (a + 1.0))
+        if np.any(series):
+            xs, as_, bs = x[series], a[series], b[series]
+            term, total = np.ones_like(xs), np.ones_like(xs)
+            for n in range(_SERIES_TERMS):
+                term = term * xs * (as_ + bs + n) / (as_ + 1.0 + n)
+                total = total + term
+                if np.all(term <= 1e-17 * total):
+                    break
+            result[series] = (as_ * np.log(xs) + bs * np.log1p(-xs) - np.log(as_) - special.betaln(as_, bs) + np.log(total))
+    return result
+
+
 def _beta_lower_quantile(level, a, b):
     """A number x <= the level-quantile of Beta(a, b), for level down to 1e-300."""
     shape = np.broadcast_shapes(np.shape(level), np.shape(a), np.shape(b))
@@ -132,8 +173,7 @@ def _beta_lower_quantile(level, a, b):
     log_level = np.log(level) + math.log1p(-TAIL_MARGIN)
 
     def is_valid(x, where):
-        with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
-            return stats.beta.logcdf(x, a[where], b[where]) <= log_level[where]
+        return log_beta_lower_tail(x, a[where], b[where]) <= log_level[where]
 
     with np.errstate(invalid="ignore", over="ignore", under="ignore"):
         start = np.asarray(stats.beta.ppf(level * (1.0 - TAIL_MARGIN), a, b), dtype=float)
@@ -152,8 +192,8 @@ def _beta_upper_quantile(level, a, b):
     log_level = np.log(level) + math.log1p(-TAIL_MARGIN)
 
     def is_valid(x, where):
-        with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
-            return stats.beta.logsf(x, a[where], b[where]) <= log_level[where]
+        # P[Beta(a, b) >= x] = P[Beta(b, a) <= 1 − x].
+        return log_beta_lower_tail(1.0 - x, b[where], a[where]) <= log_level[where]
 
     with np.errstate(invalid="ignore", over="ignore", under="ignore"):
         start = np.asarray(stats.beta.isf(level * (1.0 - TAIL_MARGIN), a, b), dtype=float)
@@ -288,6 +328,11 @@ def outcome_codes(samples):
         one int64 array of codes per sample, and the number of distinct outcomes.
     """
     sizes = [len(sample) for sample in samples]
+    if all(isinstance(sample, np.ndarray) and sample.ndim == 1 and sample.dtype.kind in "iu" for sample in samples):
+        # Integers, one per output (noisy max's index): sorted as numbers, not as rows of bytes.
+        _, codes = np.unique(np.concatenate(samples), return_inverse=True)
+        count = int(codes.max()) + 1 if codes.size else 0
+        return np.split(codes.astype(np.int64), np.cumsum(sizes)[:-1]), count
     if _numeric_rows(samples):
         rows = _row_keys(np.concatenate([sample.reshape(len(sample), -1) for sample in samples]))
         _, codes = np.unique(rows, return_inverse=True)
@@ -318,20 +363,26 @@ def _row_keys(matrix):
     return matrix.view(np.dtype((np.void, matrix.dtype.itemsize * matrix.shape[1]))).ravel()
 
 
-def outcome_set_event(samples, codes, members):
+def outcome_set_event(samples, codes, members, first=None):
     """The event "the output is one of the outcomes ``members``" (codes of :func:`outcome_codes` over ``samples``), as a membership function.
 
     Numeric outputs are compared as rows of bytes of the samples' dtype
     (fresh outputs are cast to it first); other outputs by their
     :func:`_canonical` keys. Any fixed function of the output is an event,
-    so a cast that merges outcomes costs power, never soundness.
+    so a cast that merges outcomes costs power, never soundness. ``first``:
+    :func:`first_occurrences` of the pooled codes, when several events of the
+    same samples are made.
     """
-    pooled_codes = np.concatenate(codes)
-    _, first = np.unique(pooled_codes, return_index=True)
+    if first is None:
+        first = first_occurrences(np.concatenate(codes))
     indices = first[np.asarray(members, dtype=np.int64)]
     if _numeric_rows(samples):
-        pooled = np.concatenate([sample.reshape(len(sample), -1) for sample in samples])
-        keys, dtype, width = _row_keys(pooled[indices]), pooled.dtype, pooled.shape[1]
+        # The members' rows, gathered from the samples they occur in (not from a copy of all the samples).
+        offsets = np.cumsum([0] + [len(sample) for sample in samples])
+        owner = np.searchsorted(offsets, indices, side="right") - 1
+        rows = [sample.reshape(len(sample), -1)[indices[owner == position] - offsets[position]] for position, sample in enumerate(samples)]
+        dtype = np.result_type(*samples)
+        keys, width = _row_keys(np.concatenate(rows).astype(dtype)), rows[0].shape[1]
 
         def member(outputs):
             rows = np.asarray(outputs).reshape(len(outputs), -1)
@@ -344,6 +395,12 @@ def outcome_set_event(samples, codes, members):
     items = [item for sample in samples for item in sample]
     keys = {_canonical(items[index]) for index in indices.tolist()}
     return lambda outputs: np.fromiter((_canonical(item) in keys for item in outputs), dtype=bool, count=len(outputs))
+
+
+def first_occurrences(codes):
+    """Per code 0, 1, ..., max: the index of its first occurrence in ``codes`` (one stable sort)."""
+    _, first = np.unique(codes, return_index=True)
+    return first
 
 
 def _witness_levels(epsilon):
@@ -610,8 +667,14 @@ def _level_set_candidate(samples, codes, count, num_samples, delta, nominal_samp
         seconds.append(np.cumsum(test[1][order])[lengths - 1])
         orders += [order[:length] for length in lengths.tolist()]
         names += [f"the {length} outcomes most likelier under {label} in the selection sample" for length in lengths.tolist()]
-    return choose(np.concatenate(firsts), np.concatenate(seconds), num_samples, delta,
-                  lambda index: outcome_set_event(samples, codes, orders[index]), names, nominal_samples)
+    found = {}  # the first occurrences of the codes, found once for all the events made here
+
+    def event_of(index):
+        if "first" not in found:
+            found["first"] = first_occurrences(np.concatenate(codes))
+        return outcome_set_event(samples, codes, orders[index], found["first"])
+
+    return choose(np.concatenate(firsts), np.concatenate(seconds), num_samples, delta, event_of, names, nominal_samples)
 
 
 def decide(counts_first, counts_second, names, num_samples, epsilon, delta, alpha, event_of=None) -> StatisticalTestResult:
