@@ -205,6 +205,6 @@ def test_clopper_pearson_refuses_bad_input(call):
 
 @pytest.mark.parametrize("x, a, b", [(0.016957320307070072, 180, 33), (0.016087894466637380, 179, 36), (0.01, 1, 10), (0.3, 5, 3), (0.2, 50, 60), (1e-5, 3, 400)])
 def test_log_beta_lower_tail_matches_50_digit_mpmath(x, a, b):
-    mpmath.mp.dps = 50
-    exact = float(mpmath.log(mpmath.betainc(a, b, 0, x, regularized=True)))
+    with mpmath.workdps(50):
+        exact = float(mpmath.log(mpmath.betainc(a, b, 0, x, regularized=True)))
     assert log_beta_lower_tail(x, a, b) == pytest.approx(exact, rel=1e-13, abs=1e-13)
