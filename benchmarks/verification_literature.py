@@ -34,23 +34,31 @@ authors (statdp_1_data.log), all at a claimed ε = 0.1. Mechanisms they did
 not evaluate print "not evaluated". Timings on a shared machine are
 provisional.
 
-Out of reach in 20 s, reliably: SVT Alg. 3 at this table's claim (noisy values;
-ε = 0.5, c = 2, 10 queries); the violation is small on every StatDP pair. On
-half half (1^10 vs 2^5 0^5) the exact likelihood ratio (numerical integration over
-the threshold noise, 4·10⁵ outputs per side) has its largest privacy loss at
-0.875; its best events {loss > t} have p = 0.0245, q = 0.0129 (ln(p/q) = 0.64)
-at t = 0.5 and p = 0.0136, q = 0.0067 (0.70) at t = 0.6. Learned events, 30,000
-training outputs per side, Clopper–Pearson at 0.0025 per side on 10⁶ fresh
-outputs: logistic regression 0.555 and 0.701 on half half (two training draws;
-0.324 without the point-mass columns below), 0.578 on x shape, 0.446 on one
-above rest below; the trees 0.588, 0.493, 0.382 (issue 14, 2026-11-26). The
-logistic regression reaches these since its features give SVT's point masses (⊥
-coded 0, "not answered" −1) indicator columns apart from the noisy answers, and its score is one product per output, so the final stage now
-counts 1.5–2.1·10⁶ outputs per side in 20 s (0.15–0.86·10⁶ with tree scores).
-Five seeds of ``find_violation`` at 20 s (another benchmark on the second core):
-ε lower bounds 0.489, 0.149, 0.437, 0.420, 0.604, the claim refuted at one seed;
-the search picked half half at two seeds and a weaker pair at the others, which
-the round-1 evidence (ε lower bounds 0.00–0.08) cannot rank.
+SVT Alg. 3 at this table's claim (noisy values; ε = 0.5, c = 2, 10 queries) is the
+smallest violation here: on half half (1^10 vs 2^5 0^5) the exact likelihood ratio
+(numerical integration over the threshold noise, 4·10⁵ outputs per side) has its
+largest privacy loss at 0.875, and its best events {loss > t} have p = 0.0245, q =
+0.0129 (ln(p/q) = 0.64) at t = 0.5. Until issue 14's last change the search often
+spent its final stage on a weaker pair (five 20 s seeds: 0.149–0.604, refuted at
+one). Since the pairs race on growing refit samples before the final stage and the
+logistic regression's features are filled column-major (its final stage counted
+1.6–6.8·10⁶ outputs per side in 20 s at four seeds, where it had counted
+0.29–0.50·10⁶ at three of the same four seeds before), seven 20 s runs on the
+states of that change (seeds 0–3, then 0–2) all refuted the claim, with ε lower
+bounds 0.516–0.729, and this table's run refutes it (2026-11-26).
+
+At ε = 0.1 (``--dpsniper``) the gaps between StatDP's patterns are a few hundredths
+in ln(p/q) at p ≈ 0.02 (Alg. 1, half half: the first ⊤ at query 6 has ln(p/q) =
+0.089, at query 7 0.071; Alg. 4: 0.1725 on half half against 0.1065 on one above rest
+below), which only millions of refit outputs per pair tell apart; hence the race.
+SVT Alg. 3 at ε = 0.1 stays below DP-Sniper's bound at most seeds (0.65–1.02×): its
+events join the position of the answer and its value, which a logistic score weighs
+with one coefficient each. A level-set refit on outputs quantised around their point
+masses (16 bins per continuous coordinate) reached ln(p/q) = 0.149 on 2·10⁶ fresh
+outputs when fitted alone on 10⁶ outputs per side, but in the search it gave 0.0, 0.073
+and 0.125 at seeds 0–2 against 0.111, 0.133 and 0.125 without it (the 0.0 partly a
+fault fixed since: an entry whose refit found nothing kept its round-1 score), and
+was dropped.
 """
 
 from __future__ import annotations
