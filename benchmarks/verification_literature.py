@@ -154,9 +154,10 @@ def false_alarm_table(examples, seeds, budget):
     print(f"false alarms over all correct mechanisms and seeds: {total}")
 
 
-def dpsniper_table(budget, seeds):
+def dpsniper_table(budget, seeds, only=None):
     examples = (sparse_vector_examples(PUBLISHED_EPSILON, cutoff=1, num_queries=10, threshold=0.5)[:1]
                 + sparse_vector_examples(PUBLISHED_EPSILON, cutoff=1, num_queries=10)[1:] + noisy_max_examples(PUBLISHED_EPSILON))
+    examples = [example for example in examples if not only or only in example.name]
     table = Table(title=f"audit mode at DP-Sniper's settings (claimed eps {PUBLISHED_EPSILON:g}), budget {budget:g} s, alpha 0.05, seeds 0-{seeds - 1}")
     for column in ("mechanism", "truth", f"verdicts at claim {PUBLISHED_EPSILON:g}", "dpmech eps lower bound (per seed)", "rounds' bound (max)",
                    "final samples/side (min-max), finalists", "time (max)", "pair, family (best seed)", "DP-Sniper eps_lcb", "dpmech / DP-Sniper (min, median, max)",
@@ -198,7 +199,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     examples = [example for example in all_examples() if not args.only or args.only in example.name]
     if args.dpsniper:
-        dpsniper_table(args.budget or 20.0, args.seeds or 3)
+        dpsniper_table(args.budget or 20.0, args.seeds or 3, args.only)
     elif args.false_alarms:
         false_alarm_table(examples, args.seeds or 20, args.budget or 2.0)
     else:

@@ -81,7 +81,9 @@ def _sparse_vector(queries, size, rng, *, threshold_scale, query_scale, halt, no
     """
     queries = np.asarray(queries, dtype=float)
     noisy_queries = queries[None, :] + (_laplace(rng, query_scale, (size, queries.size)) if query_scale else 0.0)
-    if refresh:
+    # With c = 1 the algorithm halts at its first ⊤, before any refreshed threshold is used: the one threshold
+    # below gives the same outputs from the same draws, without a loop over the queries.
+    if refresh and cutoff > 1:
         thresholds = threshold + _laplace(rng, threshold_scale, (size, cutoff))
         above = np.empty(noisy_queries.shape, dtype=bool)
         count = np.zeros(size, dtype=np.int64)

@@ -105,6 +105,30 @@ def test_every_example_sampler_returns_one_output_per_draw_on_its_pairs():
             assert shapes == {(7,)}, example.name
 
 
+@pytest.mark.parametrize("cutoff", [1, 2])
+def test_dwork_roth_sparse_vector_matches_the_algorithm_run_query_by_query(cutoff):
+    # Lyu et al. Alg. 2: the threshold is redrawn after each ⊤ and the run halts at the c-th; with c = 1 the sampler
+    # uses one threshold without a loop. Against a per-draw loop over the same noise draws, output by output.
+    from dpmech.verify.examples import _laplace, _sparse_vector
+
+    queries, size, threshold_scale, query_scale = np.array([2.0, 0.0, 1.0, 2.0, 1.0, 0.0]), 400, 3.0, 5.0
+    outputs = _sparse_vector(queries, size, np.random.default_rng(4), threshold_scale=threshold_scale, query_scale=query_scale,
+                             halt=True, noisy_values=False, cutoff=cutoff, refresh=True)
+    replay = np.random.default_rng(4)
+    noisy = queries + _laplace(replay, query_scale, (size, queries.size))
+    thresholds = 1.0 + _laplace(replay, threshold_scale, (size, cutoff))
+    for draw in range(size):
+        expected, above = [], 0
+        for value in noisy[draw]:
+            if above == cutoff:
+                expected.append(-1)
+                continue
+            answer = int(value >= thresholds[draw, above])
+            expected.append(answer)
+            above += answer
+        assert outputs[draw].tolist() == expected, draw
+
+
 @pytest.mark.parametrize("name", ["gaussian (sigma x 0.9)", "gaussian (sigma x 0.7)"])
 def test_declared_gaussian_noise_catches_sigma_too_small_with_a_sound_epsilon_lower_bound(name):
     # Black-box events need ~1/δ samples here; the grey-box family needs a few thousand.
