@@ -119,7 +119,7 @@ class ConfirmationResult:
         seconds: wall time of the stage, pilots included.
         candidate: the event reported (the given candidate, or what its ``refit`` chose).
         pair: the pair (D, D') it was tested on.
-        num_finalists: m, the finalists counted.
+        num_finalists: m, the finalist events counted (over all finalist pairs; each bound at β/(2m) per checkpoint share).
     """
 
     rejected: bool
@@ -394,7 +394,8 @@ def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, m
         max_samples: N is at most this (>= 1).
         rng: ``numpy.random.Generator``.
         float_bits: the learned refit's features include float bits (numeric outputs only).
-        final_candidates: m at most, >= 1 (1: the single best refitted candidate takes all of β).
+        final_candidates: >= 1, the most pairs counted (each with its best event and cheap runners-up, all
+            of them sharing β evenly; ``FINAL_RESERVES`` more pairs are timed and compete for these places).
     """
     final_candidates = check.integer_scalar("final_candidates", final_candidates, 1)
     start = time.perf_counter()
