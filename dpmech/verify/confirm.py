@@ -25,8 +25,10 @@ before this stage (:class:`.candidates.Candidate`) and a level β:
 3. the finalists: the best refitted pair by predicted bound and up to
    ``final_candidates`` − 1 more whose predicted bound is within ``CLOSE_SHARE`` of
    the best's, each with its best event and the runners-up of its refit within
-   that share too (at most ``FINAL_EVENTS`` per pair): m events in all; a
-   second pilot times them;
+   that share too (at most ``FINAL_EVENTS`` per pair), and ``FINAL_RESERVES``
+   more pairs; a second pilot times every event (:func:`_affordable`), the
+   pairs whose leading event reaches most at its cost are kept, with the
+   runners-up that add little cost: m events in all;
 4. N = the outputs per side that fit in the time left (at most ``max_samples``) are
    planned; in chunks of at most ``CHUNK_SAMPLES``, each finalist pair draws fresh
    outputs of D and of D', and each of its events counts its hits on them,
@@ -78,7 +80,8 @@ REFIT_SHARE = 0.25
 # Every candidate's cheap refit (level sets, half-lines) takes at most this share of the time left, together.
 CHEAP_REFIT_SHARE = 0.3
 REFIT_SAMPLES = 1_000_000
-# The cheap refits race (successive halving): a round draws at least this many outputs per side and survivor, and
+# The cheap refits race (rounds, dropping the entries that cannot catch up): a round draws at least this many outputs
+# per side and survivor, and
 # its cost per output is guessed, before one is measured, as the pilot's times this (refits code every output).
 RACE_MIN_SAMPLES = 20_000
 RACE_COST_FACTOR = 2.0
