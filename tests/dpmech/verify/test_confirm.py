@@ -195,6 +195,29 @@ def test_counting_stops_at_a_checkpoint_before_the_deadline_when_the_sampler_slo
     assert result is None or result.num_samples < 10**7
 
 
+def test_counting_plans_each_chunk_by_the_slowest_one_so_far():
+    # Every second chunk is 0.4 s slower (its first side's draw sleeps). Timed by the average chunk (0.2 s), the
+    # slow chunk starting 0.3 s before the deadline would be drawn and end 0.1 s after it; timed by the slowest, it is not.
+    import time as clock
+
+    calls = []
+
+    def sampler(label, size, rng):
+        calls.append(size)
+        if len(calls) % 4 == 3:
+            clock.sleep(0.4)
+        return np.zeros(size, dtype=np.int64)
+
+    candidate = Candidate(lambda outputs: np.asarray(outputs) == 0, True, "{0}", 1.0, (0, 0), 1)
+    from dpmech.verify.confirm import CHUNK_SAMPLES, _count_finalists
+
+    start = clock.perf_counter()
+    deadline = start + 2.3
+    reached = _count_finalists(sampler, [((0, 1), [candidate])], 10**9, deadline, 1e-9, np.random.default_rng(0))
+    assert clock.perf_counter() <= deadline + 0.05
+    assert reached == [] and len(calls) >= 10 * 2 and set(calls) == {CHUNK_SAMPLES}
+
+
 def _two_outcome_sampler(probabilities):
     # Dataset name -> P[output = 1]; outputs are 0 or 1.
     return lambda name, size, rng: (rng.random(size) < probabilities[name]).astype(np.int64)
