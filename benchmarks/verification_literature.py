@@ -59,6 +59,23 @@ outputs when fitted alone on 10⁶ outputs per side, but in the search it gave 0
 and 0.125 at seeds 0–2 against 0.111, 0.133 and 0.125 without it (the 0.0 partly a
 fault fixed since: an entry whose refit found nothing kept its round-1 score), and
 was dropped.
+
+How far SVT Alg. 3 at ε = 0.1 could go: its exact likelihood ratio (numerical
+integration over the threshold noise) gives, with the best event of each pair and
+Clopper–Pearson bounds at z = 2.5 on 5·10⁶ outputs per side, 0.218 (all above), 0.216
+(all below), 0.206 (half half), 0.204 (x shape), 0.128 and 0.119 (one below rest above,
+one above rest below), 0.046 (one above, one below); those events are rare (p =
+0.0006–0.002: a late first answer with a value below the queries'), and near them the
+ratios differ by 0.05 per answer position, so a classifier for them needs millions of
+training outputs per side. Tried and dropped (2026-11-26): a Fisher
+linear discriminant on the features plus 6 hinge columns max(0, x − κ) per continuous
+coordinate (one piecewise-linear function per coordinate, the form of this mechanism's
+log-likelihood ratio), which trains in one pass: with the best of its thresholds picked on
+4·10⁶ fresh outputs (an oracle) it reached 0.141–0.153 trained on 5·10⁵ outputs per side
+and 0.151–0.174 on 2·10⁶ (pairs all above and half half, two seeds); as the race's refit
+for vector outputs in the search (pools of 7·10⁴–4·10⁵) it gave 0.159, 0.051, 0.0, 0.116,
+0.106, 0.104 at seeds 0–5 (median 0.62 of DP-Sniper's bound, against 0.75 without it in
+the same session): the race could not give any pair enough outputs.
 """
 
 from __future__ import annotations
