@@ -51,7 +51,8 @@ At ε = 0.1 (``--dpsniper``) the gaps between StatDP's patterns are a few hundre
 in ln(p/q) at p ≈ 0.02 (Alg. 1, half half: the first ⊤ at query 6 has ln(p/q) =
 0.089, at query 7 0.071; Alg. 4: 0.1725 on half half against 0.1065 on one above rest
 below), which only millions of refit outputs per pair tell apart; hence the race.
-SVT Alg. 3 at ε = 0.1 stays below DP-Sniper's bound at most seeds (0.65–1.02×): its
+SVT Alg. 3 at ε = 0.1 stays below DP-Sniper's bound at most seeds (0.32–1.02× over seeds 0–5 in
+four runs; medians of three seeds 0.64–0.93): its
 events join the position of the answer and its value, which a logistic score weighs
 with one coefficient each. A level-set refit on outputs quantised around their point
 masses (16 bins per continuous coordinate) reached ln(p/q) = 0.149 on 2·10⁶ fresh
