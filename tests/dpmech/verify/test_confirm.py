@@ -11,7 +11,7 @@ import dpmech
 from dpmech.verify import float_dp_test, learned_dp_test, projection_dp_test, statistical_dp_test
 from dpmech.verify.candidates import Candidate, best_candidate, merged
 import dpmech.verify.confirm as confirm
-from dpmech.verify.confirm import CHECKPOINTS, CHUNK_SAMPLES, PILOT_SAMPLES, confirm_candidate, confirm_candidates
+from dpmech.verify.confirm import CHECKPOINTS, CHUNK_SAMPLES, PILOT_SAMPLES, _count_finalists, confirm_candidate, confirm_candidates
 from dpmech.verify.examples import all_examples
 from dpmech.verify.statistical import SHARED_ORDER_OUTCOMES, _level_set_refit, cheap_refit, clopper_pearson_lower, clopper_pearson_upper
 from dpmech.verify.tester import find_violation
@@ -209,8 +209,6 @@ def test_counting_plans_each_chunk_by_the_slowest_one_so_far():
         return np.zeros(size, dtype=np.int64)
 
     candidate = Candidate(lambda outputs: np.asarray(outputs) == 0, True, "{0}", 1.0, (0, 0), 1)
-    from dpmech.verify.confirm import CHUNK_SAMPLES, _count_finalists
-
     start = clock.perf_counter()
     deadline = start + 2.3
     reached = _count_finalists(sampler, [((0, 1), [candidate])], 10**9, deadline, 1e-9, np.random.default_rng(0))
