@@ -63,7 +63,7 @@ was dropped.
 
 How far SVT Alg. 3 at ε = 0.1 could go: its exact likelihood ratio (numerical
 integration over the threshold noise) gives, with the best event of each pair and
-Clopper–Pearson bounds at z = 2.5 on 5·10⁶ outputs per side, 0.218 (all above), 0.216
+normal-approximation bounds (z = 2.5) on 5·10⁶ outputs per side, 0.218 (all above), 0.216
 (all below), 0.206 (half half), 0.204 (x shape), 0.128 and 0.119 (one below rest above,
 one above rest below), 0.046 (one above, one below); those events are rare (p =
 0.0006–0.002: a late first answer with a value below the queries'), and near them the
