@@ -35,7 +35,7 @@ before this stage (:class:`.candidates.Candidate`) and a level β:
    k_j on the heavy side and k'_j on the light one, with checkpoints
    at the fractions of N in ``CHECKPOINTS``, each with a share s_c of β
    (the shares sum to 1); a chunk that would end after the time budget
-   (at the time per output measured so far) is not drawn, and the counts
+   (at the slowest chunk's time per output so far) is not drawn, and the counts
    of the last checkpoint reached, N_c outputs per side, are used;
 5. per finalist event, p⁻_j = CP_lower(k_j, N_c, s_c β/(2m)) and q⁺_j = CP_upper(k'_j, N_c, s_c β/(2m))
    (:func:`.statistical.clopper_pearson_lower`, ``_upper``, both erring to
