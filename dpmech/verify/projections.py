@@ -14,7 +14,8 @@ statistics
   among the 8 most frequent entries of the selection sample and makes up
   at least 1 % of its entries (⊤/⊥/"halted" codes, a released 0): the
   count #{j : x_j = v} and the first position min{j : x_j = v} (d when
-  there is none);
+  there is none); and, when there are such values, the first entry that is
+  none of them (NaN when there is none: SVT's released answer);
 
 and the half-lines {s <= t}, {s > t} on each statistic s, at every
 distinct value of s in the selection sample when there are at most 64,
@@ -56,20 +57,43 @@ def _code_values(pooled):
     return values[order][keep]
 
 
-def _statistics(matrix, code_values):
-    """(n, s) statistics of n outputs with d coordinates, and their names."""
-    dimension = matrix.shape[1]
-    columns, names = [matrix], [f"x[{j}]" if dimension > 1 else "x" for j in range(dimension)]
+def _statistic_names(dimension, code_values):
+    """The names of :func:`_statistics`' columns for outputs of ``dimension`` coordinates."""
+    names = [f"x[{j}]" if dimension > 1 else "x" for j in range(dimension)]
     if dimension > 1:
-        with np.errstate(invalid="ignore"):
-            columns += [matrix.max(axis=1, keepdims=True), matrix.min(axis=1, keepdims=True), matrix.sum(axis=1, keepdims=True)]
         names += ["max x", "min x", "sum x"]
         for value in code_values.tolist():
-            equal = matrix == value
-            first = np.where(equal.any(axis=1), equal.argmax(axis=1), dimension)
-            columns += [equal.sum(axis=1, keepdims=True).astype(float), first[:, None].astype(float)]
             names += [f"#(x[j] == {value:g})", f"first j with x[j] == {value:g}"]
-    return np.hstack(columns).astype(float), names
+        if code_values.size:
+            names.append("first x[j] not a code")
+    return names
+
+
+def _statistic(matrix, code_values, column):
+    """Column ``column`` of :func:`_statistics` alone (an event's membership needs one)."""
+    dimension = matrix.shape[1]
+    if column < dimension:
+        return matrix[:, column]
+    column -= dimension
+    if column < 3:
+        with np.errstate(invalid="ignore"):
+            return (np.max, np.min, np.sum)[column](matrix, axis=1)
+    column -= 3
+    if column < 2 * code_values.size:
+        equal = matrix == code_values[column // 2]
+        if column % 2 == 0:
+            return equal.sum(axis=1).astype(float)
+        return np.where(equal.any(axis=1), equal.argmax(axis=1), dimension).astype(float)
+    # The first entry that is no code: SVT's released answer beside its ⊥ and "halted" codes.
+    plain = ~np.isin(matrix, code_values)
+    return np.where(plain.any(axis=1), matrix[np.arange(len(matrix)), plain.argmax(axis=1)], np.nan)
+
+
+def _statistics(matrix, code_values, columns=None):
+    """(n, s) statistics of n outputs with d coordinates (names: :func:`_statistic_names`), or only ``columns`` of them."""
+    if columns is None:
+        columns = range(len(_statistic_names(matrix.shape[1], code_values)))
+    return np.column_stack([_statistic(matrix, code_values, column) for column in columns]).astype(float)
 
 
 def _thresholds(column, num_thresholds):
@@ -112,8 +136,8 @@ def projection_dp_test(
     matrices = [sample.reshape(num_samples, -1).astype(float) for sample in samples]
     code_values = _code_values(np.concatenate([matrices[0], matrices[1]]).ravel())
     statistics = [_statistics(matrix, code_values) for matrix in matrices]
-    names = statistics[0][1]
-    pooled = np.vstack([statistics[0][0], statistics[1][0]])
+    names = _statistic_names(matrices[0].shape[1], code_values)
+    pooled = np.vstack(statistics[:2])
     event_names, counts_first, counts_second, events = [], [], [], []
     for column, name in enumerate(names):
         thresholds = _thresholds(pooled[:, column], num_thresholds)
@@ -121,7 +145,7 @@ def projection_dp_test(
             continue
         event_names += [f"{name} <= {t:.6g}" for t in thresholds.tolist()] + [f"{name} > {t:.6g}" for t in thresholds.tolist()]
         events += [(column, t, False) for t in thresholds.tolist()] + [(column, t, True) for t in thresholds.tolist()]
-        for (values, _), counts in zip(statistics[2:], (counts_first, counts_second)):
+        for values, counts in zip(statistics[2:], (counts_first, counts_second)):
             numbers = np.sort(values[:, column][~np.isnan(values[:, column])])
             at_most = np.searchsorted(numbers, thresholds, side="right")
             counts.append(np.concatenate([at_most, numbers.size - at_most]))
@@ -138,7 +162,7 @@ def _statistic_event(column, threshold, above, code_values, dimension):
         matrix = np.asarray(outputs).reshape(len(outputs), -1)
         if matrix.shape[1] != dimension or matrix.dtype.kind not in "biuf":
             return np.zeros(len(outputs), dtype=bool)
-        values = _statistics(matrix.astype(float), code_values)[0][:, column]
+        values = _statistic(matrix.astype(float), code_values, column)
         return values > threshold if above else values <= threshold
 
     return member

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from dpmech.verify import statistical_dp_test
 from dpmech.verify.examples import noisy_max_examples
-from dpmech.verify.projections import _code_values, _statistics, projection_dp_test
+from dpmech.verify.projections import _code_values, _statistic_names, _statistics, projection_dp_test
 from dpmech.verify.statistical import TAIL_COUNT, quantile_levels
 
 ALPHA = 0.05
@@ -17,11 +17,14 @@ ZEROS, ONES = np.zeros(5), np.ones(5)
 
 def test_statistics_of_sparse_vector_outputs_are_exact():
     outputs = np.array([[0.0, 1.0, -1.0], [1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])
-    values, names = _statistics(outputs, np.array([0.0, 1.0]))
+    codes = np.array([0.0, 1.0])
+    values, names = _statistics(outputs, codes), _statistic_names(3, codes)
     column = {name: values[:, index].tolist() for index, name in enumerate(names)}
     assert column["max x"] == [1.0, 1.0, 0.0] and column["min x"] == [-1.0, 0.0, 0.0] and column["sum x"] == [0.0, 2.0, 0.0]
     assert column["#(x[j] == 1)"] == [1.0, 2.0, 0.0] and column["first j with x[j] == 1"] == [1.0, 0.0, 3.0]  # 3 = none
     assert column["#(x[j] == 0)"] == [1.0, 1.0, 3.0] and column["first j with x[j] == 0"] == [0.0, 2.0, 0.0]
+    assert np.array_equal(column["first x[j] not a code"], [-1.0, np.nan, np.nan], equal_nan=True)
+    assert all(np.array_equal(_statistics(outputs, codes, columns=(index,))[:, 0], values[:, index], equal_nan=True) for index in range(len(names)))
 
 
 def test_code_values_are_the_frequent_entries_only():
