@@ -12,8 +12,9 @@ before this stage (:class:`.candidates.Candidate`) and a level β:
 2. the candidate pairs race (:func:`_raced`, at most ``CHEAP_REFIT_SHARE`` of the time left):
    in successive rounds every surviving pair draws fresh refit outputs, pooled
    with its earlier ones, and its event is chosen again on the pool
-   (:func:`.statistical.cheap_refit`: likelihood-ratio level sets for
-   outputs with few distinct values, half-lines for scalar ones, its own
+   (:func:`.refits.cheap_refit`: likelihood-ratio level sets for
+   outputs with few distinct values, half-lines for scalar ones, quadrants on
+   two summary statistics for numeric vectors (:mod:`.quadrants`), its own
    event competing); a pair goes on while its best event could still
    reach the best pair's predicted bound, so every pair is ranked on a large
    sample, not on round 1's noise, and near-ties get the most outputs; then
@@ -69,7 +70,8 @@ import numpy as np
 from .. import validation as check
 from .candidates import Candidate, merged, predicted_bounds
 from .learned import REFIT_RANKING, REFIT_TRAINING, learned_refit
-from .statistical import _draw, cheap_refit, clopper_pearson_lower, clopper_pearson_upper, level_set_refit
+from .refits import cheap_refit
+from .statistical import _draw, clopper_pearson_lower, clopper_pearson_upper
 
 PILOT_SAMPLES = 20_000
 CHUNK_SAMPLES = 100_000
@@ -77,14 +79,12 @@ CHUNK_SAMPLES = 100_000
 TIME_FILL = 0.9
 # A refit sample takes at most this share of the time left, and this many outputs per side.
 REFIT_SHARE = 0.25
-# Every candidate's cheap refit (level sets, half-lines) takes at most this share of the time left, together.
+# Every candidate's cheap refit (level sets, half-lines, quadrants) takes at most this share of the time left, together.
 CHEAP_REFIT_SHARE = 0.3
 REFIT_SAMPLES = 1_000_000
 # The cheap refits race (rounds, dropping the entries that cannot catch up): a round draws at least this many outputs
-# per side and survivor, and
-# its cost per output is guessed, before one is measured, as the pilot's times this (refits code every output).
+# per side and survivor; a probe refit on this many measures the cost of a refit first.
 RACE_MIN_SAMPLES = 20_000
-RACE_COST_FACTOR = 2.0
 # An entry goes on racing while its refitted event's predicted bound, its counts shrunk toward more evidence at this
 # level, reaches the best refitted score (the rest are dropped): near-ties stay until their pools tell them apart.
 RACE_KEEP_LEVEL = 0.9
@@ -220,13 +220,10 @@ def confirm_candidate(sampler, pair, candidate, epsilon, delta, *, level, second
                               max_samples=max_samples, rng=rng, float_bits=float_bits)
 
 
-def _with_refit(candidate, kind, delta, rng, float_bits):
-    if candidate.refit is not None or kind is None:
-        return candidate
-    if kind == "learned":
-        return replace(candidate, refit=learned_refit(candidate, delta, seed=int(rng.integers(2**31)), float_bits=float_bits),
-                       refit_samples=REFIT_TRAINING + REFIT_RANKING, refit_kind="learned")
-    return replace(candidate, refit=level_set_refit(candidate, delta), refit_kind="level sets")
+def _learned(candidate, delta, rng, float_bits):
+    """``candidate`` with its classifier refit (:func:`.learned.learned_refit`)."""
+    return replace(candidate, refit=learned_refit(candidate, delta, seed=int(rng.integers(2**31)), float_bits=float_bits),
+                   refit_samples=REFIT_TRAINING + REFIT_RANKING, refit_kind="learned")
 
 
 def _finalists(chosen, final_candidates):
@@ -321,7 +318,7 @@ def _pooled(pool, fresh):
     return joined[-REFIT_SAMPLES:]
 
 
-def _raced(sampler, entries, seconds, max_samples, per_output, nominal, delta, rng):
+def _raced(sampler, entries, seconds, max_samples, nominal, delta, rng):
     """Each (pair, candidate) refitted by its ``refit`` in racing rounds, all within about ``seconds``.
 
     Round r refits every surviving entry on its own pooled outputs (fresh ones drawn this round added to
@@ -331,7 +328,8 @@ def _raced(sampler, entries, seconds, max_samples, per_output, nominal, delta, r
     few pairs left grow fast: a pair whose best event is rare (SVT's half half at ε = 0.1: p ≈ 0.017
     against 0.014) is not dropped for the noise of a small first sample, and near-ties are ranked on about
     ``seconds`` / (2 × time per output) outputs each. The round size comes from the time per output and
-    refit measured in the round before (the pilot's, times ``RACE_COST_FACTOR``, at first). Returns every
+    refit measured in the round before (at first on a probe: one refit on ``RACE_MIN_SAMPLES`` outputs per
+    side, thrown away). Returns every
     entry, refitted on its last round (an entry that got no round keeps its candidate; one whose refit found
     nothing hopeful gets the score −inf).
     """
@@ -341,13 +339,24 @@ def _raced(sampler, entries, seconds, max_samples, per_output, nominal, delta, r
     pools = {index: [None, None] for index in alive}
     refitted = set()
     rounds_left = math.ceil(math.log2(max(len(alive), 1))) + 1
-    cost = per_output * RACE_COST_FACTOR
+    smallest = min(RACE_MIN_SAMPLES, max_samples)
+    if alive:
+        # A probe, thrown away: one refit's time per output on the smallest pool. A refit can cost several times
+        # drawing (quadrants on SVT's vectors: 4×), and a first round planned on a guess would eat the whole race.
+        pair, candidate = entries[alive[0]]
+        probe_start = time.perf_counter()
+        candidate.refit(*(_draw(sampler, dataset, smallest, rng, "discrete") for dataset in pair), nominal)
+        cost = (time.perf_counter() - probe_start) / smallest
     while alive and rounds_left > 0:
         round_start = time.perf_counter()
         pooled = max(0 if pools[index][0] is None else len(pools[index][0]) for index in alive)
         size = int(min(min(REFIT_SAMPLES, max_samples) - pooled, (deadline - round_start) / rounds_left / (cost * len(alive))))
-        if size < min(RACE_MIN_SAMPLES, max_samples):
-            break
+        if size < smallest:
+            # The probe's cost per output includes the refit's fixed cost (coding, sorting, ranking): it may plan the
+            # first round below the smallest pool, which every entry still gets.
+            if refitted:
+                break
+            size = smallest
         for index in alive:
             if time.perf_counter() > deadline:
                 break  # a sampler slower than measured: the entries not reached keep their last refit
@@ -358,6 +367,7 @@ def _raced(sampler, entries, seconds, max_samples, per_output, nominal, delta, r
             # from a sample a thousand times smaller.
             chosen[index] = (pair, result if result is not None else replace(candidate, score=-math.inf, alternatives=()))
             refitted.add(index)
+        # Refits cost more on larger pools: the next round is planned on this one's cost.
         cost = (time.perf_counter() - round_start) / (size * len(alive))
         rounds_left -= 1
         best = max((chosen[index][1].score for index in alive if index in refitted), default=-math.inf)
@@ -386,9 +396,9 @@ def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, m
     Args:
         sampler: callable (dataset, size, rng) -> size outputs.
         candidates: non-empty list of (pair (D, D'), :class:`.candidates.Candidate`, refit kind), each
-            fixed before this call, the most promising first. Every one gets its cheap refit (a
-            level-set ``refit`` of its own, else :func:`.statistical.cheap_refit`); the kind
-            ``"learned"`` (or a learned ``refit`` of its own) also makes it eligible for
+            fixed before this call, the most promising first. Every one gets its cheap refit
+            (:func:`.refits.cheap_refit`); the kind
+            ``"learned"`` (or a candidate whose ``refit_kind`` is ``"learned"``) also makes it eligible for
             :func:`.learned.learned_refit` (classifiers trained on a refit sample, its event
             competing), given to the ``LEARNED_REFITS`` best-ranked after the cheap refits;
             ``"level sets"`` or None: cheap refits only.
@@ -412,16 +422,15 @@ def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, m
     refit_share = CHEAP_REFIT_SHARE + (REFIT_SHARE if any(learnable) and left >= LEARNED_REFIT_SECONDS else 0.0)
     # The N the refits rank their events for: what the time left after them would allow.
     nominal = max(int(min(max_samples, TIME_FILL * (1.0 - refit_share) * left / max(per_output, 1e-12))), pilot)
-    # First every candidate is refitted cheaply (level sets, half-lines), so that all pairs are ranked on large samples...
-    cheap = [(pair, replace(candidate, refit=candidate.refit if candidate.refit_kind == "level sets" else cheap_refit(candidate, delta),
-                            refit_kind="level sets")) for pair, candidate, _ in candidates]
-    chosen = _raced(sampler, cheap, CHEAP_REFIT_SHARE * left, max_samples, per_output, nominal, delta, rng)
+    # First every candidate is refitted cheaply (level sets, half-lines, quadrants), so that all pairs are ranked on large samples...
+    cheap = [(pair, replace(candidate, refit=cheap_refit(candidate, delta), refit_kind="level sets")) for pair, candidate, _ in candidates]
+    chosen = _raced(sampler, cheap, CHEAP_REFIT_SHARE * left, max_samples, nominal, delta, rng)
     # ... then classifiers are trained on the pairs that rank best (seconds each).
     ranked = sorted(range(len(chosen)), key=lambda index: chosen[index][1].score, reverse=True)
     left = seconds - (time.perf_counter() - start)
     learned = [index for index in ranked if learnable[index]][:LEARNED_REFITS if left >= LEARNED_REFIT_SECONDS else 0]
     if learned:
-        refits = [(chosen[index][0], _with_refit(replace(chosen[index][1], refit=None), "learned", delta, rng, float_bits)) for index in learned]
+        refits = [(chosen[index][0], _learned(chosen[index][1], delta, rng, float_bits)) for index in learned]
         for index, (pair, candidate) in zip(learned, _refitted(sampler, refits, REFIT_SHARE * left, max_samples, pilot, per_output, nominal, rng)):
             # The classifiers' events and the cheap refit's compete; the runners-up of both may be counted.
             chosen[index] = (pair, merged([candidate, chosen[index][1]]) or chosen[index][1])

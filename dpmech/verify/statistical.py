@@ -550,9 +550,6 @@ def statistical_dp_test(
         candidates = [result.candidate, _level_set_candidate(samples, codes, count, num_samples, delta)]
         candidates = [candidate for candidate in candidates if candidate is not None]
         best = max(candidates, key=lambda candidate: candidate.score) if candidates else None
-        if best is not None:
-            best = replace(best, refit=lambda first, second, nominal: _level_set_refit(first, second, delta, nominal_samples=nominal),
-                           refit_kind="level sets")
         return replace(result, num_outcomes=count, candidate=best)
     thresholds, special, names = _real_events(*selection, num_thresholds)
     counts = [_real_counts(sample, thresholds, special) for sample in test]
@@ -617,27 +614,6 @@ def _rescored(first, second, delta, keep, nominal_samples=NOMINAL_SAMPLES):
     hits = [int(np.count_nonzero(keep.event(sample))) for sample in (first, second)]
     size = min(len(first), len(second))
     return refit_candidate([hits[0]], [hits[1]], size, delta, lambda index: keep.event, [keep.description], nominal_samples)
-
-
-def cheap_refit(candidate, delta):
-    """A ``refit`` for a candidate of any family, vectorised and cheap: level sets for outputs with at most
-    ``LEVEL_SET_LIMIT`` distinct values in the larger sample, else half-lines for scalar numeric outputs, else the
-    candidate's own event rescored on it; the candidate's event always competes."""
-
-    def refit(first, second, nominal):
-        _, count = outcome_codes([first, second])
-        if count <= LEVEL_SET_LIMIT:
-            return _level_set_refit(first, second, delta, keep=candidate, nominal_samples=nominal)
-        if all(isinstance(sample, np.ndarray) and sample.ndim == 1 and sample.dtype.kind in "biuf" for sample in (first, second)):
-            return _half_line_refit(first, second, delta, candidate, nominal)
-        return _rescored(first, second, delta, candidate, nominal)
-
-    return refit
-
-
-def level_set_refit(candidate, delta):
-    """A ``refit`` for a candidate of any family on outputs with few distinct values: the best level set on the larger sample, the candidate's own event competing."""
-    return lambda first, second, nominal: _level_set_refit(first, second, delta, keep=candidate, nominal_samples=nominal)
 
 
 # Level sets for candidates: every prefix when there are at most this many outcomes, else this many prefix lengths.

@@ -11,9 +11,10 @@ import dpmech
 from dpmech.verify import float_dp_test, learned_dp_test, projection_dp_test, statistical_dp_test
 from dpmech.verify.candidates import Candidate, best_candidate, merged
 import dpmech.verify.confirm as confirm
-from dpmech.verify.confirm import CHECKPOINTS, CHUNK_SAMPLES, PILOT_SAMPLES, _count_finalists, confirm_candidate, confirm_candidates
+from dpmech.verify.confirm import CHECKPOINTS, CHUNK_SAMPLES, PILOT_SAMPLES, RACE_MIN_SAMPLES, _count_finalists, confirm_candidate, confirm_candidates
 from dpmech.verify.examples import all_examples
-from dpmech.verify.statistical import SHARED_ORDER_OUTCOMES, _level_set_refit, cheap_refit, clopper_pearson_lower, clopper_pearson_upper
+from dpmech.verify.refits import cheap_refit
+from dpmech.verify.statistical import SHARED_ORDER_OUTCOMES, _level_set_refit, clopper_pearson_lower, clopper_pearson_upper
 from dpmech.verify.tester import find_violation
 
 EXAMPLES = {example.name: example for example in all_examples()}
@@ -123,11 +124,13 @@ def test_final_stage_draws_a_sample_size_fixed_by_time_alone():
 
     candidate = Candidate(lambda outputs: np.asarray(outputs) == 0, True, "{0}", 1.0, (0, 0), 1)
     result = confirm_candidate(sampler, (0, 1), candidate, 1.0, 0.0, level=0.05, seconds=60.0, max_samples=250_000, rng=np.random.default_rng(0))
-    # Thrown away: the first pilot's outputs, the cheap refits' race (one entry: one round, calls[2:4]), the finalist
-    # events' timing (calls[4:6]) and the kept pair's pilot (calls[6:8]); then chunks of at most CHUNK_SAMPLES per side
-    # add up to N. The refit's runners-up are counted beside its best event on the same outputs: no more draws for them.
-    assert calls[:2] == [PILOT_SAMPLES] * 2 and calls[2] == calls[3] and calls[4:8] == [PILOT_SAMPLES] * 4
-    assert result.num_finalists >= 2 and sum(calls[8:]) == 2 * result.num_samples == 500_000 and max(calls[8:]) <= CHUNK_SAMPLES
+    # Thrown away: the first pilot's outputs, the race's probe (calls[2:4]), the cheap refits' race (one entry: one
+    # round, calls[4:6]), the finalist events' timing (calls[6:8]) and the kept pair's pilot (calls[8:10]); then chunks
+    # of at most CHUNK_SAMPLES per side add up to N. The refit's runners-up are counted beside its best event on the
+    # same outputs: no more draws for them.
+    assert calls[:2] == [PILOT_SAMPLES] * 2 and calls[2:4] == [RACE_MIN_SAMPLES] * 2 and calls[4] == calls[5]
+    assert calls[6:10] == [PILOT_SAMPLES] * 4
+    assert result.num_finalists >= 2 and sum(calls[10:]) == 2 * result.num_samples == 500_000 and max(calls[10:]) <= CHUNK_SAMPLES
     assert confirm_candidate(sampler, (0, 1), candidate, 1.0, 0.0, level=0.05, seconds=1e-9, max_samples=10**6, rng=np.random.default_rng(0)) is None
 
 
@@ -176,15 +179,15 @@ def test_multi_finalist_bound_exceeds_the_true_epsilon_at_most_at_its_level():
 
 
 def test_counting_stops_at_a_checkpoint_before_the_deadline_when_the_sampler_slows_down():
-    # The pilots see a fast sampler; the counting a 50 times slower one. The stage must stop before its deadline and
-    # report the counts of the last checkpoint reached, at that checkpoint's share of β.
+    # The pilot, the race's probe and its round see a fast sampler; the counting a 50 times slower one. The stage must
+    # stop before its deadline and report the counts of the last checkpoint reached, at that checkpoint's share of β.
     import time as clock
 
     calls = []
 
     def sampler(label, size, rng):
         calls.append(size)
-        if len(calls) > 4:
+        if len(calls) > 6:
             clock.sleep(size * 5e-6)
         return dpmech.randomized_response(np.full(size, label), 1.0, 2, rng)
 
@@ -236,7 +239,7 @@ def test_the_race_ranks_a_rare_strong_event_above_a_frequent_weak_one():
     entries = [_weak_entry(("B", "B'")), _weak_entry(("A", "A'"))]
     wins = 0
     for seed in range(5):
-        chosen = confirm._raced(sampler, entries, 1.0, 10**6, 2e-6, 10**7, 0.0, np.random.default_rng(seed))
+        chosen = confirm._raced(sampler, entries, 1.0, 10**6, 10**7, 0.0, np.random.default_rng(seed))
         best_pair, best = max(chosen, key=lambda entry: entry[1].score)
         wins += best_pair == ("A", "A'") and best.heavy_is_first and best.counts[0] > best.counts[1] and best.counts[0] < 0.05 * best.num_samples
     assert wins >= 4
@@ -253,7 +256,7 @@ def test_the_race_stops_drawing_for_pairs_that_cannot_catch_up():
         return _two_outcome_sampler(probabilities)(name, size, rng)
 
     entries = [_weak_entry(("A", "A'"))] + [_weak_entry(("N", "N")) for _ in range(3)]
-    confirm._raced(sampler, entries, 1.0, 10**6, 2e-6, 10**7, 0.0, np.random.default_rng(0))
+    confirm._raced(sampler, entries, 1.0, 10**6, 10**7, 0.0, np.random.default_rng(0))
     assert draws["A"] >= 2 and draws["N"] == 2 * 3  # three null pairs, two sides, one round each
 
 
