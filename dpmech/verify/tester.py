@@ -42,7 +42,9 @@ The final stage, DP-Sniper's estimate (Bichsel et al. 2021, §V): every
 family's test also names its most promising (event, order)
 (:mod:`.candidates`); the pairs race on fresh refit samples, each pair's
 event chosen again on its growing sample (:func:`.confirm.confirm_candidates`:
-level sets for outputs with few distinct values, classifiers otherwise),
+level sets for outputs with few distinct values, half-lines for scalars,
+quadrants on two summary statistics for vectors (:mod:`.quadrants`), then
+classifiers for the best-ranked pairs),
 the best <= ``final_candidates`` pairs by predicted bound are kept with
 their best events and runners-up (m events in all), and these are counted
 on as many fresh outputs of their pairs as fit in the time left (10⁷ or
