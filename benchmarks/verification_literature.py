@@ -51,10 +51,30 @@ At ε = 0.1 (``--dpsniper``) the gaps between StatDP's patterns are a few hundre
 in ln(p/q) at p ≈ 0.02 (Alg. 1, half half: the first ⊤ at query 6 has ln(p/q) =
 0.089, at query 7 0.071; Alg. 4: 0.1725 on half half against 0.1065 on one above rest
 below), which only millions of refit outputs per pair tell apart; hence the race.
-SVT Alg. 3 at ε = 0.1 stays below DP-Sniper's bound at most seeds (0.32–1.02× over seeds 0–5 in
-four runs; medians of three seeds 0.64–0.93): its
-events join the position of the answer and its value, which a logistic score weighs
-with one coefficient each. A level-set refit on outputs quantised around their point
+SVT Alg. 3 at ε = 0.1: its events join the position of the answer and its value (a
+late answer with a low value), which a logistic score weighs with one coefficient each
+and no half-line on one statistic isolates. Since the race refits numeric vector outputs
+with quadrant events on two summary statistics (:mod:`dpmech.verify.quadrants`: the
+number of "halted" codes or ⊥ answers, beside the first entry that is no code, i.e. the
+released answer), its ratio to DP-Sniper's bound over 15 single 20 s seeds (2026-11-26)
+was 0.504–1.006, median 0.845; the medians of three seeds in two table runs were 0.60 and
+0.87. All but the last run's three seeds ran before a fix to the race's first round (a
+probe that planned it below its smallest pool skipped the race; that can only have
+lowered them). Before quadrants: 0.32–1.02 over seeds 0–5 in four runs, medians of
+three seeds 0.64–0.93. Alone, a quadrant chosen on 10⁶ outputs per side reached 0.094–0.170
+(normal-approximation bounds, z = 2.5, on 4·10⁶ fresh outputs; pairs half half, all
+above, x shape and all below, two seeds each; a development version, the final one gave
+0.141–0.165 on half half and all above); in the search its pools are 2·10⁴–3·10⁵ per
+side, because the refit costs about 1 µs per output (more on small pools) against
+0.25 µs for drawing one.
+Tried and dropped in the same session: raw coordinates left out of the quadrants (median
+0.84 over seeds 0–5), and race and classifier shares 0.4 and 0.2 instead of 0.3 and 0.25
+(median 0.86 over seeds 0–5). In the second, one seed's bound, 0.2401 on all below (ratio
+1.40), exceeds the expected bound of the best events below (0.216): counted on 2·10⁷
+fresh outputs per side its event ("#(x[j] == 0) > 5 and first x[j] not a code <= 6.07")
+has ln(p/q) = 0.275 at p = 8.4·10⁻⁴, so the bound holds; it was a lucky count, not a
+wrong one.
+A level-set refit on outputs quantised around their point
 masses (16 bins per continuous coordinate) reached ln(p/q) = 0.149 on 2·10⁶ fresh
 outputs when fitted alone on 10⁶ outputs per side, but in the search it gave 0.0, 0.073
 and 0.125 at seeds 0–2 against 0.111, 0.133 and 0.125 without it (the 0.0 partly a
