@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
-
+from .projections import _numeric
 from .quadrants import quadrant_refit
 from .statistical import LEVEL_SET_LIMIT, _half_line_refit, _level_set_refit, _rescored, outcome_codes
-
-
-def _numeric(sample, dimensions):
-    return isinstance(sample, np.ndarray) and sample.ndim in dimensions and sample.dtype.kind in "biuf"
 
 
 def cheap_refit(candidate, delta):
@@ -24,9 +19,9 @@ def cheap_refit(candidate, delta):
         _, count = outcome_codes([first, second])
         if count <= LEVEL_SET_LIMIT:
             return _level_set_refit(first, second, delta, keep=candidate, nominal_samples=nominal)
-        if all(_numeric(sample, (1,)) for sample in (first, second)):
+        if all(_numeric(sample) and sample.ndim == 1 for sample in (first, second)):
             return _half_line_refit(first, second, delta, candidate, nominal)
-        if all(_numeric(sample, (2,)) for sample in (first, second)) and first.shape[1] == second.shape[1] >= 2:
+        if all(_numeric(sample) and sample.ndim == 2 for sample in (first, second)) and first.shape[1] == second.shape[1] >= 2:
             return quadrant_refit(first, second, delta, keep=candidate, nominal_samples=nominal)
         return _rescored(first, second, delta, candidate, nominal)
 
