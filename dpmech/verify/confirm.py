@@ -70,6 +70,7 @@ import numpy as np
 from .. import validation as check
 from .candidates import Candidate, merged, predicted_bounds
 from .learned import REFIT_RANKING, REFIT_TRAINING, learned_refit
+from .quadrants import QuadrantTally
 from .refits import cheap_refit
 from .statistical import _draw, clopper_pearson_lower, clopper_pearson_upper
 
@@ -312,17 +313,19 @@ def _refitted(sampler, entries, seconds, max_samples, pilot, per_output, nominal
     return chosen
 
 
-def _pooled(pool, fresh):
-    """``pool`` (None or the outputs of earlier racing rounds) and ``fresh`` together, the newest ``REFIT_SAMPLES`` kept."""
-    joined = fresh if pool is None else np.concatenate([pool, fresh])
-    return joined[-REFIT_SAMPLES:]
+def _room(state, max_samples):
+    """How many more outputs per side a race entry's pool takes: a raw pool stops at ``REFIT_SAMPLES``, a tally at ``max_samples``."""
+    if state is None:
+        return max_samples
+    return (max_samples if isinstance(state, QuadrantTally) else min(REFIT_SAMPLES, max_samples)) - state.size
 
 
 def _raced(sampler, entries, seconds, max_samples, nominal, delta, rng):
-    """Each (pair, candidate) refitted by its ``refit`` in racing rounds, all within about ``seconds``.
+    """Each (pair, candidate) refitted by its :class:`.refits.CheapRefit` in racing rounds, all within about ``seconds``.
 
-    Round r refits every surviving entry on its own pooled outputs (fresh ones drawn this round added to
-    those of its earlier rounds, at most ``REFIT_SAMPLES`` per side); an entry goes on while its refitted
+    Round r refits every surviving entry on its own pool (fresh outputs drawn this round added to those of
+    its earlier rounds: :meth:`.refits.CheapRefit.absorb`, at most ``REFIT_SAMPLES`` per side of raw
+    outputs, up to ``max_samples`` in a quadrant tally's histograms); an entry goes on while its refitted
     event, its counts shrunk toward more evidence (:func:`_optimistic_score`), could still reach the best
     refitted score. The rounds get about equal time (as many as halving would need), so the pools of the
     few pairs left grow fast: a pair whose best event is rare (SVT's half half at ε = 0.1: p ≈ 0.017
@@ -336,8 +339,7 @@ def _raced(sampler, entries, seconds, max_samples, nominal, delta, rng):
     deadline = time.perf_counter() + seconds
     chosen = list(entries)
     alive = [index for index, (_, candidate) in enumerate(entries) if candidate.refit is not None]
-    pools = {index: [None, None] for index in alive}
-    refitted = set()
+    states = {index: None for index in alive}
     rounds_left = math.ceil(math.log2(max(len(alive), 1))) + 1
     smallest = min(RACE_MIN_SAMPLES, max_samples)
     if alive:
@@ -349,32 +351,32 @@ def _raced(sampler, entries, seconds, max_samples, nominal, delta, rng):
         cost = (time.perf_counter() - probe_start) / smallest
     while alive and rounds_left > 0:
         round_start = time.perf_counter()
-        pooled = max(0 if pools[index][0] is None else len(pools[index][0]) for index in alive)
-        size = int(min(min(REFIT_SAMPLES, max_samples) - pooled, (deadline - round_start) / rounds_left / (cost * len(alive))))
+        room = min(_room(states[index], max_samples) for index in alive)
+        size = int(min(room, (deadline - round_start) / rounds_left / (cost * len(alive))))
         if size < smallest:
             # The probe's cost per output includes the refit's fixed cost (coding, sorting, ranking): it may plan the
             # first round below the smallest pool, which every entry still gets.
-            if refitted:
+            if any(states[index] is not None for index in alive):
                 break
             size = smallest
         for index in alive:
             if time.perf_counter() > deadline:
                 break  # a sampler slower than measured: the entries not reached keep their last refit
             pair, candidate = entries[index]
-            pools[index] = [_pooled(pool, _draw(sampler, dataset, size, rng, "discrete")) for pool, dataset in zip(pools[index], pair)]
-            result = candidate.refit(*pools[index], nominal)
+            fresh = [_draw(sampler, dataset, size, rng, "discrete") for dataset in pair]
+            states[index] = candidate.refit.absorb(states[index], *fresh, capacity=REFIT_SAMPLES)
+            result = candidate.refit.choose(states[index], nominal)
             # A refit that finds nothing hopeful on its pool makes the entry hopeless: its round's score came
             # from a sample a thousand times smaller.
             chosen[index] = (pair, result if result is not None else replace(candidate, score=-math.inf, alternatives=()))
-            refitted.add(index)
-        # Refits cost more on larger pools: the next round is planned on this one's cost.
+        # A raw pool's refit costs more as it grows, a tally's does not: the next round is planned on this one's cost.
         cost = (time.perf_counter() - round_start) / (size * len(alive))
         rounds_left -= 1
-        best = max((chosen[index][1].score for index in alive if index in refitted), default=-math.inf)
-        alive = [index for index in alive if index in refitted and math.isfinite(chosen[index][1].score)
-                 and _optimistic_score(chosen[index][1], nominal, delta) >= best]
-        for index in set(pools) - set(alive):
-            del pools[index]
+        refitted = [index for index in alive if states[index] is not None]
+        best = max((chosen[index][1].score for index in refitted), default=-math.inf)
+        alive = [index for index in refitted if math.isfinite(chosen[index][1].score) and _optimistic_score(chosen[index][1], nominal, delta) >= best]
+        for index in set(states) - set(alive):
+            del states[index]
     return chosen
 
 

@@ -41,6 +41,8 @@ NUM_THRESHOLDS = 32
 # Screening: counts shrunk by this many standard deviations (about a 5 % one-sided level), the best kept for ranking.
 SCREEN_Z = 1.645
 SCREENED = 256
+# A coordinate whose selection entries are codes more often than this is no quadrant's continuous side.
+CODED_SHARE = 0.5
 # Code values and thresholds come from at most this many selection outputs per side (quantiles need no more).
 THRESHOLD_ROWS = 16_384
 
@@ -52,13 +54,17 @@ def _bins(column, thresholds):
     return bins
 
 
-def _quadrant_counts(discrete_offsets, other_bins, num_values, num_bins, width):
+def _table(discrete_offsets, other_bins, num_values, width):
+    """Joint histogram (num_values + 1, width) of a's bins (``discrete_offsets`` = a's bin × ``width``) and b's bins."""
+    return np.bincount(discrete_offsets + other_bins, minlength=(num_values + 1) * width).reshape(num_values + 1, width)
+
+
+def _quadrant_counts(table, num_values, num_bins):
     """Hit counts (4, num_values − 1, num_bins − 1) of {a <= u_i}, {a > u_i} (in that order) by {b <= t_j}, {b > t_j}.
 
-    ``discrete_offsets`` is a's bin times ``width`` (>= num_bins + 1): a's and b's bins index one table, whose
-    NaN row and column (bins num_values and num_bins) are dropped, so NaN falls in no quadrant.
+    ``table`` is :func:`_table`'s joint histogram: its NaN row and column (bins num_values and num_bins)
+    are dropped, so NaN falls in no quadrant.
     """
-    table = np.bincount(discrete_offsets + other_bins, minlength=(num_values + 1) * width).reshape(num_values + 1, width)
     table = table[:num_values, :num_bins]
     at_most = np.cumsum(table, axis=0)[:-1]
     quadrants = []
@@ -90,6 +96,111 @@ def _quadrant_event(discrete, value, at_most, other, threshold, above, code_valu
     return member
 
 
+class QuadrantTally:
+    """Joint histograms of the quadrant statistics over every batch added: a quadrant refit whose cost grows with the new outputs.
+
+    :meth:`start` fixes the layout on a first batch (code values, statistics, thresholds, which are
+    discrete) from its selection half; :meth:`add` splits each batch of equal size per side into a
+    selection and a ranking half and adds their joint histograms; :meth:`candidate` screens and ranks
+    on all the halves added so far, as :func:`quadrant_refit` does on one sample. The race of
+    :mod:`.confirm` refits its pairs on pools that grow round by round: on the histograms a round costs
+    the fresh outputs' statistics, not the whole pool's.
+    """
+
+    def __init__(self, code_values, dimension, names, thresholds, discrete, others, keep):
+        self.code_values, self.dimension, self.names = code_values, dimension, names
+        self.thresholds, self.discrete, self.keep = thresholds, discrete, keep
+        self.width = max(thresholds[column].size for column in others) + 2
+        self.blocks = [(a, b) for a in discrete for b in others if b != a]
+        # Per block and part (selection D, selection D', ranking D, ranking D'): the joint histogram.
+        self.tables = [[np.zeros((thresholds[a].size + 2, self.width), dtype=np.int64) for _ in range(4)] for a, _ in self.blocks]
+        self.keep_hits = [0, 0]
+        self.size = 0  # outputs per side added (both halves)
+
+    @classmethod
+    def start(cls, first, second, keep=None):
+        """A tally with the layout chosen on this batch's selection half, the batch added; None when no quadrant exists."""
+        matrices = _matrices(first, second)
+        half = len(matrices[0]) // 2
+        dimension = matrices[0].shape[1]
+        if half < 1 or dimension < 2:
+            return None
+        selection = [matrix[:min(half, THRESHOLD_ROWS)] for matrix in matrices]
+        code_values = _code_values(np.concatenate(selection).ravel())
+        names = _statistic_names(dimension, code_values)
+        thresholds, discrete, coded = [], [], []
+        for column in range(len(names)):
+            chosen_on = np.concatenate([_statistic(part, code_values, column) for part in selection])
+            thresholds.append(_thresholds(chosen_on, NUM_THRESHOLDS))
+            # _thresholds keeps every distinct value but the largest when there are at most DISTINCT_LIMIT of them.
+            if thresholds[-1].size and np.unique(chosen_on[~np.isnan(chosen_on)]).size <= DISCRETE_LIMIT:
+                discrete.append(column)
+            elif column < dimension and np.isin(chosen_on, code_values).mean() > CODED_SHARE:
+                coded.append(column)
+        # Discrete by discrete quadrants are the level sets' ground; with a continuous statistic, only it is paired. A
+        # coordinate that is mostly codes (SVT's answer j: ⊥, halted, or a value) is left out: its values are in the
+        # first entry that is no code, and its histograms would cost more than all the summary statistics'.
+        others = [column for column in range(len(names)) if thresholds[column].size and column not in discrete + coded] or discrete
+        if not discrete or len(set(others) | set(discrete)) < 2:
+            return None
+        tally = cls(code_values, dimension, names, thresholds, discrete, others, keep)
+        tally.add(*matrices)
+        return tally
+
+    def add(self, first, second):
+        """Add a batch: the same number of outputs of D and of D' (an odd last row of each is left out)."""
+        matrices = _matrices(first, second)
+        half = len(matrices[0]) // 2
+        parts = [matrix[:half] for matrix in matrices] + [matrix[half:2 * half] for matrix in matrices]
+        columns = sorted({column for block in self.blocks for column in block})
+        bins = {column: [_bins(_statistic(part, self.code_values, column), self.thresholds[column]) for part in parts] for column in columns}
+        for (a, b), tables in zip(self.blocks, self.tables):
+            for part, table in enumerate(tables):
+                table += _table(bins[a][part] * self.width, bins[b][part], self.thresholds[a].size + 1, self.width)
+        if self.keep is not None:
+            for side in (0, 1):
+                self.keep_hits[side] += int(np.count_nonzero(self.keep.event(parts[2 + side])))
+        self.size += 2 * half
+
+    def candidate(self, delta, nominal_samples=NOMINAL_SAMPLES):
+        """The best quadrant event on the halves added (see the module docstring), the ``keep`` event competing; or None."""
+        half = self.size // 2
+        thresholds, names = self.thresholds, self.names
+        blocks = [(a, b, [_quadrant_counts(table, thresholds[a].size + 1, thresholds[b].size + 1) for table in tables])
+                  for (a, b), tables in zip(self.blocks, self.tables)]
+        # Screen every quadrant, both orders, on the selection half; rank the best on the ranking half.
+        screen = np.concatenate([np.concatenate([_screen_scores(counts[0], counts[1]).ravel(), _screen_scores(counts[1], counts[0]).ravel()])
+                                 for _, _, counts in blocks])
+        best = np.argsort(-screen, kind="stable")[:SCREENED]
+        best = best[np.isfinite(screen[best])]
+        starts = np.cumsum([0] + [2 * counts[0].size for _, _, counts in blocks])
+        events = {}  # (a, u, a <= u, b, t, b > t) -> (hits on D, hits on D', description), on the ranking half
+        for flat in best.tolist():
+            block = int(np.searchsorted(starts, flat, side="right") - 1)
+            a, b, counts = blocks[block]
+            # Each cell was screened in both orders; refit_candidate ranks both orders of each event again.
+            quadrant, row, column = np.unravel_index((flat - starts[block]) % counts[0].size, counts[0].shape)
+            at_most, above = quadrant < 2, quadrant % 2 == 1
+            value, threshold = float(thresholds[a][row]), float(thresholds[b][column])
+            description = f"{names[a]} {'<=' if at_most else '>'} {value:.6g} and {names[b]} {'>' if above else '<='} {threshold:.6g}"
+            events[(a, value, at_most, b, threshold, above)] = (int(counts[2][quadrant, row, column]), int(counts[3][quadrant, row, column]), description)
+        keys, tallies = list(events), list(events.values())
+        if self.keep is not None:
+            tallies.append((*self.keep_hits, self.keep.description))
+        if not tallies:
+            return None
+        hits_first, hits_second, descriptions = zip(*tallies)
+        return refit_candidate(hits_first, hits_second, half, delta,
+                               lambda index: self.keep.event if index == len(keys) else _quadrant_event(*keys[index], self.code_values, self.dimension),
+                               list(descriptions), nominal_samples)
+
+
+def _matrices(first, second):
+    """Both sides as float matrices of one row per output, cut to the same length."""
+    size = min(len(first), len(second))
+    return [np.asarray(sample)[:size].reshape(size, -1).astype(float, copy=False) for sample in (first, second)]
+
+
 def quadrant_refit(first, second, delta, keep=None, nominal_samples=NOMINAL_SAMPLES):
     """The best quadrant event on a refit sample of numeric vector outputs (see the module docstring), or None.
 
@@ -100,60 +211,7 @@ def quadrant_refit(first, second, delta, keep=None, nominal_samples=NOMINAL_SAMP
         nominal_samples: the N the ranking predicts the bound for.
     Returns a :class:`.candidates.Candidate` (with runners-up), ``keep`` rescored when no quadrant exists, or None.
     """
-    half = min(len(first), len(second)) // 2
-    matrices = [np.asarray(sample).reshape(len(sample), -1).astype(float, copy=False) for sample in (first, second)]
-    dimension = matrices[0].shape[1]
-    if half < 1 or dimension < 2:
+    tally = QuadrantTally.start(first, second, keep)
+    if tally is None:
         return None if keep is None else _rescored(first, second, delta, keep, nominal_samples)
-    selection = [matrix[:half] for matrix in matrices]
-    ranking = [matrix[half:2 * half] for matrix in matrices]
-    code_values = _code_values(np.concatenate([matrix[:THRESHOLD_ROWS] for matrix in selection]).ravel())
-    names = _statistic_names(dimension, code_values)
-    # Bin j of a statistic holds (t_{j−1}, t_j] of its thresholds t (a discrete statistic's: its values but the largest).
-    thresholds, bins, discrete = [], [], []
-    for column in range(len(names)):
-        columns = [_statistic(part, code_values, column) for part in selection + ranking]
-        chosen_on = np.concatenate([values[:THRESHOLD_ROWS] for values in columns[:2]])
-        edges = _thresholds(chosen_on, NUM_THRESHOLDS)
-        thresholds.append(edges)
-        bins.append([_bins(values, edges) for values in columns])
-        if edges.size and np.unique(chosen_on[~np.isnan(chosen_on)]).size <= DISCRETE_LIMIT:
-            discrete.append(column)
-    # Discrete by discrete quadrants are the level sets' ground; with a continuous statistic, only it is paired.
-    others = [column for column in range(len(names)) if thresholds[column].size and column not in discrete] or discrete
-    if not discrete or len(set(others) | set(discrete)) < 2:
-        return None if keep is None else _rescored(first, second, delta, keep, nominal_samples)
-    width = max(thresholds[column].size for column in others) + 2
-    blocks = []  # (discrete column, other column, per half and side the counts (4, u, t))
-    for a in discrete:
-        offsets = [bins[a][part] * width for part in range(4)]
-        for b in others:
-            if b != a:
-                counts = [_quadrant_counts(offsets[part], bins[b][part], thresholds[a].size + 1, thresholds[b].size + 1, width)
-                          for part in range(4)]
-                blocks.append((a, b, counts))
-    # Screen every quadrant, both orders, on the selection half; rank the best on the ranking half.
-    screen = np.concatenate([np.concatenate([_screen_scores(counts[0], counts[1]).ravel(), _screen_scores(counts[1], counts[0]).ravel()])
-                             for _, _, counts in blocks])
-    best = np.argsort(-screen, kind="stable")[:SCREENED]
-    best = best[np.isfinite(screen[best])]
-    starts = np.cumsum([0] + [2 * counts[0].size for _, _, counts in blocks])
-    events = {}  # (a, u, a <= u, b, t, b > t) -> (hits on D, hits on D', description), on the ranking half
-    for flat in best.tolist():
-        block = int(np.searchsorted(starts, flat, side="right") - 1)
-        a, b, counts = blocks[block]
-        # Each cell was screened in both orders; refit_candidate ranks both orders of each event again.
-        quadrant, row, column = np.unravel_index((flat - starts[block]) % counts[0].size, counts[0].shape)
-        at_most, above = quadrant < 2, quadrant % 2 == 1
-        value, threshold = float(thresholds[a][row]), float(thresholds[b][column])
-        description = f"{names[a]} {'<=' if at_most else '>'} {value:.6g} and {names[b]} {'>' if above else '<='} {threshold:.6g}"
-        events[(a, value, at_most, b, threshold, above)] = (int(counts[2][quadrant, row, column]), int(counts[3][quadrant, row, column]), description)
-    keys, tallies = list(events), list(events.values())
-    if keep is not None:
-        tallies.append((*(int(np.count_nonzero(keep.event(sample))) for sample in (first[half:2 * half], second[half:2 * half])), keep.description))
-    if not tallies:
-        return None
-    hits_first, hits_second, descriptions = zip(*tallies)
-    return refit_candidate(hits_first, hits_second, half, delta,
-                           lambda index: keep.event if index == len(keys) else _quadrant_event(*keys[index], code_values, dimension),
-                           list(descriptions), nominal_samples)
+    return tally.candidate(delta, nominal_samples)

@@ -2,27 +2,81 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .projections import _numeric
-from .quadrants import quadrant_refit
+from .quadrants import QuadrantTally, quadrant_refit
 from .statistical import LEVEL_SET_LIMIT, _half_line_refit, _level_set_refit, _rescored, outcome_codes
 
 
-def cheap_refit(candidate, delta):
+class RawPool:
+    """The outputs of a race's rounds so far, both sides, the newest ``capacity`` per side kept."""
+
+    def __init__(self, first, second):
+        self.first, self.second = first, second
+
+    @property
+    def size(self):
+        return min(len(self.first), len(self.second))
+
+    def add(self, first, second, capacity=None):
+        joined = [np.concatenate([pooled, fresh]) for pooled, fresh in ((self.first, first), (self.second, second))]
+        self.first, self.second = (sample if capacity is None else sample[-capacity:] for sample in joined)
+
+
+class CheapRefit:
     """A ``refit`` for a candidate of any family, vectorised and cheap; the candidate's event always competes.
 
     Level sets for outputs with at most ``LEVEL_SET_LIMIT`` distinct values in the larger sample, else
     half-lines for scalar numeric outputs, else quadrants on two summary statistics for numeric vector
     outputs (:mod:`.quadrants`), else the candidate's own event rescored on it.
+
+    Called as ``refit(first, second, nominal)`` it chooses on one sample. The race of :mod:`.confirm`
+    refits on pools that grow round by round instead: :meth:`absorb` adds a round's fresh outputs to a
+    state and :meth:`choose` chooses on all of them. For quadrants the state is a
+    :class:`.quadrants.QuadrantTally` (histograms: a round costs its fresh outputs, not the pool);
+    else it is a :class:`RawPool` of the outputs themselves.
     """
 
-    def refit(first, second, nominal):
+    def __init__(self, candidate, delta):
+        self.candidate, self.delta = candidate, delta
+
+    def __call__(self, first, second, nominal):
+        return self.choose(self.absorb(None, first, second), nominal)
+
+    def absorb(self, state, first, second, capacity=None):
+        """``state`` (None at first) with a round's outputs of D and of D' added; ``capacity`` caps a raw pool per side."""
+        if state is None:
+            if self._quadrants(first, second) and outcome_codes([first, second])[1] > LEVEL_SET_LIMIT:
+                tally = QuadrantTally.start(first, second, self.candidate)
+                if tally is not None:
+                    return tally
+            return RawPool(first, second)
+        if isinstance(state, QuadrantTally):
+            state.add(first, second)
+        else:
+            state.add(first, second, capacity)
+        return state
+
+    def choose(self, state, nominal):
+        """The refitted candidate (with runners-up) on everything ``state`` holds, ranked for N = ``nominal``, or None."""
+        if isinstance(state, QuadrantTally):
+            return state.candidate(self.delta, nominal)
+        first, second = state.first, state.second
         _, count = outcome_codes([first, second])
         if count <= LEVEL_SET_LIMIT:
-            return _level_set_refit(first, second, delta, keep=candidate, nominal_samples=nominal)
+            return _level_set_refit(first, second, self.delta, keep=self.candidate, nominal_samples=nominal)
         if all(_numeric(sample) and sample.ndim == 1 for sample in (first, second)):
-            return _half_line_refit(first, second, delta, candidate, nominal)
-        if all(_numeric(sample) and sample.ndim == 2 for sample in (first, second)) and first.shape[1] == second.shape[1] >= 2:
-            return quadrant_refit(first, second, delta, keep=candidate, nominal_samples=nominal)
-        return _rescored(first, second, delta, candidate, nominal)
+            return _half_line_refit(first, second, self.delta, self.candidate, nominal)
+        if self._quadrants(first, second):
+            return quadrant_refit(first, second, self.delta, self.candidate, nominal)
+        return _rescored(first, second, self.delta, self.candidate, nominal)
 
-    return refit
+    @staticmethod
+    def _quadrants(first, second):
+        return all(_numeric(sample) and sample.ndim == 2 for sample in (first, second)) and first.shape[1] == second.shape[1] >= 2
+
+
+def cheap_refit(candidate, delta):
+    """:class:`CheapRefit` of ``candidate`` at the claimed ``delta``."""
+    return CheapRefit(candidate, delta)

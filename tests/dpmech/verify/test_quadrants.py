@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from dpmech.verify.candidates import Candidate
 from dpmech.verify.examples import sparse_vector_examples
-from dpmech.verify.quadrants import _bins, _quadrant_counts, quadrant_refit
+from dpmech.verify.quadrants import QuadrantTally, _bins, _quadrant_counts, _table, quadrant_refit
 from dpmech.verify.refits import cheap_refit
 from dpmech.verify.tester import statdp_pairs
 
@@ -22,7 +22,8 @@ def test_quadrant_counts_are_direct_counts_and_nan_falls_in_none(seed, num_value
     other = np.where(rng.random(size) < 0.1, np.nan, rng.normal(size=size))
     edges = values[:-1]
     width = thresholds.size + 2
-    counts = _quadrant_counts(_bins(discrete, edges) * width, _bins(other, thresholds), edges.size + 1, thresholds.size + 1, width)
+    table = _table(_bins(discrete, edges) * width, _bins(other, thresholds), edges.size + 1, width)
+    counts = _quadrant_counts(table, edges.size + 1, thresholds.size + 1)
     assert counts.shape == (4, edges.size, thresholds.size)
     with np.errstate(invalid="ignore"):
         for row, value in enumerate(edges):
@@ -55,6 +56,27 @@ def test_every_event_named_has_the_counts_it_was_ranked_on(seed, shift):
         assert entry.num_samples == half
 
 
+@given(st.integers(0, 2**32 - 1), st.floats(0.0, 1.0), st.lists(st.integers(2, 1_500), min_size=1, max_size=4))
+def test_a_tally_over_batches_counts_every_batchs_halves(seed, shift, sizes):
+    # Rounds of a race add batches to one tally: every event it names carries its hits on the ranking halves of all
+    # the batches (each batch split in two, an odd last row left out), and the old event competes on the same rows.
+    rng = np.random.default_rng(seed)
+    old = Candidate(lambda outputs: np.asarray(outputs)[:, 1] > 0, True, "x[1] > 0", 0.0, (0, 0), 10)
+    batches = [(_mixed_outputs(rng, size, 0.0), _mixed_outputs(rng, size, shift)) for size in [4_000] + sizes]
+    tally = QuadrantTally.start(*batches[0], keep=old)
+    if tally is None:
+        return
+    for batch in batches[1:]:
+        tally.add(*batch)
+    candidate = tally.candidate(0.0, nominal_samples=10**6)
+    ranking = [np.concatenate([batch[side][len(batch[side]) // 2:len(batch[side]) // 2 * 2] for batch in batches]) for side in (0, 1)]
+    assert tally.size == sum(len(batch[0]) // 2 * 2 for batch in batches) == 2 * len(ranking[0])
+    for entry in (candidate,) + candidate.alternatives:
+        hits = [int(np.count_nonzero(entry.event(sample))) for sample in ranking]
+        assert entry.counts == (tuple(hits) if entry.heavy_is_first else tuple(hits[::-1]))
+        assert entry.num_samples == len(ranking[0])
+
+
 def test_quadrants_find_svt_alg3s_late_answer_with_a_low_value():
     # SVT Alg. 3 (noisy values) at ε = 0.5, c = 2, on all above (1^10 against 2^10): its privacy loss is largest for a
     # late answer with a low value, which no half-line on one coordinate isolates. A quadrant chosen on 200,000 outputs
@@ -85,3 +107,15 @@ def test_outputs_without_two_varying_statistics_keep_the_old_event():
     old = Candidate(lambda outputs: np.asarray(outputs)[:, 0] > 0, True, "x[0] > 0", 0.0, (0, 0), 10)
     assert quadrant_refit(constant, constant, 0.0) is None
     assert quadrant_refit(gaussian, gaussian + 1.0, 0.0, keep=old).description == "x[0] > 0"
+
+
+def test_coordinates_that_are_mostly_codes_are_no_continuous_side():
+    # SVT-like rows: each coordinate is ⊥/halted three times in four, its value is the first entry that is no code;
+    # report-noisy-max's (index, value): the value is never a code and stays a continuous side.
+    rng = np.random.default_rng(3)
+    svt = QuadrantTally.start(_mixed_outputs(rng, 4_000, 0.0), _mixed_outputs(rng, 4_000, 0.5))
+    assert {svt.names[b] for _, b in svt.blocks} == {"max x", "min x", "sum x", "first x[j] not a code"}
+    index = rng.integers(0, 5, (2, 4_000)).astype(float)
+    noisy_max = [np.column_stack([index[side], rng.laplace(side, 1.0, 4_000)]) for side in (0, 1)]
+    tally = QuadrantTally.start(*noisy_max)
+    assert "x[1]" in {tally.names[b] for _, b in tally.blocks} and {tally.names[a] for a, _ in tally.blocks} >= {"x[0]"}
