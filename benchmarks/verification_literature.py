@@ -53,27 +53,26 @@ in ln(p/q) at p ≈ 0.02 (Alg. 1, half half: the first ⊤ at query 6 has ln(p/q
 below), which only millions of refit outputs per pair tell apart; hence the race.
 SVT Alg. 3 at ε = 0.1: its events join the position of the answer and its value (a
 late answer with a low value), which a logistic score weighs with one coefficient each
-and no half-line on one statistic isolates. Since the race refits numeric vector outputs
+and no half-line on one statistic isolates. The race refits numeric vector outputs
 with quadrant events on two summary statistics (:mod:`dpmech.verify.quadrants`: the
 number of "halted" codes or ⊥ answers, beside the first entry that is no code, i.e. the
-released answer), its ratio to DP-Sniper's bound over 15 single 20 s seeds (2026-11-26)
-was 0.504–1.006, median 0.845; the medians of three seeds in two table runs were 0.60 and
-0.87. All but the last run's three seeds ran before a fix to the race's first round (a
-probe that planned it below its smallest pool skipped the race; that can only have
-lowered them). Before quadrants: 0.32–1.02 over seeds 0–5 in four runs, medians of
-three seeds 0.64–0.93. Alone, a quadrant chosen on 10⁶ outputs per side reached 0.094–0.170
-(normal-approximation bounds, z = 2.5, on 4·10⁶ fresh outputs; pairs half half, all
-above, x shape and all below, two seeds each; a development version, the final one gave
-0.141–0.165 on half half and all above); in the search its pools are 2·10⁴–3·10⁵ per
-side, because the refit costs about 1 µs per output (more on small pools) against
-0.25 µs for drawing one.
-Tried and dropped in the same session: raw coordinates left out of the quadrants (median
-0.84 over seeds 0–5), and race and classifier shares 0.4 and 0.2 instead of 0.3 and 0.25
-(median 0.86 over seeds 0–5). In the second, one seed's bound, 0.2401 on all below (ratio
-1.40), exceeds the expected bound of the best events below (0.216): counted on 2·10⁷
-fresh outputs per side its event ("#(x[j] == 0) > 5 and first x[j] not a code <= 6.07")
-has ln(p/q) = 0.275 at p = 8.4·10⁻⁴, so the bound holds; it was a lucky count, not a
-wrong one.
+released answer). Their quality depends on the pool: chosen alone on 5·10⁵, 10⁶ and
+2·10⁶ outputs per side (all above and x shape, 8 seeds each), the chosen event's exact
+bound at N = 8·10⁶ (normal approximation, the final stage's z for 4 events) was, over
+DP-Sniper's 0.1716, median 0.87, 0.97 and 0.99, worst 0.31, 0.79 and 0.83. Since the
+race's quadrant refits tally joint histograms round by round (a round costs its fresh
+outputs, 0.9 µs each with drawing, not the whole pool) and leave out coordinates that
+are mostly codes (SVT's x[j]: their values are the released answer's), the winning pairs'
+pools reach 5·10⁵–10⁶ per side: over seeds 0–8 the ratio was 0.836–1.254, median 1.017
+(2026-11-26; the best finalist's exact bound: median 1.06, worst 0.80). Before
+(quadrants refitted on the whole pool, pools 2·10⁴–3·10⁵): 0.504–1.006 over 15 seeds,
+median 0.845; before quadrants 0.32–1.02.
+Tried and dropped: race and classifier shares 0.4 and 0.2 instead of 0.3 and 0.25
+(median 0.86 over seeds 0–5, on the earlier refits). In that run one seed's bound, 0.2401
+on all below (ratio 1.40), exceeds the expected bound of the best events below (0.216):
+counted on 2·10⁷ fresh outputs per side its event ("#(x[j] == 0) > 5 and first x[j] not
+a code <= 6.07") has ln(p/q) = 0.275 at p = 8.4·10⁻⁴, so the bound holds; it was a lucky
+count, not a wrong one.
 A level-set refit on outputs quantised around their point
 masses (16 bins per continuous coordinate) reached ln(p/q) = 0.149 on 2·10⁶ fresh
 outputs when fitted alone on 10⁶ outputs per side, but in the search it gave 0.0, 0.073

@@ -14,7 +14,8 @@ before this stage (:class:`.candidates.Candidate`) and a level β:
    with its earlier ones, and its event is chosen again on the pool
    (:func:`.refits.cheap_refit`: likelihood-ratio level sets for
    outputs with few distinct values, half-lines for scalar ones, quadrants on
-   two summary statistics for numeric vectors (:mod:`.quadrants`), its own
+   two summary statistics for numeric vectors (:mod:`.quadrants`, whose joint
+   histograms are tallied round by round, so a round costs its fresh outputs), its own
    event competing); a pair goes on while its best event could still
    reach the best pair's predicted bound, so every pair is ranked on a large
    sample, not on round 1's noise, and near-ties get the most outputs; then

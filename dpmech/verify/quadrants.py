@@ -12,7 +12,9 @@ SVT Alg. 3 at ε = 0.1). This module searches the events
 
 for every statistic a of :mod:`.projections` with at most ``DISCRETE_LIMIT``
 distinct values (a position, a count, an index), every statistic b with
-more (or, when there is none, every other discrete one), u among a's values
+more (but a coordinate whose entries are codes more often than not: SVT's
+x[j], whose values are the first entry that is no code; or, when there is
+none, every other discrete one), u among a's values
 and t among b's thresholds (its distinct values, or evenly spaced and tail
 quantiles). The
 statistics and thresholds come from the first half of a refit sample;
