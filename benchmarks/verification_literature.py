@@ -62,8 +62,8 @@ bound at N = 8·10⁶ (normal approximation, the final stage's z for 4 events) w
 DP-Sniper's 0.1716, median 0.87, 0.97 and 0.99, worst 0.31, 0.79 and 0.83. Since the
 race's quadrant refits tally joint histograms round by round (a round costs its fresh
 outputs, 0.9 µs each with drawing, not the whole pool) and leave out coordinates that
-are mostly codes (SVT's x[j]: their values are the released answer's), the winning pairs'
-pools reach 5·10⁵–10⁶ per side: over seeds 0–8 the ratio was 0.836–1.254, median 1.017
+are mostly codes (SVT's x[j]: their values are the released answer's), the last pairs'
+pools reach 3.5–5.9·10⁵ per side (two traced seeds; at most 3·10⁵ before): over seeds 0–8 the ratio was 0.836–1.254, median 1.017
 (2026-11-26; the best finalist's exact bound: median 1.06, worst 0.80). Before
 (quadrants refitted on the whole pool, pools 2·10⁴–3·10⁵): 0.504–1.006 over 15 seeds,
 median 0.845; before quadrants 0.32–1.02.
