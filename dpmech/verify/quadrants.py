@@ -111,7 +111,7 @@ class QuadrantTally:
 
     def __init__(self, code_values, dimension, names, thresholds, discrete, others, keep):
         self.code_values, self.dimension, self.names = code_values, dimension, names
-        self.thresholds, self.discrete, self.keep = thresholds, discrete, keep
+        self.thresholds, self.keep = thresholds, keep
         self.width = max(thresholds[column].size for column in others) + 2
         self.blocks = [(a, b) for a in discrete for b in others if b != a]
         # Per block and part (selection D, selection D', ranking D, ranking D'): the joint histogram.
@@ -156,9 +156,10 @@ class QuadrantTally:
         parts = [matrix[:half] for matrix in matrices] + [matrix[half:2 * half] for matrix in matrices]
         columns = sorted({column for block in self.blocks for column in block})
         bins = {column: [_bins(_statistic(part, self.code_values, column), self.thresholds[column]) for part in parts] for column in columns}
+        offsets = {a: [part * self.width for part in bins[a]] for a, _ in self.blocks}
         for (a, b), tables in zip(self.blocks, self.tables):
             for part, table in enumerate(tables):
-                table += _table(bins[a][part] * self.width, bins[b][part], self.thresholds[a].size + 1, self.width)
+                table += _table(offsets[a][part], bins[b][part], self.thresholds[a].size + 1, self.width)
         if self.keep is not None:
             for side in (0, 1):
                 self.keep_hits[side] += int(np.count_nonzero(self.keep.event(parts[2 + side])))
