@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from scipy import special
@@ -304,13 +305,19 @@ def _log_sum_exp(terms, extra=-math.inf) -> float:
 
 @dataclass(frozen=True)
 class _Profile:
-    """Everything δ(ε) needs for one side: Gaussian μ, finite atoms, log P[L = ∞] and the log margin."""
+    """Everything δ(ε) needs for one side: Gaussian μ, finite atoms, log P[L = ∞] and the log margin.
+
+    ``loss`` is sorted ascending (as every :class:`_Atoms` keeps its indices); ``largest_loss`` is a
+    double >= the largest finite privacy loss of the events' pairs, Σ count·ε, whatever the rounding
+    of the atoms.
+    """
 
     mu: float
     loss: np.ndarray
     log_p: np.ndarray
     log_infinite: float
     log_margin: float
+    largest_loss: float
 
     def evaluate(self, epsilon: float, evaluated: bool = False):
         """(log δ(ε) of this side's atoms, margin excluded; d log δ / dε of the evaluation, for steps only).
@@ -357,6 +364,37 @@ class _Profile:
         """log δ(ε) of this side's atoms, margin excluded; ``evaluated``: the Gaussian core's evaluation, no bound."""
         return self.evaluate(epsilon, evaluated)[0]
 
+    def pure_root(self, log_target: float) -> float:
+        r"""For μ = 0: the ε where log δ(ε) + margin = ``log_target``, in closed form (−inf if below every atom).
+
+        With atoms l₀ < … < l_{n−1} and no Gaussian, δ(ε) = P[L = ∞] + Σ_{lⱼ > ε} pⱼ (1 − e^{ε − lⱼ}),
+        so on [l_{k−1}, l_k)
+
+        .. math::
+            \delta(\varepsilon) = P[L = \infty] + A_k - B_k e^{\varepsilon},\quad
+            A_k = \sum_{j \ge k} p_j,\quad B_k = \sum_{j \ge k} p_j e^{-l_j},
+
+        and the root lies on the first piece whose right end l_k has δ below the target D = e^(log_target
+        − margin) − P[L = ∞]: ε = log((A_k − D)/B_k). Newton steps on log δ from far below overshoot
+        past the largest atom, where δ = 0, and the safe steps on δ(e^ε) reach only the end of the
+        current linear piece, one atom per step: a search from far off takes about one step per atom
+        (over 400 for a thousand repetitions at δ = 1e-200), so :func:`epsilon` starts it here. Only
+        a start: the search checks its ends by evaluation. Requires P[L = ∞] below the target.
+        """
+        log_goal = log_target - self.log_margin
+        log_d = log_goal + math.log1p(-math.exp(self.log_infinite - log_goal))
+        # Tail sums from the right in log space: log A_k and log B_k.
+        log_a = np.logaddexp.accumulate(self.log_p[::-1])[::-1]
+        log_b = np.logaddexp.accumulate((self.log_p - self.loss)[::-1])[::-1]
+        # δ(l_k) − P[L = ∞] = A_{k+1} − B_{k+1} e^{l_k}; B_{k+1} e^{l_k} / A_{k+1} < 1 is a mean of e^{l_k − lⱼ}
+        # (which rounds to 1, a δ of 0 or NaN here, only for atoms a few ulps apart: a start either way).
+        with np.errstate(divide="ignore", invalid="ignore"):
+            at_atoms = np.log1p(-np.exp(log_b[1:] + self.loss[:-1] - log_a[1:])) + log_a[1:]
+        k = int(np.argmax(np.append(at_atoms, -math.inf) < log_d))
+        if log_d >= log_a[k]:  # k = 0 (but for rounding): δ stays below the target as ε → −∞
+            return -math.inf
+        return float(log_a[k] + math.log1p(-math.exp(log_d - log_a[k])) - log_b[k])
+
 
 def _finite_magnitude(step: _Step) -> float:
     """Largest |log-probability| among the step's atoms that have positive probability."""
@@ -399,6 +437,11 @@ def _profiles(pairs, negligible=_NEGLIGIBLE_LOG_PROBABILITY):
     with np.errstate(divide="ignore"):
         log_infinite = math.log(-math.expm1(log_finite)) if log_finite < 0.0 else -math.inf
     largest_loss = math.fsum(count * step.epsilon for step, count in groups.items())
+    # Σ count·ε exactly, rounded up: the cap of the upper end when δ(ε) is P[L = ∞] past it (μ = 0).
+    exact_largest = sum((Fraction(step.epsilon) * count for step, count in groups.items()), Fraction(0))
+    largest_up = float(exact_largest)
+    if largest_up < exact_largest:
+        largest_up = math.nextafter(largest_up, math.inf)
     # |losses| <= largest_loss <= 2^50 grid units, so indices and their sums stay exact in int64 and double.
     # (Never below the smallest subnormal 2^-1074, which divides every double exactly.)
     grid = math.ldexp(1.0, max((math.frexp(largest_loss)[1] if largest_loss > 0.0 else 0) - _GRID_BITS, -1074))
@@ -443,7 +486,8 @@ def _profiles(pairs, negligible=_NEGLIGIBLE_LOG_PROBABILITY):
     profiles = []
     for atoms, sign in ((upper, 1.0), (lower, -1.0)):
         infinite = float(np.logaddexp(log_infinite, atoms.log_infinite)) if atoms.upper else log_infinite
-        profiles.append(_Profile(mu, atoms.index * grid, atoms.log_p + log_finite, infinite, sign * log_margin))
+        profiles.append(_Profile(mu, atoms.index * grid, atoms.log_p + log_finite, infinite, sign * log_margin,
+                                 largest_up))
     return profiles
 
 
@@ -484,15 +528,18 @@ def _search(profile: _Profile, log_target: float, upper_side: bool, start: float
     aim = _AIM * max(1.0, abs(log_target))
     low, low_excess, high_excess = 0.0, math.inf, -math.inf
     x = start
-    finite = None  # (point, excess, slope) of the last evaluation with δ > 0
+    finite = None  # (point, excess, slope, +1 below the root or −1 above) of the last evaluation with δ > 0
     stalls = 0
     for _ in range(_MAX_SEARCH_STEPS):
         value, slope = profile.evaluate(x) if first is None else first
         first = None
         excess = value + profile.log_margin - log_target
+        # Excess 0 is the far side for the upper end and the near side for the lower end: steps from it
+        # go towards the other side, which the sign of the excess alone would not tell.
+        below = excess > 0.0 or (not upper_side and excess == 0.0)
         if math.isfinite(excess) and slope < 0.0:
-            finite = (x, excess, slope)
-        if excess > 0.0 or (not upper_side and excess == 0.0):
+            finite = (x, excess, slope, 1.0 if below else -1.0)
+        if below:
             low, low_excess = x, excess
             if x >= _LARGEST_SEARCHED:
                 break
@@ -503,8 +550,8 @@ def _search(profile: _Profile, log_target: float, upper_side: bool, start: float
             break
         x = math.nan
         if finite is not None:
-            point, excess, slope = finite
-            aimed = excess + math.copysign(aim, excess)
+            point, excess, slope, toward = finite
+            aimed = excess + toward * aim
             x = point + aimed / -slope
             if not low < x < high:
                 # On δ(y): y_new / y = 1 − (δ − δ·e^-aimed) / (y·dδ/dy), with y·dδ/dy = dδ/dε = slope·δ.
@@ -513,7 +560,7 @@ def _search(profile: _Profile, log_target: float, upper_side: bool, start: float
             if abs(x - point) <= math.ulp(point) * 2.0**stalls:
                 # A step at the resolution of doubles, or a slope ruined by cancellation (t + log Φ(b) with
                 # both near 1e39 when μ is huge): ulps towards the root, twice as many each time in a row.
-                x = point + math.copysign(math.ulp(point) * 2.0**stalls, excess)
+                x = point + toward * math.ulp(point) * 2.0**stalls
                 stalls = min(stalls + 1, 1000)  # 2.0**1024 would raise
             else:
                 stalls = 0
@@ -562,6 +609,16 @@ def epsilon(pairs, delta: float) -> Interval:
         return Interval(math.inf, math.inf, math.inf, True, "a Gaussian with sigma/sensitivity near 0: no guarantee")
     if upper_profile.log_infinite + upper_profile.log_margin >= log_target:
         upper, near, far = math.inf, 1.0, math.inf
+    elif upper_profile.mu == 0.0:
+        # No Gaussian: δ is A − B·e^ε between atoms, so the search starts at its closed-form root, below the
+        # largest atom, where δ = P[L = ∞] < δ already puts the far end of the bracket.
+        top = float(upper_profile.loss[-1])
+        start = max(min(upper_profile.pure_root(log_target), math.nextafter(top, -math.inf)), 0.0)
+        upper, near, far = _search(upper_profile, log_target, True, start, top)
+        near = near if near > 0.0 else far
+        # Past the largest finite loss δ(ε) = P[L = ∞] < δ: atoms rounded up beyond it (by a grid unit,
+        # or a stride when merged) must not lift the upper end above it.
+        upper = min(upper, upper_profile.largest_loss)
     else:
         # A first point near the answer: the Gaussian's ε for the target, μ²/2 + zμ, plus the mean finite loss.
         z = max(-float(special.ndtri(min(math.exp(log_target), 0.5))), 0.0)
