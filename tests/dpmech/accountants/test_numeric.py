@@ -1,16 +1,18 @@
-"""The numeric accountant (dpmech.pld behind PrivacyLedger) against 50-digit truths, the anchors and known answers.
+"""The numeric accountant (dpmech.pld behind PrivacyLedger) against proven truths, the anchors and known answers.
 
-References are derived here, not taken from the accountant: one sampled Gaussian composed
-with unsampled events has δ(ε) = E_{x∼P}[δ_rest(ε − L(x))] over the mixture's loss L
-(independence), integrated in 50 digits with the split points where L(x) crosses a kink of
-δ_rest; δ_rest is :func:`dpmech.high_precision.ledger_delta` at any real argument.
+References are derived here, not taken from the accountant, and their error is proven: one sampled
+Gaussian composed with unsampled events has δ(ε) = E_{x∼P}[δ_rest(ε − L(x))] over the mixture's loss L
+(independence); :mod:`tests.arb_reference` encloses it in ball arithmetic (python-flint's arb), in
+closed form (normal tails at the crossing point of L) when the rest is finite atoms and by rigorous
+quadrature with bounded tails when the rest has a Gaussian. A certified interval [lower, upper] is
+checked against an enclosure [lo, hi] with lower ≤ lo and hi ≤ upper, which proves lower ≤ δ ≤ upper.
 """
 
 import math
+from fractions import Fraction
 
-import mpmath
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from dpmech import (
@@ -25,9 +27,9 @@ from dpmech import (
     PureEpsilonEvent,
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
-    high_precision,
 )
 from dpmech.accountants import numeric
+from tests import arb_reference
 from tests.dpmech.accountants.test_soundness import _build, _check_delta, _check_epsilon, ledgers
 from tests.profiles import examples
 
@@ -35,57 +37,9 @@ STEP = 2e-3
 
 
 def _sampled_delta(epsilon, mu, rate, rest):
-    """Tight δ(ε) of mixture((1−γ)N(0,1) + γN(μ,1) vs N(0,1)) ⊗ rest, the larger of the two directions."""
-    with mpmath.workdps(high_precision.DIGITS):
-        epsilon, mu, rate = mpmath.mpf(epsilon), mpmath.mpf(mu), mpmath.mpf(rate)
-        # The rest's law once: finite atoms (+∞ kept as a mass) and the merged Gaussian μ.
-        atoms = {mpmath.mpf(0): mpmath.mpf(1)}
-        rest_mu_squared = mpmath.mpf(0)
-        for event, count in rest:
-            if isinstance(event, GaussianEvent):
-                rest_mu_squared += count * (mpmath.mpf(event.sensitivity) / mpmath.mpf(event.sigma)) ** 2
-                continue
-            single = high_precision.event_atoms(event)
-            for _ in range(count):
-                composed = {}
-                for a, p_a in atoms.items():
-                    for b, p_b in single.items():
-                        composed[a + b] = composed.get(a + b, 0) + p_a * p_b
-                atoms = composed
-        rest_mu = mpmath.sqrt(rest_mu_squared)
-        infinite = atoms.pop(mpmath.inf, mpmath.mpf(0))
-
-        def rest_delta(t):
-            total = infinite
-            for loss, mass in atoms.items():
-                if rest_mu == 0:
-                    total += mass * max(mpmath.mpf(0), -mpmath.expm1(t - loss))
-                else:
-                    total += mass * high_precision.gaussian_profile(t - loss, rest_mu)
-            return total
-
-        def loss(x):
-            return mpmath.log(1 - rate + rate * mpmath.exp(mu * x - mu * mu / 2))
-
-        def cut(level):
-            """x where the mixture's loss equals ``level`` (None if it never does)."""
-            inner = mpmath.exp(level) - 1 + rate
-            return None if inner <= 0 else (mpmath.log(inner / rate) + mu * mu / 2) / mu
-
-        totals = []
-        for sign in (1, -1):  # remove: x under the mixture, loss L; add: x under N(0, 1), loss −L
-            def integrand(x, sign=sign):
-                density = mpmath.npdf(x) if sign == -1 else (1 - rate) * mpmath.npdf(x) + rate * mpmath.npdf(x - mu)
-                return density * rest_delta(epsilon - sign * loss(x))
-
-            points = {mpmath.mpf(0), mu}
-            if rest_mu == 0:  # kinks of δ_rest where the mixture's loss crosses ε − atom
-                for atom in atoms:
-                    x = cut(sign * (epsilon - atom))
-                    if x is not None:
-                        points.add(x)
-            totals.append(mpmath.quad(integrand, [-mpmath.inf, *sorted(points), mpmath.inf]))
-        return max(totals)
+    """Proven enclosure of the tight δ(ε) of mixture((1−γ)N(0,1) + γN(μ,1) vs N(0,1)) ⊗ rest, the larger
+    of the two directions (arguments taken exactly: pass μ = 1/σ and a rate m/n as Fractions)."""
+    return arb_reference.sampled_delta(epsilon, mu, rate, rest)
 
 
 unsampled = st.one_of(
@@ -103,6 +57,7 @@ unsampled = st.one_of(
     poisson=st.booleans(),
     epsilon=st.floats(0.0, 4.0),
 )
+@example(sigma=3.0, rate=0.125, rest=[], poisson=False, epsilon=3.0)  # issue 28
 @examples(0.05)
 def test_sampled_and_unsampled_ledger_contains_the_50_digit_delta(sigma, rate, rest, poisson, epsilon):
     """One Poisson-sampled (add/remove) or without-replacement (replace-one) Gaussian with unsampled events."""
@@ -111,16 +66,28 @@ def test_sampled_and_unsampled_ledger_contains_the_50_digit_delta(sigma, rate, r
     else:
         source = 1000
         sample = max(1, round(rate * source))
-        rate = sample / source
+        rate = Fraction(sample, source)
         ledger = PrivacyLedger(REPLACE_ONE).record(SampledWithoutReplacementEvent(GaussianEvent(sigma), sample, source))
     for event, count in rest:
         ledger.record(event, count=count)
-    truth = _sampled_delta(epsilon, 1.0 / sigma, rate, rest)
-    assume(truth > 1e-200)
+    truth = _sampled_delta(epsilon, 1 / Fraction(sigma), rate, rest)
+    assume(truth.lo > 1e-200)
     guarantee = ledger.delta(epsilon, discretization=STEP)
     assert guarantee.method == "numeric" and guarantee.certified
-    assert guarantee.interval[0] <= truth <= guarantee.delta
-    assert guarantee.log_delta >= mpmath.log(truth)
+    assert truth.inside(guarantee.interval[0], guarantee.delta), (guarantee.interval, truth)
+    assert Fraction(guarantee.log_delta) >= truth.log_upper()
+
+
+def test_issue_28_far_tail_reference_is_the_closed_form():
+    """σ = 3, 125 of 1000 without replacement, ε = 3: δ = 2.5211867644e-53 (closed form; the add
+    direction is 0). The 50-digit quadrature reference gave 2.521733e-53 and failed a right interval."""
+    truth = _sampled_delta(3.0, Fraction(1, 3), Fraction(125, 1000), [])
+    assert Fraction("2.52118676435e-53") <= truth.lo and truth.hi <= Fraction("2.52118676445e-53")
+    assert truth.relative_width <= Fraction(1, 10**24)
+    ledger = PrivacyLedger(REPLACE_ONE).record(SampledWithoutReplacementEvent(GaussianEvent(3.0), 125, 1000))
+    guarantee = ledger.delta(3.0, discretization=STEP)
+    assert guarantee.method == "numeric" and guarantee.certified
+    assert truth.inside(guarantee.interval[0], guarantee.delta), (guarantee.interval, truth)
 
 
 @given(
@@ -136,9 +103,9 @@ def test_sampled_epsilon_ends_straddle_the_50_digit_truth(sigma, rate, log10_del
     rest = [(PureEpsilonEvent(0.3, 4), 1)]
     guarantee = ledger.epsilon(delta, discretization=STEP)
     lower, _, upper = guarantee.interval
-    assert _sampled_delta(upper, 1.0 / sigma, rate, rest) <= delta
+    assert _sampled_delta(upper, 1 / Fraction(sigma), rate, rest).hi <= Fraction(delta)
     if lower > 0.0:
-        assert _sampled_delta(lower, 1.0 / sigma, rate, rest) >= delta
+        assert _sampled_delta(lower, 1 / Fraction(sigma), rate, rest).lo >= Fraction(delta)
 
 
 @examples(0.05)
@@ -210,9 +177,10 @@ def test_issue_12_headline_at_delta_1e_20():
 def test_delta_far_below_the_smallest_double_keeps_its_log():
     """One sampled step at ε = 40: log δ = −985.7542068 (50 digits), far below the smallest double."""
     guarantee = _dp_sgd(1).delta(40.0)
-    truth = max(high_precision.poisson_subsampled_gaussian_delta(40.0, 1.0, 0.01, direction)
-                for direction in ("remove", "add"))
-    assert guarantee.delta == 5e-324 and mpmath.log(truth) <= guarantee.log_delta < mpmath.log(truth) + 1e-3
+    truth = _sampled_delta(40.0, 1, 0.01, [])
+    assert Fraction("-985.75420685") < truth.log_lower() and truth.log_upper() < Fraction("-985.75420675")
+    assert guarantee.delta == 5e-324
+    assert truth.log_upper() <= Fraction(guarantee.log_delta) < truth.log_lower() + Fraction(1, 1000)
 
 
 def test_dp_accounting_laplace_basic():
