@@ -52,7 +52,12 @@ subtracted for the lower end. ε(δ) is a bracketing Newton search on the
 monotone log δ(ε) (:func:`_search`, slope dδ_G/dt = −e^t Φ(−μ/2 − t/μ)) whose
 two ends are each checked by evaluation on the private (upper) or
 conservative (lower) side before being returned; the slope only steers the
-search and is never part of a bound.
+search and is never part of a bound. Without a Gaussian (μ = 0), δ(ε) is
+A − B·e^ε between atoms, so the search starts at that closed-form root
+(:meth:`_Profile.pure_root`) with the largest atom, where δ = P[L = ∞], as its
+far end, and the upper end is capped at Σ count·ε (rounded up), past which no
+finite loss remains. (From far below, the search's safe steps advance one atom
+at a time: at tiny δ it ran out of steps hundreds of units above the answer.)
 """
 
 from __future__ import annotations
