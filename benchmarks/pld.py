@@ -134,7 +134,7 @@ def rows():
     # 2. Calibration of σ for that ledger.
     for epsilon in (1.0, 8.0):
         ours = timed(lambda epsilon=epsilon: poisson_subsampled_gaussian_sigma(0.01, 1000, epsilon, 1e-5))
-        check = _dp_sgd_ledger(ours[1]).delta(epsilon, method="numeric", discretization=1e-3)
+        check = _dp_sgd_ledger(ours[1]).delta(epsilon, method="numeric", discretization=ours[1].discretization)
         anchors = []
         dp = timed(lambda epsilon=epsilon: _dp_accounting_sigma(epsilon, 1e-5), repeats=1)
         dp_check = pld.delta(_sgm_ledger(dp[1]), epsilon, 1e-3)

@@ -10,9 +10,10 @@ result, a :class:`CalibratedParameter`.
 
 The search works on y = ±log(parameter), oriented so that a larger y is more private, on the
 certified log-excess f(y) = log δ_upper(ε) − log δ, which is close to linear in y near the root:
-secant steps bracket the root (from a guess, or from the bracket's more private end), then
-Illinois regula falsi, safeguarded by bisection, places each new point a little on the private
-side of the interpolated root and, when it is certified, evaluates its neighbour p/(1 + tol).
+the root is bracketed (by secant steps from a guess, else by bisection from the bracket's more
+private end), then Illinois regula falsi, safeguarded by bisection, places each new point a little
+on the private side of the interpolated root and, when it is certified, evaluates its neighbour
+p/(1 + tol).
 A bracket end is never returned silently: when the more private end is not certified, or the
 less private end is, the root lies outside [low, high] and a ValueError says on which side.
 
@@ -153,17 +154,15 @@ def _search(evaluate, ends, sign, tolerance_factor, guess, slope):
     if guess is not None:
         last = at(sign * math.log(guess))
         if slope is not None and math.isfinite(last[1]) and sign * slope < 0:
-            step = min(max(-1.2 * last[1] / (sign * slope), -0.2), 0.2)
+            size = min(abs(1.2 * last[1] / slope), 0.2)
         else:
-            step = 0.05 if last[1] > 0 else -0.05
+            size = 0.05
         while private is None or open_ is None:
+            # At least one tolerance: a point with a tiny excess must still be stepped past.
+            step = (1.0 if last[1] > 0 else -1.0) * min(max(size, tolerance), 0.5)
             previous, last = last, at(last[0] + step)
-            towards = 1.0 if last[1] > 0 else -1.0
             slope_y = (last[1] - previous[1]) / (last[0] - previous[0]) if last[0] != previous[0] else math.nan
-            if math.isfinite(slope_y) and slope_y < 0:
-                step = min(max(-1.2 * last[1] / slope_y, -0.5), 0.5)
-            if not (math.isfinite(slope_y) and slope_y < 0) or step * towards <= 0:
-                step = towards * min(2 * abs(step), 0.5)
+            size = abs(1.2 * last[1] / slope_y) if math.isfinite(slope_y) and slope_y < 0 else 2 * abs(step)
     else:
         at(y_private)
         while open_ is None:
