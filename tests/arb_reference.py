@@ -36,7 +36,7 @@ from dpmech import ApproximateDpEvent, GaussianEvent, NoPrivacyLossEvent, PureEp
 
 #: Relative width an enclosure must reach (hi − lo ≤ WIDTH·hi) before it is returned.
 WIDTH = Fraction(1, 10**24)
-START_BITS = 192
+START_BITS = 128
 MAX_BITS = 3072
 
 
@@ -217,10 +217,10 @@ def _integrated(epsilon, mu, gamma, atoms, mu_r, sign, bits, floor):
         inner = 1 - gamma + gamma * (mu * x - half_mu_squared).exp()
         return inner.log() if analytic is None else inner.log(analytic=analytic)
 
-    def rest(t):
-        total = 0
+    def rest(t):  # δ_rest without its +∞ atom, at a real or complex t
+        total = arb(0)
         for a, mass in shifts:
-            total += mass * _gaussian_profile(t - a, mu_r)
+            total = total + mass * _gaussian_profile(t - a, mu_r)
         return total
 
     def integrand(x, analytic):
@@ -232,12 +232,6 @@ def _integrated(epsilon, mu, gamma, atoms, mu_r, sign, bits, floor):
             return density * value.exp() * rest(epsilon - value)
         return density * rest(epsilon + value)
 
-    def rest_real(t):
-        total = arb(0)
-        for a, mass in shifts:
-            total += mass * _gaussian_profile(t - a, mu_r)
-        return total
-
     def p_above(c):  # P(x > c) under the remove direction's P (mixture), or Q
         return (1 - gamma) * _upper_tail(c) + gamma * _upper_tail(c - mu) if sign > 0 else _upper_tail(c)
 
@@ -245,10 +239,14 @@ def _integrated(epsilon, mu, gamma, atoms, mu_r, sign, bits, floor):
         return (1 - gamma) * _ncdf(c) + gamma * _ncdf(c - mu) if sign > 0 else _ncdf(c)
 
     total_mass = sum((mass for mass in atoms.values()), arb(0))
-    tolerance = arb(2) ** (-(bits - 16))
+    tolerance = arb(2) ** -(bits // 2 + 32)  # 2^-96 at the start: far below WIDTH
     share = arb(10) ** -30  # of the value, for the tails beyond ±T
 
-    def piece(a, b, scale):
+    def piece(a, b, known):
+        """∫_a^b; ``known`` (a proven part of δ) and a look at the integrand on a grid set the absolute
+        tolerance, which only steers the work: the enclosure is proven whatever it is."""
+        look = max(integrand(acb(a + (b - a) * k / 32), False).real.abs_upper() for k in range(33))
+        scale = (look * (b - a) / 32).max(known)
         # python-flint swallows an exception raised in the integrand (the integral is then garbage):
         # record it and raise it here.
         failures = []
@@ -268,21 +266,21 @@ def _integrated(epsilon, mu, gamma, atoms, mu_r, sign, bits, floor):
         return value.real
 
     half = arb(8)
-    value = piece(-half, half, arb(2) ** -10000)
+    value = piece(-half, half, floor)
     while True:
         # δ_rest is decreasing and L increasing: on x < −T (remove) δ_rest(ε − L(x)) ≤ δ_rest(ε − L(−T)),
         # on x > T (add) δ_rest(ε + L(x)) ≤ δ_rest(ε + L(T)); elsewhere δ_rest ≤ its total mass.
         if sign > 0:
-            tails = p_below(-half) * rest_real(epsilon - loss(-half)) + p_above(half) * total_mass
+            tails = p_below(-half) * rest(epsilon - loss(-half)) + p_above(half) * total_mass
         else:
-            tails = p_below(-half) * total_mass + p_above(half) * rest_real(epsilon + loss(half))
+            tails = p_below(-half) * total_mass + p_above(half) * rest(epsilon + loss(half))
         tails = tails.upper()
         if tails <= value.max(floor) * share:
             return value, value + tails
         if half >= 256:
             raise Undecided(f"tails beyond ±{half}")
-        scale = value.abs_lower()
-        value = value + piece(-2 * half, -half, scale) + piece(half, 2 * half, scale)
+        known = value.abs_lower().max(floor)
+        value = value + piece(-2 * half, -half, known) + piece(half, 2 * half, known)
         half = 2 * half
 
 
