@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass
 from typing import Optional
 
 import numpy as np
+from scipy import special
 
 from . import validation as check
 from .accountants import exact
@@ -55,6 +56,7 @@ from .events import (
     SelfComposedEvent,
     flatten,
 )
+from .gaussian import _log_delta_bounds_scalar
 from .group_privacy import group_privacy
 
 METHODS = ("auto", "exact", "numeric", "pld", "prv", "basic")
@@ -290,12 +292,17 @@ class PrivacyLedger:
         if np.ndim(delta):
             return _map(lambda value: self.epsilon(float(value), method, **options), delta)
         pairs = self._pairs()
-        method = self._resolve(method, pairs)
-        reason = self._no_guarantee(pairs)
-        if reason:
-            return PrivacyGuarantee(math.inf, delta, method, self.neighbouring, "epsilon",
-                                    (math.inf, math.inf, math.inf), True, reason)
-        interval = _accountant(method).epsilon(pairs, delta, **options)
+        mu = _gaussians_alone(pairs, method, options)
+        interval = _gaussian_epsilon(mu, delta) if mu is not None else None
+        if interval is not None:
+            method = "exact"
+        else:
+            method = self._resolve(method, pairs)
+            reason = self._no_guarantee(pairs)
+            if reason:
+                return PrivacyGuarantee(math.inf, delta, method, self.neighbouring, "epsilon",
+                                        (math.inf, math.inf, math.inf), True, reason)
+            interval = _accountant(method).epsilon(pairs, delta, **options)
         values = (float(interval.lower), float(interval.estimate), float(interval.upper))
         return PrivacyGuarantee(values[2], delta, method, self.neighbouring, "epsilon", values,
                                 interval.certified, interval.note)
@@ -310,14 +317,20 @@ class PrivacyLedger:
         if np.ndim(epsilon):
             return _map(lambda value: self.delta(float(value), method, **options), epsilon)
         pairs = self._pairs()
-        method = self._resolve(method, pairs)
-        reason = self._no_guarantee(pairs)
-        if reason:
-            return PrivacyGuarantee(epsilon, 1.0, method, self.neighbouring, "delta", (1.0, 1.0, 1.0), True, reason,
-                                    0.0)
-        accountant = _accountant(method)
-        if hasattr(accountant, "log_delta_interval"):
-            logs = accountant.log_delta_interval(pairs, epsilon, **options)
+        mu = _gaussians_alone(pairs, method, options)
+        logs = _gaussian_log_delta_interval(mu, epsilon) if mu is not None else None
+        if logs is not None:
+            method = "exact"
+        else:
+            method = self._resolve(method, pairs)
+            reason = self._no_guarantee(pairs)
+            if reason:
+                return PrivacyGuarantee(epsilon, 1.0, method, self.neighbouring, "delta", (1.0, 1.0, 1.0), True,
+                                        reason, 0.0)
+            accountant = _accountant(method)
+            if hasattr(accountant, "log_delta_interval"):
+                logs = accountant.log_delta_interval(pairs, epsilon, **options)
+        if logs is not None:
             log_lower, log_estimate, log_upper = logs[:3]
             upper = _delta_from_log(log_upper)
             lower = min(_delta_from_log_lower(log_lower), upper)
@@ -504,6 +517,119 @@ class PrivacyLedger:
             raise ValueError(f"event must be a dp_accounting DpEvent (got {type(event).__name__})")
         add(event, 1)
         return ledger
+
+
+# The all-Gaussian fast path. For a ledger of Gaussians alone, exact.epsilon and exact.log_delta_interval
+# build one profile per side holding a single atom (loss 0, log-probability 0, nothing at +∞) around the
+# composed μ (exact.composed_mu), and spend their time in numpy calls on one-element arrays. The functions
+# below take the same steps on floats: _GaussianProfile.evaluate applies exact._Profile.evaluate's
+# operations to that one atom, through gaussian._log_delta_bounds_scalar, which gaussian._log_delta_bounds
+# itself uses for one entry, and the searches are exact._search and exact._lower_start themselves. The
+# guarantee is the general path's to the last bit (tests/dpmech/test_ledger.py compares the two); anything
+# outside the ordinary (μ not finite, a search end past 1e300, a negative loss argument) goes the general way.
+_GAUSSIAN_MARGIN = []  # [log margin of exact's profiles of Gaussians alone, or None], filled on first use
+
+
+def _gaussian_margin():
+    """exact's log margin for Gaussians alone, read off its own profiles once; None if they are not one atom at 0."""
+    if not _GAUSSIAN_MARGIN:
+        upper, lower = exact._profiles([(GaussianEvent(1.0), 1)])
+        single = all(
+            profile.loss.tolist() == [0.0] and profile.log_p.tolist() == [0.0] and profile.log_infinite == -math.inf
+            for profile in (upper, lower)
+        )
+        margin = upper.log_margin
+        _GAUSSIAN_MARGIN.append(margin if single and margin > 0.0 and lower.log_margin == -margin else None)
+    return _GAUSSIAN_MARGIN[0]
+
+
+def _gaussians_alone(pairs, method, options):
+    """The composed μ when the fast path applies (method auto or exact, no options, Gaussians alone), else None."""
+    if options or not pairs or not (method == "auto" or method == "exact"):
+        return None
+    if not all(isinstance(event, GaussianEvent) for event, _ in pairs):
+        return None
+    mu = exact.composed_mu(pairs)
+    return mu if 0.0 < mu < math.inf and _gaussian_margin() is not None else None
+
+
+def _single_log_sum_exp(value: float) -> float:
+    """exact._log_sum_exp of one term: the term itself (peak + log(e^0 + e^-inf) = peak + 0.0)."""
+    return value if math.isinf(value) else value + 0.0
+
+
+class _GaussianProfile:
+    """exact._Profile of Gaussians alone (loss [0.0], log_p [0.0], log_infinite −inf), evaluated on floats."""
+
+    log_infinite = -math.inf
+
+    def __init__(self, mu: float, log_margin: float):
+        self.mu, self.log_margin = mu, log_margin
+        self.loss, self.log_p = np.zeros(1), np.zeros(1)
+
+    def _general(self):
+        return exact._Profile(self.mu, self.loss, self.log_p, -math.inf, self.log_margin)
+
+    def log_delta(self, epsilon: float, evaluated: bool = False):
+        """The first half of :meth:`evaluate`; None where only the general profile decides."""
+        t = epsilon - 0.0
+        bounds = _log_delta_bounds_scalar(t, self.mu) if t >= 0.0 else None
+        if bounds is None:
+            return None
+        evaluation, lower, upper = bounds
+        if evaluated:
+            gaussian = -math.inf if math.isnan(evaluation) else min(evaluation, 0.0)
+        elif self.log_margin > 0.0:
+            gaussian = upper
+        else:
+            gaussian = lower
+        if self.log_margin > 0.0 and not evaluated:
+            if math.isnan(gaussian) or gaussian == -math.inf:
+                gaussian = float(special.log_ndtr(0.5 * self.mu - t / self.mu))
+        elif math.isnan(gaussian):
+            gaussian = -math.inf
+        return _single_log_sum_exp(0.0 + gaussian)
+
+    def evaluate(self, epsilon: float, evaluated: bool = False):
+        log_delta = self.log_delta(epsilon, evaluated)
+        if log_delta is None:
+            return self._general().evaluate(epsilon, evaluated)
+        t = epsilon - 0.0
+        log_slope = _single_log_sum_exp(0.0 + t + float(special.log_ndtr(-0.5 * self.mu - t / self.mu)))
+        slope = -math.exp(min(log_slope - log_delta, 700.0)) if log_delta > -math.inf else -math.inf
+        return log_delta, slope
+
+
+def _gaussian_epsilon(mu: float, delta: float):
+    """exact.epsilon for Gaussians alone with composed μ (finite, > 0), step by step; None to take the general path."""
+    log_target = math.log(delta)
+    margin = _gaussian_margin()
+    upper_profile, lower_profile = _GaussianProfile(mu, margin), _GaussianProfile(mu, -margin)
+    # Nothing sits at +∞, so exact's first test (P[L = ∞] + margin >= δ) fails; the mean finite loss is 0.
+    z = max(-float(special.ndtri(min(math.exp(log_target), 0.5))), 0.0)
+    start = max(0.5 * mu * mu + z * mu + 0.0, 1e-3)
+    if start > exact._LARGEST_SEARCHED:
+        return None
+    upper, near, far = exact._search(upper_profile, log_target, True, start)
+    if math.isinf(upper):
+        return None
+    near = near if near > 0.0 else far
+    start, first = exact._lower_start(lower_profile, log_target, near) if math.isfinite(near) else (near, None)
+    lower = exact._search(lower_profile, log_target, False, start, far, first)[0]
+    lower = min(lower, upper)
+    return exact.Interval(lower, 0.5 * (lower + upper), upper, True, "")
+
+
+def _gaussian_log_delta_interval(mu: float, epsilon: float):
+    """exact.log_delta_interval for Gaussians alone with composed μ (finite, > 0); None to take the general path."""
+    margin = _gaussian_margin()
+    upper_profile, lower_profile = _GaussianProfile(mu, margin), _GaussianProfile(mu, -margin)
+    values = (lower_profile.log_delta(epsilon), upper_profile.log_delta(epsilon),
+              upper_profile.log_delta(epsilon, evaluated=True))
+    if None in values:
+        return None
+    log_lower, log_upper = min(values[0] + lower_profile.log_margin, 0.0), min(values[1] + margin, 0.0)
+    return log_lower, min(max(values[2], log_lower), log_upper), log_upper
 
 
 def _restate(event, relation):
