@@ -82,10 +82,10 @@ def _certified_log_delta(sigma, rate, steps, epsilon, step):
 
 def test_dp_accounting_case_is_found_to_the_tolerance_asked():
     """Issue 28: q = 0.001, 25 steps, (1, 1e-5) gave 0.6119 at relative_tolerance 1e-9; dp_accounting's own test
-    has 3.20956502598 / 6 = 0.534927504 on a grid of 1e-3. On that grid the σ returned matches it to the 7 digits
-    that the two engines' different upper measures leave, is certified, and σ/(1 + 1e-9) is shown not to be."""
+    has 3.20956502598 / 6 = 0.534927504 on a grid of 1e-3. On that grid the σ returned matches it to 1e-6 (the two
+    engines' upper measures differ, by 1.8e-8 here when written), is certified, and σ/(1 + 1e-9) is shown not to be."""
     sigma = poisson_subsampled_gaussian_sigma(0.001, 25, 1.0, 1e-5, discretization=1e-3, relative_tolerance=1e-9)
-    assert abs(sigma / (3.20956502598 / 6) - 1) < 1e-7
+    assert abs(sigma / (3.20956502598 / 6) - 1) < 1e-6
     assert sigma.certified_delta <= 1e-5
     assert math.exp(_certified_log_delta(sigma / (1 + 1e-9), 0.001, 25, 1.0, sigma.discretization)) > 1e-5
 
