@@ -34,13 +34,17 @@ has already restated every event under its own relation
 
 Certification: the interval's two ends are the engine's certified bounds
 (connect-the-dots upper measure, post-processing lower measure, FFT
-round-off bounded; see :mod:`dpmech.pld.accountant`), so ``certified`` is
-True. Options:
+round-off and aliasing bounded; see :mod:`dpmech.pld.accountant` and
+:mod:`dpmech.pld.composition`), so ``certified`` is True. The estimate is the
+connect-the-dots value itself (the upper end: what dp_accounting's
+pessimistic PLD reports), never a midpoint of the two ends. Options:
 
-* ``discretization``: the loss grid step (default :data:`DEFAULT_DISCRETIZATION`);
-  the interval's width shrinks about quadratically with it;
-* ``width``: refine the step until upper − lower is at most this (in ε for
-  ε(δ), in log δ for δ(ε)), starting from 1e-3 or ``discretization``;
+* ``discretization``: the loss grid step. By default the step is chosen from the query: a pilot
+  grid scaled to the composed loss, then steps refined until the interval is at most
+  max(1e-4·ε, min(1e-3, 1e-2·ε)) wide for ε(δ), 1e-3 in log δ for δ(ε)
+  (:func:`dpmech.pld.accountant.epsilon_goal`, ``log_delta_goal``); a given step is used as is;
+* ``width``: refine the step until upper − lower is at most this (in ε for ε(δ), in log δ for
+  δ(ε)), or raise a ValueError naming ``max_points`` when the grid that needs would exceed it;
 * ``max_points``: the guard on the grid size (default 2^23 points, about
   64 MB per array). When the grid a query needs would exceed it, the step
   is coarsened to one that fits, with a note, unless ``discretization`` was
@@ -72,7 +76,6 @@ from ..pld import accountant as engine
 from . import Interval
 from .exact import composed_mu
 
-DEFAULT_DISCRETIZATION = 1e-3
 UNSAMPLED = (GaussianEvent, LaplaceEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent)
 _MAX_COARSENINGS = 4
 
@@ -187,22 +190,22 @@ def engine_ledger(pairs):
 
 def _options(discretization, width, max_points):
     given = discretization is not None
-    step = DEFAULT_DISCRETIZATION if discretization is None else check.positive("discretization", discretization)
+    step = None if discretization is None else check.positive("discretization", discretization)
     if width is not None:
         width = check.positive("width", width)
     max_points = check.integer_scalar("max_points", max_points, 16)
     return step, given, width, max_points
 
 
-def _answer(entries, query, target, tilt_at, discretization, width, max_points):
+def _answer(entries, query, target, tilt_at, discretization, width, max_points, goal):
     """The engine's certified answer, coarsening the step (with a note) when the grid would be too large."""
     step, given, width, max_points = _options(discretization, width, max_points)
     note = ""
     for _ in range(_MAX_COARSENINGS):
         try:
-            return engine.refine(entries, query, target, width, step, max_points, tilt_at), note
+            return engine.refine(entries, query, target, width, step, max_points, tilt_at, goal), note
         except engine.GridTooLarge as error:
-            if given:
+            if given or width is not None:
                 raise ValueError(f"max_points: {error}") from None
             step = error.suggested * 1.25
             note = (f"discretization coarsened to {step:.3g} to stay within max_points = {max_points} grid points"
@@ -220,18 +223,17 @@ def epsilon(pairs, delta: float, discretization=None, width=None, max_points=eng
     if not entries:
         return Interval(0.0, 0.0, 0.0, True)
     answer, note = _answer(entries, lambda loss, d: loss.epsilon(d), delta, {"delta": delta},
-                           discretization, width, max_points)
+                           discretization, width, max_points, engine.epsilon_goal)
     lower, upper = float(answer.lower), float(answer.upper)
     if math.isinf(upper):
         reason = ("the events' probability of unbounded privacy loss is at least delta" if math.isinf(lower) else
                   "the upper measure's mass at +inf (unbounded loss and cut tails) is at least delta")
         note = "; ".join(filter(None, [note, reason]))
-    estimate = 0.5 * (lower + upper) if math.isfinite(upper) else upper
-    return Interval(lower, estimate, upper, True, note)
+    return Interval(lower, upper, upper, True, note)
 
 
 def log_delta_interval(pairs, epsilon: float, discretization=None, width=None, max_points=engine.MAX_POINTS):
-    """Certified interval of log δ(ε), as an :class:`Interval` of logarithms (estimate: their midpoint)."""
+    """Certified interval of log δ(ε), as an :class:`Interval` of logarithms (estimate: the connect-the-dots value)."""
     epsilon = check.non_negative("epsilon", epsilon)
     try:
         entries = engine_ledger(pairs)
@@ -240,10 +242,9 @@ def log_delta_interval(pairs, epsilon: float, discretization=None, width=None, m
     if not entries:
         return Interval(-math.inf, -math.inf, -math.inf, True)
     answer, note = _answer(entries, lambda loss, e: loss.log_delta(e), epsilon, {"epsilon": epsilon},
-                           discretization, width, max_points)
+                           discretization, width, max_points, engine.log_delta_goal)
     lower, upper = min(float(answer.lower), 0.0), min(float(answer.upper), 0.0)
-    estimate = 0.5 * (lower + upper) if math.isfinite(lower) else upper
-    return Interval(lower, estimate, upper, True, note)
+    return Interval(lower, upper, upper, True, note)
 
 
 def delta(pairs, epsilon: float, discretization=None, width=None, max_points=engine.MAX_POINTS) -> Interval:

@@ -4,8 +4,11 @@
   generic (ε, δ)) described by the law of their privacy loss;
 * :mod:`.subsampling`: Poisson sampling and sampling without replacement as mixture pairs;
 * :mod:`.discretization`: upper (connect-the-dots) and lower (rounded-down) grid measures;
-* :mod:`.distribution`: tilted grid measures, FFT composition with a round-off bound;
-* :mod:`.accountant`: δ(ε), log δ(ε) and ε(δ) as certified intervals, with guards;
+* :mod:`.distribution`: tilted grid measures and their δ(ε), ε(δ) queries;
+* :mod:`.composition`: a whole ledger composed by one FFT (products of powers of characteristic
+  functions), with proven round-off, aliasing and tail bounds: the cost does not grow with the counts;
+* :mod:`.accountant`: δ(ε), log δ(ε) and ε(δ) as certified intervals on a grid chosen from the
+  query and refined until the interval is as narrow as asked, with guards;
 * :mod:`.calibration`: the smallest noise parameter whose certified upper δ meets a target,
   for engine ledgers, :class:`dpmech.PrivacyLedger` templates and DP-SGD.
 

@@ -11,8 +11,15 @@ of neighbours is fixed for the whole composition; Zhu, Dong & Wang 2022, Sec. 3)
 The answer to every query is an :class:`Interval` proven to contain the exact value
 for the composed dominating pairs, under the accuracy premise of
 :mod:`dpmech.pld.pairs` (see :mod:`dpmech.pld.discretization` for the discretisation,
-:mod:`dpmech.pld.distribution` for the floating-point error of the FFT and the tilt).
+:mod:`dpmech.pld.composition` for the floating-point error of the FFT, the aliasing of
+its cyclic grid and the tails, :mod:`dpmech.pld.distribution` for the tilt).
 The upper end is the one to report as a privacy guarantee.
+
+The grid. Both ends' errors are second order in the step h and grow about linearly with
+the number of compositions, so no fixed step serves every query. Without a step, a query
+starts on a pilot grid of :data:`PILOT_POINTS` points scaled to the composed law and
+refines the step until the interval is as narrow as asked (:func:`refine`); the answers
+of successive grids are intersected, so the interval never widens.
 
 Guards: the grid size is estimated from a coarse sketch of each law before anything
 large is allocated; a composition whose grid would exceed ``max_points`` raises
@@ -29,14 +36,19 @@ import numpy as np
 
 from .. import validation as check
 from . import discretization as grid
+from . import composition
 from .distribution import TAIL
 from .pairs import Pair, reverse
 
 DEFAULT_DISCRETIZATION = 1e-4
+# The pilot grid of a query without a step: small enough to cost little, fine enough to aim from.
+PILOT_POINTS = 1 << 13
+_REFINEMENTS = 6
 MAX_POINTS = 1 << 23
 _TAIL_SIGMAS = 14.0  # a tilted tail of 1e-40 is about 13.2 standard deviations out
 _TILTS = np.concatenate([[0.0], np.geomspace(1e-3, 1e3, 121)])
 _TILT_SLACK = 0.01
+_TILT_NATS = 3.0
 
 
 class GridTooLarge(ValueError):
@@ -102,7 +114,14 @@ def _choose_tilt(total, log_delta):
     best = float(objective.min())
     if not math.isfinite(best):
         return float(_TILTS[int(np.argmin(objective))])
-    return float(_TILTS[int(np.argmax(objective <= best + _TILT_SLACK))])
+    steep = float(_TILTS[int(np.argmax(objective <= best + _TILT_SLACK))])
+    # A milder tilt suffices where its Chernoff bound on log δ is within _TILT_NATS of the best one (the
+    # bulk still carries about e^-_TILT_NATS of the tilted mass above ε), and a steep tilt of a heavy-tailed
+    # loss (a subsampled mechanism's) widens the composed window. It stays at least min(steep, 1): the
+    # round-off added to every entry weighs about noise / (λh) against δ, so λ must not approach 0.
+    within = objective <= best + np.maximum(_TILT_SLACK, _TILT_NATS / np.maximum(_TILTS, 1e-300))
+    mild = float(_TILTS[int(np.argmax(within & (_TILTS >= min(steep, 1.0))))])
+    return min(mild, steep)
 
 
 def _estimated_points(sketches, counts, tilt, step):
@@ -121,23 +140,17 @@ def _estimated_points(sketches, counts, tilt, step):
     return 2.0 * (2 * _TAIL_SIGMAS * math.sqrt(variance) + 2 * widest) / step + 3
 
 
-class ComposedLoss:
-    """The upper and lower grid measures of a ledger in both directions, for one tilt and step."""
+class _Plan:
+    """What a ledger's grids share whatever their step: its directions, sketches, counts and tilts."""
 
-    def __init__(self, ledger, discretization=DEFAULT_DISCRETIZATION, *, epsilon=None, delta=None,
-                 max_points=MAX_POINTS, lower=True):
-        self.step = float(check.positive("discretization", discretization))
-        # Without the lower end (``lower=False``) every lower bound reported is the trivial 0.
-        self.with_lower = check.boolean("lower", lower)
-        max_points = check.integer_scalar("max_points", max_points, 16)
+    def __init__(self, ledger, epsilon=None, delta=None):
         entries = _ledger(ledger)
-        counts = [count for _, count in entries]
-        self.directions = []
-        directions = [[pair_directions[0] for pair_directions, _ in entries]]
-        if not all(pair.symmetric for pair in directions[0]):
-            directions.append([pair_directions[1] for pair_directions, _ in entries])
-        all_sketches = [[grid.coarse_law(pair) for pair in pairs] for pairs in directions]
-        totals = [_total_log_mgf(sketches, counts) for sketches in all_sketches]
+        self.counts = [count for _, count in entries]
+        self.directions = [[pair_directions[0] for pair_directions, _ in entries]]
+        if not all(pair.symmetric for pair in self.directions[0]):
+            self.directions.append([pair_directions[1] for pair_directions, _ in entries])
+        self.sketches = [[grid.coarse_law(pair) for pair in pairs] for pairs in self.directions]
+        totals = [_total_log_mgf(sketches, self.counts) for sketches in self.sketches]
         if epsilon is not None:
             # Tilt both directions for the δ the answer will be, the larger direction's Chernoff bound at ε:
             # a direction whose own δ(ε) is far smaller (a bounded loss just above ε) would otherwise get a
@@ -145,18 +158,42 @@ class ComposedLoss:
             log_target = min(0.0, max(_chernoff_log_delta(total, epsilon) for total in totals))
         else:
             log_target = math.log(delta if delta is not None else 1e-5)
-        for pairs, sketches, total in zip(directions, all_sketches, totals):
-            tilt = _choose_tilt(total, log_target)
-            points = _estimated_points(sketches, counts, tilt, self.step)
-            if points > max_points:
-                suggested = self.step * points / max_points
-                raise GridTooLarge(
-                    f"discretization {self.step:g} needs about {points:.3g} grid points (limit max_points = "
-                    f"{max_points}); use a discretization of at least {suggested:.3g}",
-                    suggested,
-                )
-            upper = lower = None
-            for pair, sketch, count in zip(pairs, sketches, counts):
+        self.tilts = [_choose_tilt(total, log_target) for total in totals]
+        # Grid points per unit step of the widest direction: points(h) is about span / h.
+        self.span = max(_estimated_points(sketches, self.counts, tilt, 1.0) - 3
+                        for sketches, tilt in zip(self.sketches, self.tilts))
+
+    def pilot_step(self):
+        """A step whose composed grid has about :data:`PILOT_POINTS` points."""
+        return self.span / PILOT_POINTS
+
+
+class ComposedLoss:
+    """The upper and lower grid measures of a ledger in both directions, for one tilt and step.
+
+    Every entry's single-step measures are discretised on their own window, then the whole
+    ledger is composed by one FFT (:mod:`.composition`): the cost does not grow with the counts.
+    """
+
+    def __init__(self, ledger, discretization=DEFAULT_DISCRETIZATION, *, epsilon=None, delta=None,
+                 max_points=MAX_POINTS, lower=True, plan=None):
+        self.step = float(check.positive("discretization", discretization))
+        # Without the lower end (``lower=False``) every lower bound reported is the trivial 0.
+        self.with_lower = check.boolean("lower", lower)
+        max_points = check.integer_scalar("max_points", max_points, 16)
+        plan = _Plan(ledger, epsilon, delta) if plan is None else plan
+        counts = plan.counts
+        points = plan.span / self.step + 3
+        if points > max_points:
+            raise GridTooLarge(
+                f"discretization {self.step:g} needs about {points:.3g} grid points (limit max_points = "
+                f"{max_points}); use a discretization of at least {plan.span / max_points:.3g}",
+                plan.span / max_points,
+            )
+        self.uppers, self._lowers = [], []
+        for pairs, sketches, tilt in zip(plan.directions, plan.sketches, plan.tilts):
+            uppers, lowers = [], []
+            for pair, sketch in zip(pairs, sketches):
                 low, high = grid.window(sketch, tilt, TAIL)
                 first = math.floor(low / self.step) - 1
                 last = math.ceil(high / self.step) + 1
@@ -167,27 +204,54 @@ class ComposedLoss:
                         self.step * (last - first) * 2 / max_points,
                     )
                 single_upper, single_lower = grid.discretize(pair, self.step, tilt, first, last)
-                single_upper = single_upper.power(count)
-                upper = single_upper if upper is None else upper.compose(single_upper)
-                if self.with_lower:
-                    single_lower = single_lower.power(count)
-                    lower = single_lower if lower is None else lower.compose(single_lower)
-            self.directions.append((upper, lower))
+                uppers.append(single_upper)
+                lowers.append(single_lower)
+            if counts == [1]:  # one event once: nothing to compose
+                self.uppers.append(uppers[0])
+                self._lowers.append(lowers[0])
+                continue
+            cumulant = composition.Cumulant(uppers, counts)
+            first, size = composition.window(uppers, counts, cumulant)
+            if size > max_points:
+                suggested = self.step * size / max_points
+                raise GridTooLarge(
+                    f"discretization {self.step:g} needs {size} grid points (limit max_points = {max_points}); "
+                    f"use a discretization of at least {suggested:.3g}",
+                    suggested,
+                )
+            self.uppers.append(composition.compose(uppers, counts, first, size, cumulant))
+            self._lowers.append((lowers, counts))
+
+    def lower(self, index):
+        """The lower :class:`~.distribution.BucketedPair` of direction ``index``, composed when first asked for:
+        a direction whose upper answer is below another's lower answer never needs its own."""
+        lower = self._lowers[index]
+        if isinstance(lower, tuple):
+            lower = self._lowers[index] = composition.compose_lower(*lower)
+        return lower
+
+    def _ends(self, upper_answer, lower_answer):
+        """(lower, upper) ends over the directions: the larger of each; a direction's lower is composed only
+        when its upper end exceeds the largest lower end so far (its own lower end is below its upper)."""
+        uppers = [upper_answer(up) for up in self.uppers]
+        if not self.with_lower:
+            return None, max(uppers)
+        best = -math.inf
+        for index in sorted(range(len(uppers)), key=lambda i: -uppers[i]):
+            if uppers[index] <= best:
+                break
+            best = max(best, lower_answer(self.lower(index)))
+        return best, max(uppers)
 
     def log_delta(self, epsilon):
         """Interval of log δ(ε) (the larger direction), vectorised over ε >= 0."""
         values = check.non_negative("epsilon", epsilon)
-        flat = np.atleast_1d(values).ravel()
-        lower = np.array([max(self._lower_log_delta(low, e) for _, low in self.directions) for e in flat])
-        upper = np.array([max(up.log_delta(e) for up, _ in self.directions) for e in flat])
+        ends = [self._ends(lambda up: up.log_delta(e), lambda low: low.log_delta(e))
+                for e in np.atleast_1d(values).ravel().tolist()]
+        lower = np.array([-math.inf if low is None else low for low, _ in ends])
+        upper = np.array([up for _, up in ends])
         shape = np.shape(values)
         return Interval(check.scalar_or_array(lower.reshape(shape)), check.scalar_or_array(upper.reshape(shape)))
-
-    def _lower_log_delta(self, lower, epsilon):
-        return lower.log_delta(epsilon) if self.with_lower else -math.inf
-
-    def _lower_epsilon(self, lower, log_target):
-        return lower.epsilon(log_target) if self.with_lower else 0.0
 
     def delta(self, epsilon):
         """Interval of δ(ε); a positive lower end that underflows is returned as the smallest subnormal."""
@@ -201,56 +265,113 @@ class ComposedLoss:
     def epsilon(self, delta):
         """Interval of the smallest ε >= 0 with δ(ε) <= delta, vectorised over delta ∈ (0, 1)."""
         values = check.open_unit_interval("delta", delta)
-        flat = np.log(np.atleast_1d(values).ravel())
-        lower = np.array([max(self._lower_epsilon(low, t) for _, low in self.directions) for t in flat])
-        upper = np.array([max(up.epsilon(t) for up, _ in self.directions) for t in flat])
+        ends = [self._ends(lambda up: up.epsilon(t), lambda low: low.epsilon(t))
+                for t in np.log(np.atleast_1d(values).ravel()).tolist()]
+        lower = np.array([0.0 if low is None else max(low, 0.0) for low, _ in ends])
+        upper = np.array([up for _, up in ends])
         shape = np.shape(values)
         return Interval(check.scalar_or_array(lower.reshape(shape)), check.scalar_or_array(upper.reshape(shape)))
 
 
-def refine(ledger, query, target, width, discretization, max_points, tilt_at):
-    """``query(loss, target)`` on the ComposedLoss at ``discretization`` (default :data:`DEFAULT_DISCRETIZATION`),
-    or, with ``width``, from a step of 1e-3 refined until every answer's upper − lower is at most ``width``.
+def _intersection(first, second):
+    """Both intervals certified, so their intersection is: refinement never widens the answer."""
+    if first is None:
+        return second
+    return Interval(check.scalar_or_array(np.maximum(first.lower, second.lower)),
+                    check.scalar_or_array(np.minimum(first.upper, second.upper)))
 
-    ``tilt_at`` names the ε or δ (``{"epsilon": e}`` or ``{"delta": d}``) the grid is tilted towards."""
+
+def epsilon_goal(answer):
+    """The default width of ε(δ): max(1e-4·ε, min(1e-3, 1e-2·ε)), ε the upper end (relative at both ends)."""
+    upper = np.asarray(answer.upper, dtype=float)
+    return np.maximum(1e-4 * upper, np.minimum(1e-3, 1e-2 * upper))
+
+
+def log_delta_goal(answer):
+    """The default width of log δ(ε): 1e-3, δ to about 0.1 % however small it is."""
+    return np.full(np.shape(answer.upper), 1e-3)
+
+
+def delta_goal(answer):
+    """The default width of δ(ε): 1e-3 of its upper end."""
+    return 1e-3 * np.asarray(answer.upper, dtype=float)
+
+
+def refine(ledger, query, target, width, discretization, max_points, tilt_at, goal=epsilon_goal):
+    """``query(loss, target)``: at ``discretization`` when it is given without ``width``; otherwise on grids
+    refined until every answer's upper − lower is at most ``width`` (or, without it, ``goal(answer)``).
+
+    Without a step the first grid is a pilot of about :data:`PILOT_POINTS` points scaled to the composed
+    law, so the step is relative to the loss asked about rather than absolute. Both ends' errors are
+    second order in the step for continuous laws (the width quarters when the step halves): each next
+    step aims by the square root, and the answers are intersected, so the width never grows. With
+    ``width``, a step whose grid would exceed ``max_points`` raises a ValueError naming the limit
+    before any work; without it the last answer is returned. ``tilt_at`` names the ε or δ
+    (``{"epsilon": e}`` or ``{"delta": d}``) the grid is tilted towards.
+    """
+    if width is not None:
+        width = check.positive("width", width)
+    plan = _Plan(ledger, **tilt_at)
+    if width is None and discretization is not None:
+        return query(ComposedLoss(ledger, discretization, max_points=max_points, plan=plan), target)
+    step = plan.pilot_step() if discretization is None else check.positive("discretization", discretization)
+    best = None
+    for _ in range(_REFINEMENTS):
+        best = _intersection(best, query(ComposedLoss(ledger, step, max_points=max_points, plan=plan), target))
+        achieved = np.asarray(best.upper, dtype=float) - np.asarray(best.lower, dtype=float)
+        wanted = np.full(achieved.shape, width) if width is not None else goal(best)
+        open_ = np.isfinite(achieved) & (achieved > wanted)
+        if not np.any(open_):
+            return best
+        factor = float(np.min(np.sqrt(wanted[open_] / achieved[open_])))
+        finer = step * max(0.1, min(0.7, 0.85 * factor))
+        smallest = plan.span / (max_points - 3)
+        if finer < smallest:
+            if width is None:
+                return best
+            reachable = float(np.max(achieved)) * (smallest / step) ** 2
+            raise ValueError(
+                f"width {width:g} needs a discretization of about {finer:.3g}, whose grid exceeds max_points = "
+                f"{max_points}; the narrowest width within it is about {reachable:.3g} (raise max_points or "
+                "ask for a wider interval)"
+            )
+        step = finer
     if width is None:
-        step = DEFAULT_DISCRETIZATION if discretization is None else discretization
-        return query(ComposedLoss(ledger, step, max_points=max_points, **tilt_at), target)
-    width = check.positive("width", width)
-    step = 1e-3 if discretization is None else check.positive("discretization", discretization)
-    for _ in range(8):
-        answer = query(ComposedLoss(ledger, step, max_points=max_points, **tilt_at), target)
-        achieved = float(np.max(np.asarray(answer.upper) - np.asarray(answer.lower)))
-        if achieved <= width:
-            return answer
-        # Both ends' errors are second order in the step for continuous laws (the width quarters when the
-        # step halves), at worst first order for atoms that straddle cells: aim by the square root.
-        step *= max(0.1, min(0.9, 0.9 * math.sqrt(width / achieved)))
+        return best
     raise ValueError(f"width {width:g} was not reached by discretization {step:g}; ask for a wider interval")
 
 
 def delta(ledger, epsilon, discretization=None, *, width=None, max_points=MAX_POINTS):
     """Certified Interval of δ(ε) for the composed ledger, vectorised over ε.
 
-    With ``width`` the step is refined until upper − lower <= width (for every ε).
+    With ``width`` the step is refined until upper − lower <= width (for every ε); with neither it is
+    refined until the width is 1e-3 of δ (:func:`delta_goal`).
     """
     eps = check.non_negative("epsilon", epsilon)
     tilt_at = {"epsilon": float(np.median(eps))}
-    return refine(ledger, lambda loss, e: loss.delta(e), eps, width, discretization, max_points, tilt_at)
+    return refine(ledger, lambda loss, e: loss.delta(e), eps, width, discretization, max_points, tilt_at,
+                  delta_goal)
 
 
 def log_delta(ledger, epsilon, discretization=None, *, width=None, max_points=MAX_POINTS):
     """Certified Interval of log δ(ε): carries a δ far below the smallest double.
 
-    With ``width`` the step is refined until upper − lower <= width in log δ (a relative width in δ).
+    With ``width`` the step is refined until upper − lower <= width in log δ (a relative width in δ);
+    with neither, until :func:`log_delta_goal`.
     """
     eps = check.non_negative("epsilon", epsilon)
     tilt_at = {"epsilon": float(np.median(eps))}
-    return refine(ledger, lambda loss, e: loss.log_delta(e), eps, width, discretization, max_points, tilt_at)
+    return refine(ledger, lambda loss, e: loss.log_delta(e), eps, width, discretization, max_points, tilt_at,
+                  log_delta_goal)
 
 
 def epsilon(ledger, delta, discretization=None, *, width=None, max_points=MAX_POINTS):
-    """Certified Interval of ε(δ) for the composed ledger, vectorised over δ ∈ (0, 1)."""
+    """Certified Interval of ε(δ) for the composed ledger, vectorised over δ ∈ (0, 1).
+
+    With neither ``discretization`` nor ``width`` the step is refined until the width is at most
+    max(1e-4·ε, min(1e-3, 1e-2·ε)) (:func:`epsilon_goal`) or the grid reaches ``max_points``.
+    """
     target = check.open_unit_interval("delta", delta)
     tilt_at = {"delta": float(np.exp(np.median(np.log(target))))}
-    return refine(ledger, lambda loss, d: loss.epsilon(d), target, width, discretization, max_points, tilt_at)
+    return refine(ledger, lambda loss, d: loss.epsilon(d), target, width, discretization, max_points, tilt_at,
+                  epsilon_goal)

@@ -64,32 +64,6 @@ def _gamma(k):
     return k * UNIT_ROUNDOFF / (1.0 - k * UNIT_ROUNDOFF)
 
 
-def convolution_error_bound(n, norm1_a, norm2_a, norm1_b, norm2_b):
-    """Bound on max |computed − exact| of an FFT convolution of length n (see the module docstring)."""
-    levels = max(1, math.ceil(math.log2(n)))
-    twiddle = 4 * UNIT_ROUNDOFF
-    eta = twiddle + _gamma(4) * (math.sqrt(2.0) + twiddle)
-    epsilon_n = levels * eta / (1.0 - levels * eta)
-    b_bound = norm1_b + epsilon_n * math.sqrt(n) * norm2_b
-    bound = (epsilon_n * (2 * norm1_a * norm2_b + norm2_a * b_bound) + _gamma(4) * norm2_a * b_bound) * (1 + epsilon_n)
-    return 2.0 * bound + UNIT_ROUNDOFF * norm1_a * norm1_b
-
-
-def _convolve(a, b):
-    """a * b by FFT when long, directly when short, and a bound on the absolute error of each entry."""
-    size = a.size + b.size - 1
-    norm1_a, norm1_b = float(a.sum()), float(b.sum())
-    norm2_a, norm2_b = math.sqrt(float(np.square(a).sum())), math.sqrt(float(np.square(b).sum()))
-    if min(a.size, b.size) <= 64:
-        # Each entry sums at most min(len) rounded products: γ_m Σ|a_i b_j| <= γ_m ‖a‖₂‖b‖₂.
-        return np.convolve(a, b), _gamma(min(a.size, b.size) + 1) * norm2_a * norm2_b
-    n = 1 << (size - 1).bit_length()
-    transform = np.fft.rfft(a, n)
-    product = transform * transform if b is a else transform * np.fft.rfft(b, n)
-    result = np.fft.irfft(product, n)[:size]
-    return result, convolution_error_bound(n, norm1_a, norm2_a, norm1_b, norm2_b)
-
-
 @dataclass(frozen=True)
 class GridMeasure:
     """Masses m_j = t_j·exp(s − λ·l_j) at l_j = (start + j)·h, plus ``infinity`` at +∞.
@@ -153,40 +127,9 @@ class GridMeasure:
             tilted = np.where(tilted < _TINY, 0.0, tilted * (1 - _SLACK))
         return cls(step, tilt, start, tilted, log_scale, float(infinity), upper, 0.0, tail_to_infinity)
 
-    # --- composition --------------------------------------------------------------------------
-
-    def compose(self, other, tail=TAIL):
-        """The convolution of two measures on the same grid, trimmed, on the safe side."""
-        composed = self.convolved(other)
-        return composed.cut(*composed.cut_points(tail))
-
-    def power(self, count, tail=TAIL):
-        """The ``count``-fold composition with itself, by repeated squaring."""
-        return power(self, count, tail)
-
-    def convolved(self, other):
-        """The convolution, normalised but not trimmed, with the FFT round-off on this side."""
-        if (self.step, self.tilt, self.upper) != (other.step, other.tilt, other.upper):
-            raise ValueError("only measures on the same grid, with the same tilt and side, compose")
-        tilted, error = _convolve(self.tilted, other.tilted)
-        noise = self.noise + other.noise + self.noise * other.noise * tilted.size + error
-        if self.upper:
-            tilted = tilted + error
-            infinity = min(1.0, (self.infinity + other.infinity) * (1 + _SLACK))
-        elif self.infinity == 0.0 and other.infinity == 0.0:
-            tilted = np.maximum(tilted - error, 0.0)
-            infinity = 0.0
-        else:
-            tilted = np.maximum(tilted - error, 0.0)
-            mass_self, mass_other = self.finite_mass(), other.finite_mass()
-            infinity = (self.infinity * (mass_other + other.infinity) + mass_self * other.infinity) * (1 - 4 * _SLACK)
-        return GridMeasure._normalised(
-            self.step, self.tilt, self.start + other.start, tilted, self.log_scale + other.log_scale, infinity,
-            self.upper, noise, self.tail_to_infinity,
-        )
-
     @staticmethod
     def _normalised(step, tilt, start, tilted, log_scale, infinity, upper, noise=0.0, tail_to_infinity=True):
+        """Entries rescaled to sum 1 (the scale kept in ``log_scale``), rounded to this side, no subnormals."""
         total = float(tilted.sum())
         if total <= 0.0:
             return GridMeasure(step, tilt, start, np.zeros(1), 0.0, infinity, upper, 0.0, tail_to_infinity)
@@ -197,75 +140,6 @@ class GridMeasure:
             tilted = np.where(tilted < _TINY, 0.0, tilted * (1 - _SLACK))
         return GridMeasure(
             step, tilt, start, tilted, log_scale + math.log(total), infinity, upper, noise / total, tail_to_infinity
-        )
-
-    def cut_points(self, tail):
-        """First and last index to keep: the tilted mass beyond each, above the round-off, is below ``tail``."""
-        signal = np.maximum(self.tilted - 2 * self.noise, 0.0)
-        cumulative = np.cumsum(signal)
-        size = self.tilted.size
-        if cumulative[-1] < 0.5:
-            return 0, size - 1  # round-off rivals the mass: no cut can be told from noise
-        # Each tail summed from its own end: 1 − 1e-40 is 1 in double precision.
-        from_top = np.cumsum(signal[::-1])[::-1]
-        low = min(int(np.searchsorted(cumulative, tail, side="right")), size - 1)
-        if self.upper:
-            # An upper measure moves the mass below the cut up to it (capped at 1, the exact measure's
-            # total: see cut()), where its tilted weight is far more than its own when the tilt is steep,
-            # and below the round-off its own cannot even be seen (a bounded loss had three quarters of
-            # its mass moved up to its top). Where the usual cut moves more than MOVED_TOLERANCE of the
-            # tilted weight (a relative error of about that in δ), cut where the moved weight is below ``tail``.
-            losses = self.losses
-            with np.errstate(divide="ignore"):
-                shifted = np.log(self.tilted[:low]) - self.tilt * losses[:low]
-            at_low = min(log_sum_exp(shifted) + self.log_scale, 0.0) + self.tilt * losses[low] - self.log_scale
-            if at_low > math.log(MOVED_TOLERANCE):
-                moved = np.full(low + 1, -np.inf)
-                moved[1:] = (np.minimum(np.logaddexp.accumulate(shifted) + self.log_scale, 0.0)
-                             + self.tilt * losses[1 : low + 1] - self.log_scale)
-                low = max(int(np.searchsorted(moved, math.log(tail), side="right")) - 1, 0)
-        beyond = np.flatnonzero(from_top > tail)
-        high = max(int(beyond[-1]) if beyond.size else size - 1, low)
-        # A short cut at the top saves little time and would send round-off to +∞ where a bounded loss ends.
-        if size - 1 - high < max(16, size // 8):
-            high = size - 1
-        if self.upper and self.tail_to_infinity and high < size - 1:
-            # What goes to +∞ counts in full in every δ; the round-off there, tiny in tilted terms,
-            # is not when the tilt is steep. Keep more of the top until what is sent is below
-            # 1e-300, or the window has grown by a quarter.
-            limit = min(size - 1, high + (high - low + 1) // 4)
-            log_top = self.log_masses(high + 1, limit + 1)
-            above = np.logaddexp.accumulate(log_top[::-1])[::-1]
-            beyond = float(log_sum_exp(self.log_masses(limit + 1))) if limit < size - 1 else -math.inf
-            above = np.logaddexp(above, beyond)
-            small = np.flatnonzero(above <= _LOG_NEGLIGIBLE)
-            high = high + int(small[0]) if small.size else limit
-        return low, high
-
-    def cut(self, low, high):
-        """Keep indices low..high. An upper measure moves the mass below up to the cut and the mass
-        above to +∞ (or down to the cut when ``tail_to_infinity`` is False, a merge that a bucketed
-        pair needs on both of its sides); a lower measure drops the mass below and moves the mass
-        above down to the cut."""
-        if low == 0 and high == self.tilted.size - 1:
-            return self
-        kept = self.tilted[low : high + 1].copy()
-        infinity = self.infinity
-        above = high < self.tilted.size - 1
-        if self.upper and low > 0:
-            # At most the exact measure's total mass, 1, sits below the cut: move it up to the cut.
-            moved = min(1.0, math.exp(min(float(log_sum_exp(self.log_masses(0, low))), 1.0)))
-            kept[0] += moved * math.exp(self.tilt * (self.start + low) * self.step - self.log_scale) * (1 + _SLACK)
-        if self.upper and above and self.tail_to_infinity:
-            moved = min(1.0, math.exp(min(float(log_sum_exp(self.log_masses(high + 1))), 1.0)))
-            infinity = min(1.0, (infinity + moved) * (1 + _SLACK))
-        elif above:
-            # Moving mass down to the cut shrinks its tilted weight by e^{−λ(l − l_cut)}.
-            weights = np.exp(-self.tilt * self.step * np.arange(1, self.tilted.size - high))
-            kept[-1] += float((self.tilted[high + 1 :] * weights).sum()) * ((1 + _SLACK) if self.upper else (1 - _SLACK))
-        return GridMeasure._normalised(
-            self.step, self.tilt, self.start + low, kept, self.log_scale, infinity, self.upper, self.noise,
-            self.tail_to_infinity,
         )
 
     # --- queries ------------------------------------------------------------------------------
@@ -340,18 +214,6 @@ def _search(log_delta, log_target, high, upper):
     return high if upper else low
 
 
-def power(measure, count, tail=TAIL):
-    """The ``count``-fold composition of anything with a ``compose(other, tail)``, by repeated squaring."""
-    result, square = None, measure
-    while True:
-        if count & 1:
-            result = square if result is None else result.compose(square, tail)
-        count >>= 1
-        if not count:
-            return result
-        square = square.compose(square, tail)
-
-
 @dataclass(frozen=True)
 class BucketedPair:
     r"""Lower bound by post-processing: the law of the rounded-down loss under P and under Q.
@@ -369,16 +231,6 @@ class BucketedPair:
 
     p: GridMeasure
     q: GridMeasure
-
-    def compose(self, other, tail=TAIL):
-        p, q = self.p.convolved(other.p), self.q.convolved(other.q)
-        low, high = p.cut_points(tail)
-        # q moves its mass below the cut up to it: cut no higher than q's own criterion allows.
-        low = min(low, q.cut_points(tail)[0])
-        return BucketedPair(p.cut(low, high), q.cut(low, high))
-
-    def power(self, count, tail=TAIL):
-        return power(self, count, tail)
 
     def log_delta(self, epsilon):
         """log of a lower bound of δ(ε) = Σ_r (p_r − e^ε q_r)_+ + P(L = +∞)."""
@@ -403,5 +255,15 @@ class BucketedPair:
         """A lower bound on the smallest ε >= 0 with δ(ε) <= e^log_target (inf if P(L = +∞) exceeds it)."""
         if self.p.infinity > 0 and math.log(self.p.infinity) > log_target:
             return math.inf
-        return _search(self.log_delta, log_target, float(self.p.losses[-1]) + self.p.step, upper=False)
+        return _search(self.log_delta, log_target, self.largest_loss(), upper=False)
+
+    def largest_loss(self):
+        """A loss above every cell's own, log(p_r/q_r): past it only P(L = +∞) is left of δ. A cell's label
+        is its rounded-down loss, and the composed labels drift below the losses by up to k·h, so the
+        top label is no bound."""
+        p, q = self.p, self.q
+        with np.errstate(invalid="ignore"):
+            losses = p.log_tilted - q.log_tilted + (p.log_scale - q.log_scale) + p.losses
+        losses = losses[np.isfinite(losses)]
+        return float(losses.max()) + 1.0 if losses.size else 0.0
 
