@@ -213,9 +213,11 @@ def _integrated(epsilon, mu, gamma, atoms, mu_r, sign, bits, floor):
     half_mu_squared = mu * mu / 2
     strip = arb.pi() / mu
 
+    def ratio(x):  # e^{L(x)}, the likelihood ratio dP/dQ
+        return 1 - gamma + gamma * (mu * x - half_mu_squared).exp()
+
     def loss(x, analytic=None):
-        inner = 1 - gamma + gamma * (mu * x - half_mu_squared).exp()
-        return inner.log() if analytic is None else inner.log(analytic=analytic)
+        return ratio(x).log() if analytic is None else ratio(x).log(analytic=analytic)
 
     def rest(t):  # δ_rest without its +∞ atom, at a real or complex t
         total = arb(0)
@@ -226,10 +228,11 @@ def _integrated(epsilon, mu, gamma, atoms, mu_r, sign, bits, floor):
     def integrand(x, analytic):
         if analytic and not abs(x.imag) < strip:
             return acb(arb.nan(), arb.nan())
-        value = loss(x, analytic)
-        density = (-x * x / 2).exp() / (2 * arb.pi()).sqrt()
+        inner = ratio(x)
+        value = inner.log(analytic=analytic)
+        density = (-x * x / 2).exp() / (2 * arb.pi()).sqrt()  # of Q; P's is density · e^{L}
         if sign > 0:
-            return density * value.exp() * rest(epsilon - value)
+            return density * inner * rest(epsilon - value)
         return density * rest(epsilon + value)
 
     def p_above(c):  # P(x > c) under the remove direction's P (mixture), or Q
