@@ -109,6 +109,7 @@ _ASYMPTOTIC_COEFFICIENTS = (0.5, 0.75, 1.875, 6.5625, 29.53125, 162.421875, 1055
 _UNIT_ROUNDOFF = 2.0**-53
 _LARGEST = float(np.finfo(float).max)
 _SMALLEST_NORMAL = float(np.finfo(float).tiny)
+_SUBNORMAL_BITS = 1074  # the subnormal doubles are the multiples of 2^-1074 below 2^-1022
 # μ = Δ·√k/σ from exact mantissas takes at most four roundings of a relative u each.
 _UPWARD = 1.0 + 8.0 * _UNIT_ROUNDOFF
 # Past |a| = 1e154, a²/2 >= 5e307 and log δ <= log ½ − a²/2 is reported as this bound.
@@ -183,28 +184,33 @@ def _short_log_bracket_scalar(x_a: float, h: float, log_h: float) -> float:
     return log_h + math.log(_TWO_OVER_SQRT_PI - (x_a * plain + h * tilted))
 
 
-def _fused_log_delta(a, x_a, x_b, upper_half):
-    """log δ where h > 0.1 and x_a < 25, from one erfcx pass over |x_a| and one over x_b (1-D arrays).
+def _fused_log_delta(a, x_a, x_b, upper_half, offset=0.0):
+    """log δ + offset where the plain difference serves (module docstring), from one erfcx pass over |x_a|
+    and one over x_b (1-D arrays; ``offset`` a float or an array like them).
 
-    a <= 0: log ½ − a²/2 + log[erfcx(x_a) − erfcx(x_b)]; a > 0: log(1 − ½e^{−a²/2}[erfcx(−x_a) + erfcx(x_b)]).
-    ``upper_half``: whether any a > 0 may occur. Overwrites all three arrays; returns ``a``, now log δ.
+    a <= 0: log ½ − x_a² + log[erfcx(x_a) − erfcx(x_b)] (x_a² = a²/2); a > 0:
+    log(1 − ½e^{−a²/2}[erfcx(−x_a) + erfcx(x_b)]). ``upper_half``: whether any a > 0 may occur.
+    Overwrites all three arrays; returns ``a``, now log δ + offset.
     """
     above = np.flatnonzero(a > 0.0) if upper_half else None
     if above is not None and above.size:
+        a_above = a[above]
         np.abs(x_a, out=x_a)
+    np.multiply(x_a, x_a, out=a)
     special.erfcx(x_a, out=x_a)
     special.erfcx(x_b, out=x_b)
     if above is not None and above.size:
-        a_above = a[above]
         upper_values = np.log1p(-(0.5 * np.exp(-0.5 * a_above * a_above) * (x_a[above] + x_b[above])))
     np.subtract(x_a, x_b, out=x_a)
     np.log(x_a, out=x_a)
-    np.multiply(a, a, out=a)
-    np.multiply(a, 0.5, out=a)
-    np.subtract(_LOG_HALF, a, out=a)
-    np.add(a, x_a, out=a)
+    if np.ndim(offset):
+        np.subtract(_LOG_HALF, a, out=a)
+        a += offset
+    else:
+        np.subtract(_LOG_HALF + offset, a, out=a)
+    a += x_a
     if above is not None and above.size:
-        a[above] = upper_values
+        a[above] = upper_values + (offset[above] if np.ndim(offset) else offset)
     return a
 
 
@@ -360,13 +366,15 @@ def _log_delta_upper_shared_mu(epsilon, mu: float):
             far = np.flatnonzero(x_a >= _ASYMPTOTIC_FROM)
             a_far, x_far = a[far], x_a[far]
             far_values = _LOG_HALF - 0.5 * np.square(a_far) + _far_log_bracket(
-                x_far, x_far + h, math.log(mu) - _HALF_LOG_2)
-        log_delta = _fused_log_delta(a, x_a, np.add(x_a, h), a_high > 0.0)
+                x_far, x_far + h, math.log(mu) - _HALF_LOG_2) + (error[far] if np.ndim(error) else error)
+        upper = _fused_log_delta(a, x_a, np.add(x_a, h), a_high > 0.0, error)
         if far is not None:
-            log_delta[far] = far_values
-        np.add(log_delta, error, out=log_delta)
-        # fmin: a NaN (none is expected here) becomes the bound log δ <= 0, as in _log_delta_bounds.
-        return np.fmin(log_delta, 0.0, out=log_delta)
+            upper[far] = far_values
+        # log δ + E passes 0 only above the median (a > 0) or where E may pass log 2 (log δ <= log ½ elsewhere);
+        # fmin: log δ <= 0 holds everywhere, also in place of a NaN (none is expected here).
+        if a_high > 0.0 or np.ndim(error) or not error < 0.5:
+            np.fmin(upper, 0.0, out=upper)
+        return upper
 
 
 def _log_delta_mu(epsilon, mu):
@@ -413,15 +421,23 @@ def _ratio_up(numerator, compositions, denominator):
             value = math.ldexp(mantissa, exponent)
         except OverflowError:
             return math.inf
-        return math.nextafter(value, math.inf) if value < _SMALLEST_NORMAL else value
+        if value < _SMALLEST_NORMAL:
+            # ldexp rounds to nearest below the normal range: round the mantissa up onto that grid instead
+            # (at most one ulp above, not one and a half, so a σ → μ round trip can come back to μ).
+            return math.ldexp(max(math.ceil(math.ldexp(mantissa, exponent + _SUBNORMAL_BITS)), 1), -_SUBNORMAL_BITS)
+        return value
     numerator_mantissa, numerator_exponent = np.frexp(numerator)
     denominator_mantissa, denominator_exponent = np.frexp(denominator)
     mantissa = numerator_mantissa * root / denominator_mantissa * _UPWARD
     exponent = numerator_exponent - denominator_exponent + root_exponent
     with np.errstate(over="ignore", under="ignore"):
-        # ldexp overflows to inf; below the normal range it rounds to nearest, so one ulp more.
+        # ldexp overflows to inf; below the normal range it rounds to nearest, so the mantissa is rounded
+        # up onto that grid instead.
         value = np.ldexp(mantissa, np.clip(exponent, -10_000, 10_000))
-        value = np.where(value < _SMALLEST_NORMAL, np.nextafter(value, np.inf), value)
+        subnormal = value < _SMALLEST_NORMAL
+        if np.any(subnormal):
+            units = np.ceil(np.ldexp(mantissa, np.clip(exponent + _SUBNORMAL_BITS, -10_000, 10_000)))
+            value = np.where(subnormal, np.ldexp(np.maximum(units, 1.0), -_SUBNORMAL_BITS), value)
     return float(value) if np.ndim(value) == 0 else value
 
 
@@ -467,13 +483,23 @@ def gaussian_delta(epsilon, sigma, sensitivity=1.0, compositions=1):
     log_delta = gaussian_log_delta(epsilon, sigma, sensitivity, compositions)
     if isinstance(log_delta, float):
         return min(math.nextafter(math.exp(log_delta), math.inf), 1.0) if log_delta > -745.2 else 5e-324
-    return _delta_from_log_upper(log_delta)
+    # _delta_from_log_upper in place (the array is gaussian_log_delta's own).
+    with np.errstate(under="ignore"):
+        np.exp(log_delta, out=log_delta)
+    log_delta.view(np.int64)[...] += 1
+    return np.minimum(log_delta, 1.0, out=log_delta)
 
 
 def _delta_from_log_upper(log_delta):
-    """exp of an upper bound on log δ, one ulp up (exp is within an ulp), so never 0 and never below δ."""
+    """exp of an upper bound on log δ, one ulp up (exp is within an ulp), so never 0 and never below δ.
+
+    One ulp up is the next bit pattern: exp of a log δ <= 0 is a double in [0, 1], where the int64
+    view orders the doubles and + 1 is nextafter(·, inf), 0 included (to 2⁻¹⁰⁷⁴).
+    """
     with np.errstate(under="ignore"):
-        return np.minimum(np.nextafter(np.exp(log_delta), np.inf), 1.0)
+        delta = np.exp(log_delta, out=np.empty(np.shape(log_delta)))
+    delta.view(np.int64)[...] += 1
+    return np.minimum(delta, 1.0, out=delta)
 
 
 def _solver_log_target(delta):

@@ -275,6 +275,20 @@ class PrivacyLedger:
             f"nested sampling, or a sampled event stated under another relation); {advice} account this ledger"
         )
 
+    def _gaussian_fast_mu(self, method, options):
+        """The composed μ where the all-Gaussian fast path applies (see :func:`_gaussians_alone`), else None.
+
+        The ledger is append-only, so μ is kept with its entry list, their number and the relation it was found for.
+        """
+        if options or not (method == "auto" or method == "exact"):
+            return None
+        key = (id(self._entries), len(self._entries), self.neighbouring)
+        cached = self.__dict__.get("_gaussian_mu")
+        if cached is None or cached[0] != key:
+            cached = (key, _gaussians_alone(self._pairs()))
+            self._gaussian_mu = cached
+        return cached[1]
+
     def _no_guarantee(self, pairs):
         reasons = [event.reason for event, _ in pairs if isinstance(event, NoGuaranteeEvent)]
         return "no formal guarantee: " + "; ".join(reasons) if reasons else None
@@ -291,9 +305,9 @@ class PrivacyLedger:
         delta = check.open_unit_interval("delta", delta)
         if np.ndim(delta):
             return _map(lambda value: self.epsilon(float(value), method, **options), delta)
-        pairs = self._pairs()
-        mu = _gaussians_alone(pairs, method, options)
+        mu = self._gaussian_fast_mu(method, options)
         interval = _gaussian_epsilon(mu, delta) if mu is not None else None
+        pairs = self._pairs() if interval is None else None
         if interval is not None:
             method = "exact"
         else:
@@ -316,9 +330,9 @@ class PrivacyLedger:
         epsilon = check.non_negative("epsilon", epsilon)
         if np.ndim(epsilon):
             return _map(lambda value: self.delta(float(value), method, **options), epsilon)
-        pairs = self._pairs()
-        mu = _gaussians_alone(pairs, method, options)
+        mu = self._gaussian_fast_mu(method, options)
         logs = _gaussian_log_delta_interval(mu, epsilon) if mu is not None else None
+        pairs = self._pairs() if logs is None else None
         if logs is not None:
             method = "exact"
         else:
@@ -543,9 +557,9 @@ def _gaussian_margin():
     return _GAUSSIAN_MARGIN[0]
 
 
-def _gaussians_alone(pairs, method, options):
-    """The composed μ when the fast path applies (method auto or exact, no options, Gaussians alone), else None."""
-    if options or not pairs or not (method == "auto" or method == "exact"):
+def _gaussians_alone(pairs):
+    """exact.composed_mu of a ledger of Gaussians alone, where it is finite and positive; else None."""
+    if not pairs:
         return None
     if not all(isinstance(event, GaussianEvent) for event, _ in pairs):
         return None
@@ -559,23 +573,29 @@ def _single_log_sum_exp(value: float) -> float:
 
 
 class _GaussianProfile:
-    """exact._Profile of Gaussians alone (loss [0.0], log_p [0.0], log_infinite −inf), evaluated on floats."""
+    """exact._Profile of Gaussians alone (loss [0.0], log_p [0.0], log_infinite −inf), evaluated on floats.
+
+    Only what exact._search and exact._lower_start read: ``evaluate`` and ``log_margin``.
+    """
 
     log_infinite = -math.inf
 
     def __init__(self, mu: float, log_margin: float):
         self.mu, self.log_margin = mu, log_margin
-        self.loss, self.log_p = np.zeros(1), np.zeros(1)
 
     def _general(self):
-        return exact._Profile(self.mu, self.loss, self.log_p, -math.inf, self.log_margin)
+        return exact._Profile(self.mu, np.zeros(1), np.zeros(1), -math.inf, self.log_margin)
 
-    def log_delta(self, epsilon: float, evaluated: bool = False):
-        """The first half of :meth:`evaluate`; None where only the general profile decides."""
+    def log_delta(self, epsilon: float, evaluated: bool = False, bounds=None):
+        """The first half of :meth:`evaluate`; None where only the general profile decides.
+
+        ``bounds``: gaussian._log_delta_bounds_scalar(epsilon, μ), if already at hand.
+        """
         t = epsilon - 0.0
-        bounds = _log_delta_bounds_scalar(t, self.mu) if t >= 0.0 else None
         if bounds is None:
-            return None
+            bounds = _log_delta_bounds_scalar(t, self.mu) if t >= 0.0 else None
+            if bounds is None:
+                return None
         evaluation, lower, upper = bounds
         if evaluated:
             gaussian = -math.inf if math.isnan(evaluation) else min(evaluation, 0.0)
@@ -621,15 +641,18 @@ def _gaussian_epsilon(mu: float, delta: float):
 
 
 def _gaussian_log_delta_interval(mu: float, epsilon: float):
-    """exact.log_delta_interval for Gaussians alone with composed μ (finite, > 0); None to take the general path."""
+    """exact.log_delta_interval for Gaussians alone with composed μ (finite, > 0); None to take the general path.
+
+    Its three profile evaluations at ε share one evaluation of the Gaussian core.
+    """
+    bounds = _log_delta_bounds_scalar(epsilon - 0.0, mu) if epsilon >= 0.0 else None
+    if bounds is None:
+        return None
     margin = _gaussian_margin()
     upper_profile, lower_profile = _GaussianProfile(mu, margin), _GaussianProfile(mu, -margin)
-    values = (lower_profile.log_delta(epsilon), upper_profile.log_delta(epsilon),
-              upper_profile.log_delta(epsilon, evaluated=True))
-    if None in values:
-        return None
-    log_lower, log_upper = min(values[0] + lower_profile.log_margin, 0.0), min(values[1] + margin, 0.0)
-    return log_lower, min(max(values[2], log_lower), log_upper), log_upper
+    log_lower = min(lower_profile.log_delta(epsilon, bounds=bounds) + lower_profile.log_margin, 0.0)
+    log_upper = min(upper_profile.log_delta(epsilon, bounds=bounds) + margin, 0.0)
+    return log_lower, min(max(upper_profile.log_delta(epsilon, True, bounds), log_lower), log_upper), log_upper
 
 
 def _restate(event, relation):
