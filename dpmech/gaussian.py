@@ -60,13 +60,16 @@ they accept:
 * μ = Δ√k/σ is formed from exact frexp mantissas and rounded upward (δ grows
   with μ), so subnormal and huge Δ, σ and k lose nothing;
 * the absolute error of the evaluated log δ is bounded (u = 2⁻⁵³) by
-  :math:`E = 10^{-11} + 16u[(|a|+1)(\mu/2+\varepsilon/\mu+|a|) + a^2]`:
+  :math:`E = 10^{-11} + 16u[(|a|+1)s + a^2] + (16us)^2`, :math:`s = \mu/2+\varepsilon/\mu+|a|`:
   1e-11 is over thirty times the worst error of the three evaluations seen against
   python-flint's arb enclosures at 10⁵ points (2.3e-13 in the plain difference,
   1.6e-13 above the median, 2.8e-13 by Gauss–Legendre; tests/dpmech/test_gaussian_arb.py
   keeps checking the bound); the second term is the rounding of
   :math:`a = \mu/2-\varepsilon/\mu` (which cancels when ε ≈ μ²/2) times
-  :math:`|\partial\log\delta/\partial a| \le |a|+1`, and of a²/2.
+  :math:`|\partial\log\delta/\partial a| \le |a|+1`, and of a²/2; the last term is
+  the second order of that rounding, which rules where it exceeds |a| (a rounds to 0
+  while the exact a is −5e8 at ε = 5.000000000000001e49, μ = 1e25), so that the
+  evaluated value minus E bounds log δ from below too.
   E grows with |a| and with ε/μ, so over an array with one μ its value at the
   largest |a| and largest ε/μ (both read off the extreme ε) bounds every point,
   and is used for all of them when it exceeds 1e-11 by at most 1e-12.
@@ -215,9 +218,11 @@ def _fused_log_delta(a, x_a, x_b, upper_half, offset=0.0):
 
 
 def _error_bound(size_a, spread):
-    """E = 1e-11 + 16u[(|a|+1)·spread + a²], spread = μ/2 + ε/μ + |a| (module docstring); floats or arrays."""
-    return _newton.LOG_DELTA_MARGIN + (16.0 * _UNIT_ROUNDOFF) * (size_a + 1.0) * spread + (
-        16.0 * _UNIT_ROUNDOFF) * size_a * size_a
+    """E = 1e-11 + 16u[(|a|+1)·spread + a²] + (16u·spread)², spread = μ/2 + ε/μ + |a| (module docstring);
+    floats or arrays."""
+    rounding = (16.0 * _UNIT_ROUNDOFF) * spread
+    return _newton.LOG_DELTA_MARGIN + (size_a + 1.0) * rounding + (
+        16.0 * _UNIT_ROUNDOFF) * size_a * size_a + rounding * rounding
 
 
 def _log_delta_and_error_scalar(epsilon: float, mu: float):

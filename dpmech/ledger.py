@@ -539,7 +539,7 @@ class PrivacyLedger:
 # below take the same steps on floats: _GaussianProfile.evaluate applies exact._Profile.evaluate's
 # operations to that one atom, through gaussian._log_delta_bounds_scalar, which gaussian._log_delta_bounds
 # itself uses for one entry, and the searches are exact._search and exact._lower_start themselves. The
-# guarantee is the general path's to the last bit (tests/dpmech/test_ledger.py compares the two); anything
+# guarantee is the general path's to the last bit (tests/dpmech/test_gaussian_ledger.py compares the two); anything
 # outside the ordinary (μ not finite, a search end past 1e300, a negative loss argument) goes the general way.
 _GAUSSIAN_MARGIN = []  # [log margin of exact's profiles of Gaussians alone, or None], filled on first use
 
