@@ -183,7 +183,8 @@ class ComposedLoss:
         max_points = check.integer_scalar("max_points", max_points, 16)
         plan = _Plan(ledger, epsilon, delta) if plan is None else plan
         counts = plan.counts
-        points = plan.span / self.step + 3
+        ratio = composition.coarsening_ratio(counts)
+        points = plan.span / (self.step * ratio) + 3
         if points > max_points:
             raise GridTooLarge(
                 f"discretization {self.step:g} needs about {points:.3g} grid points (limit max_points = "
@@ -210,8 +211,10 @@ class ComposedLoss:
                 self.uppers.append(uppers[0])
                 self._lowers.append(lowers[0])
                 continue
-            cumulant = composition.Cumulant(uppers, counts)
-            first, size = composition.window(uppers, counts, cumulant)
+            uppers, upper_counts = composition.in_two_levels(uppers, counts, ratio, composition.compose_upper,
+                                                             composition.coarsen_upper)
+            cumulant = composition.Cumulant(uppers, upper_counts)
+            first, size = composition.window(uppers, upper_counts, cumulant)
             if size > max_points:
                 suggested = self.step * size / max_points
                 raise GridTooLarge(
@@ -219,15 +222,18 @@ class ComposedLoss:
                     f"use a discretization of at least {suggested:.3g}",
                     suggested,
                 )
-            self.uppers.append(composition.compose(uppers, counts, first, size, cumulant))
-            self._lowers.append((lowers, counts))
+            self.uppers.append(composition.compose(uppers, upper_counts, first, size, cumulant))
+            self._lowers.append((lowers, counts, ratio))
 
     def lower(self, index):
         """The lower :class:`~.distribution.BucketedPair` of direction ``index``, composed when first asked for:
         a direction whose upper answer is below another's lower answer never needs its own."""
         lower = self._lowers[index]
         if isinstance(lower, tuple):
-            lower = self._lowers[index] = composition.compose_lower(*lower)
+            lowers, counts, ratio = lower
+            lowers, counts = composition.in_two_levels(lowers, counts, ratio, composition.compose_lower,
+                                                       composition.coarsen_lower)
+            lower = self._lowers[index] = composition.compose_lower(lowers, counts)
         return lower
 
     def _ends(self, upper_answer, lower_answer):

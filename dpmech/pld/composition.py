@@ -16,10 +16,11 @@ side of the measure (upper: added; lower: subtracted):
   cumulant function of the arrays themselves (evaluated with a rounding margin), minimised over
   a grid of φ. The window is chosen from the same bounds, so that what lies outside is below
   :data:`LOG_TAIL` in tilted mass.
-* **Tails of an upper measure.** Its real mass above the window goes to L = +∞ (for the measure
-  of a :class:`~.distribution.GridMeasure`) or is merged into the top cell (for the Q side of a
-  :class:`~.distribution.BucketedPair`, a post-processing), and its real mass below is moved up
-  to (merged into) the bottom cell, with tilted weight at most exp(min_{φ>=λ} K(−φ) + φ(a−1)h + λh).
+* **Tails of an upper measure.** Its real mass above the window goes to L = +∞, and its real mass
+  below is moved up to the bottom cell, with tilted weight at most exp(min_{φ>=λ} K(−φ) + φ(a−1)h + λh).
+  The Q side of a :class:`~.distribution.BucketedPair` drops both tails, with its P side: mapping
+  every composed index outside the window to one more symbol is a post-processing, and leaving that
+  symbol's term out only lowers the lower bound (see :mod:`.discretization`).
 * **Round-off.** Higham (Accuracy and Stability of Numerical Algorithms, 2nd ed., Sec. 24.1) in its
   componentwise form: in a radix-2 transform of length N = 2^p each of the p stages rounds every
   value by at most η times the 1-norm of the subsequence it sums, and an error reaches an output
@@ -147,8 +148,10 @@ def window(measures, counts, cumulant, log_tail=LOG_TAIL):
     """(first index, length N = 2^p) of a cyclic grid outside which each tail is below e^log_tail."""
     step = measures[0].step
     low, high = label_range(measures, counts)
-    # An upper measure moves its real mass from below up; a lower one only drops it.
-    first = max(low, math.floor(cumulant.bottom(log_tail, moved=measures[0].upper) / step))
+    # An upper measure moves its real mass from below up; a lower one, or one whose tails are dropped,
+    # only drops it.
+    moved = measures[0].upper and not measures[0].tails_dropped
+    first = max(low, math.floor(cumulant.bottom(log_tail, moved=moved) / step))
     last = min(high, math.ceil(cumulant.top(log_tail) / step))
     last = max(last, first)
     return first, 1 << max(4, (last - first).bit_length())
@@ -197,7 +200,7 @@ def compose(measures, counts, first, size, cumulant):
     docstring for what is added (upper) or subtracted (lower) and why.
     """
     step, tilt, upper = measures[0].step, measures[0].tilt, measures[0].upper
-    tail_to_infinity = measures[0].tail_to_infinity
+    tails_dropped = measures[0].tails_dropped
     low, high = label_range(measures, counts)
     result, error = cyclic_power([m.tilted for m in measures], counts, size)
     result = np.roll(result, (low - first) % size)
@@ -206,15 +209,13 @@ def compose(measures, counts, first, size, cumulant):
     if upper:
         result = result + error
         infinity = sum(count * m.infinity for m, count in zip(measures, counts)) * (1 + _SLACK)
-        if above > 0.0:
-            if tail_to_infinity:
+        if not tails_dropped:
+            if above > 0.0:
                 # Real mass from (first + size)h on: at most e^{s − λl} times its tilted mass.
                 real = math.exp(min(log_scale - tilt * (first + size) * step + cumulant.log_above((first + size) * step), 0.0))
                 infinity += real * (1 + _SLACK)
-            else:
-                result[-1] += above * (1 + _SLACK)  # merged into the top cell: its weight only shrinks
-        if first > low:
-            result[0] += math.exp(min(cumulant.log_below((first - 1) * step, moved=True), 700.0)) * (1 + _SLACK)
+            if first > low:
+                result[0] += math.exp(min(cumulant.log_below((first - 1) * step, moved=True), 700.0)) * (1 + _SLACK)
         infinity = min(1.0, infinity)
     else:
         below = math.exp(cumulant.log_below((first - 1) * step)) if first > low else 0.0
@@ -222,7 +223,7 @@ def compose(measures, counts, first, size, cumulant):
         result = np.where(result < _TINY, 0.0, result)
         survive = sum(count * math.log1p(-m.infinity) for m, count in zip(measures, counts))
         infinity = max(-math.expm1(survive) * (1 - 4 * _SLACK), 0.0)
-    return GridMeasure._normalised(step, tilt, first, result, log_scale, infinity, upper, error, tail_to_infinity)
+    return GridMeasure._normalised(step, tilt, first, result, log_scale, infinity, upper, error, tails_dropped)
 
 
 def compose_upper(measures, counts):
@@ -248,3 +249,90 @@ def compose_lower(pairs, counts):
 def points(measures, counts, cumulant):
     """The cyclic grid length :func:`compose_upper` would use."""
     return window(measures, counts, cumulant)[1]
+
+
+def coarsening_ratio(counts):
+    """r for the two-level composition of :func:`compose_in_two_levels`: about k^{1/4} for the largest
+    count k (1 below 81 compositions, where one level is as cheap)."""
+    ratio = round(max(counts) ** 0.25)
+    return ratio if ratio >= 3 else 1
+
+
+def _grouped(measure, ratio):
+    """Real log masses of ``measure`` in rows of ``ratio`` fine cells, row c holding the cells whose
+    coarse cell (step ratio·h) is c + first; and first."""
+    first = math.floor(measure.start / ratio)
+    offset = measure.start - first * ratio
+    log_masses = measure.log_masses()
+    padded = np.full(-(-(offset + log_masses.size) // ratio) * ratio, -np.inf)
+    padded[offset : offset + log_masses.size] = log_masses
+    return padded.reshape(-1, ratio), first
+
+
+def _row_log_sum_exp(rows):
+    largest = rows.max(axis=1)
+    safe = np.where(np.isfinite(largest), largest, 0.0)
+    with np.errstate(divide="ignore"):
+        return safe + np.log(np.exp(rows - safe[:, None]).sum(axis=1)) + np.where(np.isfinite(largest), 0.0, -np.inf)
+
+
+def coarsen_upper(measure, ratio):
+    r"""The upper measure on the grid of step ratio·h, by connect-the-dots (Doroshenko et al. 2022): a
+    mass at l between coarse points L <= l < L + H goes to L + H with weight
+    β = (1 − e^{L − l})/(1 − e^{−H}) and to L with 1 − β. That keeps E[e^{−L}] and spreads e^{−L},
+    so δ(ε) can only grow (the convexity argument of :mod:`.discretization`); β is rounded up."""
+    if ratio == 1:
+        return measure
+    rows, first = _grouped(measure, ratio)
+    coarse_step = measure.step * ratio
+    gaps = np.arange(ratio) * measure.step
+    beta = np.minimum(-np.expm1(-gaps) / -math.expm1(-coarse_step) * (1 + 1e-12) + 1e-15, 1.0)
+    beta[0] = 0.0
+    with np.errstate(divide="ignore"):
+        stay = _row_log_sum_exp(rows + np.log1p(-beta)[None, :])
+        move = _row_log_sum_exp(rows + np.log(beta)[None, :])
+    log_masses = np.full(stay.size + 1, -np.inf)
+    log_masses[:-1] = stay
+    log_masses[1:] = np.logaddexp(log_masses[1:], move)
+    # Each row sums at most ``ratio`` rounded terms: widen by that many ulps (relative).
+    log_masses += (ratio + 4) * 4 * UNIT_ROUNDOFF
+    return GridMeasure.from_log_masses(coarse_step, measure.tilt, first, log_masses, measure.infinity, True,
+                                       measure.tails_dropped)
+
+
+def coarsen_lower(pair, ratio):
+    """The bucketed pair on the grid of step ratio·h: every ``ratio`` buckets merged into one labelled by
+    the lowest, which maps the index to ⌊index/ratio⌋, a post-processing (see
+    :class:`~.distribution.BucketedPair`); P rounded down, Q up."""
+    if ratio == 1:
+        return pair
+    sides = []
+    for measure, sign in ((pair.p, -1.0), (pair.q, 1.0)):
+        rows, first = _grouped(measure, ratio)
+        log_masses = _row_log_sum_exp(rows) + sign * (ratio + 4) * 4 * UNIT_ROUNDOFF
+        sides.append(GridMeasure.from_log_masses(measure.step * ratio, measure.tilt, first, log_masses,
+                                                 measure.infinity, measure.upper, measure.tails_dropped))
+    return BucketedPair(*sides)
+
+
+def in_two_levels(singles, counts, ratio, compose_fine, coarsen):
+    """The ledger's entries for the coarse grid of step ratio·h: each entry's k steps as n = k // m
+    super-steps of m = min(ratio², k) steps and one of the k mod m left, each composed on the fine grid
+    and coarsened once. (Measures and counts to compose on the coarse grid.)
+
+    Why: the discretisation error is about k·h² on one grid, so a width w needs h ∝ √(w/k) and
+    k/√w points. Composed m at a time on the fine grid (window ∝ √m) and the n super-steps on the
+    coarse one (error about n·H² = k·h² with H = h√m), both grids need about k^{3/4}/√w points.
+    """
+    if ratio == 1:
+        return singles, counts
+    measures, times = [], []
+    for single, count in zip(singles, counts):
+        size = min(ratio * ratio, count)
+        repeats, rest = divmod(count, size)
+        for steps, number in ((size, repeats), (rest, 1)):
+            if steps and number:
+                composed = compose_fine([single], [steps]) if steps > 1 else single
+                measures.append(coarsen(composed, ratio))
+                times.append(number)
+    return measures, times

@@ -15,7 +15,11 @@ and every number of compositions:
   loss is mapped to its cell index, the tails outside the window to the end cells, and
   the pair of laws of the index under P and Q is composed exactly (up to the bounds).
 * Tails outside the chosen window: the upper measure puts the mass below the window
-  on its lowest point and the mass above it at +∞.
+  on its lowest point and the mass above it at +∞. The buckets drop them: mapping every loss
+  outside the window to one more symbol ⊥ is a post-processing, and leaving ⊥'s own term
+  (p_⊥ − e^ε q_⊥)_+ >= 0 out of the sum only lowers the lower bound. (Merging a tail into an
+  end bucket instead would put the whole Q-law of a loss far above its mean, e^{(λ+1)l} times
+  heavier after tilting, into the bottom bucket, where it swamps every other Q-mass.)
 
 Every mass is taken on the safe side of its floating-point error bound: the cell
 masses come from differences of log-CDFs whose error is bounded by the accuracy
@@ -94,14 +98,8 @@ def discretize(pair, step, tilt, first, last):
         # the mass above to +∞; the buckets merge each tail into their end bucket.
         below_p = float(pair.log_cdf(losses[:1], "P")[0])
         above_p = float(pair.log_sf(losses[-1:], "P")[0])
-        below_q = float(pair.log_cdf(losses[:1], "Q")[0])
-        above_q = float(pair.log_sf(losses[-1:], "Q")[0])
         log_upper[0] = np.logaddexp(log_upper[0], below_p + _error(below_p))
         upper_infinity += math.exp(above_p + _error(above_p))
-        log_p[0] = np.logaddexp(log_p[0], below_p - _error(below_p))
-        log_q[0] = np.logaddexp(log_q[0], below_q + _error(below_q))
-        log_p[-1] = np.logaddexp(log_p[-1], above_p - _error(above_p))
-        log_q[-1] = np.logaddexp(log_q[-1], above_q + _error(above_q))
     # The masses stay in logs: a Q-mass near a large loss is e^{-l} times the P-mass and would underflow
     # (and then be under-counted by the upper Q measure) long before its tilted value does.
     atom_loss, atom_log_p, atom_log_q = pair.log_atoms()
@@ -118,9 +116,7 @@ def discretize(pair, step, tilt, first, last):
             lower_infinity += math.nextafter(math.exp(log_mass), 0.0)
             continue
         if loss < losses[0] or loss > losses[-1]:
-            index = 0 if loss < losses[0] else count - 1
-            add(log_p, index, log_mass)
-            add(log_q, index, log_q_mass)
+            # Dropped from the buckets (see above); the upper measure keeps it.
             if loss < losses[0]:
                 add(log_upper, 0, log_mass)
             else:
@@ -143,7 +139,7 @@ def discretize(pair, step, tilt, first, last):
         upper = GridMeasure.from_log_masses(step, tilt, first, log_upper, upper_infinity, True)
         lower = BucketedPair(
             GridMeasure.from_log_masses(step, tilt, first, log_p, lower_infinity, False),
-            GridMeasure.from_log_masses(step, tilt + 1.0, first, log_q, 0.0, True, tail_to_infinity=False),
+            GridMeasure.from_log_masses(step, tilt + 1.0, first, log_q, 0.0, True, tails_dropped=True),
         )
     return upper, lower
 

@@ -81,7 +81,9 @@ class GridMeasure:
     # A bound on the round-off added to each tilted entry so far: entries below it may be
     # noise, so trimming decides on what lies above it.
     noise: float = 0.0
-    tail_to_infinity: bool = True
+    # The Q side of a BucketedPair: mass outside the window is dropped (a post-processing to a symbol
+    # that is never counted), where a GridMeasure's upper measure sends it to +∞ or moves it up.
+    tails_dropped: bool = False
 
     @functools.cached_property
     def losses(self):
@@ -107,7 +109,7 @@ class GridMeasure:
     # --- construction -------------------------------------------------------------------------
 
     @classmethod
-    def from_log_masses(cls, step, tilt, start, log_masses, infinity, upper, tail_to_infinity=True):
+    def from_log_masses(cls, step, tilt, start, log_masses, infinity, upper, tails_dropped=False):
         """Tilt and normalise log masses given on consecutive grid points from ``start``."""
         losses = (start + np.arange(log_masses.size)) * step
         log_tilted = log_masses + tilt * losses
@@ -125,21 +127,21 @@ class GridMeasure:
             tilted = np.maximum(tilted * (1 + _SLACK), _TINY)
         else:
             tilted = np.where(tilted < _TINY, 0.0, tilted * (1 - _SLACK))
-        return cls(step, tilt, start, tilted, log_scale, float(infinity), upper, 0.0, tail_to_infinity)
+        return cls(step, tilt, start, tilted, log_scale, float(infinity), upper, 0.0, tails_dropped)
 
     @staticmethod
-    def _normalised(step, tilt, start, tilted, log_scale, infinity, upper, noise=0.0, tail_to_infinity=True):
+    def _normalised(step, tilt, start, tilted, log_scale, infinity, upper, noise=0.0, tails_dropped=False):
         """Entries rescaled to sum 1 (the scale kept in ``log_scale``), rounded to this side, no subnormals."""
         total = float(tilted.sum())
         if total <= 0.0:
-            return GridMeasure(step, tilt, start, np.zeros(1), 0.0, infinity, upper, 0.0, tail_to_infinity)
+            return GridMeasure(step, tilt, start, np.zeros(1), 0.0, infinity, upper, 0.0, tails_dropped)
         tilted = tilted / total
         if upper:
             tilted = np.maximum(tilted * (1 + _SLACK), _TINY)
         else:
             tilted = np.where(tilted < _TINY, 0.0, tilted * (1 - _SLACK))
         return GridMeasure(
-            step, tilt, start, tilted, log_scale + math.log(total), infinity, upper, noise / total, tail_to_infinity
+            step, tilt, start, tilted, log_scale + math.log(total), infinity, upper, noise / total, tails_dropped
         )
 
     # --- queries ------------------------------------------------------------------------------
@@ -218,15 +220,16 @@ def _search(log_delta, log_target, high, upper):
 class BucketedPair:
     r"""Lower bound by post-processing: the law of the rounded-down loss under P and under Q.
 
-    Mapping each loss L_i to its grid cell, R_i = ⌊L_i/h⌋ (and merging cells outside a
-    window into its end cells) is a post-processing of the mechanism's output, so the
-    pair of laws of ΣR_i under P and Q has δ(ε) = Σ_r (p_r − e^ε q_r)_+ no larger than the
-    true one (data processing). Lower bounds on p and upper bounds on q keep it a lower
-    bound. Unlike rounding the loss down, this loses only where a cell straddles the
-    decision boundary: the error is second order in the accumulated rounding.
+    Mapping each loss L_i to its grid cell, R_i = ⌊L_i/h⌋ (and every loss outside a window,
+    or every index sum outside the composed window, to one symbol ⊥) is a post-processing of
+    the mechanism's output, so the pair of laws of ΣR_i under P and Q has
+    δ(ε) = Σ_r (p_r − e^ε q_r)_+ + (p_⊥ − e^ε q_⊥)_+ no larger than the true one (data
+    processing); the sum over the kept r alone is smaller still. Lower bounds on p and upper
+    bounds on q keep it a lower bound. Unlike rounding the loss down, this loses only where a
+    cell straddles the decision boundary: the error is second order in the accumulated rounding.
 
     ``p`` is a lower GridMeasure with tilt λ, ``q`` an upper one with tilt λ + 1 (so that
-    q_r e^{(λ+1)l_r} is about p_r e^{λ l_r}) whose cut tails are merged, never sent to +∞.
+    q_r e^{(λ+1)l_r} is about p_r e^{λ l_r}) whose tails are dropped, never sent to +∞.
     """
 
     p: GridMeasure
