@@ -203,7 +203,8 @@ def _answer(entries, query, target, tilt_at, discretization, width, max_points, 
     note = ""
     for _ in range(_MAX_COARSENINGS):
         try:
-            return engine.refine(entries, query, target, width, step, max_points, tilt_at, goal), note
+            answer = engine.refine(entries, query, target, width, step, max_points, tilt_at, goal)
+            return answer, "; ".join(filter(None, [note, answer.note]))
         except engine.GridTooLarge as error:
             if given or width is not None:
                 raise ValueError(f"max_points: {error}") from None

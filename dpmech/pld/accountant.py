@@ -65,6 +65,7 @@ class Interval:
 
     lower: object
     upper: object
+    note: str = ""
 
 
 def _directions(pairs):
@@ -331,10 +332,13 @@ def refine(ledger, query, target, width, discretization, max_points, tilt_at, go
             return best
         factor = float(np.min(np.sqrt(wanted[open_] / achieved[open_])))
         finer = step * max(0.1, min(0.7, 0.85 * factor))
-        smallest = plan.span / (max_points - 3)
+        smallest = plan.span / (composition.coarsening_ratio(plan.counts) * (max_points - 3))
         if finer < smallest:
             if width is None:
-                return best
+                return Interval(best.lower, best.upper,
+                                f"discretization coarsened to {step:.3g} (the default width needs about {finer:.3g}) "
+                                f"to stay within max_points = {max_points} grid points (pass a larger max_points "
+                                "for a narrower interval)")
             reachable = float(np.max(achieved)) * (smallest / step) ** 2
             raise ValueError(
                 f"width {width:g} needs a discretization of about {finer:.3g}, whose grid exceeds max_points = "

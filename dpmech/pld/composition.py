@@ -71,6 +71,8 @@ class Cumulant:
             keep = measure.tilted > 0
             log_x, losses = measure.log_tilted[keep], measure.losses[keep]
             self.arrays.append((log_x, losses, math.log2(losses.size + 1)))
+            if not log_x.size:
+                continue
             weights = measure.tilted / measure.tilted.sum()
             mean = float((weights * measure.losses).sum())
             variance += count * float((weights * np.square(measure.losses - mean)).sum())
@@ -86,6 +88,8 @@ class Cumulant:
         relative to its magnitude, the sum by log2 n + 2 ulps)."""
         total = np.zeros(thetas.size)
         for (log_x, losses, levels), count in zip(self.arrays, self.counts):
+            if not log_x.size:  # no mass at all: the composition is 0
+                return np.full(thetas.size, -np.inf)
             exponents = log_x[None, :] + thetas[:, None] * losses[None, :]
             largest = exponents.max(axis=1)
             sums = np.exp(exponents - largest[:, None]).sum(axis=1)
