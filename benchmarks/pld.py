@@ -47,6 +47,7 @@ import multiprocessing
 import statistics
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -61,6 +62,7 @@ from scipy import optimize, special
 from threadpoolctl import threadpool_limits
 
 import dpmech
+import dpmech.pld
 from dpmech import (
     ADD_REMOVE_ONE,
     GaussianEvent,
@@ -76,6 +78,9 @@ try:  # opacus is no dependency of dpmech
     from opacus.accountants.utils import get_noise_multiplier
 except ImportError:
     OpacusPRVAccountant = OpacusRDPAccountant = get_noise_multiplier = None
+
+# opacus's RDP calibration warns at every step where its largest order is optimal; the tables say enough.
+warnings.filterwarnings("ignore", message="Optimal order is the largest alpha")
 
 ANCHOR_LIMIT_S = 120.0
 DPMECH_LIMIT_S = 600.0
@@ -175,6 +180,8 @@ def anchor_value(measured: Measured, digits=7) -> str:
     if measured.failure and measured.value is None:
         return measured.failure
     value = measured.value
+    if isinstance(value, str):
+        return value
     if isinstance(value, tuple):
         return "(" + ", ".join(number(part, digits) for part in value) + ")"
     return number(value, digits)
@@ -413,7 +420,7 @@ def calibration_rows(epsilon, delta, repeats, dp_accountants, opacus=True, brack
             safe = "yes" if check.upper <= epsilon else "no"
         else:
             at_sigma, safe = "-", "-"
-        rows.append([f"ε={epsilon:g} δ={delta:g}", name, number(sigma, 7) if sigma else anchor_value(measured),
+        rows.append([f"ε={epsilon:g} δ={power(delta)}", name, number(sigma, 7) if sigma else anchor_value(measured),
                      seconds(measured), ratio(measured, ours) if measured is not ours else "", at_sigma, safe])
     table(["target", "calibrator", "σ", "s", "ratio", "dpmech ε at σ", "ε ≤ target"], rows)
 
@@ -494,7 +501,7 @@ def section_heavy_tails(repeats):
 
     ours = Interval(measure(dpmech_epsilon(ledger, 1e-5), repeats, DPMECH_LIMIT_S))
     truth = _heavy_truth(1e-5)
-    anchors = [("closed form (log_ndtr + brentq)", Measured(math.nan, truth)),
+    anchors = [("closed form (log_ndtr + brentq)", Measured(math.nan, f"{truth:.10g}")),
                ("dp_accounting PLD 1e-3", measure(dp_accounting(1e-3), repeats)),
                ("dp_accounting PLD 1e-4", measure(dp_accounting(1e-4), repeats))]
     rows = grouped_rows(["Gaussian σ=0.02 + RR ε=1"], ours, ours.cells(digits=9, relative=True), anchors,
