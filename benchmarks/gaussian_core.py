@@ -78,7 +78,8 @@ def main(argv=None):
             ledger = dpmech.PrivacyLedger().record(dpmech.GaussianEvent(sigma), count=1000)
             ours = median_time(lambda: ledger.epsilon(1e-5), runs, calls=500)
             bare = median_time(lambda: dpmech.gaussian_epsilon(1e-5, sigma, compositions=1000), runs, calls=500)
-            rows.append((f"ε(1e-5) of 1000 Gaussians, σ={sigma:g}", "ledger.epsilon", ours, "bare gaussian_epsilon", bare))
+            rows.append((f"ε(1e-5) of 1000 Gaussians, σ={sigma:g}", "ledger.epsilon", ours,
+                         "bare gaussian_epsilon", bare))
             ours = median_time(lambda: ledger.delta(1.0), runs, calls=500)
             bare = median_time(lambda: dpmech.gaussian_delta(1.0, sigma, compositions=1000), runs, calls=500)
             rows.append((f"δ(1) of 1000 Gaussians, σ={sigma:g}", "ledger.delta", ours, "bare gaussian_delta", bare))

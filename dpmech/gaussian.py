@@ -170,7 +170,8 @@ def _far_log_bracket(x_a, x_b, log_h, log=np.log):
 
 
 def _short_log_bracket(x_a, h, log_h):
-    """log[erfcx(x_a) − erfcx(x_a + h)] for 1-D arrays with h <= 0.1, x_a < 25: 8-point Gauss–Legendre on the slope."""
+    """log[erfcx(x_a) − erfcx(x_a + h)] for 1-D arrays of short intervals (x_a < 25): 8-point Gauss–Legendre
+    on the slope."""
     nodes = x_a[:, None] + h[:, None] * _UNIT_NODES
     return log_h + np.log(0.5 * (_erfcx_slope(nodes.ravel()).reshape(nodes.shape) @ _WEIGHTS))
 
@@ -338,8 +339,9 @@ def _log_delta_evaluated_and_upper(epsilon, mu):
 def _log_delta_upper_shared_mu(epsilon, mu: float):
     """The upper bound on log δ for a 1-D float array of ε (validated) and one float μ; None to defer.
 
-    One fused pass (:func:`_fused_log_delta`) over the whole array, where h = μ/√2 > 0.1 (far-tail points,
-    x_a >= 25, are overwritten from their own subset). The error bound E is increasing in |a| and in ε/μ,
+    One fused pass (:func:`_fused_log_delta`) over the whole array, where every point that is not in the
+    far tail takes the plain difference (far-tail points, x_a >= 25, are overwritten from their own
+    subset); None where some point needs the short-interval quadrature. E is increasing in |a| and in ε/μ,
     so E at the largest |a| and the largest ε/μ over the array, both read off its extreme ε, bounds it at
     every point; that one number is used when it exceeds the 1e-11 base by at most 1e-12, else E per point.
     """
