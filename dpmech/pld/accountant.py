@@ -331,7 +331,7 @@ def refine(ledger, query, target, width, discretization, max_points, tilt_at, go
         if not np.any(open_):
             return best
         factor = float(np.min(np.sqrt(wanted[open_] / achieved[open_])))
-        finer = step * max(0.1, min(0.7, 0.85 * factor))
+        finer = step * max(0.03, min(0.7, 0.75 * factor))
         smallest = plan.span / (composition.coarsening_ratio(plan.counts) * (max_points - 3))
         if finer < smallest:
             if width is None:

@@ -46,9 +46,8 @@ from .distribution import _SLACK, _TINY, UNIT_ROUNDOFF, BucketedPair, GridMeasur
 
 # Tilted mass allowed outside the composed window on each side.
 LOG_TAIL = math.log(1e-16)
-# Cumulant arguments of the first round, in units of 1 / (the composed tilted law's standard deviation).
-_RELATIVE_THETAS = np.geomspace(1e-2, 1e4, 12)
-_ROUNDS = 2
+# Golden-section steps of the θ search after its coarse scan (each shrinks the bracket by 0.618).
+_GOLDEN_STEPS = 10
 
 
 def _epsilon_n(size):
@@ -98,19 +97,36 @@ class Cumulant:
         return total
 
     def _minimum(self, objective, sign, low=0.0):
-        """(min, argmin) over θ > ``low`` of objective(θ, K(sign·θ)): rounds of log-spaced offsets θ − low,
-        each round between the neighbours of the last round's best."""
-        offsets = _RELATIVE_THETAS / self.scale
-        best, best_theta = math.inf, low + offsets[0]
-        for _ in range(_ROUNDS):
-            thetas = low + offsets
-            values = objective(thetas, self.values(sign * thetas))
-            index = int(np.argmin(values))
-            if values[index] < best:
-                best, best_theta = float(values[index]), float(thetas[index])
-            left = offsets[index - 1] if index > 0 else offsets[0] / 100
-            right = offsets[index + 1] if index < offsets.size - 1 else offsets[-1] * 100
-            offsets = np.geomspace(left, right, _RELATIVE_THETAS.size)
+        """(min, argmin) over θ > ``low`` of objective(θ, K(sign·θ)), both objectives used here being
+        unimodal in θ ((K(θ) + c)/θ with K convex, or K(θ) − θl): a coarse scan of 8 offsets θ − low,
+        1e-2 to 1e4 over the scale, then golden-section search in log θ − low around the best."""
+        offsets = np.geomspace(1e-2, 1e4, 8) / self.scale
+        values = objective(low + offsets, self.values(sign * (low + offsets)))
+        index = int(np.argmin(values))
+        best, best_theta = float(values[index]), float(low + offsets[index])
+        left = math.log(offsets[index - 1] if index > 0 else offsets[0] / 100)
+        right = math.log(offsets[index + 1] if index < offsets.size - 1 else offsets[-1] * 100)
+
+        def at(log_offset):
+            nonlocal best, best_theta
+            theta = low + math.exp(log_offset)
+            value = float(objective(np.array([theta]), self.values(np.array([sign * theta])))[0])
+            if value < best:
+                best, best_theta = value, theta
+            return value
+
+        ratio = (math.sqrt(5.0) - 1.0) / 2.0
+        inner_left, inner_right = right - ratio * (right - left), left + ratio * (right - left)
+        value_left, value_right = at(inner_left), at(inner_right)
+        for _ in range(_GOLDEN_STEPS):
+            if value_left <= value_right:
+                right, inner_right, value_right = inner_right, inner_left, value_left
+                inner_left = right - ratio * (right - left)
+                value_left = at(inner_left)
+            else:
+                left, inner_left, value_left = inner_left, inner_right, value_right
+                inner_right = left + ratio * (right - left)
+                value_right = at(inner_right)
         return best, best_theta
 
     def log_above(self, loss):
