@@ -160,6 +160,10 @@ class _Plan:
         else:
             log_target = math.log(delta if delta is not None else 1e-5)
         self.tilts = [_choose_tilt(total, log_target) for total in totals]
+        # Tilted mass left outside each event's own window: the upper measure sends it to +∞ (at most
+        # k·e^{s − λl} times it in real mass), the lower one drops it; 1e-10·δ/k of it is negligible, and
+        # a heavy-tailed tilted loss (a subsampled one's) reaches twice as far for 1e-40 as for 1e-20.
+        self.single_tail = min(max(1e-10 * math.exp(log_target) / max(self.counts), TAIL), 1e-20)
         # Grid points per unit step of the widest direction: points(h) is about span / h.
         self.span = max(_estimated_points(sketches, self.counts, tilt, 1.0) - 3
                         for sketches, tilt in zip(self.sketches, self.tilts))
@@ -196,7 +200,7 @@ class ComposedLoss:
         for pairs, sketches, tilt in zip(plan.directions, plan.sketches, plan.tilts):
             uppers, lowers = [], []
             for pair, sketch in zip(pairs, sketches):
-                low, high = grid.window(sketch, tilt, TAIL)
+                low, high = grid.window(sketch, tilt, plan.single_tail)
                 first = math.floor(low / self.step) - 1
                 last = math.ceil(high / self.step) + 1
                 if (last - first) * 2 > max_points:

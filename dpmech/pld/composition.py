@@ -47,7 +47,7 @@ from .distribution import _SLACK, _TINY, UNIT_ROUNDOFF, BucketedPair, GridMeasur
 # Tilted mass allowed outside the composed window on each side.
 LOG_TAIL = math.log(1e-16)
 # Golden-section steps of the θ search after its coarse scan (each shrinks the bracket by 0.618).
-_GOLDEN_STEPS = 10
+_GOLDEN_STEPS = 8
 
 
 def _epsilon_n(size):
@@ -225,12 +225,11 @@ def compose(measures, counts, first, size, cumulant):
     result, error = cyclic_power([m.tilted for m in measures], counts, size)
     result = np.roll(result, (low - first) % size)
     log_scale = sum(count * m.log_scale for m, count in zip(measures, counts))
-    above = math.exp(cumulant.log_above((first + size) * step)) if high >= first + size else 0.0
     if upper:
         result = result + error
         infinity = sum(count * m.infinity for m, count in zip(measures, counts)) * (1 + _SLACK)
-        if not tails_dropped:
-            if above > 0.0:
+        if not tails_dropped:  # (dropped tails need no bound: ``cumulant`` may then be None)
+            if high >= first + size:
                 # Real mass from (first + size)h on: at most e^{s − λl} times its tilted mass.
                 real = math.exp(min(log_scale - tilt * (first + size) * step + cumulant.log_above((first + size) * step), 0.0))
                 infinity += real * (1 + _SLACK)
@@ -238,6 +237,7 @@ def compose(measures, counts, first, size, cumulant):
                 result[0] += math.exp(min(cumulant.log_below((first - 1) * step, moved=True), 700.0)) * (1 + _SLACK)
         infinity = min(1.0, infinity)
     else:
+        above = math.exp(cumulant.log_above((first + size) * step)) if high >= first + size else 0.0
         below = math.exp(cumulant.log_below((first - 1) * step)) if first > low else 0.0
         result = result - (error + (above + below) * (1 + _SLACK))
         result = np.where(result < _TINY, 0.0, result)
@@ -256,19 +256,11 @@ def compose_upper(measures, counts):
 def compose_lower(pairs, counts):
     """The composed :class:`~.distribution.BucketedPair`: P and Q on one window (the same post-processing)."""
     p_measures, q_measures = [pair.p for pair in pairs], [pair.q for pair in pairs]
-    p_cumulant, q_cumulant = Cumulant(p_measures, counts), Cumulant(q_measures, counts)
-    p_first, p_size = window(p_measures, counts, p_cumulant)
-    q_first, q_size = window(q_measures, counts, q_cumulant)
-    first = min(p_first, q_first)
-    last = max(p_first + p_size, q_first + q_size) - 1
-    size = 1 << max(4, (last - first).bit_length())
-    return BucketedPair(compose(p_measures, counts, first, size, p_cumulant),
-                        compose(q_measures, counts, first, size, q_cumulant))
-
-
-def points(measures, counts, cumulant):
-    """The cyclic grid length :func:`compose_upper` would use."""
-    return window(measures, counts, cumulant)[1]
+    # Q drops its tails, and its tilt λ + 1 gives its entries the weights of P's: P's window serves both.
+    cumulant = Cumulant(p_measures, counts)
+    first, size = window(p_measures, counts, cumulant)
+    return BucketedPair(compose(p_measures, counts, first, size, cumulant),
+                        compose(q_measures, counts, first, size, None))
 
 
 def coarsening_ratio(counts):
