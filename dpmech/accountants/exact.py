@@ -112,7 +112,8 @@ def _refuse(pairs):
 
 
 def composed_mu(pairs) -> float:
-    """μ of the Gaussian part: √(Σ count·μᵢ²), scaled so that a huge μᵢ does not overflow (inf past the largest double)."""
+    """μ of the Gaussian part: √(Σ count·μᵢ²) rounded up, scaled so that a huge μᵢ does not overflow (inf past
+    the largest double)."""
     gaussians = [(event, count) for event, count in pairs if isinstance(event, GaussianEvent)]
     if any(not isinstance(event, SUPPORTED) for event, _ in pairs):
         _refuse(pairs)
@@ -121,8 +122,14 @@ def composed_mu(pairs) -> float:
     largest = max(event.mu for event, _ in gaussians)
     if not math.isfinite(largest):
         return math.inf
+    if len(gaussians) == 1 and gaussians[0][1] == 1:
+        return float(largest)
     with np.errstate(over="ignore"):
-        return float(largest * math.sqrt(math.fsum(count * (event.mu / largest) ** 2 for event, count in gaussians)))
+        value = float(largest * math.sqrt(math.fsum(count * (event.mu / largest) ** 2 for event, count in gaussians)))
+    # Rounded up, since δ grows with μ: the ratio, its square, the product with the count, the correctly
+    # rounded sum, the root and the last product each round by at most one ulp (six in all, the root
+    # halving those before it); 8 ulps and one more step up cover them.
+    return math.nextafter(value * (1 + 8 * 2.0**-53), math.inf) if math.isfinite(value) else value
 
 
 @dataclass(frozen=True)
