@@ -391,8 +391,9 @@ def section_small_epsilon(repeats):
     table(["ledger", *INTERVAL_HEADER, "rel width", "note", "dpmech s", *ANCHOR_HEADER], rows)
     print(f"Target rel width ≤ 1 %: {'yes' if ours.relative_width <= 0.01 else 'no'}.\n")
 
-    print("Calibration: σ for ε = 0.01, δ = 1e-5 (q = 0.01, 1000 steps); 'dpmech ε at σ' is dpmech's "
-          "default numeric interval at that σ (its upper end must be ≤ 0.01 for σ to be safe).\n")
+    print("Calibration: σ for ε = 0.01, δ = 1e-5 (q = 0.01, 1000 steps). At each σ: dpmech's default numeric "
+          "ε interval at δ = 1e-5, and dpmech's certified δ at ε = 0.01, on the grid that certified dpmech's own σ "
+          "(poisson_subsampled_gaussian_sigma returns it) or on the default grid for the anchors' σ.\n")
     calibration_rows(0.01, 1e-5, repeats, [
         ("dp_accounting calibrate (PLD 1e-4)", lambda: PLDAccountant(value_discretization_interval=1e-4)),
         ("dp_accounting calibrate (RDP)", RdpAccountant),
@@ -415,14 +416,29 @@ def calibration_rows(epsilon, delta, repeats, dp_accountants, opacus=True, brack
     for name, measured in entries:
         sigma = measured.value if isinstance(measured.value, float) else None
         if sigma is not None:
-            check = Interval(measure(dpmech_epsilon(sgd_ledger(sigma), delta), 1, DPMECH_LIMIT_S))
+            check = Interval(measure(dpmech_epsilon(sgd_ledger(float(sigma)), delta), 1, DPMECH_LIMIT_S))
             at_sigma = f"[{number(check.lower, 6)}, {number(check.upper, 6)}]"
             safe = "yes" if check.upper <= epsilon else "no"
+            # δ at the target ε on the grid that certified dpmech's σ (its CalibratedParameter carries it);
+            # on the default grid for the anchors' σ.
+            grid = getattr(sigma, "discretization", None)
+            options = {} if grid is None else {"discretization": grid}
+            delta_check = Interval(measure(lambda sigma=sigma, options=options: _delta_at(sigma, epsilon, options), 1,
+                                           DPMECH_LIMIT_S))
+            at_epsilon = f"{number(delta_check.upper, 6)} ({'grid ' + number(grid, 3) if grid else 'default grid'})"
+            delta_safe = "yes" if delta_check.upper <= delta else "no"
         else:
-            at_sigma, safe = "-", "-"
-        rows.append([f"ε={epsilon:g} δ={power(delta)}", name, number(sigma, 7) if sigma else anchor_value(measured),
-                     seconds(measured), ratio(measured, ours) if measured is not ours else "", at_sigma, safe])
-    table(["target", "calibrator", "σ", "s", "ratio", "dpmech ε at σ", "ε ≤ target"], rows)
+            at_sigma, safe, at_epsilon, delta_safe = "-", "-", "-", "-"
+        rows.append([f"ε={epsilon:g} δ={power(delta)}", name, number(float(sigma), 7) if sigma else anchor_value(measured),
+                     seconds(measured), ratio(measured, ours) if measured is not ours else "", at_sigma, safe,
+                     at_epsilon, delta_safe])
+    table(["target", "calibrator", "σ", "s", "ratio", "dpmech ε(δ) at σ, default call", "ε ≤ target",
+           "dpmech δ(ε) upper at σ", "δ ≤ target"], rows)
+
+
+def _delta_at(sigma, epsilon, options):
+    guarantee = sgd_ledger(float(sigma))().delta(epsilon, method="numeric", **options)
+    return tuple(guarantee.interval), guarantee.note, guarantee.certified
 
 
 def _opacus_sigma(kind, epsilon, delta):
