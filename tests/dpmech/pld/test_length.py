@@ -4,6 +4,8 @@ promises, ends that stay certified, and the width= promise kept or refused by na
 from fractions import Fraction
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from dpmech import (
     ADD_REMOVE_ONE,
@@ -15,6 +17,8 @@ from dpmech import (
 )
 from dpmech.pld.accountant import epsilon_goal
 from tests import arb_reference
+from tests.dpmech.accountants.test_exact_tiny_delta import _delta as _rr_delta
+from tests.profiles import examples
 
 
 def _dp_sgd(sigma, rate, steps):
@@ -91,3 +95,22 @@ def test_refinement_never_widens_the_interval():
     assert all(later.upper - later.lower <= earlier.upper - earlier.lower
                for earlier, later in zip(widths, widths[1:]))
     assert all(w.lower <= widths[-1].upper and widths[-1].lower <= w.upper for w in widths)
+
+
+@given(
+    count=st.integers(81, 3000),
+    epsilon0=st.floats(0.01, 1.0),
+    log10_delta=st.floats(-30.0, -2.0),
+    cells=st.floats(2.0, 40.0),
+)
+@examples(0.1)
+def test_two_level_composition_contains_the_proven_epsilon(count, epsilon0, log10_delta, cells):
+    """k >= 81 compositions take the two-level path (m steps on the fine grid, coarsened, then the
+    super-steps): k × binary RR against its exact δ(ε) in arb balls (tests/dpmech/accountants/
+    test_exact_tiny_delta.py), on a step that does not divide the atoms."""
+    delta = 10.0**log10_delta
+    interval = pld.epsilon([(pld.randomized_response_pair(epsilon0, 2), count)], delta, epsilon0 / cells)
+    assume(interval.upper < count * epsilon0)  # past the largest loss the answer is the trivial end
+    assert _rr_delta(count, epsilon0, interval.upper) <= delta
+    if interval.lower > 0:
+        assert _rr_delta(count, epsilon0, interval.lower) >= delta
