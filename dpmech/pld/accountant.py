@@ -292,18 +292,18 @@ def _intersection(first, second):
                     check.scalar_or_array(np.minimum(first.upper, second.upper)))
 
 
-def epsilon_goal(answer):
+def epsilon_goal(answer: Interval) -> np.ndarray:
     """The default width of ε(δ): max(1e-4·ε, min(1e-3, 1e-2·ε)), ε the upper end (relative at both ends)."""
     upper = np.asarray(answer.upper, dtype=float)
     return np.maximum(1e-4 * upper, np.minimum(1e-3, 1e-2 * upper))
 
 
-def log_delta_goal(answer):
+def log_delta_goal(answer: Interval) -> np.ndarray:
     """The default width of log δ(ε): 1e-3, δ to about 0.1 % however small it is."""
     return np.full(np.shape(answer.upper), 1e-3)
 
 
-def delta_goal(answer):
+def delta_goal(answer: Interval) -> np.ndarray:
     """The default width of δ(ε): 1e-3 of its upper end."""
     return 1e-3 * np.asarray(answer.upper, dtype=float)
 

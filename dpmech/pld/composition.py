@@ -14,7 +14,7 @@ side of the measure (upper: added; lower: subtracted):
   bound of the total outside: the Chernoff bounds P_T(S >= t) <= exp(K(φ) − φt) and
   P_T(S <= t) <= exp(K(−φ) + φt), φ > 0, with K(φ) = Σ_i k_i log Σ_j x_ij e^{φ l_j} the exact
   cumulant function of the arrays themselves (evaluated with a rounding margin), minimised over
-  a grid of φ. The window is chosen from the same bounds, so that what lies outside is below
+  φ by a search. The window is chosen from the same bounds, so that what lies outside is below
   :data:`LOG_TAIL` in tilted mass.
 * **Tails of an upper measure.** Its real mass above the window goes to L = +∞, and its real mass
   below is moved up to the bottom cell, with tilted weight at most exp(min_{φ>=λ} K(−φ) + φ(a−1)h + λh).
@@ -34,11 +34,24 @@ side of the measure (upper: added; lower: subtracted):
   same premise as the twiddle factors). The inverse transform turns a coefficient error e into
   an entry error of at most (1/N)Σ|e_j| over the full spectrum and adds its own (1/N)ε_N‖y‖₁; the
   total is doubled for the real-input packing and the 1/N scaling.
+
+**Two levels** (:func:`in_two_levels`). The discretisation error of both ends is about k·h² on one
+grid, so a width w needs h ∝ √(w/k) and about k/√w points. Composing m = r² steps on the fine grid
+(window ∝ √m), coarsening once to the step H = r·h (connect-the-dots for the upper measure, merging
+buckets for the lower pair: both on the safe side, see :func:`coarsen_upper`, :func:`coarsen_lower`)
+and composing the k/m super-steps on the coarse grid (error about (k/m)·H² = k·h²) needs about
+k^{3/4}/√w points on each grid, with r ≈ k^{1/4}.
+
+What is proven: every step above moves mass only to the safe side, and every floating-point error
+is bounded, under the stated premise on pocketfft and numpy's complex log and exp. The Chernoff bounds
+are evaluated on the arrays themselves, so their only approximation is the search for a good φ, which
+changes how tight they are, never whether they hold.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -50,7 +63,7 @@ LOG_TAIL = math.log(1e-16)
 _GOLDEN_STEPS = 8
 
 
-def _epsilon_n(size):
+def _epsilon_n(size: int) -> float:
     """ε_N of Higham's Thm. 24.2 for a radix-2 transform of length ``size`` (twiddles to 4u)."""
     levels = max(1, math.ceil(math.log2(size)))
     twiddle = 4 * UNIT_ROUNDOFF
@@ -62,7 +75,7 @@ class Cumulant:
     """K(φ) = Σ_i k_i log Σ_j x_ij e^{φ l_j} of the composed arrays, bounded above, and the Chernoff
     bounds it gives. Any φ gives a valid bound; the search over φ only makes it tight."""
 
-    def __init__(self, measures, counts):
+    def __init__(self, measures: Sequence[GridMeasure], counts: Sequence[int]) -> None:
         self.counts = counts
         self.arrays = []
         variance = 0.0
@@ -79,10 +92,10 @@ class Cumulant:
         self.scale = max(math.sqrt(variance), measures[0].step)
         self.tilt = measures[0].tilt
         self.step = measures[0].step
-        self.above_theta = None
-        self.below_theta = {}
+        self.above_theta = 0.0  # set by top()
+        self.below_theta: dict[bool, float] = {}  # set by bottom()
 
-    def values(self, thetas):
+    def values(self, thetas: np.ndarray) -> np.ndarray:
         """Upper bounds of K at each θ: the log-sum-exp widened by its rounding (every exponent rounded
         relative to its magnitude, the sum by log2 n + 2 ulps)."""
         total = np.zeros(thetas.size)
@@ -129,13 +142,13 @@ class Cumulant:
                 value_right = at(inner_right)
         return best, best_theta
 
-    def log_above(self, loss):
+    def log_above(self, loss: float) -> float:
         """Bound of log P_T(S >= loss) for the composed tilted arrays, at the θ that placed :meth:`top`
         (or the whole mass, K(0), where that is smaller)."""
         values = self.values(np.array([self.above_theta, 0.0]))
         return min(float(values[0]) - self.above_theta * loss, float(values[1]))
 
-    def log_below(self, loss, moved=False):
+    def log_below(self, loss: float, moved: bool = False) -> float:
         """Bound of log P_T(S <= loss), at the θ that placed :meth:`bottom`; with ``moved`` (that θ is then
         >= λ), of the tilted weight that the real mass at or below ``loss`` has once moved up one cell:
         at most exp(s + K(−φ) + (φ − λ)l) real mass for any φ >= λ, times e^{λ(l + h) − s}."""
@@ -144,12 +157,12 @@ class Cumulant:
         bound = float(values[0]) + theta * loss + (self.tilt * self.step if moved else 0.0)
         return bound if moved else min(bound, float(values[1]))
 
-    def top(self, log_tail):
+    def top(self, log_tail: float) -> float:
         """A loss from which on the tilted mass is at most e^log_tail: min over θ of (K(θ) − log_tail)/θ."""
         value, self.above_theta = self._minimum(lambda t, k: (k - log_tail) / t, +1)
         return value
 
-    def bottom(self, log_tail, moved=False):
+    def bottom(self, log_tail: float, moved: bool = False) -> float:
         """A loss up to which the tilted mass (with ``moved``: the moved weight) is at most e^log_tail."""
         shift = self.tilt * self.step if moved else 0.0
         value, theta = self._minimum(lambda t, k: (k - log_tail + shift) / t, -1, low=self.tilt if moved else 0.0)
@@ -157,14 +170,15 @@ class Cumulant:
         return -value
 
 
-def label_range(measures, counts):
+def label_range(measures: Sequence[GridMeasure], counts: Sequence[int]) -> tuple[int, int]:
     """(lowest, highest) grid index the exact composition can reach."""
     low = sum(count * m.start for m, count in zip(measures, counts))
     high = sum(count * (m.start + m.tilted.size - 1) for m, count in zip(measures, counts))
     return low, high
 
 
-def window(measures, counts, cumulant, log_tail=LOG_TAIL):
+def window(measures: Sequence[GridMeasure], counts: Sequence[int], cumulant: Cumulant,
+           log_tail: float = LOG_TAIL) -> tuple[int, int]:
     """(first index, length N = 2^p) of a cyclic grid outside which each tail is below e^log_tail."""
     step = measures[0].step
     low, high = label_range(measures, counts)
@@ -177,12 +191,13 @@ def window(measures, counts, cumulant, log_tail=LOG_TAIL):
     return first, 1 << max(4, (last - first).bit_length())
 
 
-def cyclic_power(arrays, counts, size):
+def cyclic_power(arrays: Sequence[np.ndarray], counts: Sequence[int], size: int) -> tuple[np.ndarray, float]:
     """(y, bound): y the cyclic convolution of ``counts[i]`` copies of every array on ``size`` = 2^p points,
     computed as the inverse DFT of Π_i DFT(x_i)^{k_i}, and a bound on every entry's error (module docstring)."""
     epsilon_n = _epsilon_n(size)
-    log_product = None
-    log_bound = log_exact = rounding = 0.0
+    half = size // 2 + 1
+    log_product = np.zeros(half, dtype=complex)
+    log_bound, log_exact, rounding = np.zeros(half), np.zeros(half), np.zeros(half)
     for entries, count in zip(arrays, counts):
         if entries.size > size:  # fold: a cyclic convolution of folded arrays is the folded convolution
             entries = np.concatenate([entries, np.zeros(-entries.size % size)]).reshape(-1, size).sum(axis=0)
@@ -192,10 +207,12 @@ def cyclic_power(arrays, counts, size):
         with np.errstate(divide="ignore", invalid="ignore"):  # a zero coefficient: log −∞, its power 0 below
             log_modulus = np.log(modulus + error)
             term = count * np.log(transform)
-        log_product = term if log_product is None else log_product + term
+        log_product += term
         log_bound = log_bound + count * np.log(modulus + 2 * error)
         log_exact = log_exact + count * log_modulus
-        rounding = rounding + count * 4 * UNIT_ROUNDOFF * (np.where(modulus > 0, np.abs(log_modulus), 0.0) + 4)
+        # |log(|X̃| + E)| + 5 in place of |log|X̃|| + 4: multiplied by Π(|X̃| + 2E)^k below, it still bounds
+        # |X̃|^k·(|log|X̃|| + 4) (x^k|log x| grows with x below e^{-1/k}; above it, k|log x| <= 1 <= k).
+        rounding = rounding + count * 4 * UNIT_ROUNDOFF * (np.where(modulus > 0, np.abs(log_modulus), 0.0) + 5)
     with np.errstate(under="ignore", invalid="ignore"):
         product = np.exp(log_product)
         product = np.where(np.isnan(product), 0.0, product)
@@ -213,7 +230,8 @@ def cyclic_power(arrays, counts, size):
     return result, error
 
 
-def compose(measures, counts, first, size, cumulant):
+def compose(measures: Sequence[GridMeasure], counts: Sequence[int], first: int, size: int,
+            cumulant: Cumulant | None) -> GridMeasure:
     """The composition of ``counts[i]`` copies of every ``measures[i]`` on indices first..first+size−1.
 
     ``size`` is a power of two; every measure has the same step, tilt and side. See the module
@@ -229,6 +247,7 @@ def compose(measures, counts, first, size, cumulant):
         result = result + error
         infinity = sum(count * m.infinity for m, count in zip(measures, counts)) * (1 + _SLACK)
         if not tails_dropped:  # (dropped tails need no bound: ``cumulant`` may then be None)
+            assert cumulant is not None
             if high >= first + size:
                 # Real mass from (first + size)h on: at most e^{s − λl} times its tilted mass.
                 real = math.exp(min(log_scale - tilt * (first + size) * step + cumulant.log_above((first + size) * step), 0.0))
@@ -237,6 +256,7 @@ def compose(measures, counts, first, size, cumulant):
                 result[0] += math.exp(min(cumulant.log_below((first - 1) * step, moved=True), 700.0)) * (1 + _SLACK)
         infinity = min(1.0, infinity)
     else:
+        assert cumulant is not None
         above = math.exp(cumulant.log_above((first + size) * step)) if high >= first + size else 0.0
         below = math.exp(cumulant.log_below((first - 1) * step)) if first > low else 0.0
         result = result - (error + (above + below) * (1 + _SLACK))
@@ -246,14 +266,14 @@ def compose(measures, counts, first, size, cumulant):
     return GridMeasure._normalised(step, tilt, first, result, log_scale, infinity, upper, error, tails_dropped)
 
 
-def compose_upper(measures, counts):
+def compose_upper(measures: Sequence[GridMeasure], counts: Sequence[int]) -> GridMeasure:
     """The composed upper :class:`~.distribution.GridMeasure` on its own window."""
     cumulant = Cumulant(measures, counts)
     first, size = window(measures, counts, cumulant)
     return compose(measures, counts, first, size, cumulant)
 
 
-def compose_lower(pairs, counts):
+def compose_lower(pairs: Sequence[BucketedPair], counts: Sequence[int]) -> BucketedPair:
     """The composed :class:`~.distribution.BucketedPair`: P and Q on one window (the same post-processing)."""
     p_measures, q_measures = [pair.p for pair in pairs], [pair.q for pair in pairs]
     # Q drops its tails, and its tilt λ + 1 gives its entries the weights of P's: P's window serves both.
@@ -263,7 +283,7 @@ def compose_lower(pairs, counts):
                         compose(q_measures, counts, first, size, None))
 
 
-def coarsening_ratio(counts):
+def coarsening_ratio(counts: Sequence[int]) -> int:
     """r for the two-level composition of :func:`compose_in_two_levels`: about k^{1/4} for the largest
     count k (1 below 81 compositions, where one level is as cheap)."""
     ratio = round(max(counts) ** 0.25)
@@ -288,7 +308,7 @@ def _row_log_sum_exp(rows):
         return safe + np.log(np.exp(rows - safe[:, None]).sum(axis=1)) + np.where(np.isfinite(largest), 0.0, -np.inf)
 
 
-def coarsen_upper(measure, ratio):
+def coarsen_upper(measure: GridMeasure, ratio: int) -> GridMeasure:
     r"""The upper measure on the grid of step ratio·h, by connect-the-dots (Doroshenko et al. 2022): a
     mass at l between coarse points L <= l < L + H goes to L + H with weight
     β = (1 − e^{L − l})/(1 − e^{−H}) and to L with 1 − β. That keeps E[e^{−L}] and spreads e^{−L},
@@ -312,7 +332,7 @@ def coarsen_upper(measure, ratio):
                                        measure.tails_dropped)
 
 
-def coarsen_lower(pair, ratio):
+def coarsen_lower(pair: BucketedPair, ratio: int) -> BucketedPair:
     """The bucketed pair on the grid of step ratio·h: every ``ratio`` buckets merged into one labelled by
     the lowest, which maps the index to ⌊index/ratio⌋, a post-processing (see
     :class:`~.distribution.BucketedPair`); P rounded down, Q up."""
@@ -327,7 +347,8 @@ def coarsen_lower(pair, ratio):
     return BucketedPair(*sides)
 
 
-def in_two_levels(singles, counts, ratio, compose_fine, coarsen):
+def in_two_levels(singles: Sequence, counts: Sequence[int], ratio: int, compose_fine: Callable,
+                  coarsen: Callable) -> tuple[list, list[int]]:
     """The ledger's entries for the coarse grid of step ratio·h: each entry's k steps as n = k // m
     super-steps of m = min(ratio², k) steps and one of the k mod m left, each composed on the fine grid
     and coarsened once. (Measures and counts to compose on the coarse grid.)
