@@ -63,6 +63,7 @@ from threadpoolctl import threadpool_limits
 
 import dpmech
 import dpmech.pld
+from dpmech.directed_rounding import format_down, format_up
 from dpmech import (
     ADD_REMOVE_ONE,
     GaussianEvent,
@@ -221,8 +222,9 @@ class Interval:
         return self.width / self.upper if self.upper > 0 else math.nan
 
     def cells(self, digits=7, relative=False):
-        cells = [number(self.lower, digits), number(self.estimate, digits), number(self.upper, digits),
-                 number(self.width, 2)]
+        # The certified ends print on their safe sides: the lower rounded down, the estimate and upper up.
+        cells = [format_down(self.lower, digits), format_up(self.estimate, digits), format_up(self.upper, digits),
+                 format_up(self.width, 2)]
         if relative:
             cells.append(number(self.relative_width, 2))
         return cells + [self.note or ("" if self.certified else "not certified")]
@@ -417,7 +419,7 @@ def calibration_rows(epsilon, delta, repeats, dp_accountants, opacus=True, brack
         sigma = measured.value if isinstance(measured.value, float) else None
         if sigma is not None:
             check = Interval(measure(dpmech_epsilon(sgd_ledger(float(sigma)), delta), 1, DPMECH_LIMIT_S))
-            at_sigma = f"[{number(check.lower, 6)}, {number(check.upper, 6)}]"
+            at_sigma = f"[{format_down(check.lower, 6)}, {format_up(check.upper, 6)}]"
             safe = "yes" if check.upper <= epsilon else "no"
             # δ at the target ε on the grid that certified dpmech's σ (its CalibratedParameter carries it);
             # on the default grid for the anchors' σ.
@@ -425,7 +427,7 @@ def calibration_rows(epsilon, delta, repeats, dp_accountants, opacus=True, brack
             options = {} if grid is None else {"discretization": grid}
             delta_check = Interval(measure(lambda sigma=sigma, options=options: _delta_at(sigma, epsilon, options), 1,
                                            DPMECH_LIMIT_S))
-            at_epsilon = f"{number(delta_check.upper, 6)} ({'grid ' + number(grid, 3) if grid else 'default grid'})"
+            at_epsilon = f"{format_up(delta_check.upper, 6)} ({'grid ' + number(grid, 3) if grid else 'default grid'})"
             delta_safe = "yes" if delta_check.upper <= delta else "no"
         else:
             at_sigma, safe, at_epsilon, delta_safe = "-", "-", "-", "-"
