@@ -42,7 +42,6 @@ UNIT_ROUNDOFF = 2.0**-53
 # Relative slack for the few roundings of a normalisation or a weighting step.
 _SLACK = 16 * UNIT_ROUNDOFF
 _TINY = 1e-290
-_LOG_NEGLIGIBLE = -690.0
 # Tilted mass trimmed from each end after a convolution.
 TAIL = 1e-40
 # Tilted weight that mass moved up to a cut may add before the cut is lowered (see GridMeasure.cut_points).
@@ -78,8 +77,7 @@ class GridMeasure:
     log_scale: float
     infinity: float
     upper: bool
-    # A bound on the round-off added to each tilted entry so far: entries below it may be
-    # noise, so trimming decides on what lies above it.
+    # The bound on each tilted entry's round-off that the composition applied to it (composition.cyclic_power).
     noise: float = 0.0
     # The Q side of a BucketedPair: mass outside the window is dropped (a post-processing to a symbol
     # that is never counted), where a GridMeasure's upper measure sends it to +∞ or moves it up.
@@ -100,11 +98,6 @@ class GridMeasure:
         losses = (self.start + first + np.arange(tilted.size)) * self.step
         with np.errstate(divide="ignore"):
             return np.log(tilted) + self.log_scale - self.tilt * losses
-
-    def finite_mass(self):
-        """Total finite mass, rounded toward the side this measure bounds; capped at 1 for an upper one."""
-        total = math.exp(min(float(log_sum_exp(self.log_masses())), 1.0))
-        return min(1.0, total * (1 + _SLACK)) if self.upper else total * (1 - _SLACK)
 
     # --- construction -------------------------------------------------------------------------
 
