@@ -114,3 +114,13 @@ def test_two_level_composition_contains_the_proven_epsilon(count, epsilon0, log1
     assert _rr_delta(count, epsilon0, interval.upper) <= delta
     if interval.lower > 0:
         assert _rr_delta(count, epsilon0, interval.lower) >= delta
+
+
+def test_refinement_that_stops_narrowing_says_so_instead_of_growing_the_grid():
+    """δ(ε) at three ε from one tilt: at ε = 6 the lower end is lost below the doubles whatever the step, so
+    the default refinement stops with a note rather than refining to max_points (it took 9.5 s)."""
+    ledger = [(pld.poisson_subsampled(pld.GaussianPair(1.0), 0.01), 1000)]
+    answer = pld.delta(ledger, [0.5, 2.0, 6.0])
+    assert "stopped narrowing" in answer.note
+    assert answer.upper[1] - answer.lower[1] <= 1e-2 * answer.upper[1]
+    assert answer.lower[2] == 0.0 < answer.upper[2]
