@@ -128,6 +128,7 @@ def test_numeric_is_certified_on_the_exact_accountants_ledgers(ledger_spec, log1
     steps=st.integers(1, 300),
     log10_delta=st.floats(-8.0, -4.0),
 )
+@example(sigma=1.1875, rate=0.11328125, steps=67, log10_delta=-4.0)
 @examples(0.05)
 def test_poisson_sampled_gaussians_overlap_dp_accounting_and_prv(sigma, rate, steps, log10_delta):
     from dp_accounting import dp_event
@@ -149,7 +150,10 @@ def test_poisson_sampled_gaussians_overlap_dp_accounting_and_prv(sigma, rate, st
         prv_lower, _, prv_upper = prv.compute_epsilon(delta=delta, num_self_compositions=[steps])
     except (ValueError, RuntimeError, AssertionError):
         return  # prv_accountant refuses some small δ or few steps
-    assert lower <= prv_upper + 1e-9 and prv_lower <= upper + 1e-9
+    # prv_accountant's error bars are estimates, not proofs: at σ = 1.1875, q = 0.11328125, 67 steps,
+    # δ = 1e-4 its lower end 4.08536 lies above the truth (dp_accounting's PLD at 1e-4: 4.08333; dpmech at a
+    # step of 2e-4: [4.0833296, 4.0833328]). Their interval widened by its own eps_error must still meet ours.
+    assert lower <= prv_upper + 0.01 and prv_lower - 0.01 <= upper
 
 
 # --- known answers ----------------------------------------------------------------------------------
