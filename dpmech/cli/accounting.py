@@ -9,17 +9,21 @@ printed from its logarithm, and JSON carries ``log_delta`` alongside.
 
 from __future__ import annotations
 
-
-from ..calibration import METHODS, calibrate_gaussian
-from ..directed_rounding import format_log_up, format_up
-from ..gaussian import gaussian_delta, gaussian_epsilon, gaussian_log_delta
 from . import arguments
-from .output import emit
+
+# The numerical modules (numpy, scipy.special) load in the handlers, so that registering these
+# commands costs nothing to the other commands, to --help, or to a bad option.
 
 _SMALLEST_NORMAL = 2.2250738585072014e-308
 # format_log_up's guard (a relative 1e-12 on the mantissa) covers the rounding of log δ/ln 10 only
 # while |log δ| stays below about 9000 (ulp(log10 δ)·ln 10 < 1e-12 there).
 _DECIMAL_LOG_FROM = -5000.0
+
+
+def _calibration_method(text: str) -> str:
+    from ..calibration import METHODS
+
+    return arguments.choice(METHODS)(text)
 
 
 def _common(parser):
@@ -34,7 +38,7 @@ def register(subparsers) -> None:
     calibrate = subparsers.add_parser("calibrate", help="smallest sigma for a target (epsilon, delta)")
     calibrate.add_argument("--epsilon", type=arguments.positive_real, required=True, help="target epsilon > 0")
     calibrate.add_argument("--delta", type=arguments.unit_open, required=True, help="target delta in (0, 1)")
-    calibrate.add_argument("--method", type=arguments.choice(METHODS), default="analytic",
+    calibrate.add_argument("--method", type=_calibration_method, default="analytic",
                            help="analytic (tight, default) or classic (Dwork-Roth, epsilon < 1)")
     _common(calibrate)
     calibrate.set_defaults(handler=_calibrate)
@@ -54,6 +58,9 @@ def register(subparsers) -> None:
 
 def _delta_fields(epsilon, sigma, sensitivity, compositions):
     """(δ as the conservative double, log δ, table text): a δ below every double is shown from its log."""
+    from ..directed_rounding import format_log_up, format_up
+    from ..gaussian import gaussian_delta, gaussian_log_delta
+
     log_delta = gaussian_log_delta(epsilon, sigma, sensitivity, compositions)
     delta = gaussian_delta(epsilon, sigma, sensitivity, compositions)
     if delta >= _SMALLEST_NORMAL:
@@ -66,6 +73,9 @@ def _delta_fields(epsilon, sigma, sensitivity, compositions):
 
 
 def _calibrate(args) -> None:
+    from ..calibration import calibrate_gaussian
+    from .output import emit
+
     sigma = calibrate_gaussian(args.epsilon, args.delta, args.sensitivity, args.compositions, args.method)
     achieved, log_achieved, shown = _delta_fields(args.epsilon, sigma, args.sensitivity, args.compositions)
     record = {
@@ -84,6 +94,9 @@ def _calibrate(args) -> None:
 
 
 def _epsilon(args) -> None:
+    from ..gaussian import gaussian_epsilon
+    from .output import emit
+
     value = gaussian_epsilon(args.delta, args.sigma, args.sensitivity, args.compositions)
     record = {
         "sigma": args.sigma,
@@ -97,6 +110,8 @@ def _epsilon(args) -> None:
 
 
 def _delta(args) -> None:
+    from .output import emit
+
     # k releases with one σ and Δ compose exactly (dpmech.gaussian); the δ is an upper bound, never 0.
     delta, log_delta, shown = _delta_fields(args.epsilon, args.sigma, args.sensitivity, args.compositions)
     record = {

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import math
 import pathlib
-import tempfile
 
 # The largest count of random draws an option may ask for (trials, canaries): beyond it an audit
 # would hold more than a few gigabytes of scores.
@@ -78,6 +77,8 @@ def choice(options):
 
 def _writable(folder: pathlib.Path) -> bool:
     """Whether a file can be created in ``folder``: tried, since permission bits say nothing to root or on /proc."""
+    import tempfile  # only the commands with an output folder pay for it
+
     try:
         with tempfile.TemporaryFile(dir=folder):
             return True

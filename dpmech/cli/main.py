@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import sys
-from importlib.metadata import EntryPoint, entry_points
 
 from . import accounting, verify
 from .arguments import join_negative_values
@@ -24,9 +22,24 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed version, read only when asked (importlib.metadata takes tens of ms)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        import importlib.metadata
+
+        print(f"dpmech {importlib.metadata.version('dpmech')}")
+        parser.exit()
+
+
 def _plugins() -> list:
     """The entry point of every command outside the core, by name: :data:`OWN_COMMANDS` and the third
     parties' (group ``dpmech.commands``) whose names those do not take."""
+    from importlib.metadata import EntryPoint, entry_points
+
     own = [EntryPoint(name=name, value=value, group=PLUGIN_GROUP) for name, value in OWN_COMMANDS.items()]
     third_party = [point for point in entry_points(group=PLUGIN_GROUP) if point.name not in OWN_COMMANDS]
     return sorted(own + third_party, key=lambda point: point.name)
@@ -36,12 +49,14 @@ def build_parser(command=None) -> argparse.ArgumentParser:
     """The ``dpmech`` parser. The core's commands are registered directly; any other command's module
     (:data:`OWN_COMMANDS`, then third-party entry points of group ``dpmech.commands``) is imported only
     when ``command`` names it, so one command never pays for the others. With ``command=None`` (help,
-    version) every command is listed, none loaded."""
+    version) every command is listed, none loaded. A core command skips the entry-point scan."""
     parser = _Parser(prog="dpmech", description="Differential privacy: calibrate, account, verify, audit.")
-    parser.add_argument("--version", action="version", version=f"dpmech {importlib.metadata.version('dpmech')}")
+    parser.add_argument("--version", action=_Version, help="show the installed version and exit")
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     accounting.register(subparsers)
     verify.register(subparsers)
+    if command is not None and command in subparsers.choices:
+        return parser
     for entry_point in _plugins():
         if entry_point.name != command:
             subparsers.add_parser(entry_point.name,

@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 
 from ..directed_rounding import format_down, format_log_up, format_up
+from ..json_values import json_ready
 
 _FORMATS = {"up": format_up, "down": format_down, "log_up": format_log_up}
-
-from ..json_values import json_ready
 
 
 def _text(value, direction) -> str:

@@ -12,13 +12,6 @@ as for every subcommand). Checks that need a trainer come from ``trainers`` (see
 
 from __future__ import annotations
 
-import json
-
-from rich.console import Console
-from rich.table import Table
-
-
-
 
 def register(subparsers) -> None:
     verify = subparsers.add_parser("verify", help="check every mechanism's (epsilon, delta) claim: exact, numeric, statistical")
@@ -35,6 +28,11 @@ def register(subparsers) -> None:
 
 def _verify(args) -> None:
     # Imported here: the suite loads scipy.stats and scipy.integrate, which every other command can skip.
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
     from ..verify.suite import available_checks, run_suite
 
     if args.examples:
