@@ -8,6 +8,8 @@ needs its own (ε_i, δ_i):
   (log(1 + q(e^ε − 1)), qδ) with q the sampling probability (Poisson, under
   add/remove: Li, Qardaji & Su 2012) or the fraction m/n (without
   replacement, under replace-one: Balle, Barthe & Gaboardi 2018, Thm. 9);
+* an epoch of random allocation costs its inner Gaussian release once (the epoch is a
+  post-processing of that release: see :mod:`dpmech.events.random_allocation`);
 * Gaussian releases have a whole curve δ_i(ε_i), so the budget left after the
   fixed events is split evenly across the Gaussian releases (each of the
   ``count`` repetitions is one release) and each is evaluated exactly.
@@ -30,6 +32,7 @@ from ..events import (
     NoPrivacyLossEvent,
     PoissonSampledEvent,
     PureEpsilonEvent,
+    RandomAllocationEvent,
     SampledWithoutReplacementEvent,
 )
 from ..gaussian import gaussian_epsilon, gaussian_log_delta
@@ -60,12 +63,19 @@ def _sum_up(terms) -> float:
     return value if Fraction(value) >= exact else math.nextafter(value, math.inf)
 
 
+def _as_release(pairs):
+    """The pairs with each epoch of random allocation replaced by its inner release (its basic cost)."""
+    return [(event.event if isinstance(event, RandomAllocationEvent) else event, count) for event, count in pairs]
+
+
 def supports(pairs) -> bool:
+    pairs = _as_release(pairs)
     return all(isinstance(event, (GaussianEvent, NoPrivacyLossEvent)) or _fixed_cost(event) is not None
                for event, _ in pairs)
 
 
 def _split(pairs):
+    pairs = _as_release(pairs)
     unknown = sorted({type(event).__name__ for event, _ in pairs
                       if not isinstance(event, (GaussianEvent, NoPrivacyLossEvent)) and _fixed_cost(event) is None})
     if unknown:

@@ -16,6 +16,7 @@ from .no_guarantee import NoGuaranteeEvent
 from .no_privacy_loss import NoPrivacyLossEvent
 from .poisson_sampled import PoissonSampledEvent
 from .pure_epsilon import PureEpsilonEvent
+from .random_allocation import RandomAllocationEvent
 from .sampled_without_replacement import SampledWithoutReplacementEvent
 from .relations import ADD_REMOVE_ONE, NEIGHBOURING_RELATIONS, REPLACE_ONE, check_relation
 from .self_composed import SelfComposedEvent, flatten
@@ -24,9 +25,9 @@ from .self_composed import SelfComposedEvent, flatten
 _check_relation = check_relation
 
 Event = Union[GaussianEvent, LaplaceEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent,
-              NoGuaranteeEvent, PoissonSampledEvent, SampledWithoutReplacementEvent, SelfComposedEvent]
+              NoGuaranteeEvent, PoissonSampledEvent, SampledWithoutReplacementEvent, SelfComposedEvent, RandomAllocationEvent]
 EVENT_TYPES = (GaussianEvent, LaplaceEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent,
-               NoGuaranteeEvent, PoissonSampledEvent, SampledWithoutReplacementEvent, SelfComposedEvent)
+               NoGuaranteeEvent, PoissonSampledEvent, SampledWithoutReplacementEvent, SelfComposedEvent, RandomAllocationEvent)
 
 __all__ = [
     "ADD_REMOVE_ONE",
@@ -41,6 +42,7 @@ __all__ = [
     "NoPrivacyLossEvent",
     "PoissonSampledEvent",
     "PureEpsilonEvent",
+    "RandomAllocationEvent",
     "SampledWithoutReplacementEvent",
     "SelfComposedEvent",
     "check_relation",
