@@ -30,6 +30,7 @@ Conversions to (ε, δ): :func:`rdp_epsilon` / :func:`rdp_delta` over given orde
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -46,6 +47,8 @@ REPLACE_SPECIAL = "replace_special"
 # Bounds are raised by this relative amount, far above their evaluation error (a few ulps
 # times the conditioning of log and expm1 here), so rounding never makes them optimistic.
 _SAFETY = 1e-12
+# Rounding unit of the error bounds: the spacing of doubles at 1 (twice the unit roundoff).
+_ULP = 2.0**-52
 
 
 def _orders(orders, minimum=1.0):
@@ -130,36 +133,112 @@ def gaussian_zcdp(sigma, sensitivity=1.0, compositions=1):
     return check.scalar_or_array(rho)
 
 
-def laplace_rdp(orders, scale, sensitivity=1.0):
-    """RDP curve of the Laplace mechanism (Mironov 2017, Prop. 6), with ε = Δ/b.
+def _expm1_excess_over_square(x):
+    """(e^x − 1 − x)/x², 1/2 at x = 0, accurate to a few ulps for every real x <= 1.
 
-    r(α) = ε + c·log1p(x)/x with c = expm1((1−2α)ε)/(2α−1) and x = (α−1)c, which is the
-    proposition's formula rearranged so that α → 1 (where r → ε + e^{−ε} − 1) loses nothing.
+    For |x| <= 1 its Taylor series Σ_k x^k/(k+2)! (18 terms: the 19th is below 2^-60 of the
+    sum, which is at least e^{-1} there), so nothing cancels; beyond, expm1(x) − x loses at
+    most a factor 4.4 (at x = −1) and is divided by x twice so that x² cannot overflow.
+    """
+    x = np.asarray(x, dtype=float)
+    near = np.clip(x, -1.0, 1.0)
+    series = np.zeros_like(near)
+    for coefficient in _EXCESS_SERIES:
+        series = series * near + coefficient
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        direct = ((np.expm1(np.minimum(x, 709.0)) - x) / x) / x
+    return np.where(np.abs(x) <= 1.0, series, direct)
+
+
+# 1/(k+2)! for k = 17, ..., 0: the Horner coefficients of (e^x − 1 − x)/x².
+_EXCESS_SERIES = tuple(1.0 / math.factorial(k + 2) for k in range(17, -1, -1))
+
+
+def _log1p_over_order(order_minus_one, epsilon, rate):
+    """(1/u)·log(1 + uεK) written as εK·log1p(T)/T, T = uεK (u = α − 1 >= 0, K >= 0).
+
+    A divergence whose E[(p/q)^u] − 1 = uεK has been put in this form is a product and a
+    quotient of accurate positive factors; its value underflows only where the truth lies
+    below the smallest double (the caller then rounds up to it).
+    """
+    with np.errstate(under="ignore"):
+        excess = order_minus_one * epsilon * rate
+        ratio = np.where(excess > 0, np.log1p(excess) / np.where(excess > 0, excess, 1.0), 1.0)
+        return epsilon * (rate * ratio)
+
+
+def _round_rdp_up(value, epsilon, orders):
+    """``value`` raised past its evaluation error, capped at ε; exactly ε at α = ∞ and 0 at ε = 0.
+
+    Every curve here is evaluated with a relative error below 200 ulps (4.4e-14: see the callers),
+    so a relative raise of 1e-12 covers it; the next double up covers the absolute error (half
+    the smallest subnormal) of a result that underflows, so a positive divergence is never 0. An
+    ε-DP mechanism has D_α <= D_∞ = ε, hence the cap.
+    """
+    raised = np.nextafter(value * (1.0 + _SAFETY), np.inf)
+    return np.where(np.isinf(orders) | (epsilon == 0) | np.isinf(epsilon), epsilon, np.minimum(raised, epsilon))
+
+
+def laplace_rdp(orders, scale, sensitivity=1.0):
+    """RDP curve of the Laplace mechanism (Mironov 2017, Prop. 6), with ε = Δ/b, rounded up.
+
+    r(α) = (1/(α−1)) log(α/(2α−1) e^{(α−1)ε} + (α−1)/(2α−1) e^{−αε}); r(1) = e^{−ε} − 1 + ε
+    (the KL divergence), r(∞) = ε. With u = α − 1 and E(x) = e^x − 1 − x >= 0, the argument
+    of the log is 1 + (αE(uε) + uE(−αε))/(2α−1): the first-order terms cancel exactly, so
+    for uε <= 1 it is evaluated as 1 + uεK, K = ε(α/(2α−1))(u e₂(uε) + α e₂(−αε)),
+    e₂(x) = E(x)/x² > 0, a sum of positive terms (r ≈ αε²/2 keeps full accuracy at any ε).
+    For uε > 1, r = ε + log(α/(2α−1) + (α−1)/(2α−1) e^{−(2α−1)ε})/(α−1), whose correction
+    is at most log(2)/(α−1) < 0.7ε. ε is Δ/b rounded up (r increases with ε).
+
+    Error: e₂ within 40 ulps, K, T and log1p(T)/T within 100 ulps in all, the large-uε form
+    within 30 ulps of r; the result is raised past that (see :func:`_round_rdp_up`).
     """
     orders = _orders(orders)
     scale = check.positive("scale", scale)
     sensitivity = check.positive("sensitivity", sensitivity)
-    epsilon = np.asarray(sensitivity / np.asarray(scale))
+    with np.errstate(over="ignore", under="ignore"):
+        epsilon = np.nextafter(np.asarray(sensitivity) / np.asarray(scale), np.inf)
     orders, epsilon = np.broadcast_arrays(orders, epsilon)
     finite = np.where(np.isinf(orders), 2.0, orders)
-    with np.errstate(over="ignore"):  # (1 − 2α)ε may reach −inf, where expm1 gives −1 as it should
-        c = np.expm1((1.0 - 2.0 * finite) * epsilon) / (2.0 * finite - 1.0)
-    x = (finite - 1.0) * c
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = np.where(np.abs(x) < 1e-10, 1.0 - 0.5 * x, np.log1p(x) / np.where(x == 0, 1.0, x))
-    return check.scalar_or_array(np.where(np.isinf(orders), epsilon, epsilon + c * ratio))
+    u = finite - 1.0
+    near_half = 1.0 / (2.0 - 1.0 / finite)  # α/(2α−1), without forming 2α − 1 (which overflows for α near the largest double)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        scaled = u * epsilon
+        small = scaled <= 1.0
+        rate = epsilon * near_half * (u * _expm1_excess_over_square(np.where(small, scaled, 0.0)) + finite * _expm1_excess_over_square(-finite * epsilon))
+        small_value = _log1p_over_order(u, epsilon, np.where(small, rate, 0.0))
+        tail = near_half + (1.0 - 1.0 / finite) * near_half * np.exp(-finite * epsilon * (2.0 - 1.0 / finite))
+        large_value = epsilon + np.log(tail) / np.where(small, 1.0, u)
+        value = np.where(small, small_value, large_value)
+    return check.scalar_or_array(_round_rdp_up(value, epsilon, orders))
 
 
 def pure_dp_rdp(orders, epsilon):
-    """The RDP curve every ε-DP mechanism satisfies, that of binary randomized response.
+    """The RDP curve every ε-DP mechanism satisfies, that of binary randomized response, rounded up.
 
     r(α) = (1/(α−1)) log((e^{αε} + e^{(1−α)ε})/(1 + e^ε)) (Bun & Steinke 2016, Prop. 3.3);
     it is <= min(ε, αε²/2) and attained by binary RR, so no smaller curve holds for all ε-DP
-    mechanisms.
+    mechanisms. With a = e^ε/(1 + e^ε), b = 1 − a, u = α − 1 and E(x) = e^x − 1 − x >= 0 the
+    argument of the log is 1 + (a − b)uε + aE(uε) + bE(−uε), a sum of positive terms:
+    for uε <= 1 it is 1 + uεK with K = tanh(ε/2) + uε(a e₂(uε) + b e₂(−uε)), e₂(x) = E(x)/x²;
+    beyond, r = ε + log(a + b e^{−2uε})/u, whose correction is at most log(2)/u < 0.7ε.
+    r(1) = ε tanh(ε/2) (the KL divergence), r(∞) = ε. Error and rounding as :func:`laplace_rdp`.
     """
     orders = _orders(orders)
     epsilon = np.asarray(check.non_negative("epsilon", epsilon))
-    return check.scalar_or_array(_symmetric_divergence(orders, -np.logaddexp(0.0, epsilon), epsilon, 0.0))
+    orders, epsilon = np.broadcast_arrays(orders, epsilon)
+    u = np.where(np.isinf(orders), 1.0, orders - 1.0)
+    shrink = np.exp(-epsilon)
+    keep, other = 1.0 / (1.0 + shrink), shrink / (1.0 + shrink)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        scaled = u * epsilon
+        small = scaled <= 1.0
+        near = np.where(small, scaled, 0.0)
+        rate = np.tanh(epsilon / 2.0) + near * (keep * _expm1_excess_over_square(near) + other * _expm1_excess_over_square(-near))
+        small_value = _log1p_over_order(u, epsilon, np.where(small, rate, 0.0))
+        large_value = epsilon + np.log(keep + other * np.exp(-2.0 * scaled)) / np.where(small, 1.0, u)
+        value = np.where(small, small_value, large_value)
+    return check.scalar_or_array(_round_rdp_up(value, epsilon, orders))
 
 
 def pure_dp_zcdp(epsilon):
@@ -270,22 +349,37 @@ def rdp_delta(epsilon, orders, rdp):
     """The smallest δ over the given orders with (α, r(α))-RDP ⇒ (ε, δ)-DP; an upper bound on δ.
 
     log δ = (α − 1)(r − ε + log(1 − 1/α)) − log α (Canonne, Kamath & Steinke 2020, Prop. 12),
-    and δ <= sqrt(1 − e^{−r}) (Bretagnolle–Huber) at every order, capped at 1; raised by a
-    relative 1e-12 to cover rounding.
+    and δ <= sqrt(1 − e^{−r}) (Bretagnolle–Huber) at every order, capped at 1. Rounding: each
+    log δ is raised by 16 ulps of the sum of its terms' sizes, (α − 1)(r + ε + |log(1 − 1/α)|)
+    + 1 + log α + |log δ| (twice the error of its evaluation when every libm function is within
+    4 ulps; the Bretagnolle–Huber term likewise by 16 ulps of 1 + its size), exp by 4 ulps; a δ
+    in the subnormal range or below is moved one double up, so a positive δ is never 0 (it is the
+    smallest positive double, 5e-324, where the bound lies below it). δ = 0 only at α = ∞ with
+    ε >= r(∞), where it is exact.
 
     Returns:
         (δ, α*) with α* the order that attains it.
     """
     epsilon = check.non_negative("epsilon", epsilon)
     orders, rdp = _curve(orders, rdp)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         u = orders - 1.0
-        log_delta = np.where(u > 0, u * (rdp - epsilon + np.log1p(-1.0 / orders)) - np.log(orders), np.inf)
+        log_one_minus = np.log1p(-1.0 / orders)
+        log_order = np.log(orders)
+        log_delta = u * (rdp - epsilon + log_one_minus) - log_order
+        size = u * (rdp + epsilon + np.abs(log_one_minus)) + 1.0 + log_order + np.abs(log_delta)
+        log_delta = np.where(u > 0, log_delta + 16.0 * _ULP * size, np.inf)
         # α = ∞ is pure DP with ε = r: δ = 0 at ε >= r, nothing below.
         log_delta = np.where(np.isinf(orders), np.where(epsilon >= rdp, -np.inf, np.inf), log_delta)
-        log_delta = np.minimum(log_delta, 0.5 * np.log(-np.expm1(-rdp)))
+        log_divergence_bound = 0.5 * np.log(-np.expm1(-rdp))
+        log_delta = np.minimum(log_delta, log_divergence_bound + 16.0 * _ULP * (1.0 + np.abs(log_divergence_bound)))
     best = int(np.argmin(log_delta))
-    return float(min(math.exp(log_delta[best]) * (1.0 + _SAFETY), 1.0)), float(orders[best])
+    if log_delta[best] == -math.inf:
+        return 0.0, float(orders[best])
+    delta = min(math.exp(min(log_delta[best], 0.0)) * (1.0 + 4.0 * _ULP), 1.0)
+    if delta < sys.float_info.min:  # subnormal or 0: exp's absolute error there is half a subnormal step
+        delta = math.nextafter(delta, math.inf)
+    return delta, float(orders[best])
 
 
 def _curve(orders, rdp):
@@ -301,14 +395,21 @@ def _curve(orders, rdp):
 def zcdp_epsilon(rho, delta, method=OPTIMAL):
     """An ε with ρ-zCDP ⇒ (ε, δ)-DP, never below the exact value of the bound used.
 
-    * ``"optimal"`` (default): inf over every real α > 1 of the bound of :func:`rdp_epsilon`
-      applied to r(α) = ρα (Canonne, Kamath & Steinke 2020, Prop. 12 with Cor. 13). The
-      minimiser is found by a grid of 64 points in log(α − 1) and 40 golden-section steps;
-      every α tried is a valid ε, so the value returned is a valid upper bound whatever the
-      optimiser's accuracy.
-    * ``"simple"``: ρ + 2 sqrt(ρ log(1/δ)) (Bun & Steinke 2016, Prop. 1.3).
+    * ``"optimal"`` (default): the infimum over every real α > 1 of the bound of :func:`rdp_epsilon`
+      applied to r(α) = ρα (Canonne, Kamath & Steinke 2020, Prop. 12 with Cor. 13; Asoodeh et
+      al. 2021), rounded up. With u = α − 1 and L = log(1/δ) that bound is
+      g(u) = ρ(1 + u) + log(u/(1 + u)) + (L − log(1 + u))/u, and
+      g'(u) = ρ + (log(1 + u) − L)/u², negative below and positive above the one root u* of
+      ρu² + log(1 + u) = L (its left side increases from 0 to ∞): g is unimodal and
+      min g = g(u*) = ρ(1 + 2u*) − log(1 + 1/u*), where u* <= min(√(L/ρ), e^L − 1) is of order
+      √(L/ρ) unless ρ < e^{−2L} (the search range adapts to ρ and δ). u* is found by Newton's
+      method in log u from the right (ρe^{2t} + log(1 + e^t) − L is convex and increasing in t,
+      so the iterates fall monotonically onto the root) and g is evaluated at the û found — a
+      valid ε whatever û is, and optimal to second order — plus a proven bound on its rounding.
+      ε = 0 where δ > √(1 − e^{−ρ}) (Bretagnolle–Huber, KL <= ρ) or g(u*) <= 0.
+    * ``"simple"``: ρ + 2 sqrt(ρ log(1/δ)) (Bun & Steinke 2016, Prop. 1.3), raised by a relative 1e-12.
 
-    Broadcasts over ``rho`` and ``delta``. Results are raised by a relative 1e-12 to cover rounding.
+    Broadcasts over ``rho`` and ``delta``.
     """
     rho = check.non_negative("rho", rho)
     delta = check.open_unit_interval("delta", delta)
@@ -316,10 +417,55 @@ def zcdp_epsilon(rho, delta, method=OPTIMAL):
     rho, log_delta = np.broadcast_arrays(np.asarray(rho, dtype=float), np.log(delta))
     if method == SIMPLE:
         return check.scalar_or_array((rho + 2.0 * np.sqrt(rho * -log_delta)) * (1.0 + _SAFETY))
-    best = _minimise_over_orders(
-        lambda orders: _conversion_epsilon(orders, rho[..., None] * orders, log_delta[..., None], IMPROVED), rho.shape
-    )
-    return check.scalar_or_array(best * (1.0 + _SAFETY))
+    return check.scalar_or_array(_optimal_zcdp_epsilon(rho, -log_delta))
+
+
+_NEWTON_STEPS = 100
+
+
+def _optimal_zcdp_order_minus_one(rho, log_inverse_delta):
+    """An approximation û of the root u* > 0 of ρu² + log(1 + u) = L (ρ > 0), by Newton from the right.
+
+    The start t = min(½ log(L/ρ), log(e^L − 1)) has each term alone reach L, so it lies right of the
+    root, within a few units of it in t (where one term dominates the other is small there).
+    """
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        log_expm1 = log_inverse_delta + np.log(-np.expm1(-log_inverse_delta))
+        log_u = np.minimum(0.5 * (np.log(log_inverse_delta) - np.log(rho)), log_expm1)
+        for _ in range(_NEWTON_STEPS):
+            u = np.exp(log_u)
+            quadratic = (rho * u) * u  # ρu² in this order: u² alone may overflow
+            step = (quadratic + np.log1p(u) - log_inverse_delta) / (2.0 * quadratic + u / (1.0 + u))
+            log_u = log_u - step
+            if np.all(np.abs(step) <= 1e-15 * np.maximum(np.abs(log_u), 1.0)):
+                break
+    return np.exp(log_u)
+
+
+def _optimal_zcdp_epsilon(rho, log_inverse_delta):
+    """max(0, g(û)) + its rounding bound, or 0 under Bretagnolle–Huber (see :func:`zcdp_epsilon`).
+
+    Rounding (every libm function within 4 ulps, as numpy's are): with A = ρ(1 + û), l = log(1 + û),
+    B = (L − l)/û and C = log(1 + 1/û), the computed A + B − C is within
+    8 ulp (A + (L + l)/û + C) of g(û) (L itself carries 4 ulps of log δ; C's argument 1/û one
+    rounding, which moves C by at most ulp·min(1, 1/û) <= 1.45 ulp·C). Twice that is added.
+    The Bretagnolle–Huber test 2 log δ > log(1 − e^{−ρ}) is decided only with a margin of
+    16 ulp (L + |log(1 − e^{−ρ})| + 1) over its own rounding.
+    """
+    zero_rho = rho == 0
+    safe_rho = np.where(zero_rho, 1.0, rho)
+    u = _optimal_zcdp_order_minus_one(safe_rho, log_inverse_delta)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        log1p_u = np.log1p(u)
+        first = safe_rho * (1.0 + u)
+        second = (log_inverse_delta - log1p_u) / u
+        third = np.log1p(1.0 / u)
+        bound = first + second - third + 16.0 * _ULP * (first + (log_inverse_delta + log1p_u) / u + third)
+        log_divergence_bound = np.log(-np.expm1(-safe_rho))
+        gap = log_divergence_bound + 2.0 * log_inverse_delta  # log(1 − e^{−ρ}) − 2 log δ
+        divergence_small = -gap > 16.0 * _ULP * (log_inverse_delta + np.abs(log_divergence_bound) + 1.0)
+    # 0-zCDP: both outputs have one law, ε = 0 at every δ.
+    return np.where(zero_rho | divergence_small, 0.0, np.maximum(bound, 0.0))
 
 
 def gaussian_rdp_epsilon(delta, sigma, sensitivity=1.0, compositions=1):
@@ -329,23 +475,3 @@ def gaussian_rdp_epsilon(delta, sigma, sensitivity=1.0, compositions=1):
     which is what accountants built on RDP report for the Gaussian.
     """
     return zcdp_epsilon(gaussian_zcdp(sigma, sensitivity, compositions), delta)
-
-
-def _minimise_over_orders(objective, shape):
-    """min over α > 1 of objective(α) (last axis = candidate orders), by grid then golden section in log(α − 1)."""
-    grid = np.linspace(-12.0, 14.0, 64)
-    values = objective(1.0 + np.exp(grid))
-    best_value = values.min(axis=-1)
-    index = values.argmin(axis=-1)
-    step = grid[1] - grid[0]
-    low, high = grid[index] - step, grid[index] + step
-    ratio = (math.sqrt(5.0) - 1.0) / 2.0
-    for _ in range(40):  # the bracket shrinks to 1e-8 of its width; ε is flat to second order there
-        a = high - ratio * (high - low)
-        b = low + ratio * (high - low)
-        fa = objective(1.0 + np.exp(np.stack([a, b], axis=-1)))
-        best_value = np.minimum(best_value, fa.min(axis=-1))
-        left = fa[..., 0] < fa[..., 1]
-        high = np.where(left, b, high)
-        low = np.where(left, low, a)
-    return best_value.reshape(shape)
