@@ -144,7 +144,7 @@ def run(quick: bool):
     # (5) heterogeneous: 10 Gaussians (σ = 2) + 10 × 10-ary RR (ε = 0.5) + one generic (0.1, 1e-7), δ = 1e-5.
     task = "ε of Gaussian×10 + RR×10 + (0.1, 1e-7)"
     ledger = (
-        dpmech.PrivacyLedger()
+        dpmech.PrivacyLedger(dpmech.REPLACE_ONE)
         .record(dpmech.GaussianEvent(2.0), count=10)
         .record(dpmech.randomized_response_event(0.5, 10), count=10)
         .record(dpmech.ApproximateDpEvent(0.1, 1e-7))
@@ -159,7 +159,7 @@ def run(quick: bool):
     add(task, "dpmech", "ledger.epsilon(1e-5, method='prv')", t, f"({guarantee.interval[0]:.6g}, {guarantee.interval[1]:.6g}, {guarantee.interval[2]:.6g})", "RR as generic ε-DP", ours_t)
     t, guarantee = timed(lambda: ledger.epsilon(2e-5, method="basic"), repeats=3)
     add(task, "dpmech", "ledger.epsilon(2e-5, method='basic')", t, f"{guarantee.epsilon:.6g}", "basic composition", ours_t)
-    without_generic = dpmech.PrivacyLedger().record(dpmech.GaussianEvent(2.0), count=10).record(
+    without_generic = dpmech.PrivacyLedger(dpmech.REPLACE_ONE).record(dpmech.GaussianEvent(2.0), count=10).record(
         dpmech.randomized_response_event(0.5, 10), count=10
     )
     t, value = timed(

@@ -54,7 +54,7 @@ def timed(function, repeats=7):
 
 
 def mixed_ledger():
-    ledger = PrivacyLedger()
+    ledger = PrivacyLedger(dpmech.REPLACE_ONE)
     for i in range(10):
         ledger.record(GaussianEvent(2.0 + 0.5 * i, 1.0 + 0.1 * i))
     for _ in range(10):
@@ -103,7 +103,7 @@ def mixed_case():
 def small_sigma_case(full):
     print("2. Gaussian σ (Δ = 1) + one RR(0.5, K=10), ε at δ = 1e-5")
     for sigma in (0.02, 0.01):
-        ledger = PrivacyLedger().record(GaussianEvent(sigma, 1.0)).record(dpmech.randomized_response_event(0.5, 10))
+        ledger = PrivacyLedger(dpmech.REPLACE_ONE).record(GaussianEvent(sigma, 1.0)).record(dpmech.randomized_response_event(0.5, 10))
         seconds, guarantee = timed(lambda ledger=ledger: ledger.epsilon(DELTA), repeats=21)
         tracemalloc.start()
         ledger.epsilon(DELTA)
@@ -124,7 +124,7 @@ def large_ledger(events, seed=0):
     rng = np.random.default_rng(seed)
     gaussians, generic = events // 2, events // 10
     rr = events - gaussians - generic
-    ledger = PrivacyLedger()
+    ledger = PrivacyLedger(dpmech.REPLACE_ONE)
     for sigma in rng.uniform(50.0, 500.0, gaussians):
         ledger.record(GaussianEvent(float(sigma), 1.0))
     rr_epsilon = rng.choice(np.linspace(1e-3, 1e-2, 8), rr)

@@ -10,7 +10,7 @@ Prints, each a median of ``--runs`` runs of ``time.process_time``:
   ``analysis.gdp.delta_eps_mu`` (the plain Φ(−ε/μ+μ/2) − e^ε Φ(−ε/μ−μ/2) with scipy.stats.norm.cdf);
 * one calibration (ε = 1) at δ = 1e-5 and δ = 1e-15: ``dpmech.calibrate_gaussian`` and
   dp_accounting's ``gaussian_mechanism.get_sigma_gaussian`` for reference;
-* a ledger of 1000 Gaussians, ``PrivacyLedger().record(GaussianEvent(σ), count=1000).epsilon(1e-5)``
+* a ledger of 1000 Gaussians, ``PrivacyLedger(dpmech.REPLACE_ONE).record(GaussianEvent(σ), count=1000).epsilon(1e-5)``
   (and ``.delta(1.0)``), against the bare ``gaussian_epsilon(1e-5, σ, compositions=1000)``
   (and ``gaussian_delta(1.0, σ, compositions=1000)``).
 """
@@ -75,7 +75,7 @@ def main(argv=None):
         rows.append(("calibration δ=1e-15 / δ=1e-5", "dpmech", ours, "dpmech δ=1e-5", base))
 
         for sigma in (1.0, 20.0):
-            ledger = dpmech.PrivacyLedger().record(dpmech.GaussianEvent(sigma), count=1000)
+            ledger = dpmech.PrivacyLedger(dpmech.REPLACE_ONE).record(dpmech.GaussianEvent(sigma), count=1000)
             ours = median_time(lambda: ledger.epsilon(1e-5), runs, calls=500)
             bare = median_time(lambda: dpmech.gaussian_epsilon(1e-5, sigma, compositions=1000), runs, calls=500)
             rows.append((f"ε(1e-5) of 1000 Gaussians, σ={sigma:g}", "ledger.epsilon", ours,

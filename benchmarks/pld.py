@@ -470,7 +470,7 @@ def section_tiny_delta(repeats):
                          blank_label=True)
 
     def rr_ledger():
-        return PrivacyLedger().record(PureEpsilonEvent(0.5, num_outcomes=2), count=1000)
+        return PrivacyLedger(dpmech.REPLACE_ONE).record(PureEpsilonEvent(0.5, num_outcomes=2), count=1000)
 
     # Binary RR with ε = 0.5: the largest loss, 500, has probability p = (e^0.5 / (1 + e^0.5))^1000 ≈ 1e-206,
     # so for δ < p the tight ε is 500 + log(1 − δ/p), which is 500 to double precision at δ = 1e-300.
@@ -507,7 +507,7 @@ def section_heavy_tails(repeats):
             "ε at δ = 1e-5, method=\"numeric\"")
 
     def ledger():
-        return PrivacyLedger().record(GaussianEvent(0.02)).record(PureEpsilonEvent(1.0, num_outcomes=2))
+        return PrivacyLedger(dpmech.REPLACE_ONE).record(GaussianEvent(0.02)).record(PureEpsilonEvent(1.0, num_outcomes=2))
 
     def dp_accounting(discretization):
         def call():
@@ -537,7 +537,7 @@ def section_comparisons(repeats):
     rows += grouped_rows(["SGM q=0.01 σ=1 k=1000 ε(δ=1e-20)"], ours, ours.cells(), anchors, blank_label=True)
 
     def laplace_ledger():
-        return PrivacyLedger().record(LaplaceEvent(2.0), count=50)
+        return PrivacyLedger(dpmech.REPLACE_ONE).record(LaplaceEvent(2.0), count=50)
 
     def dp_laplace():
         return dp_pld.from_laplace_mechanism(2.0, value_discretization_interval=1e-4).self_compose(50) \
@@ -554,7 +554,7 @@ def section_comparisons(repeats):
                           ("prv_accountant eps_error 0.01", measure(prv_laplace, repeats))], blank_label=True)
 
     def mixed_ledger():
-        return PrivacyLedger().record(PureEpsilonEvent(0.1, num_outcomes=2), count=100) \
+        return PrivacyLedger(dpmech.REPLACE_ONE).record(PureEpsilonEvent(0.1, num_outcomes=2), count=100) \
             .record(GaussianEvent(2.0), count=10)
 
     def dp_mixed():

@@ -18,7 +18,9 @@ Methods (one module each in :mod:`dpmech.accountants`):
   account them.
 
 Neighbouring relation. A ledger states its guarantee under one relation,
-``"replace-one"`` (default) or ``"add-remove-one"``. An event recorded under
+``"add-remove-one"`` (default, as in dp_accounting, opacus and
+:meth:`PrivacyLedger.from_dp_event`) or ``"replace-one"``; every printed
+guarantee names it. An event recorded under
 add/remove enters a replace-one ledger through group privacy with k = 2
 (a replacement is a removal and an addition), and is from then on an event
 of the ledger's relation (converted once, also by :meth:`PrivacyLedger.group_privacy`);
@@ -179,13 +181,13 @@ class PrivacyLedger:
 
     Example::
 
-        ledger = PrivacyLedger()
+        ledger = PrivacyLedger()             # add/remove neighbours; PrivacyLedger("replace-one") for bounded DP
         ledger.record(GaussianEvent(sigma=4.0), count=10, label="class head")
         ledger.epsilon(1e-5)                 # exact
         ledger.epsilon(1e-5, method="prv")   # (lower, estimate, upper) from prv_accountant
     """
 
-    def __init__(self, neighbouring: str = REPLACE_ONE):
+    def __init__(self, neighbouring: str = ADD_REMOVE_ONE):
         self.neighbouring = check.choice("neighbouring", neighbouring, NEIGHBOURING_RELATIONS)
         self._entries: list = []
 

@@ -30,7 +30,7 @@ def test_core_calibrates_and_accounts_without_any_extra():
         import dpmech
         sigma = dpmech.calibrate_gaussian(1.0, 1e-5)
         assert 3.7 < sigma < 3.8, sigma
-        ledger = dpmech.PrivacyLedger().record(dpmech.GaussianEvent(sigma=4.0), count=10)
+        ledger = dpmech.PrivacyLedger(dpmech.REPLACE_ONE).record(dpmech.GaussianEvent(sigma=4.0), count=10)
         guarantee = ledger.epsilon(1e-5)
         assert 3.34 < guarantee.epsilon < 3.35, guarantee
         loaded = sorted(name for name, module in sys.modules.items() if module is not None and name.partition(".")[0] in {"torch", "sklearn", "matplotlib", "hypothesis"})

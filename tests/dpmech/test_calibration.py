@@ -81,10 +81,10 @@ def test_classic_is_never_below_analytic(epsilon, log10_delta):
 @given(st.floats(0.05, 20.0), st.floats(-12.0, -3.0), st.lists(st.floats(0.1, 10.0), min_size=1, max_size=4),
        st.lists(st.floats(0.01, 5.0), min_size=4, max_size=4))
 def test_split_budget_composes_to_at_most_the_total(epsilon, log10_delta, shares, sensitivities):
-    from dpmech import GaussianEvent, PrivacyLedger, split_gaussian_budget
+    from dpmech import REPLACE_ONE, GaussianEvent, PrivacyLedger, split_gaussian_budget
 
     delta = 10.0**log10_delta
-    ledger = PrivacyLedger()
+    ledger = PrivacyLedger(REPLACE_ONE)
     for (share_epsilon, share_delta), sensitivity in zip(split_gaussian_budget(epsilon, delta, shares), sensitivities):
         ledger.record(GaussianEvent(calibrate_gaussian(share_epsilon, share_delta, sensitivity), sensitivity))
     composed = ledger.epsilon(delta).epsilon

@@ -62,7 +62,7 @@ def test_delta_equals_the_general_path_exactly(events, relation, epsilon, method
 @pytest.mark.parametrize("sigma", [1e-12, 1e-6, 0.05, 1.0, 20.0, 1e6, 1e150])
 @pytest.mark.parametrize("count", [1, 1000, 10**12])
 def test_extremes_equal_the_general_path(sigma, count):
-    ledger = PrivacyLedger().record(GaussianEvent(sigma), count=count)
+    ledger = PrivacyLedger(REPLACE_ONE).record(GaussianEvent(sigma), count=count)
     for delta in (1e-300, 1e-5, 0.5):
         assert ledger.epsilon(delta) == _general(ledger, "epsilon", delta)
     for epsilon in (0.0, 1.0, 1e3, 1e300):
@@ -79,7 +79,7 @@ def test_arrays_of_queries_and_the_anchor():
 
 
 def test_the_fast_path_is_taken_only_for_gaussians_alone():
-    ledger = PrivacyLedger().record(GaussianEvent(2.0), count=10)
+    ledger = PrivacyLedger(REPLACE_ONE).record(GaussianEvent(2.0), count=10)
     assert ledger._gaussian_fast_mu("auto", {}) is not None
     assert ledger._gaussian_fast_mu("numeric", {}) is None
     assert ledger._gaussian_fast_mu("exact", {"width": 1.0}) is None
@@ -89,7 +89,7 @@ def test_the_fast_path_is_taken_only_for_gaussians_alone():
     assert ledger._gaussian_fast_mu("auto", {}) is None
     assert ledger.epsilon(1e-5) == _general(ledger, "epsilon", 1e-5)
     # The cached μ follows the ledger as it grows and when its relation changes.
-    gaussian = PrivacyLedger().record(GaussianEvent(2.0, neighbouring=ADD_REMOVE_ONE))
+    gaussian = PrivacyLedger(REPLACE_ONE).record(GaussianEvent(2.0, neighbouring=ADD_REMOVE_ONE))
     first = gaussian._gaussian_fast_mu("auto", {})
     gaussian.record(GaussianEvent(2.0))
     assert gaussian._gaussian_fast_mu("auto", {}) == exact.composed_mu(gaussian._pairs()) != first

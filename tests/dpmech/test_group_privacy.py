@@ -30,7 +30,7 @@ from dpmech import (
 def test_gaussian_group_equals_scaled_sensitivity(sigma, sensitivity, k, epsilon):
     grouped = group_privacy(GaussianEvent(sigma, sensitivity), k)
     assert grouped == GaussianEvent(sigma, k * sensitivity)
-    ledger = PrivacyLedger().record(GaussianEvent(sigma, sensitivity)).group_privacy(k)
+    ledger = PrivacyLedger(REPLACE_ONE).record(GaussianEvent(sigma, sensitivity)).group_privacy(k)
     reference = gaussian_delta(epsilon, sigma, k * sensitivity)
     lower, estimate, upper = ledger.delta(epsilon).interval
     assert estimate == pytest.approx(reference, rel=1e-10)

@@ -84,7 +84,7 @@ def test_delta_query_never_understates():
 
 def test_heterogeneous_composition_pld_upper_end_is_dp_accountings_and_brackets_exact():
     ledger = (
-        PrivacyLedger()
+        PrivacyLedger(REPLACE_ONE)
         .record(GaussianEvent(2.0), count=10)
         .record(PureEpsilonEvent(0.5, num_outcomes=10), count=10)
     )
@@ -109,7 +109,7 @@ def test_dp_accounting_drops_the_count_of_self_composed_randomized_response():
     # is accounted as one RR. to_dp_event writes the repetitions out.
     rr = dp_event.RandomizedResponseDpEvent(noise_parameter=10 / (math.exp(0.5) + 9), num_buckets=10)
     buggy = PLDAccountant(NeighboringRelation.REPLACE_ONE).compose(dp_event.SelfComposedDpEvent(rr, 10))
-    ledger = PrivacyLedger().record(PureEpsilonEvent(0.5, num_outcomes=10), count=10)
+    ledger = PrivacyLedger(REPLACE_ONE).record(PureEpsilonEvent(0.5, num_outcomes=10), count=10)
     converted = PLDAccountant(NeighboringRelation.REPLACE_ONE).compose(ledger.to_dp_event())
     assert buggy.get_epsilon(1e-5) == pytest.approx(0.5, abs=1e-3)
     # Our pld upper end is dp_accounting's value raised by a rounding margin; the estimate is theirs.
@@ -119,7 +119,7 @@ def test_dp_accounting_drops_the_count_of_self_composed_randomized_response():
 
 def test_basic_composition_adds_the_two_fedaux_heads():
     sigma = calibrate_gaussian(0.5, 1e-5, sensitivity=0.02)
-    ledger = PrivacyLedger().record(GaussianEvent(sigma, 0.02), label="scores").record(
+    ledger = PrivacyLedger(REPLACE_ONE).record(GaussianEvent(sigma, 0.02), label="scores").record(
         GaussianEvent(sigma, 0.02), label="classes"
     )
     basic = ledger.epsilon(2e-5, method="basic")
@@ -130,7 +130,7 @@ def test_basic_composition_adds_the_two_fedaux_heads():
 
 
 def test_basic_composition_with_fixed_events():
-    ledger = PrivacyLedger().record(PureEpsilonEvent(0.3), count=2).record(ApproximateDpEvent(0.2, 1e-6))
+    ledger = PrivacyLedger(REPLACE_ONE).record(PureEpsilonEvent(0.3), count=2).record(ApproximateDpEvent(0.2, 1e-6))
     assert ledger.epsilon(1e-5, method="basic").epsilon == pytest.approx(0.8)
     assert ledger.epsilon(1e-7, method="basic").epsilon == math.inf
     assert ledger.delta(0.8, method="basic").delta == pytest.approx(1e-6)
@@ -146,7 +146,7 @@ def test_add_remove_events_enter_a_replace_one_ledger_as_groups_of_two():
 
 
 def test_no_guarantee_event_makes_epsilon_infinite():
-    ledger = PrivacyLedger().record(GaussianEvent(2.0)).record(NoGuaranteeEvent("Fed-ZDA: TV <= delta is assumed"))
+    ledger = PrivacyLedger(REPLACE_ONE).record(GaussianEvent(2.0)).record(NoGuaranteeEvent("Fed-ZDA: TV <= delta is assumed"))
     guarantee = ledger.epsilon(1e-5)
     assert guarantee.epsilon == math.inf
     assert "no formal guarantee" in guarantee.note
@@ -174,8 +174,20 @@ def test_empty_ledger_is_perfectly_private():
     assert PrivacyLedger().epsilon(1e-5).epsilon == 0.0
 
 
+def test_every_entry_point_defaults_to_add_remove_and_names_it():
+    # One default, as in dp_accounting and opacus: a ledger built directly and one read from a DpEvent agree.
+    direct = PrivacyLedger().record(GaussianEvent(1.0), count=3)
+    imported = PrivacyLedger.from_dp_event(dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(1.0), 3))
+    assert direct.neighbouring == imported.neighbouring == ADD_REMOVE_ONE
+    assert direct.epsilon(1e-5) == imported.epsilon(1e-5)
+    assert str(direct.epsilon(1e-5)).split(", method")[0].endswith("under add-remove-one")
+    # A replace-one statement cannot enter the default ledger: the caller must name replace-one.
+    with pytest.raises(ValueError, match="neighbouring"):
+        PrivacyLedger().record(PureEpsilonEvent(1.0, num_outcomes=2, neighbouring=REPLACE_ONE))
+
+
 def test_auto_and_exact_account_randomized_response_exactly():
-    ledger = PrivacyLedger().record(PureEpsilonEvent(1.0), count=3)
+    ledger = PrivacyLedger(REPLACE_ONE).record(PureEpsilonEvent(1.0), count=3)
     for method in ("auto", "exact"):
         guarantee = ledger.epsilon(1e-5, method=method)
         assert guarantee.method == "exact" and guarantee.certified
@@ -211,7 +223,7 @@ def test_bad_ledger_input_names_the_parameter(call, parameter):
        st.booleans())
 def test_gaussian_mu_is_the_exact_composition_under_the_ledger_relation(releases, add_remove):
     # An add/remove Gaussian enters a replace-one ledger as a group of two: twice its μ.
-    ledger = PrivacyLedger()
+    ledger = PrivacyLedger(REPLACE_ONE)
     for sigma, sensitivity, count in releases:
         ledger.record(GaussianEvent(sigma, sensitivity, ADD_REMOVE_ONE if add_remove else None), count)
     scale = 2.0 if add_remove else 1.0
@@ -222,4 +234,4 @@ def test_gaussian_mu_is_the_exact_composition_under_the_ledger_relation(releases
 
 def test_gaussian_mu_refuses_a_ledger_with_other_events():
     with pytest.raises(ValueError, match="only to Gaussian events"):
-        PrivacyLedger().record(GaussianEvent(1.0)).record(PureEpsilonEvent(1.0)).gaussian_mu
+        PrivacyLedger(REPLACE_ONE).record(GaussianEvent(1.0)).record(PureEpsilonEvent(1.0)).gaussian_mu

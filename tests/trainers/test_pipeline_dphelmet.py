@@ -60,7 +60,7 @@ def test_ledger_is_dpmechs_blind_averaging_event(tiny_result):
     group = tiny_result.ledger.group_privacy(TINY.records_per_user).epsilon(TINY.delta).epsilon
     assert tiny_result.guarantees["user, group privacy"].epsilon == group
     user_level = dpmech.GaussianEvent(expected.sigma, 2 * TINY.projection_radius / TINY.num_users)
-    assert tiny_result.guarantees["user, Cor. 5.5"].epsilon == dpmech.PrivacyLedger().record(user_level).epsilon(TINY.delta).epsilon
+    assert tiny_result.guarantees["user, Cor. 5.5"].epsilon == dpmech.PrivacyLedger(dpmech.REPLACE_ONE).record(user_level).epsilon(TINY.delta).epsilon
 
 
 def test_user_level_sensitivity_is_twice_the_model_norm_bound():

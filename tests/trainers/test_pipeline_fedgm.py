@@ -49,7 +49,7 @@ def test_same_seed_gives_identical_accuracy_and_messages(split, config, result):
 
 
 def test_label_dp_accounting_equals_dpmechs(result):
-    reference = dpmech.PrivacyLedger().record(dpmech.rr_with_prior_event(EPSILON))
+    reference = dpmech.PrivacyLedger(dpmech.REPLACE_ONE).record(dpmech.rr_with_prior_event(EPSILON))
     assert result.ledger.events == reference.events
     assert all(message.events == (dpmech.rr_with_prior_event(EPSILON),) for message in result.messages)
     labels = result.guarantees["synthetic_labels"]

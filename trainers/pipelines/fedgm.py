@@ -487,7 +487,7 @@ def run_fedgm(split: FederatedSplit, config: FedGmConfig = FedGmConfig(), seed: 
 
     messages = stage_one_messages + stage_two_messages
     ledger = ledger_from_messages(messages)
-    record_level = dpmech.PrivacyLedger().record(dpmech.NoGuaranteeEvent(IMAGES_NOT_PROTECTED))
+    record_level = dpmech.PrivacyLedger(dpmech.REPLACE_ONE).record(dpmech.NoGuaranteeEvent(IMAGES_NOT_PROTECTED))
     per_client = [
         {"records": len(data), "classes": int(np.unique(data.labels).size),
          "synthetic_images": int(first.payload["images"].shape[0] + second.payload["images"].shape[0]),

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import dpmech
 from dpmech import (
+    REPLACE_ONE,
     ApproximateDpEvent,
     GaussianEvent,
     PrivacyLedger,
@@ -36,7 +37,7 @@ small_ledgers = st.tuples(
 
 
 def _ledger(entries, sigma):
-    ledger = PrivacyLedger()
+    ledger = PrivacyLedger(REPLACE_ONE)
     for event, count in entries:
         ledger.record(event, count=count)
     if sigma is not None:
@@ -97,7 +98,7 @@ def test_root_search_takes_few_evaluations(ledger_spec, log10_delta):
 
 
 def test_mixed_ledger_of_issue_12_is_exact_in_few_evaluations():
-    ledger = PrivacyLedger()
+    ledger = PrivacyLedger(REPLACE_ONE)
     for i in range(10):
         ledger.record(GaussianEvent(2.0 + 0.5 * i, 1.0 + 0.1 * i))
     for _ in range(10):
@@ -113,7 +114,7 @@ def test_mixed_ledger_of_issue_12_is_exact_in_few_evaluations():
 
 def test_subnormal_lower_end_of_delta_is_rounded_down():
     # exp of a log-δ near −740 rounded up to 3e-322, above the 50-digit 3.0063e-322 (CI profile).
-    ledger = PrivacyLedger()
+    ledger = PrivacyLedger(REPLACE_ONE)
     ledger.record(GaussianEvent(9.5, 0.203125)).record(GaussianEvent(9.25, 0.1953125))
     ledger.record(ApproximateDpEvent(1.1953125, 0.0), count=2)
     reference = [(GaussianEvent(9.5, 0.40625), 1), (GaussianEvent(9.25, 0.390625), 1),
@@ -125,7 +126,7 @@ def test_subnormal_lower_end_of_delta_is_rounded_down():
 
 def _large_ledger(events):
     """Mixed events with varied parameters: Gaussians, K-ary RR over 12 (ε, K), (ε, δ) over 50 steps."""
-    ledger = PrivacyLedger()
+    ledger = PrivacyLedger(REPLACE_ONE)
     for i in range(events // 2):
         ledger.record(GaussianEvent(100.0 + i % 97, 1.0))
     for i in range(events // 2 - events // 10):
@@ -183,9 +184,9 @@ def test_huge_mu_gives_a_finite_upper_end_near_mu_squared_over_two():
     # cancels at 1e39 and beyond and δ drops from 1 to 0 between adjacent doubles. Past that, inf.
     for sigma in (1e-10, 1e-20, 1e-50, 1e-100, 1e-149):
         mu = 1.0 / sigma
-        for ledger in (PrivacyLedger().record(GaussianEvent(sigma)),
-                       PrivacyLedger().record(GaussianEvent(sigma)).record(PureEpsilonEvent(0.5))):
+        for ledger in (PrivacyLedger(REPLACE_ONE).record(GaussianEvent(sigma)),
+                       PrivacyLedger(REPLACE_ONE).record(GaussianEvent(sigma)).record(PureEpsilonEvent(0.5))):
             lower, _, upper = ledger.epsilon(1e-5).interval
             assert 0.5 * mu * mu < upper <= (0.5 * mu * mu + 10.0 * mu) * (1.0 + 1e-14) and lower <= upper
-    lower, _, upper = PrivacyLedger().record(GaussianEvent(1e-160)).epsilon(1e-5).interval
+    lower, _, upper = PrivacyLedger(REPLACE_ONE).record(GaussianEvent(1e-160)).epsilon(1e-5).interval
     assert upper == math.inf and 0.0 <= lower < math.inf

@@ -22,7 +22,7 @@ import flint
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from dpmech import PrivacyLedger, PureEpsilonEvent
+from dpmech import REPLACE_ONE, PrivacyLedger, PureEpsilonEvent
 from dpmech.accountants import exact
 from tests.profiles import examples
 
@@ -51,7 +51,7 @@ def _delta(count: int, epsilon0: float, epsilon: float) -> flint.arb:
 
 def _exact_interval(count: int, epsilon0: float, delta: float):
     """``ledger.epsilon(delta, method="exact").interval`` for ``count`` × RR(``epsilon0``)."""
-    ledger = PrivacyLedger().record(PureEpsilonEvent(epsilon0), count=count)
+    ledger = PrivacyLedger(REPLACE_ONE).record(PureEpsilonEvent(epsilon0), count=count)
     return ledger.epsilon(delta, method="exact").interval
 
 

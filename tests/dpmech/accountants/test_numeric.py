@@ -190,7 +190,7 @@ def test_delta_far_below_the_smallest_double_keeps_its_log():
 def test_dp_accounting_laplace_basic():
     """pld_privacy_accountant_test.test_laplace_basic: Laplace 1 three times and 2 twice: the loss never
     exceeds 4, so ε(δ) <= 4 however small δ is."""
-    ledger = PrivacyLedger().record(LaplaceEvent(1.0), count=3).record(LaplaceEvent(2.0), count=2)
+    ledger = PrivacyLedger(REPLACE_ONE).record(LaplaceEvent(1.0), count=3).record(LaplaceEvent(2.0), count=2)
     guarantee = ledger.epsilon(1e-14, discretization=1e-4)
     assert guarantee.method == "numeric"
     assert guarantee.interval[0] <= 4.0 <= guarantee.interval[2] + 1e-12 and guarantee.epsilon < 4.0 + 1e-3
@@ -206,7 +206,7 @@ def test_dp_accounting_poisson_subsampled_laplace():
 
 def test_laplace_with_sensitivity_matches_its_closed_form():
     """δ(ε) = 1 − e^{(ε − Δ/b)/2} for ε < Δ/b."""
-    ledger = PrivacyLedger().record(LaplaceEvent(scale=1.6, sensitivity=2.0))
+    ledger = PrivacyLedger(REPLACE_ONE).record(LaplaceEvent(scale=1.6, sensitivity=2.0))
     for epsilon in (0.0, 0.4, 1.1):
         truth = -math.expm1((epsilon - 2.0 / 1.6) / 2)
         lower, _, upper = ledger.delta(epsilon).interval
@@ -247,15 +247,15 @@ def test_unsupported_sampled_events_are_refused_by_name(event):
 
 
 def test_auto_prefers_exact_and_falls_back_to_numeric():
-    assert PrivacyLedger().record(GaussianEvent(2.0)).epsilon(1e-5).method == "exact"
-    assert PrivacyLedger().record(LaplaceEvent(2.0)).epsilon(1e-5).method == "numeric"
+    assert PrivacyLedger(REPLACE_ONE).record(GaussianEvent(2.0)).epsilon(1e-5).method == "exact"
+    assert PrivacyLedger(REPLACE_ONE).record(LaplaceEvent(2.0)).epsilon(1e-5).method == "numeric"
     assert _dp_sgd(2).delta(1.0).method == "numeric"
 
 
 def test_unbounded_and_empty_ledgers():
-    tiny = PrivacyLedger().record(GaussianEvent(1e-320)).record(LaplaceEvent(1.0))
+    tiny = PrivacyLedger(REPLACE_ONE).record(GaussianEvent(1e-320)).record(LaplaceEvent(1.0))
     assert tiny.epsilon(1e-5).epsilon == math.inf and tiny.delta(3.0).delta == 1.0
-    empty = PrivacyLedger().record(NoPrivacyLossEvent())
+    empty = PrivacyLedger(REPLACE_ONE).record(NoPrivacyLossEvent())
     assert empty.epsilon(1e-5, method="numeric").epsilon == 0.0
     assert empty.delta(0.0, method="numeric").delta == 0.0
 
@@ -281,15 +281,15 @@ def test_grid_guard_coarsens_with_a_note_or_refuses_a_given_step():
 )
 def test_bad_options_raise_naming_them(options, message):
     with pytest.raises(ValueError, match=message):
-        PrivacyLedger().record(LaplaceEvent(1.0)).epsilon(1e-5, method="numeric", **options)
+        PrivacyLedger(REPLACE_ONE).record(LaplaceEvent(1.0)).epsilon(1e-5, method="numeric", **options)
 
 
 def test_bounded_losses_are_not_moved_up_to_the_top():
     """Five 10-ary RR (ε = 1) and three (0.3, 1e-7) events: the loss is bounded, the Chernoff tilt was the
     steepest, and the window and the cuts moved the mass below them up to the top (upper ε 5.8958 and
     4.9973 around 5.8208 and 4.9850). The exact accountant is the reference."""
-    rr = PrivacyLedger().record(PureEpsilonEvent(1.0, 10), count=5)
-    mixed = PrivacyLedger().record(PureEpsilonEvent(1.0, 10), count=5).record(ApproximateDpEvent(0.3, 1e-7), count=3)
+    rr = PrivacyLedger(REPLACE_ONE).record(PureEpsilonEvent(1.0, 10), count=5)
+    mixed = PrivacyLedger(REPLACE_ONE).record(PureEpsilonEvent(1.0, 10), count=5).record(ApproximateDpEvent(0.3, 1e-7), count=3)
     for ledger, width in ((rr, 1e-6), (mixed, 5e-3)):
         numeric_interval = ledger.epsilon(1e-5, method="numeric").interval
         exact_interval = ledger.epsilon(1e-5, method="exact").interval

@@ -130,6 +130,6 @@ def test_library_methods_are_sound_and_overlap_exact(method, ledger_spec, log10_
 def test_repeated_kary_randomized_response_closed_form(epsilon, outcomes, count, log10_delta):
     delta = 10.0**log10_delta
     event = PureEpsilonEvent(epsilon, outcomes)
-    guarantee = PrivacyLedger().record(event, count=count).epsilon(delta)
+    guarantee = PrivacyLedger(REPLACE_ONE).record(event, count=count).epsilon(delta)
     _check_epsilon(guarantee, [(event, count)], delta)
     assert guarantee.certified

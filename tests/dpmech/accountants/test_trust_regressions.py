@@ -51,7 +51,7 @@ def test_exported_gaussians_are_sound_for_rdp_and_pld(relation):
 
 def test_exported_mixed_ledger_is_sound_for_rdp_and_pld():
     ledger = (
-        PrivacyLedger()
+        PrivacyLedger(REPLACE_ONE)
         .record(GaussianEvent(3.0, 0.5), count=4)
         .record(PureEpsilonEvent(0.7, num_outcomes=5), count=3)
         .record(PureEpsilonEvent(0.2), count=2)
@@ -66,7 +66,7 @@ def test_exported_mixed_ledger_is_sound_for_rdp_and_pld():
 
 def test_prv_does_not_certify_kary_randomized_response_modelled_as_binary():
     pairs = [(PureEpsilonEvent(1.0, num_outcomes=10), 10)]
-    ledger = PrivacyLedger().record(PureEpsilonEvent(1.0, num_outcomes=10), count=10)
+    ledger = PrivacyLedger(REPLACE_ONE).record(PureEpsilonEvent(1.0, num_outcomes=10), count=10)
     prv = ledger.epsilon(1e-5, method="prv")
     assert not prv.certified  # its lower end 9.988 is above the true 7.9933
     exact = ledger.epsilon(1e-5)
@@ -77,19 +77,19 @@ def test_prv_does_not_certify_kary_randomized_response_modelled_as_binary():
 
 
 def test_constant_output_rr_top_k_has_no_privacy_loss():
-    ledger = PrivacyLedger().record(rr_top_k_event(1.0, 1), count=10)
+    ledger = PrivacyLedger(REPLACE_ONE).record(rr_top_k_event(1.0, 1), count=10)
     for method in ("exact", "pld", "prv", "basic"):
         guarantee = ledger.epsilon(1e-5, method=method)
         assert guarantee.interval[0] == 0.0, method
         assert guarantee.epsilon == 0.0, method
     # A generic ε-DP event may reveal nothing either: pld's lower end leaves it out.
-    generic = PrivacyLedger().record(PureEpsilonEvent(1.0), count=10).epsilon(1e-5, method="pld")
+    generic = PrivacyLedger(REPLACE_ONE).record(PureEpsilonEvent(1.0), count=10).epsilon(1e-5, method="pld")
     assert generic.interval[0] == 0.0
 
 
 def test_tiny_sigma_gaussian_with_randomized_response():
     pairs = [(GaussianEvent(0.02), 1), (PureEpsilonEvent(0.5, num_outcomes=10), 1)]
-    ledger = PrivacyLedger().record(GaussianEvent(0.02)).record(PureEpsilonEvent(0.5, num_outcomes=10))
+    ledger = PrivacyLedger(REPLACE_ONE).record(GaussianEvent(0.02)).record(PureEpsilonEvent(0.5, num_outcomes=10))
     exact = ledger.epsilon(1e-5)
     assert exact.certified and exact.epsilon == pytest.approx(1462.3181, abs=1e-4)
     _contains_truth(exact, pairs, 1e-5)
@@ -99,7 +99,7 @@ def test_pld_lower_end_is_an_estimate():
     # dp_accounting's optimistic end was 1463.2776 for Gaussian σ = 0.02 + RR(0.5, K=10), above the
     # true 1462.3181 (that case takes minutes in dp_accounting; the flag is the same here).
     pairs = [(GaussianEvent(2.0), 1), (PureEpsilonEvent(0.5, num_outcomes=10), 1)]
-    ledger = PrivacyLedger().record(GaussianEvent(2.0)).record(PureEpsilonEvent(0.5, num_outcomes=10))
+    ledger = PrivacyLedger(REPLACE_ONE).record(GaussianEvent(2.0)).record(PureEpsilonEvent(0.5, num_outcomes=10))
     pld = ledger.epsilon(1e-5, method="pld")
     assert not pld.certified and "estimate" in pld.note
     _contains_truth(pld, pairs, 1e-5)
@@ -107,14 +107,14 @@ def test_pld_lower_end_is_an_estimate():
 
 def test_exact_lower_end_does_not_carry_the_upward_margin():
     pairs = [(GaussianEvent(4.0), 10)]
-    guarantee = PrivacyLedger().record(GaussianEvent(4.0), count=10).epsilon(1e-5)
+    guarantee = PrivacyLedger(REPLACE_ONE).record(GaussianEvent(4.0), count=10).epsilon(1e-5)
     truth = high_precision.epsilon(1e-5, math.sqrt(10) / 4.0, 3.3)
     assert guarantee.interval[0] <= truth <= guarantee.interval[2]
     _contains_truth(guarantee, pairs, 1e-5)
 
 
 def test_pld_delta_lower_end_below_its_floor_is_not_certified():
-    ledger = PrivacyLedger().record(GaussianEvent(1.0), count=2)
+    ledger = PrivacyLedger(REPLACE_ONE).record(GaussianEvent(1.0), count=2)
     guarantee = ledger.delta(20.0, method="pld")
     truth = high_precision.delta(20.0, math.sqrt(2.0))
     assert guarantee.delta >= truth
@@ -124,7 +124,7 @@ def test_pld_delta_lower_end_below_its_floor_is_not_certified():
 # Item 5: a tiny δ reported as pure DP.
 
 def test_tiny_delta_is_carried_in_log_space_and_never_zero():
-    guarantee = PrivacyLedger().record(GaussianEvent(1.0)).delta(40.0)
+    guarantee = PrivacyLedger(REPLACE_ONE).record(GaussianEvent(1.0)).delta(40.0)
     truth = high_precision.delta(40.0, 1.0)
     assert float(truth) == 0.0 and truth > 0
     assert guarantee.delta > 0.0
@@ -136,7 +136,7 @@ def test_tiny_delta_is_carried_in_log_space_and_never_zero():
 # Item 6: δ above 1, the pld upper without a margin, overflow, vectorised queries, validation.
 
 def test_delta_is_at_most_one():
-    guarantee = PrivacyLedger().record(GaussianEvent(0.01)).delta(0.0)
+    guarantee = PrivacyLedger(REPLACE_ONE).record(GaussianEvent(0.01)).delta(0.0)
     assert 0.0 < guarantee.delta <= 1.0 and guarantee.log_delta <= 0.0
     assert all(value <= 1.0 for value in guarantee.interval)
 
@@ -152,20 +152,20 @@ def test_cli_delta_is_at_most_one():
 def test_pld_upper_end_has_a_rounding_margin():
     # Gaussian σ = 0.1, δ = 1e-3 gave 80.03252609319975 < exact 80.03252609421008 (30 s in
     # dp_accounting); the margin is checked on a cheaper ledger.
-    guarantee = PrivacyLedger().record(GaussianEvent(2.0)).epsilon(1e-3, method="pld")
+    guarantee = PrivacyLedger(REPLACE_ONE).record(GaussianEvent(2.0)).epsilon(1e-3, method="pld")
     assert guarantee.epsilon >= guarantee.interval[1] * (1 + 1e-9)
     assert guarantee.epsilon >= high_precision.epsilon(1e-3, 0.5, 1.0)
 
 
 def test_tiny_sigma_does_not_overflow():
-    ledger = PrivacyLedger().record(GaussianEvent(1e-300))
+    ledger = PrivacyLedger(REPLACE_ONE).record(GaussianEvent(1e-300))
     guarantee = ledger.epsilon(1e-5)
     assert guarantee.epsilon == math.inf  # the true ε is about 5e599, beyond every double
     assert ledger.delta(1e10).delta == 1.0
 
 
 def test_epsilon_and_delta_are_vectorised():
-    ledger = PrivacyLedger().record(GaussianEvent(4.0), count=10)
+    ledger = PrivacyLedger(REPLACE_ONE).record(GaussianEvent(4.0), count=10)
     guarantees = ledger.epsilon([1e-5, 1e-6])
     assert guarantees.shape == (2,)
     assert guarantees.astype(float).tolist() == [ledger.epsilon(1e-5).epsilon, ledger.epsilon(1e-6).epsilon]
@@ -174,7 +174,7 @@ def test_epsilon_and_delta_are_vectorised():
 
 
 def test_guarantee_compares_as_its_number():
-    guarantee = PrivacyLedger().record(GaussianEvent(4.0), count=10).epsilon(1e-5)
+    guarantee = PrivacyLedger(REPLACE_ONE).record(GaussianEvent(4.0), count=10).epsilon(1e-5)
     assert float(guarantee) == guarantee.epsilon
     assert 3.3 < guarantee < 3.35 and guarantee <= 4 and not guarantee > 4
 

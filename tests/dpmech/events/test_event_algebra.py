@@ -87,7 +87,7 @@ def test_basic_amplifies_sampled_pure_events():
     expected = 3 * 0.5 + 5 * math.log1p(0.1 * math.expm1(1.0))
     assert ledger.epsilon(1e-5, method="basic").epsilon >= expected
     assert ledger.epsilon(1e-5, method="basic").epsilon == pytest.approx(expected, rel=1e-12)
-    wor = PrivacyLedger().record(SampledWithoutReplacementEvent(ApproximateDpEvent(1.0, 1e-6), 10, 100))
+    wor = PrivacyLedger(REPLACE_ONE).record(SampledWithoutReplacementEvent(ApproximateDpEvent(1.0, 1e-6), 10, 100))
     guarantee = wor.delta(math.log1p(0.1 * math.expm1(1.0)) * (1 + 1e-12), method="basic")
     assert guarantee.delta >= 1e-7 and guarantee.delta == pytest.approx(1e-7, rel=1e-12)
 
@@ -132,7 +132,7 @@ def dp_event_relation(relation):
 
 
 def test_issue_12_target_is_exact_to_1e9():
-    ledger = PrivacyLedger()
+    ledger = PrivacyLedger(REPLACE_ONE)
     for i in range(10):
         ledger.record(GaussianEvent(2 + 0.5 * i, 1 + 0.1 * i))
     ledger.record(PureEpsilonEvent(0.5, 10), count=10).record(ApproximateDpEvent(0.1, 1e-7), count=5)
@@ -147,8 +147,8 @@ def test_issue_12_target_is_exact_to_1e9():
 def test_many_repetitions_merge_but_stay_certified(epsilon, count):
     """Past the closed form, powers are merged; the interval still brackets its closed-form neighbour."""
     event = PureEpsilonEvent(epsilon, 6)
-    many = PrivacyLedger().record(event, count=count).epsilon(1e-6)
-    fewer = PrivacyLedger().record(event, count=2000).epsilon(1e-6)
+    many = PrivacyLedger(REPLACE_ONE).record(event, count=count).epsilon(1e-6)
+    fewer = PrivacyLedger(REPLACE_ONE).record(event, count=2000).epsilon(1e-6)
     assert many.certified and many.interval[0] <= many.epsilon
     # More repetitions never lose less privacy.
     assert many.epsilon >= fewer.interval[0]
@@ -158,7 +158,7 @@ def test_many_repetitions_merge_but_stay_certified(epsilon, count):
 def test_hundred_thousand_mixed_events_finish():
     # 10^6 events take about 20 s on a loaded machine (see the report); a tenth keeps the suite short.
     ledger = (
-        PrivacyLedger()
+        PrivacyLedger(REPLACE_ONE)
         .record(GaussianEvent(100.0), count=40_000)
         .record(PureEpsilonEvent(0.003, 10), count=30_000)
         .record(PureEpsilonEvent(0.006), count=20_000)
@@ -170,7 +170,7 @@ def test_hundred_thousand_mixed_events_finish():
 
 def test_small_mixed_ledger_against_50_digits():
     pairs = [(GaussianEvent(1.5, 0.7), 2), (PureEpsilonEvent(0.3, 4), 3), (ApproximateDpEvent(0.2, 1e-4), 2)]
-    ledger = PrivacyLedger()
+    ledger = PrivacyLedger(REPLACE_ONE)
     for event, count in pairs:
         ledger.record(event, count=count)
     for epsilon in (0.0, 0.5, 2.0, 6.0):
@@ -190,4 +190,4 @@ def test_record_takes_dp_accountings_events_as_from_dp_event_reads_them():
     composed = PrivacyLedger(ADD_REMOVE_ONE).record(dp_event.SelfComposedDpEvent(step, 1000))
     assert composed.epsilon(1e-5).interval == ledger.epsilon(1e-5).interval
     with pytest.raises(ValueError, match="UnsupportedDpEvent"):
-        PrivacyLedger().record(dp_event.UnsupportedDpEvent())
+        PrivacyLedger(REPLACE_ONE).record(dp_event.UnsupportedDpEvent())
