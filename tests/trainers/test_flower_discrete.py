@@ -63,9 +63,11 @@ def test_the_chosen_grid_is_the_finest_power_of_two_that_holds_the_share(digits)
     settings, dimension = prepared.settings, int(np.prod(shape))
     bound = model_norm_bound(CONFIG, prepared.num_classes)
     assert math.frexp(encoding.grid_step)[0] == 0.5 and settings.granularity == encoding.grid_step
-    assert discrete_range_fits(encoding.grid_step, bound, settings.sigma_squared_grid, dimension, 1e-9)
-    assert (math.ceil(bound / encoding.grid_step) + share_noise_bound(settings.sigma_squared_grid, dimension, 1e-9)
-            <= encoding.quantization_range // 2)
+    assert discrete_range_fits(encoding.grid_step, bound, settings.sigma_squared_grid, dimension, CONFIG.num_users,
+                               1e-9)
+    # Each of the |U| users' shares within the range but with probability p/|U|: the round's refusal is <= p.
+    per_user = share_noise_bound(settings.sigma_squared_grid, dimension, 1e-9 / CONFIG.num_users)
+    assert math.ceil(bound / encoding.grid_step) + per_user <= encoding.quantization_range // 2
     # Calibrated at the floor of 2 honest shares, at the mechanism's δ, within the target ε.
     grid_sensitivity = rounded_grid_sensitivity(prepared.sensitivity, encoding.grid_step, dimension)
     assert settings.event.epsilon <= CONFIG.epsilon and settings.event.delta < CONFIG.delta

@@ -30,12 +30,19 @@ dpmech does not have yet. The unquantised-sum ε is therefore reported as an est
 quantised round, never as its certified ε.
 
 Clipping. SecAgg+ clips every coordinate to [−c, c] silently; a clipped share would change the
-sensitivity. :mod:`trainers.flower.encoding` chooses c from the public model norm bound B and the
-noise tail so that P(some coordinate of a share leaves [−c, c]) <= p, and a user whose share leaves
-the range refuses to send it. The round with refusals, M', differs from the round without them,
-M, by at most p in total variation under every dataset (they agree outside the refusal event),
-so if M is (ε, δ)-DP, M' is (ε, δ + (1 + e^ε)·p)-DP: P[M'(D) ∈ S] <= P[M(D) ∈ S] + p <=
-e^ε·P[M(D') ∈ S] + δ + p <= e^ε·(P[M'(D') ∈ S] + p) + δ + p (:func:`total_delta`).
+sensitivity. A user whose share leaves the range refuses to send it. The round with refusals, M',
+differs from the round without them, M, as soon as ANY of the |U| users refuses, so the refusal
+event of the round is E = ∪_u E_u, E_u the event that user u's share leaves [−c, c].
+:mod:`trainers.flower.encoding` chooses c from the public model norm bound B and the noise tail so
+that P(E_u) <= p/|U| for every user and every dataset; by the union bound P(E) <= Σ_u P(E_u) <= p.
+(Per-user ranges at p/|U| rather than per-user p with the round charged |U|·p: p stays the one
+number the encoding, :func:`mechanism_delta` and :func:`total_delta` share, see the encoding's
+docstring.) M and M' run on the same randomness agree outside E, so under every dataset
+P[M'(D) ∈ S] and P[M(D) ∈ S] differ by at most P(E) <= p, and if M is (ε, δ)-DP, M' is
+(ε, δ + (1 + e^ε)·p)-DP: P[M'(D) ∈ S] <= P[M(D) ∈ S] + p <= e^ε·P[M(D') ∈ S] + δ + p <=
+e^ε·(P[M'(D') ∈ S] + p) + δ + p (:func:`total_delta`). A per-user bound p charged once would
+undercount: at |U| = 10, d = 20, σ_u = 1, B = 0.5, p = 0.01 and every coordinate at B, one share
+is refused with probability 0.0047 but some share with 0.046 (tracker issue 31).
 
 Distributed discrete Gaussian (``DpHelmetConfig(noise="discrete")``, certified at the target).
 Each user rounds its model to the SecAgg+ grid γZ^d (nearest point) and adds an exact discrete
@@ -129,7 +136,11 @@ def quantised_sum_event(user_noise_std, local_sensitivity, grid_step, dimension,
 
 
 def total_delta(delta, clip_failure_probability, epsilon) -> float:
-    """δ + (1 + e^ε)·p, rounded up: the δ of an (ε, δ)-DP round whose users refuse with probability <= p."""
+    """δ + (1 + e^ε)·p, rounded up: the δ of an (ε, δ)-DP round in which some user refuses with probability <= p.
+
+    p bounds the refusal of the whole round (any of its |U| users), not of one user's share; the
+    encodings of :mod:`trainers.flower.encoding` give each user p/|U| so that their round has p.
+    """
     delta = float(check.open_unit_interval("delta", delta))
     failure = float(check.in_interval("clip_failure_probability", clip_failure_probability, 0.0, 1.0,
                                       low_open=False, high_open=True))
@@ -142,7 +153,10 @@ def total_delta(delta, clip_failure_probability, epsilon) -> float:
 
 
 def mechanism_delta(delta, epsilon, clip_failure_probability) -> float:
-    """δ − (1 + e^ε)·p, rounded down: the δ to calibrate the shares at so that the round with refusals meets δ."""
+    """δ − (1 + e^ε)·p, rounded down: the δ to calibrate the shares at so that the round with refusals meets δ.
+
+    p: the round's refusal probability (some user refuses), as for :func:`total_delta`.
+    """
     delta = float(check.open_unit_interval("delta", delta))
     epsilon = float(check.positive("epsilon", epsilon))
     failure = float(check.in_interval("clip_failure_probability", clip_failure_probability, 0.0, 1.0,

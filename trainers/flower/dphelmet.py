@@ -27,6 +27,7 @@ import numpy as np
 
 from dpmech import REPLACE_ONE, PrivacyLedger
 from dpmech import validation as check
+from dpmech.directed_rounding import format_up
 
 from ..federation import PipelineResult, client_generators
 from ..pipelines._common import linear_accuracy
@@ -229,9 +230,10 @@ def run_flower_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: i
     round refuses to release (ValueError); default ⌈t·|U|⌉, every guaranteed honest share (no
     dropout of a possibly honest user is tolerated), as the in-process guarantee assumes. With
     ``config.noise == "discrete"`` the shares are calibrated at h_min, so a lower floor tolerates
-    dropouts at the price of more noise per user. ``clip_failure_probability`` p: the encoding's
-    range is chosen so a refusal has probability <= p, and (1 + e^ε)·p is added to δ. ``dropped_users``: user
-    indices that drop out after the key exchange.
+    dropouts at the price of more noise per user. ``clip_failure_probability`` p: each user's range
+    is chosen so that its share is refused with probability <= p/|U|, so that some user of the round
+    refuses with probability <= p, and (1 + e^ε)·p is added to δ. ``dropped_users``: user indices that
+    drop out after the key exchange.
 
     ``guarantees["tight"]``: the round's certified guarantee, the ledger's ε with δ + (1 + e^ε)·p
     (refusals, :func:`~trainers.flower.accounting.total_delta`). Continuous noise: the ledger holds
@@ -308,7 +310,7 @@ def prepare_flower_round(data, config: DpHelmetConfig, seed: int, clip_failure_p
     def settings_at(granularity):
         settings = discrete_user_settings(config, public.num_classes, public.sensitivity, dimension, granularity,
                                           minimum_honest_shares, mechanism_delta)
-        fits = discrete_range_fits(granularity, bound, settings.sigma_squared_grid, dimension,
+        fits = discrete_range_fits(granularity, bound, settings.sigma_squared_grid, dimension, config.num_users,
                                    clip_failure_probability, quantization_range)
         return settings, fits
 
@@ -391,7 +393,8 @@ def released_round(prepared, config, seed, encoding, record, minimum_honest_shar
         f"Flower SecAgg+ round: {len(survivors)} of {config.num_users} users survived; h = {honest} honest noise "
         f"shares guaranteed (t = {config.honest_fraction:g}); floor {minimum_honest_shares}.",
         f"Shares on the grid γ = {encoding.grid_step:.3g} in [-{encoding.clipping_range:g}, "
-        f"{encoding.clipping_range:g}]; refusal probability <= {failure:.3g}, (1 + e^ε)·p added to δ.",
+        f"{encoding.clipping_range:g}]; probability that some user refuses its share <= p = {format_up(failure, 3)} "
+        f"(p/|U| per user), (1 + e^ε)·p added to δ.",
         noise_note,
     )
     upload = {}

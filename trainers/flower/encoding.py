@@ -9,16 +9,25 @@ rounding itself, before Flower sees the share:
   (0 <= k <= q <= 2²²) is a double. A share already on the grid passes Flower's quantiser
   unchanged (its stochastic rounding has nothing to round) and its modular sum dequantises exactly.
 * the rounding is randomised (unbiased) with the user's own ``numpy.random.Generator``;
-* a share with a coordinate outside [−c, c] is refused (ValueError), never clipped. c is chosen
-  (:func:`choose_encoding`) from the public norm bound B of the unnoised model and the noise tail
-  so that a refusal has probability at most p: |f_i + z_i| <= B + |z_i| and, by the union bound,
-  P(max_i |z_i| > kσ_u) <= d·erfc(k/√2) = p. :func:`trainers.flower.accounting.total_delta` adds
-  (1 + e^ε)·p to δ.
+* a share with a coordinate outside [−c, c] is refused (ValueError), never clipped
+  (:func:`outside_range`). p (``clip_failure_probability``) bounds the probability that ANY of the
+  round's |U| users refuses, since the round with refusals differs from the one without them as
+  soon as one user refuses (:mod:`trainers.flower.accounting`). Each user's range is therefore
+  chosen at p/|U|, and the union bound over the |U| users gives P(some user refuses) <= |U|·p/|U|
+  = p. This, rather than keeping each user at p and charging the round (1 + e^ε)·|U|·p, keeps p
+  the one number that the encoding, :func:`trainers.flower.accounting.total_delta` and
+  :func:`trainers.flower.accounting.mechanism_delta` share, so the δ the shares are calibrated at
+  and the δ the round reports are computed from the same p; the price is a wider range (k grows
+  from √2·erfcinv(p/d) to √2·erfcinv(p/(d·|U|)), at most one doubling of c and of γ).
+  Continuous shares: c is chosen (:func:`choose_encoding`) from the public norm bound B of the
+  unnoised model and the noise tail: |f_i + z_i| <= B + |z_i| (|f_i| <= ‖f‖₂ <= B) and, by the
+  union bound over the d coordinates, P(max_i |z_i| > kσ_u) <= d·erfc(k/√2) = p/|U| for one
+  user. :func:`trainers.flower.accounting.total_delta` adds (1 + e^ε)·p to δ.
 * Discrete shares (:func:`discrete_encoding`, :func:`encode_grid_share`): the user's share is already
   an integer vector k in grid units (rounded model plus a discrete Gaussian share); it is sent as
   k·γ, a grid point when |k| <= q/2. c is γ·q/2 and must satisfy ⌈B/γ⌉ + λ <= q/2, λ the noise bound
-  of :func:`dpmech.distributed_discrete_gaussian.share_noise_bound` at probability p (subgaussian
-  tail of the discrete Gaussian): a rounded model coordinate is at most ⌈B/γ⌉ in magnitude.
+  of :func:`dpmech.distributed_discrete_gaussian.share_noise_bound` at probability p/|U| per user
+  (subgaussian tail of the discrete Gaussian): a rounded model coordinate is at most ⌈B/γ⌉ in magnitude.
 * |U|·q < modulus, so the modular sum of |U| shares never wraps.
 """
 
@@ -47,7 +56,9 @@ class SecAggEncoding:
 
     ``clipping_range`` c a power of two (2^-60 .. 2^60), ``quantization_range`` q a power of two
     <= 2²² (Flower casts to int32), ``modulus_range`` M a power of two <= 2³²,
-    ``clip_failure_probability`` p the proven bound on a refusal, ``num_users`` |U| with |U|·q < M.
+    ``clip_failure_probability`` p the proven bound on the probability that some user of the round
+    refuses its share (each user's range holds its share but with probability p/|U|), ``num_users``
+    |U| with |U|·q < M.
     """
 
     clipping_range: float
@@ -88,20 +99,32 @@ class SecAggEncoding:
 
 def choose_encoding(model_norm_bound, user_noise_std, dimension, num_users, clip_failure_probability,
                     quantization_range: int = 2**22, modulus_range: int = 2**32) -> SecAggEncoding:
-    """The smallest power-of-two c >= B + k·σ_u with d·erfc(k/√2) <= p (see the module docstring).
+    """The smallest power-of-two c >= B + k·σ_u with |U|·d·erfc(k/√2) <= p (see the module docstring).
 
-    k is increased by a relative 1e-9 over ``√2·erfcinv(p/d)`` to absorb erfcinv's rounding.
+    Each of the |U| users' shares leaves [−c, c] with probability at most p/|U|, so some user of
+    the round refuses with probability at most p, the p :func:`trainers.flower.accounting.total_delta`
+    charges. k is increased by a relative 1e-9 over ``√2·erfcinv(p/(d·|U|))`` to absorb erfcinv's rounding.
     """
     bound = float(check.positive("model_norm_bound", model_norm_bound))
     noise = float(check.positive("user_noise_std", user_noise_std))
     dimension = check.integer_scalar("dimension", dimension, 1)
+    num_users = check.integer_scalar("num_users", num_users, 1)
     failure = float(check.open_unit_interval("clip_failure_probability", clip_failure_probability))
-    tail = math.sqrt(2.0) * float(erfcinv(failure / dimension)) * (1.0 + 1e-9)
+    # The 1e-9 also covers the rounding of p/(d·|U|) itself (half an ulp).
+    tail = math.sqrt(2.0) * float(erfcinv(failure / (dimension * num_users))) * (1.0 + 1e-9)
     needed = bound + tail * noise
     clipping_range = 2.0 ** math.ceil(math.log2(needed))
     if clipping_range < needed:
         clipping_range *= 2.0
     return SecAggEncoding(clipping_range, quantization_range, modulus_range, num_users, failure)
+
+
+def outside_range(values, encoding: SecAggEncoding) -> np.ndarray:
+    """Whether each coordinate lies outside [−c, c] (NaN counts as outside), elementwise.
+
+    A user refuses its share when any of its coordinates does (:func:`randomised_rounding`).
+    """
+    return ~(np.abs(np.asarray(values, dtype=np.float64)) <= encoding.clipping_range)
 
 
 def randomised_rounding(share, encoding: SecAggEncoding, rng) -> np.ndarray:
@@ -114,8 +137,8 @@ def randomised_rounding(share, encoding: SecAggEncoding, rng) -> np.ndarray:
     if not np.all(np.isfinite(values)):
         raise ValueError("share must be finite (got NaN or infinity)")
     c = encoding.clipping_range
-    largest = float(np.max(np.abs(values))) if values.size else 0.0
-    if largest > c:
+    if np.any(outside_range(values, encoding)):
+        largest = float(np.max(np.abs(values)))
         raise ValueError(
             f"share has a coordinate of magnitude {largest:.6g} outside the SecAgg+ clipping range [-{c:g}, {c:g}]; "
             "it is refused, not clipped (probability <= clip_failure_probability, counted in δ)"
@@ -126,11 +149,15 @@ def randomised_rounding(share, encoding: SecAggEncoding, rng) -> np.ndarray:
     return steps * encoding.grid_step - c
 
 
-def discrete_range_fits(granularity, model_norm_bound, sigma_squared, dimension, clip_failure_probability,
+def discrete_range_fits(granularity, model_norm_bound, sigma_squared, dimension, num_users, clip_failure_probability,
                         quantization_range: int = 2**22) -> bool:
-    """Whether ⌈B/γ⌉ + λ(σ², d, p) <= q/2: a discrete share leaves SecAgg+'s range with probability <= p."""
+    """Whether ⌈B/γ⌉ + λ(σ², d, p/|U|) <= q/2: each of the |U| users' discrete shares leaves SecAgg+'s
+    range with probability <= p/|U|, so some user of the round refuses with probability <= p."""
     rounded_bound = math.ceil(float(check.positive("model_norm_bound", model_norm_bound)) / granularity)
-    noise_bound = share_noise_bound(sigma_squared, dimension, clip_failure_probability)
+    num_users = check.integer_scalar("num_users", num_users, 1)
+    failure = float(check.open_unit_interval("clip_failure_probability", clip_failure_probability))
+    # share_noise_bound's relative 1e-9 on λ covers the rounding of p/|U| (half an ulp).
+    noise_bound = share_noise_bound(sigma_squared, dimension, failure / num_users)
     return rounded_bound + noise_bound <= quantization_range // 2
 
 
