@@ -354,8 +354,8 @@ def rdp_delta(epsilon, orders, rdp):
     + 1 + log α + |log δ| (twice the error of its evaluation when every libm function is within
     4 ulps; the Bretagnolle–Huber term likewise by 16 ulps of 1 + its size), exp by 4 ulps; a δ
     in the subnormal range or below is moved one double up, so a positive δ is never 0 (it is the
-    smallest positive double, 5e-324, where the bound lies below it). δ = 0 only at α = ∞ with
-    ε >= r(∞), where it is exact.
+    smallest positive double, 5e-324, where the bound lies below it). δ = 0 only where it is
+    exact: at α = ∞ with ε >= r(∞), or r = 0 (one law).
 
     Returns:
         (δ, α*) with α* the order that attains it.
@@ -368,11 +368,13 @@ def rdp_delta(epsilon, orders, rdp):
         log_order = np.log(orders)
         log_delta = u * (rdp - epsilon + log_one_minus) - log_order
         size = u * (rdp + epsilon + np.abs(log_one_minus)) + 1.0 + log_order + np.abs(log_delta)
-        log_delta = np.where(u > 0, log_delta + 16.0 * _ULP * size, np.inf)
+        log_delta = np.where(u > 0, np.where(np.isfinite(log_delta), log_delta + 16.0 * _ULP * size, log_delta), np.inf)
         # α = ∞ is pure DP with ε = r: δ = 0 at ε >= r, nothing below.
         log_delta = np.where(np.isinf(orders), np.where(epsilon >= rdp, -np.inf, np.inf), log_delta)
         log_divergence_bound = 0.5 * np.log(-np.expm1(-rdp))
-        log_delta = np.minimum(log_delta, log_divergence_bound + 16.0 * _ULP * (1.0 + np.abs(log_divergence_bound)))
+        # r = 0 gives −inf: both laws are one, δ = 0 exactly.
+        log_divergence_bound = np.where(np.isfinite(log_divergence_bound), log_divergence_bound + 16.0 * _ULP * (1.0 + np.abs(log_divergence_bound)), log_divergence_bound)
+        log_delta = np.minimum(log_delta, log_divergence_bound)
     best = int(np.argmin(log_delta))
     if log_delta[best] == -math.inf:
         return 0.0, float(orders[best])
