@@ -121,6 +121,35 @@ def test_delta(option, value):
         assert _log(record["delta"]) >= exact and record["log_delta"] >= exact
 
 
+DPSGD_EPSILON = {"--sampling-rate": "0.01", "--noise-multiplier": "1", "--steps": "10", "--delta": "1e-5"}
+DPSGD_CALIBRATE = {"--sampling-rate": "0.01", "--epsilon": "1", "--steps": "10", "--delta": "1e-5"}
+
+
+@examples(0.3)
+@given(st.sampled_from(sorted(DPSGD_EPSILON)), bad_numbers)
+def test_dpsgd_epsilon(option, value):
+    status, out, err = _run(_argv(["dpsgd", "epsilon"], DPSGD_EPSILON, option, value) + ["--json"])
+    if _assert_refused_or(status, out, err, option):
+        record = json.loads(out)
+        lower, upper = (math.inf if end == "inf" else end for end in record["interval"])
+        assert 0.0 <= lower <= upper and record["epsilon"] == record["interval"][1]
+        # Subsampling never costs more than the Gaussian step itself: the lower end is at most the exact
+        # ε of ``steps`` unsampled Gaussians, δ_G(lower) >= δ in 50-digit arithmetic (ε_G >= 0 bounds lower = 0).
+        if 0.0 < lower < math.inf:
+            exact = reference.log_delta_of_noise(lower, record["noise_multiplier"], 1.0, record["steps"])
+            assert exact >= _log(record["delta"]) - mpmath.mpf("1e-9")
+
+
+@examples(0.3)
+@given(st.sampled_from(sorted(DPSGD_CALIBRATE)), bad_numbers)
+def test_dpsgd_calibrate(option, value):
+    status, out, err = _run(_argv(["dpsgd", "calibrate"], DPSGD_CALIBRATE, option, value) + ["--json"])
+    if _assert_refused_or(status, out, err, option):
+        record = json.loads(out)
+        assert isinstance(record["noise_multiplier"], float) and 0.0 < record["noise_multiplier"] < math.inf
+        assert 0.0 < record["achieved_delta"] <= record["delta"]
+
+
 def _table_value(out, key):
     match = re.search(rf"│ {key}\s+│\s+(\S+) │", out)
     assert match, out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import accounting, verify
+from . import accounting, dpsgd, verify
 from .arguments import join_negative_values
 
 PLUGIN_GROUP = "dpmech.commands"
@@ -54,6 +54,7 @@ def build_parser(command=None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version, help="show the installed version and exit")
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     accounting.register(subparsers)
+    dpsgd.register(subparsers)
     verify.register(subparsers)
     if command is not None and command in subparsers.choices:
         return parser
