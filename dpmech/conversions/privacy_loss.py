@@ -29,7 +29,8 @@ with ``log_ndtr`` and closed-form log CDFs, so tails far below 1e-16 keep
 their relative accuracy (dp_accounting subtracts two CDFs and loses every
 digit once δ < 1e-16). Results are double-precision evaluations (relative
 error about 1e-12 against 50-digit references, checked in the tests), not
-directed-rounded bounds.
+directed-rounded bounds; a positive δ below the smallest double is returned as
+that double (5e-324), never as 0.
 
 Mechanisms: Gaussian (σ), Laplace (scale b), discrete Laplace (decay a), the discrete
 Gaussian truncated to [−T, T] as dp_accounting analyses it (Canonne, Kamath & Steinke
@@ -57,6 +58,8 @@ REMOVE = "remove"
 REPLACE = "replace"
 ADJACENCIES = (ADD, REMOVE)
 _LOG_HALF = math.log(0.5)
+# A positive δ below every double is returned as this, never as 0.
+_SMALLEST_POSITIVE = math.nextafter(0.0, 1.0)
 
 
 def _not_nan(name: str, value) -> np.ndarray:
@@ -83,11 +86,15 @@ def _log_exp_minus(value, log_one_minus_q):
 
 
 def _log_difference_to_delta(log_a, log_b):
-    """e^log_a − e^log_b >= 0 from its logs; rounding cannot make it negative."""
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+    """e^log_a − e^log_b >= 0 from its logs; rounding cannot make it negative.
+
+    A positive difference that underflows is the smallest positive double, never 0.
+    """
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore", under="ignore"):
         difference = log_b - log_a
         delta = np.exp(log_a) * -np.expm1(np.minimum(difference, 0.0))
-    return np.where(np.isneginf(log_a), 0.0, delta)
+    positive = np.isfinite(log_a) & (difference < 0)
+    return np.where(np.isneginf(log_a), 0.0, np.where(positive, np.maximum(delta, _SMALLEST_POSITIVE), delta))
 
 
 class _Noise:
@@ -275,6 +282,13 @@ def _delta_for_epsilon(noise, epsilon, sensitivity, q, adjacency):
     """
     below = np.asarray(epsilon) == -np.inf
     delta = _delta_for_finite_epsilon(noise, np.where(below, 0.0, epsilon), sensitivity, q, adjacency)
+    if isinstance(noise, _Gaussian):
+        # The Gaussian's loss is unbounded (above, in the remove and replace directions, and in the add
+        # direction without subsampling), so δ(ε) > 0 at every finite ε, however far below the smallest
+        # double (or below the resolution of log A − log B); only the add direction with q < 1 stops at
+        # −log(1 − q), where δ is 0 exactly.
+        reached = np.isfinite(epsilon) & ((adjacency != ADD) | (q == 1.0) | (epsilon < -_log_q(q)[1]))
+        delta = np.where(reached, np.maximum(delta, _SMALLEST_POSITIVE), delta)
     return np.where(below, 1.0, delta)
 
 
@@ -664,6 +678,13 @@ def mixture_gaussian_delta_for_epsilon(epsilon, standard_deviation, sensitivitie
     finite = np.isfinite(epsilon)
     epsilon_finite = np.where(finite, epsilon, 0.0)
     delta = _mixture_delta(epsilon_finite, sigma, c, log_p, adjacency)
+    # The loss is unbounded, so δ(ε) > 0 at every finite ε, when the upper law has a shifted component
+    # (remove: some c > 0) or the lower law has no unshifted one (add: no c = 0, else the loss stays
+    # below −log p₀); there a δ below the smallest double, or below the resolution of log A − log B,
+    # is that double.
+    unbounded = np.any(c > 0) if adjacency == REMOVE else not np.any(c == 0)
+    if unbounded:
+        delta = np.where(finite, np.maximum(delta, _SMALLEST_POSITIVE), delta)
     return check.scalar_or_array(np.where(finite, delta, np.where(epsilon > 0, 0.0, 1.0)))
 
 

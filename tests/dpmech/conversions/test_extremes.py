@@ -9,19 +9,36 @@ from dpmech.conversions import fdp, renyi
 from dpmech.conversions import privacy_loss as pl
 
 
+SMALLEST_POSITIVE = 5e-324
+
+
 @pytest.mark.parametrize(
-    "delta_function,arguments",
+    "delta_function,arguments,bounded_loss",
     [
-        (pl.gaussian_delta_for_epsilon, (1.0, 1.0, 0.3)),
-        (pl.laplace_delta_for_epsilon, (1.0, 1.0, 0.3)),
-        (pl.discrete_laplace_delta_for_epsilon, (1.0, 1, 0.3)),
-        (pl.mixture_gaussian_delta_for_epsilon, (1.0, [0.0, 1.0], [0.5, 0.5])),
+        (pl.gaussian_delta_for_epsilon, (1.0, 1.0, 0.3), False),
+        (pl.laplace_delta_for_epsilon, (1.0, 1.0, 0.3), True),
+        (pl.discrete_laplace_delta_for_epsilon, (1.0, 1, 0.3), True),
+        (pl.mixture_gaussian_delta_for_epsilon, (1.0, [0.0, 1.0], [0.5, 0.5]), False),
     ],
 )
 @pytest.mark.parametrize("adjacency", ["add", "remove"])
-def test_delta_is_zero_at_infinite_epsilon_and_one_at_minus_infinity(delta_function, arguments, adjacency):
+def test_delta_is_zero_at_infinite_epsilon_and_one_at_minus_infinity(delta_function, arguments, bounded_loss, adjacency):
     result = delta_function(np.array([-math.inf, -800.0, 800.0, math.inf]), *arguments, adjacency=adjacency)
-    np.testing.assert_array_equal(result, [1.0, 1.0, 0.0, 0.0])
+    # At ε = 800 a Gaussian's remove-direction δ is positive (its loss is unbounded) but far below every double:
+    # it is the smallest positive double, never 0. A bounded loss (Laplace), or the add direction with q < 1
+    # (loss at most −log(1 − q)), has δ(800) = 0 exactly.
+    at_800 = SMALLEST_POSITIVE if not bounded_loss and adjacency == "remove" else 0.0
+    np.testing.assert_array_equal(result, [1.0, 1.0, at_800, 0.0])
+
+
+@pytest.mark.parametrize("epsilon", [800.0, 1e6])
+def test_an_unbounded_loss_gives_a_positive_delta_at_every_finite_epsilon(epsilon):
+    # Far below the smallest double (and below the resolution of log A − log B at ε = 1e6): 5e-324, never 0.
+    assert pl.gaussian_delta_for_epsilon(epsilon, 1.0, 1.0, 1.0, "add") == SMALLEST_POSITIVE
+    assert pl.gaussian_delta_for_epsilon(epsilon, 1.0, 1.0, 0.5, "add") == 0.0  # loss <= −log(1 − q): exactly 0
+    assert pl.mixture_gaussian_delta_for_epsilon(epsilon, 1.0, [0.0, 1.0], [0.5, 0.5], "remove") == SMALLEST_POSITIVE
+    assert pl.mixture_gaussian_delta_for_epsilon(epsilon, 1.0, [0.0, 1.0], [0.5, 0.5], "add") == 0.0  # loss <= log 2
+    assert pl.mixture_gaussian_delta_for_epsilon(epsilon, 1.0, [1.0, 2.0], [0.5, 0.5], "add") == SMALLEST_POSITIVE
 
 
 @pytest.mark.parametrize("q", [1.0, 0.3])
@@ -45,7 +62,8 @@ def test_truncated_discrete_gaussian_delta_at_infinite_epsilon_is_the_mass_of_in
 def test_gaussian_replace_stays_finite_where_e_to_the_epsilon_overflows(epsilon):
     for q in (1.0, 0.5):
         result = pl.gaussian_delta_for_epsilon(epsilon, 1.0, 1.0, q, "replace")
-        assert result == (1.0 if epsilon < 0 else 0.0)
+        # the Gaussian's loss is unbounded: δ(ε) > 0 at every finite ε, here below every double
+        assert result == (1.0 if epsilon < 0 else SMALLEST_POSITIVE)
 
 
 def test_mixture_loss_at_infinite_x_is_its_limit():
