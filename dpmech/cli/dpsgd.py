@@ -124,7 +124,6 @@ class _Schedule:
             raise ValueError(f"{origin[0]}: {self.sampling} needs a whole number of steps per epoch "
                              f"({origin[1]} = {float(self.per_epoch):.10g})")
         self.per_epoch = int(self.per_epoch)
-        self.rate = 1.0 / self.per_epoch if rate is None else rate
         if args.epochs is not None:
             self.epochs, self.steps, self.lower_epochs = args.epochs, args.epochs * self.per_epoch, args.epochs
             _check_steps(self.steps)
@@ -287,9 +286,9 @@ def _allocation_fields(value, reason, quantity) -> dict:
 
 
 def _lower_bound_fields(sigma: float, schedule: _Schedule, delta: float) -> dict:
-    label = ("estimate, a lower bound: no shuffled-batch DP-SGD at this noise multiplier has a smaller epsilon "
-             "(Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha & Zhang 2024, neighbours by zeroing one record out, "
-             "batches reshuffled each epoch; masses in floating point, not proven)")
+    label = ("estimate of a lower bound: shuffled batches at this noise multiplier are (epsilon, delta)-DP for no "
+             "smaller epsilon (Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha & Zhang 2024; neighbours by zeroing "
+             "one record out, batches reshuffled each epoch; their pair's masses in floating point, not proven)")
     if schedule.lower_epochs == 0:
         return {"shuffle_lower_bound_epsilon": None,
                 "shuffle_lower_bound_label": "not available: fewer steps than one epoch"}
