@@ -63,3 +63,17 @@ def test_examples_mode_reports_a_caught_violation_and_a_clean_pass():
 def test_examples_mode_bad_input_exits_2(arguments):
     result = run(*arguments)
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+
+
+def test_the_suite_prints_no_raw_warning():
+    # The NFDP check's own toy parameters (n <= 5) made every run print Python's warning with its source line.
+    result = run("nfdp")
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+
+
+@pytest.mark.parametrize("arguments, named", [(("--only", "laplace"), "--only"), (("nfdp", "--seed", "3"), "--seed"),
+                                              (("--budget", "2", "--only", "x"), "--only, --budget")])
+def test_examples_options_without_examples_exit_2_instead_of_being_ignored(arguments, named):
+    result = run(*arguments)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert named in result.stderr and "--examples" in result.stderr
