@@ -52,7 +52,8 @@ _LOG_TAIL_MASS = -40.0
 
 def register(subparsers) -> None:
     dpsgd = subparsers.add_parser("dpsgd", help="DP-SGD: certified epsilon of its noisy steps, or the noise multiplier")
-    commands = dpsgd.add_subparsers(dest="dpsgd_command", required=True, parser_class=type(dpsgd))
+    commands = dpsgd.add_subparsers(dest="dpsgd_command", required=True, parser_class=type(dpsgd),
+                                    metavar="{epsilon,calibrate}")
     epsilon = commands.add_parser("epsilon", help="certified epsilon interval of DP-SGD's steps at a noise multiplier")
     epsilon.add_argument("--noise-multiplier", type=arguments.positive_real, required=True,
                          help="Gaussian noise std / clipping norm, > 0")
