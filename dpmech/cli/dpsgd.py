@@ -84,7 +84,7 @@ def _common(parser) -> None:
 class _Schedule:
     """Sampling rate, steps and epochs of a command line, checked; ``notes`` says what was rounded."""
 
-    def __init__(self, args):
+    def __init__(self, args) -> None:
         rate, batch, size = args.sampling_rate, args.batch_size, args.dataset_size
         if rate is not None and (batch is not None or size is not None):
             raise ValueError("--sampling-rate: give it or --batch-size with --dataset-size, not both")
@@ -276,8 +276,8 @@ def _shuffle_calibrate(args, schedule: _Schedule) -> None:
 def _allocation_fields(value, reason, quantity) -> dict:
     if value is None:
         return {f"random_allocation_{quantity}": None, "random_allocation_label": f"not available: {reason}"}
-    fields = {"random_allocation_label": "certified, if you sample batches by random allocation (each record in "
-                                         "one uniformly drawn step of every epoch) instead of shuffling"}
+    fields: dict = {"random_allocation_label": "certified, if you sample batches by random allocation (each record in "
+                                               "one uniformly drawn step of every epoch) instead of shuffling"}
     if quantity == "epsilon":
         lower, upper, _ = value
         fields.update(random_allocation_epsilon=upper, random_allocation_interval=[lower, upper])
