@@ -33,6 +33,7 @@ from ..events import ADD_REMOVE_ONE, REPLACE_ONE, NoGuaranteeEvent, NoPrivacyLos
 from ..ledger import PrivacyGuarantee, PrivacyLedger
 
 CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
+_Details = Optional[privacy_accountant.PrivacyAccountant.CompositionErrorDetails]  # a refusal, or None
 
 RELATIONS = {
     NeighboringRelation.ADD_OR_REMOVE_ONE: ADD_REMOVE_ONE,
@@ -49,7 +50,8 @@ class DpmechAccountant(privacy_accountant.PrivacyAccountant):
     is the same as a :class:`dpmech.PrivacyLedger`, whose guarantees print their relation.
     """
 
-    def __init__(self, neighboring_relation: NeighboringRelation = NeighboringRelation.ADD_OR_REMOVE_ONE):
+    def __init__(self,
+                 neighboring_relation: NeighboringRelation = NeighboringRelation.ADD_OR_REMOVE_ONE) -> None:
         if neighboring_relation not in RELATIONS:
             raise ValueError(f"neighboring_relation must be one of {', '.join(str(r) for r in RELATIONS)} "
                              f"(got {neighboring_relation!r}; dpmech has no REPLACE_SPECIAL)")
@@ -61,7 +63,7 @@ class DpmechAccountant(privacy_accountant.PrivacyAccountant):
         """The dpmech name of the neighbouring relation: ``"add-remove-one"`` or ``"replace-one"``."""
         return RELATIONS[self.neighboring_relation]
 
-    def _unsupported(self, event: dp_event.DpEvent) -> Optional[privacy_accountant.PrivacyAccountant.CompositionErrorDetails]:
+    def _unsupported(self, event: dp_event.DpEvent) -> _Details:
         """Why ``event`` cannot be accounted, naming its innermost refused sub-event; None if it can.
 
         A leaf (or a sampled event whose inner event passes) is tried as a ledger of its own: the
@@ -89,7 +91,7 @@ class DpmechAccountant(privacy_accountant.PrivacyAccountant):
         return None
 
     def _maybe_compose(self, event: dp_event.DpEvent, count: int,
-                       do_compose: bool) -> Optional[privacy_accountant.PrivacyAccountant.CompositionErrorDetails]:
+                       do_compose: bool) -> _Details:
         # The composed events live in the base class's DpEventBuilder (PrivacyAccountant.compose adds
         # each before calling this with do_compose=True); privacy_ledger reads them from there.
         return self._unsupported(event)

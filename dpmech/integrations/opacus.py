@@ -103,19 +103,22 @@ class OpacusAccountant(IAccountant):
             self.history.append((sigma, rate, 1))
 
     def ledger(self) -> PrivacyLedger:
-        """The steps so far as a :class:`dpmech.PrivacyLedger` under add/remove neighbours (see :func:`history_ledger`)."""
+        """The steps so far as a :class:`dpmech.PrivacyLedger` under add/remove neighbours (:func:`history_ledger`)."""
         return history_ledger(self.history)
 
     def get_guarantee(self, delta: float, **options: Any) -> PrivacyGuarantee:
         """The (ε, ``delta``) guarantee so far, naming its relation and its certified interval for ε.
 
         ``options`` are those of the ledger's numeric method (``discretization``, ``width``,
-        ``max_points``); any other keyword raises a ValueError.
+        ``max_points``); any other keyword raises a ValueError. opacus's ``make_private_with_epsilon``
+        passes its own extra keywords (those of adaptive clipping) on to ``get_epsilon``: with them,
+        call :func:`get_noise_multiplier` and ``make_private`` instead.
         """
         unknown = sorted(set(options) - set(_LEDGER_OPTIONS))
         if unknown:
             raise ValueError(f"options must be among {', '.join(_LEDGER_OPTIONS)} (got {', '.join(unknown)})")
-        return self.ledger().epsilon(delta, **options)
+        # The options are the numeric method's; without them "auto" takes it too (or "exact", for no steps).
+        return self.ledger().epsilon(delta, method="numeric" if options else "auto", **options)
 
     def get_epsilon(self, delta: float, **options: Any) -> float:
         """ε spent so far at ``delta`` ∈ (0, 1): the upper end of dpmech's certified interval, never below the truth.
@@ -132,7 +135,7 @@ class OpacusAccountant(IAccountant):
         return MECHANISM
 
     def load_state_dict(self, state_dict: Mapping) -> None:
-        """opacus's checks (present, non-empty, mechanism "dpmech"), then every history entry's."""
+        """Each history entry checked as :meth:`step` checks it, then opacus's checks (non-empty, "dpmech")."""
         if state_dict is not None and "history" in state_dict:
             _validated_history(state_dict["history"])
         super().load_state_dict(state_dict)

@@ -58,6 +58,7 @@ history_entries = st.lists(st.tuples(st.floats(0.6, 5.0), st.floats(0.001, 0.2),
                            min_size=1, max_size=3)
 
 
+@pytest.mark.filterwarnings("ignore:Optimal order is the largest alpha")  # RDP's bound stays valid, only looser
 @examples(0.1)
 @given(history_entries, st.floats(-9.0, -3.0))
 def test_epsilon_is_the_ledgers_and_below_opacus_rdp(history, log10_delta):
@@ -68,6 +69,19 @@ def test_epsilon_is_the_ledgers_and_below_opacus_rdp(history, log10_delta):
     assert epsilon == ledger_epsilon(history, delta)
     # RDP's conversion is a proven upper bound too (Mironov 2017), never tighter than the optimal one.
     assert 0.0 < epsilon <= rdp.get_epsilon(delta) + 1e-9
+
+
+def test_a_narrower_width_stays_inside_the_default_interval():
+    accountant = OpacusAccountant()
+    accountant.history = [(1.0, 0.01, 1000)]
+    lower, _, upper = accountant.get_guarantee(1e-5).interval
+    narrow_lower, _, narrow_upper = accountant.get_guarantee(1e-5, width=2e-5).interval
+    assert narrow_upper - narrow_lower <= 2e-5
+    assert lower <= narrow_upper == accountant.get_epsilon(1e-5, width=2e-5) and narrow_lower <= upper
+    # The options also reach a history without steps, or with a noiseless one.
+    assert OpacusAccountant().get_epsilon(1e-5, width=1e-4) == 0.0
+    accountant.history = [(0.0, 0.1, 1)]
+    assert accountant.get_epsilon(1e-5, width=1e-4) == math.inf
 
 
 def test_no_step_is_zero_and_a_noiseless_step_is_infinite():
