@@ -18,7 +18,11 @@ profile δ(ε) (or its inverse ε(δ)) of that composition, as for
   being the inner event's pair (Zhu, Dong & Wang 2022, Thm. 11);
 * ``SampledWithoutReplacementEvent(event, m, n)``, replace-one neighbours:
   the same mixture with γ = m/n, in both orders (Balle, Barthe & Gaboardi
-  2018, Thm. 10; Zhu et al. 2022, Sec. 5).
+  2018, Thm. 10; Zhu et al. 2022, Sec. 5);
+* ``RandomAllocationEvent(GaussianEvent, t)``, add/remove neighbours, one epoch:
+  Q = N(0, I_t) against P = (1/t) Σ_i N(μe_i, I_t) for the removal and its reverse
+  (Feldman & Shenfeld 2025), bounded above and below by the lattice pairs of
+  :mod:`dpmech.pld.allocation`.
 
 A sampled event's inner event may be one of the unsampled kinds above, or a
 self-composition of Gaussians (one Gaussian with μ√k, run on the one
@@ -69,6 +73,7 @@ from ..events import (
     NoPrivacyLossEvent,
     PoissonSampledEvent,
     PureEpsilonEvent,
+    RandomAllocationEvent,
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
 )
@@ -101,6 +106,8 @@ def _inner(event):
 
 
 def _supported(event) -> bool:
+    if isinstance(event, RandomAllocationEvent):
+        return True  # its own checks admit only a Gaussian step under add/remove-one, one step per record
     if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
         return _inner(event) is not None
     return isinstance(event, UNSAMPLED)
@@ -115,8 +122,9 @@ def _refuse(pairs):
     kinds = sorted({_describe(event) for event, _ in pairs if not _supported(event)})
     raise ValueError(
         f"method 'numeric' cannot account {', '.join(kinds)}; it takes Gaussian, Laplace, pure epsilon, "
-        "(epsilon, delta) and no-loss events, and Poisson sampling (add-remove-one) or sampling without "
-        "replacement (replace-one) of one of them (or of repeated Gaussians) stated under the sampling's relation"
+        "(epsilon, delta) and no-loss events, Poisson sampling (add-remove-one) or sampling without "
+        "replacement (replace-one) of one of them (or of repeated Gaussians) stated under the sampling's relation, "
+        "and random allocation of a Gaussian step"
     )
 
 
@@ -155,6 +163,10 @@ def _entry(event):
     if isinstance(event, PoissonSampledEvent):
         inner = _base_pair(_inner(event))
         return None if inner is None else pld.poisson_subsampled(inner, event.sampling_probability)
+    if isinstance(event, RandomAllocationEvent):
+        if not math.isfinite(event.event.mu):
+            raise _Unbounded
+        return pld.random_allocation(event.event.mu, event.num_steps)
     if isinstance(event, SampledWithoutReplacementEvent):
         inner = _base_pair(_inner(event))
         return None if inner is None else pld.sampled_without_replacement(inner, event.sample_size, event.source_size)

@@ -3,6 +3,7 @@
 * :mod:`.pairs`: dominating pairs (Gaussian, Laplace, finite, randomized response,
   generic (ε, δ)) described by the law of their privacy loss;
 * :mod:`.subsampling`: Poisson sampling and sampling without replacement as mixture pairs;
+* :mod:`.allocation`: random allocation of a Gaussian step, bounded by lattice pairs above and below;
 * :mod:`.discretization`: upper (connect-the-dots) and lower (rounded-down) grid measures;
 * :mod:`.distribution`: tilted grid measures and their δ(ε), ε(δ) queries;
 * :mod:`.composition`: a whole ledger composed by one FFT (products of powers of characteristic
@@ -17,6 +18,7 @@
 """
 
 from .accountant import ComposedLoss, GridTooLarge, Interval, delta, epsilon, log_delta
+from .allocation import AllocationPair, random_allocation
 from .calibration import calibrate, calibrate_ledger, poisson_subsampled_gaussian_sigma
 from .pairs import (
     FinitePair,
@@ -31,6 +33,7 @@ from .pairs import (
 from .subsampling import MixturePair, poisson_subsampled, sampled_without_replacement
 
 __all__ = [
+    "AllocationPair",
     "ComposedLoss",
     "GridTooLarge",
     "FinitePair",
@@ -48,6 +51,7 @@ __all__ = [
     "log_delta",
     "poisson_subsampled_gaussian_sigma",
     "poisson_subsampled",
+    "random_allocation",
     "randomized_response_pair",
     "reverse",
     "sampled_without_replacement",

@@ -164,6 +164,9 @@ class _Plan:
         # k·e^{s − λl} times it in real mass), the lower one drops it; 1e-10·δ/k of it is negligible, and
         # a heavy-tailed tilted loss (a subsampled one's) reaches twice as far for 1e-40 as for 1e-20.
         self.single_tail = min(max(1e-10 * math.exp(log_target) / max(self.counts), TAIL), 1e-20)
+        # Real P-mass a pair that bounds a truncated law (random allocation) may send to +∞ in each event:
+        # 1e-6 of the target δ over all the ledger's events together.
+        self.truncation = 1e-6 * math.exp(log_target) / sum(self.counts)
         # Grid points per unit step of the widest direction: points(h) is about span / h.
         self.span = max(_estimated_points(sketches, self.counts, tilt, 1.0) - 3
                         for sketches, tilt in zip(self.sketches, self.tilts))
@@ -209,7 +212,7 @@ class ComposedLoss:
                         f"max_points = {max_points}); use a coarser discretization",
                         self.step * (last - first) * 2 / max_points,
                     )
-                single_upper, single_lower = grid.discretize(pair, self.step, tilt, first, last)
+                single_upper, single_lower = grid.discretize(pair, self.step, tilt, first, last, plan.truncation)
                 uppers.append(single_upper)
                 lowers.append(single_lower)
             if counts == [1]:  # one event once: nothing to compose

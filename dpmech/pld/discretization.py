@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from .distribution import MOVED_TOLERANCE, BucketedPair, GridMeasure, log_sum_exp
+from .distribution import MOVED_TOLERANCE, TAIL, BucketedPair, GridMeasure, log_sum_exp
 from .pairs import LOG_ERROR
 
 LOG_FLOOR = -740.0  # probabilities below e^-740 are beneath the smallest double
@@ -74,8 +74,19 @@ def _cell_log_masses(pair, edges, measure):
     return low, high
 
 
-def discretize(pair, step, tilt, first, last):
-    """(upper GridMeasure, lower BucketedPair) of ``pair`` on the grid points first·h, ..., last·h."""
+def discretize(pair, step, tilt, first, last, tail=TAIL):
+    """(upper GridMeasure, lower BucketedPair) of ``pair`` on the grid points first·h, ..., last·h.
+
+    A pair that supplies its own bounding pairs (:meth:`~dpmech.pld.pairs.Pair.bounding_pairs`, with at most
+    ``tail`` of P-mass unbounded) gives the upper measure from one and the buckets from the other.
+    """
+    upper_pair, lower_pair = pair.bounding_pairs(step, tilt, tail)
+    if upper_pair is not pair or lower_pair is not pair:
+        return _discretized(upper_pair, step, tilt, first, last)[0], _discretized(lower_pair, step, tilt, first, last)[1]
+    return _discretized(pair, step, tilt, first, last)
+
+
+def _discretized(pair, step, tilt, first, last):
     count = last - first + 1
     losses = (first + np.arange(count)) * step
     log_upper = np.full(count, -np.inf)
@@ -102,39 +113,37 @@ def discretize(pair, step, tilt, first, last):
         upper_infinity += math.exp(above_p + _error(above_p))
     # The masses stay in logs: a Q-mass near a large loss is e^{-l} times the P-mass and would underflow
     # (and then be under-counted by the upper Q measure) long before its tilted value does.
-    atom_loss, atom_log_p, atom_log_q = pair.log_atoms()
-
-    def add(log_masses, index, log_mass):
-        log_masses[index] = np.logaddexp(log_masses[index], log_mass)
-
-    for loss, log_mass, log_q_mass in zip(atom_loss.tolist(), atom_log_p.tolist(), atom_log_q.tolist()):
-        if log_mass == -math.inf:
-            continue  # Q-mass where P has none falls in a bucket with no P-mass: it never counts
-        if loss == math.inf:
-            # exp is faithful: one ulp either way keeps each side's mass on its side.
-            upper_infinity += math.nextafter(math.exp(log_mass), math.inf)
-            lower_infinity += math.nextafter(math.exp(log_mass), 0.0)
-            continue
-        if loss < losses[0] or loss > losses[-1]:
-            # Dropped from the buckets (see above); the upper measure keeps it.
-            if loss < losses[0]:
-                add(log_upper, 0, log_mass)
-            else:
-                upper_infinity += math.nextafter(math.exp(log_mass), math.inf)
-            continue
-        index = min(math.floor(loss / step) - first, count - 1)
-        while index > 0 and losses[index] > loss:
-            index -= 1
-        add(log_p, index, log_mass)
-        add(log_q, index, log_q_mass)
-        gap = loss - losses[index]
-        if gap <= 0.0 or index == count - 1:
-            add(log_upper, index, log_mass)
-            continue
-        beta = min(1.0, -math.expm1(-gap) / -math.expm1(-step) * (1 + 1e-12) + 1e-15)
-        if beta < 1.0:
-            add(log_upper, index, log_mass + math.log1p(-beta))
-        add(log_upper, index + 1, log_mass + math.log(beta))
+    atom_loss, atom_log_p, atom_log_q = (np.asarray(values, dtype=float) for values in pair.log_atoms())
+    # Q-mass where P has none falls in a bucket with no P-mass: it never counts.
+    kept = atom_log_p > -np.inf
+    atom_loss, atom_log_p, atom_log_q = atom_loss[kept], atom_log_p[kept], atom_log_q[kept]
+    infinite = atom_loss == math.inf
+    # exp is faithful: one ulp either way keeps each side's mass on its side (and the sums are rounded outwards).
+    upper_infinity = _sum_up(upper_infinity, np.nextafter(np.exp(atom_log_p[infinite]), math.inf))
+    lower_infinity = _sum_down(lower_infinity, np.nextafter(np.exp(atom_log_p[infinite]), 0.0))
+    # Outside the window: dropped from the buckets (see above); the upper measure keeps them.
+    below = ~infinite & (atom_loss < losses[0])
+    above = ~infinite & (atom_loss > losses[-1])
+    if np.any(below):
+        log_upper[0] = np.logaddexp(log_upper[0], log_sum_exp(atom_log_p[below]) + 4 * math.log2(below.sum() + 1) * 2.0**-53)
+    upper_infinity = _sum_up(upper_infinity, np.nextafter(np.exp(atom_log_p[above]), math.inf))
+    inside = ~(infinite | below | above)
+    loss, log_mass, log_q_mass = atom_loss[inside], atom_log_p[inside], atom_log_q[inside]
+    index = np.minimum(np.floor(loss / step).astype(np.int64) - first, count - 1)
+    late = (index > 0) & (losses[index] > loss)
+    while np.any(late):
+        index[late] -= 1
+        late = (index > 0) & (losses[index] > loss)
+    np.logaddexp.at(log_p, index, log_mass)
+    np.logaddexp.at(log_q, index, log_q_mass)
+    gap = loss - losses[index]
+    whole = (gap <= 0.0) | (index == count - 1)
+    np.logaddexp.at(log_upper, index[whole], log_mass[whole])
+    split = ~whole
+    with np.errstate(divide="ignore"):
+        beta = np.minimum(1.0, -np.expm1(-gap[split]) / -math.expm1(-step) * (1 + 1e-12) + 1e-15)
+        np.logaddexp.at(log_upper, index[split], log_mass[split] + np.log1p(-beta))
+        np.logaddexp.at(log_upper, index[split] + 1, log_mass[split] + np.log(beta))
     with np.errstate(divide="ignore"):
         upper = GridMeasure.from_log_masses(step, tilt, first, log_upper, upper_infinity, True)
         lower = BucketedPair(
@@ -142,6 +151,16 @@ def discretize(pair, step, tilt, first, last):
             GridMeasure.from_log_masses(step, tilt + 1.0, first, log_q, 0.0, True, tails_dropped=True),
         )
     return upper, lower
+
+
+def _sum_up(start, values):
+    """start + Σ values rounded up (math.fsum is correctly rounded; one ulp more covers it)."""
+    return math.nextafter(math.fsum([start, *values.tolist()]), math.inf) if values.size else start
+
+
+def _sum_down(start, values):
+    """start + Σ values rounded down."""
+    return math.nextafter(math.fsum([start, *values.tolist()]), 0.0) if values.size else start
 
 
 def _tail_point(function, measure, start, direction):
@@ -189,6 +208,9 @@ def coarse_law(pair):
     (a subsampled mechanism's loss). Atoms are cells of zero width. Used only to choose
     a tilt and a window, never as a bound.
     """
+    own = pair.sketch()
+    if own is not None:
+        return own
     atom_loss, atom_p, _ = pair.atoms()
     finite = np.isfinite(atom_loss) & (atom_p > 0)
     at_infinity = atom_p[atom_loss == math.inf]

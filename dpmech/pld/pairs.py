@@ -70,6 +70,20 @@ class Pair:
         """log P_c(L > t) or log Q_c(L > t) of the continuous part."""
         raise NotImplementedError
 
+    def bounding_pairs(self, step, tilt, tail):
+        """(upper, lower) pairs that :func:`~dpmech.pld.discretization.discretize` takes the upper measure
+        and the lower buckets from at the loss step ``step`` and tilt ``tilt``: the upper one dominating this pair, the lower
+        one dominated by it, the upper one leaving at most ``tail`` of P-mass beyond what it bounds. A pair
+        whose law of L is known is its own; a pair whose law is only bounded (random allocation, whose
+        loss is the log of a sum of lognormals: :mod:`dpmech.pld.allocation`) supplies two."""
+        return self, self
+
+    def sketch(self):
+        """A coarse sketch of the law of L in the form of :func:`~dpmech.pld.discretization.coarse_law`, or None
+        to let that function build it from the atoms and the continuous part (used only to tilt and to
+        place windows, never as a bound)."""
+        return None
+
 
 def _log_expm1(x):
     """log(e^x − 1) for x >= 0 without overflow (−∞ at 0)."""

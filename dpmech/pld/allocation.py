@@ -1,0 +1,378 @@
+r"""Random allocation of a Gaussian step: certified upper and lower pairs for one epoch.
+
+In an epoch of t steps every record is used in exactly one step chosen uniformly at random, each
+step releasing its batch's sum plus N(0, σ²). With μ = Δ/σ, Feldman & Shenfeld (2025, "Privacy
+amplification by random allocation") show that Q = N(0, I_t) and P = (1/t) Σ_i N(μe_i, I_t)
+dominate the epoch under add/remove neighbours, (P, Q) for the removal and (Q, P) for the addition.
+With X_i = exp(μY_i − μ²/2), Y ∼ Q, the X_i are independent lognormals (log X ∼ N(−μ²/2, μ²) under
+Q), E_Q[X_i] = 1, and dP/dQ = S := (1/t) Σ_i X_i: the remove loss is log S under P and the add loss
+−log S under Q. Both δ(ε) = E_Q[(Π_j S_j − e^ε)_+] and E_Q[(1 − e^ε Π_j S_j)_+] of a composition of
+epochs are convex in each S_j.
+
+The law of a sum of lognormals has no closed form; this module gives two pairs whose laws are
+sums on a lattice of step h (in X), computed by the engine's cyclic FFT power with its proven
+round-off bound (:func:`~dpmech.pld.composition.cyclic_power`), and hands the engine an upper
+pair and a lower pair for every step it asks for (:meth:`AllocationPair.bounding_pairs`).
+
+**Upper (a dominating pair, both directions, any number of epochs).**
+
+* Truncation. Let A = {X_i <= T for all i}, T = Kh. The pair (P', Q') that keeps P and Q on A and
+  replaces Aᶜ by an atom ⊤ (P-mass P(Aᶜ), Q-mass 0, loss +∞) and an atom ⊥ (Q-mass Q(Aᶜ), P-mass 0,
+  loss −∞) dominates (P, Q): (P, Q) is its post-processing (identity on A, ⊤ ↦ a draw from P
+  conditioned on Aᶜ, ⊥ ↦ a draw from Q conditioned on Aᶜ). Both masses are closed forms:
+  P(A) = F₁(T)F₀(T)^{t−1} with F₀, F₁ the laws of X under Q and under P₁ (log X ∼ N(+μ²/2, μ²)),
+  since P = (1/t) Σ_i P_i and P_i tilts only X_i.
+* Spread. On A, round each X_i to the lattice by mean-preserving randomised rounding:
+  X̃ = (c+1)h with probability (X − ch)/h and ch otherwise, for X in [ch, (c+1)h]. Then
+  E[X̃ | X] = X, so drawing X given X̃ maps (P̃, Q̃) (Q̃ the law of X̃, dP̃/dQ̃ = S̃ = (1/t) Σ X̃_i) to
+  (P', Q') on A: another post-processing, whose likelihood ratio depends on X̃ only through S̃.
+  The Q-mass moved to (c+1)h from cell c is w_c = (M_c − ch·m_c)/h with m_c = Q(X ∈ cell),
+  M_c = E_Q[X; cell] = P₁(X ∈ cell), both differences of normal CDFs.
+* The engine's upper measure is a P-law of the loss, and more mass anywhere, or mass moved to a
+  larger loss, only raises the composed δ. So every entry is taken at an upper bound: cell masses
+  from the pair's proven log-CDF bounds (:func:`~dpmech.pld.discretization._cell_log_masses`) on
+  cells widened by the rounding of their log edges, the FFT's round-off bound added, the aliased
+  mass of the cyclic grid kept (it is extra), the mass beyond the lattice window bounded by
+  Chernoff bounds on the lattice arrays themselves (:class:`~dpmech.pld.composition.Cumulant`) and
+  sent to +∞ (remove: large S; add: small S) or moved to the window's end on the larger-loss side,
+  and the losses log s rounded up. Remove: P-mass s·Q̃(tS̃ = sh·t/h) at loss log s; add: Q̃-mass at −log s.
+
+**Lower (a dominated pair: post-processing, both directions).** Map Y to J = Σ_i c_i, c_i the lattice
+cell of X_i, and to a symbol ⊥ when an X_i is above the top cell. A post-processing of the epoch's output,
+so its pair (P_J, Q_J) is dominated by (P, Q) in both directions and for every composition, and it is
+computable: Q_J = m^{*t}, and P_J(n) = E_Q[S; J = n] = E_Q[X_1; J = n] (symmetry) = (M * m^{*(t−1)})(n).
+Each is enclosed entrywise (input cells to a relative ρ: the t-fold power to (1 ± ρ)^t; FFT round-off
+±; aliasing subtracted from the lower ends by the Chernoff bound of the mass outside the window), and
+the engine's :class:`~dpmech.pld.distribution.BucketedPair` takes lower P- and upper Q-masses of these
+atoms, grouped by their estimated loss (any grouping is a post-processing), dropping atoms outside
+its window (mapped to one symbol whose term is left out).
+
+Accuracy. The spread adds variance at most h²/(4t) to S and the post-processing removes about
+h²/(12t), against Var S = (e^{μ²} − 1)/t: the lattice follows the engine's loss step Δ as
+h = √t·Δ (then the spread in S is at most about Δ/2, like the engine's own rounding), coarsened to
+keep the window within :data:`LATTICE_POINTS`. The truncation T leaves P(Aᶜ) at most the engine's
+per-event tail allowance (:attr:`~dpmech.pld.accountant._Plan.truncation`), at least 1e-30.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from scipy import special
+
+from .. import validation as check
+from .composition import Cumulant, cyclic_power
+from .discretization import _cell_log_masses
+from .distribution import _TINY, UNIT_ROUNDOFF, GridMeasure
+from .pairs import GaussianPair, Pair
+
+#: Most lattice points of one epoch's sum (a power of two: the cyclic FFT's length).
+LATTICE_POINTS = 1 << 21
+# Lattice points of the sketch that places the engine's tilt and window (never a bound), and the P-mass its
+# truncation leaves out.
+_SKETCH_POINTS = 1 << 17
+_SKETCH_TAIL = 1e-16
+# The smallest truncation allowance: below it the lattice would outgrow every budget.
+_SMALLEST_TAIL = 1e-30
+# Cells of the block-summed arrays the Chernoff bounds are evaluated on.
+_BLOCKS = 1 << 12
+_U = UNIT_ROUNDOFF
+
+
+class _AtomPair(Pair):
+    """Atoms given by (loss, log P-mass, log Q-mass), not normalised: an upper or lower pair built here."""
+
+    def __init__(self, loss, log_p, log_q):
+        self.loss, self.log_p, self.log_q = loss, log_p, log_q
+
+    def atoms(self):
+        with np.errstate(under="ignore"):
+            return self.loss, np.exp(self.log_p), np.exp(self.log_q)
+
+    def log_atoms(self):
+        return self.loss, self.log_p, self.log_q
+
+
+def _log(values):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(np.maximum(values, 0.0))
+
+
+def _blocked(array, step, up):
+    """The array summed in blocks of cells, each block's mass at its top label (``up``) or its bottom one:
+    moving mass up (down) can only raise E[e^{θS}] for θ > 0 (θ < 0), so Chernoff bounds stay valid."""
+    size = max(1, -(-array.size // _BLOCKS))
+    padded = np.zeros(-(-array.size // size) * size)
+    padded[: array.size] = array
+    sums = padded.reshape(-1, size).sum(axis=1) * (1 + (size + 2) * _U)
+    return GridMeasure(step * size, 0.0, 1 if up else 0, np.maximum(sums, _TINY), 0.0, 0.0, True)
+
+
+def _log_tails(arrays, counts, step, below, above):
+    """Chernoff bounds (log Q(sum <= below·step), log Q(sum >= above·step)) of the sum of ``counts[i]``
+    independent draws from each lattice array (real masses on labels 0, 1, ...; −∞ for an empty side)."""
+    results = []
+    for up, label, sign in ((False, below, -1), (True, above, +1)):
+        cumulant = Cumulant([_blocked(a, step, up) for a in arrays], counts)
+        total = float(cumulant.values(np.zeros(1))[0])
+        bound, _ = cumulant._minimum(lambda theta, k, s=sign, x=label * step: k - s * theta * x, sign)
+        results.append(min(bound, total))
+    return results[0], results[1]
+
+
+def _window(low_law, high_law, step, log_tail, top):
+    """(first label, last label) of the lattice window: below it the sum of ``low_law`` (arrays, counts) has
+    at most e^log_tail, above it that of ``high_law``; never past label ``top``."""
+    low = Cumulant([_blocked(a, step, False) for a in low_law[0]], low_law[1]).bottom(log_tail)
+    high = Cumulant([_blocked(a, step, True) for a in high_law[0]], high_law[1]).top(log_tail)
+    first = max(0, math.floor(low / step) - 1)
+    return first, max(min(top, math.ceil(high / step) + 1), first)
+
+
+def _cyclic_size(first, last):
+    """A power of two at least twice the window: the sum's labels just outside the window then fall in the
+    padding, and only those farther than the padding alias onto the window."""
+    return 1 << max(5, (2 * (last - first + 1)).bit_length())
+
+
+def _laws(tilted, plain, steps):
+    """(arrays, counts) of the sum's law under Q (``steps`` draws from ``plain``) and under P (one from
+    ``tilted``, x·Q(x) or P₁'s cells, and the others from ``plain``: P = (1/t) Σ_i P_i, all alike)."""
+    q_law = ([plain], [steps])
+    p_law = ([tilted, plain], [1, steps - 1]) if steps > 1 else ([tilted], [1])
+    return q_law, p_law
+
+
+class _Allocation:
+    """What both directions of one (μ, t) share: the lattice laws for each step h and truncation."""
+
+    def __init__(self, mu, steps):
+        self.mu = check.positive("mu", mu)
+        self.steps = check.integer_scalar("steps", steps, 1)
+        self.gaussian = GaussianPair(self.mu)
+        self.variance = math.expm1(self.mu * self.mu)  # Var_Q X
+        self._sketch = None
+
+    def truncation(self, tail):
+        """T with P₁(X > T) <= tail/2 and T >= t (then (t − 1)Q(X > T) <= P₁(X > T)(t − 1)/T too)."""
+        z = -float(special.ndtri(max(tail, _SMALLEST_TAIL) / 2))
+        return max(math.exp(self.mu * self.mu / 2 + self.mu * z), float(self.steps))
+
+    def _cells(self, step, cells):
+        """Linear (low, high) bounds of, for c = 0..K−1 with K = ``cells``, the Q- and P₁-masses of the
+        spread cells [ch, (c+1)h] and of the post-processing cells (e_c, e_{c+1}] (cell K: its lower sliver).
+
+        The log edges ℓ_c = log(ch) are rounded: each is replaced by [ℓ_c − η_c, ℓ_c + η_c],
+        η_c = 4u(|ℓ_c| + 1) (a product and a log, each within an ulp), so that a spread cell lies
+        between its core (ℓ_c + η_c, ℓ_{c+1} − η_c+1) and its core with both slivers, while the
+        post-processing cells are cut at e_c = ℓ_c − η_c, exact doubles: that map is exact.
+        """
+        ell = np.log(np.arange(1, cells + 1) * step)
+        eta = 4 * _U * (np.abs(ell) + 1.0)
+        edges = np.empty(2 * cells + 1)
+        edges[0] = -np.inf
+        edges[1::2] = ell - eta
+        edges[2::2] = ell + eta
+        out = {}
+        for measure in ("Q", "P"):
+            low, high = _cell_log_masses(self.gaussian, edges, measure)
+            with np.errstate(under="ignore"):
+                low = np.exp(low) * (1 - 4 * _U)
+                high = np.exp(high) * (1 + 4 * _U)
+            core_low, core_high = low[0::2], high[0::2]  # cells 0..K−1
+            sliver_high = np.append(high[1::2], 0.0)  # sliver c+1 .. (K+1 entries: slivers 1..K and none)
+            sliver_low = np.append(low[1::2], 0.0)
+            spread_high = core_high + sliver_high[:-1]
+            spread_high[1:] += sliver_high[:-2]
+            # Post-processing cell c: its lower sliver and its core (cell 0 has no sliver); cell K: the sliver at ℓ_K
+            # only (an X above it sends the epoch to the symbol ⊥, whose term the lower bound leaves out).
+            post_low = np.append(core_low, 0.0)
+            post_high = np.append(core_high, 0.0)
+            post_low[1:] += sliver_low[:-1]
+            post_high[1:] += sliver_high[:-1]
+            out[measure] = (core_low, spread_high * (1 + 4 * _U), post_low * (1 - 4 * _U), post_high * (1 + 4 * _U))
+        return out
+
+    @lru_cache(maxsize=2)  # noqa: B019 - the cells of one step of a refinement, shared by both directions
+    def cells(self, step, tail):
+        """(K, the lattice x_j = jh, the Q-arrays and P₁-arrays of the spread and of the post-processing)."""
+        cells = max(1, math.ceil(self.truncation(tail) / step))
+        masses = self._cells(step, cells)
+        q_low, q_spread, q_post_low, q_post_high = masses["Q"]
+        p_low, p_spread, p_post_low, p_post_high = masses["P"]
+        lattice = np.arange(cells + 1) * step
+        base = lattice[:-1]
+        # Q-mass each cell moves to its top end, w = (M − ch·m)/h, enclosed with its rounding (module docstring).
+        moved_high = np.minimum((p_spread - base * q_low + 4 * _U * (p_spread + base * q_low)) / step * (1 + 2 * _U),
+                                q_spread)
+        moved_low = np.maximum((p_low - base * q_spread - 4 * _U * (p_low + base * q_spread)) / step * (1 - 2 * _U), 0.0)
+        spread = np.zeros(cells + 1)
+        spread[:-1] = q_spread - moved_low
+        spread[1:] += moved_high
+        spread = np.maximum(spread * (1 + 4 * _U), _TINY)
+        tilted_spread = np.maximum(spread * lattice * (1 + 4 * _U), _TINY)  # x·Q̃(x): the tilted step's law
+        return cells, lattice, (spread, tilted_spread), (q_post_low, q_post_high, p_post_low, p_post_high)
+
+    @lru_cache(maxsize=4)  # noqa: B019 - one per step and direction of a refinement
+    def laws(self, step, tail, direction, tilt):
+        """(upper pair, lower pair) of ``direction`` (0 remove, 1 add) on the lattice of step h = ``step``, the
+        FFTs tilted by e^{θx} with θ = ±``tilt``/t (the engine's tilt e^{λL} = S^{±λ} near S = 1, where
+        the loss is decided), so that their round-off weighs little where the loss is near ε."""
+        t, h = self.steps, step
+        cells, lattice, (spread, tilted_spread), (q_post_low, q_post_high, p_post_low, p_post_high) = self.cells(h, tail)
+        log_tail = math.log(max(tail, _SMALLEST_TAIL))
+        q_law, p_law = _laws(tilted_spread, spread, t)
+        first, last = _window(q_law, p_law, h, log_tail, t * cells)
+        size = _cyclic_size(first, last)
+        # Within the window the tilt spans at most 1e-4/tail: the window's far end, where the real mass is about the
+        # tail, then weighs at most 1e-4 of the tilted mass.
+        theta = (1.0 if direction == 0 else -1.0) * min(tilt / t, max(0.0, -log_tail - 9.2) / ((last - first + 1) * h))
+        labels = np.arange(first, last + 1)
+        values = labels * h / t  # s at each label (relative error one ulp)
+
+        def tilted_sum(arrays, counts):
+            """Entrywise (low, high) bounds of the t-fold sum on the window, in real mass, from the FFT of the
+            tilted arrays x_j e^{θx_j}/Z (round-off and aliasing bounded in tilted mass, then untilted)."""
+            log_scale, tilted = 0.0, []
+            for array, count in zip(arrays, counts):
+                with np.errstate(divide="ignore"):
+                    exponents = np.log(array) + theta * lattice[: array.size]
+                largest = float(exponents.max())
+                normaliser = largest + math.log(float(np.exp(exponents - largest).sum()))
+                tilted.append(np.exp(exponents - normaliser) * (1 + 4 * _U))
+                log_scale += count * normaliser
+            result, error = cyclic_power(tilted, counts, size)
+            # Labels congruent to the window's modulo the size and outside it: at most last − size, at least first + size.
+            below, above = _log_tails(tilted, counts, h, last - size, first + size)
+            aliased = (math.exp(min(below, 0.0)) + math.exp(min(above, 0.0))) * (1 + 1e-12)
+            result = np.roll(result, -first % size)[: labels.size]
+            # Rounding of the exponents: a few ulps of each one's magnitude (as GridMeasure.from_log_masses).
+            margin = 8 * _U * (abs(log_scale) + np.abs(theta * labels * h) + 64.0)
+            untilt = log_scale - theta * labels * h
+            with np.errstate(over="ignore", under="ignore"):
+                high = (result + error) * np.exp(untilt + margin)
+                low = np.maximum(result - error - aliased, 0.0) * np.exp(untilt - margin)
+            return low, high
+
+        # Truncation: P(Aᶜ) <= P₁(X > T) + (t − 1)Q(X > T) and Q(Aᶜ) <= tQ(X > T) (union bounds, from survival
+        # functions: 1 − F near 0 would carry the premise's absolute error), at the cut e_K <= log T.
+        cut = np.array([math.log(cells * h) - 4 * _U * (abs(math.log(cells * h)) + 1)])
+        sf0, sf1 = (math.exp(min(0.0, float(v) + 1e-12 * max(1.0, abs(float(v))))) * (1 + 1e-12)
+                    for v in (self.gaussian.log_sf(cut, "Q")[0], self.gaussian.log_sf(cut, "P")[0]))
+        p_outside = min(1.0, (sf1 + (t - 1) * sf0) * (1 + 1e-12))
+        q_outside = min(1.0, t * sf0 * (1 + 1e-12))
+
+        # Upper: the spread law of tS̃ on the window, every entry at an upper bound.
+        _, y = tilted_sum(*q_law)
+        q_below, q_above = _log_tails(*q_law, h, first - 1, last + 1)
+        log_values = np.log(np.maximum(values, 5e-324))
+        with np.errstate(divide="ignore"):
+            log_y = np.log(y)
+        positive = labels > 0
+        rounded = 4 * _U * (np.abs(log_values) + 1)  # the loss ±log s rounded up
+        log_slack = 8 * _U
+        if direction == 0:
+            _, p_above = _log_tails(*p_law, h, first - 1, last + 1)
+            losses = [log_values[positive] + rounded[positive]]
+            log_masses = [log_y[positive] + log_values[positive] + log_slack]
+            if first > 0:  # P-mass below the window, at most s·Q-mass there: moved up to the window's first label
+                losses.append(losses[0][:1] if positive[0] else np.array([-math.inf]))
+                log_masses.append(np.array([q_below + log_values[0] + log_slack]))
+            losses.append(np.array([math.inf]))
+            log_masses.append(np.array([math.log(p_outside + math.exp(min(p_above, 0.0)) * (1 + 1e-12))]))
+        else:
+            # Q-mass above the window (large S) moved to its last label, the smallest loss −log s it has; below
+            # it (small S) and off A, at +∞.
+            losses = [np.where(positive, -log_values + rounded, math.inf), -log_values[-1:] + rounded[-1:],
+                      np.array([math.inf])]
+            log_masses = [log_y, np.array([q_above]),
+                          np.array([math.log(q_outside + math.exp(min(q_below, 0.0)) * (1 + 1e-12))])]
+        upper = _upper_atoms(losses, log_masses)
+
+        # Lower: the post-processing J = Σ cell indices, its two laws enclosed entrywise: the t-fold sums of the
+        # cells' lower and upper masses, less and plus the FFT's round-off, the lower ends less the aliased mass.
+        (q_j_low, _), (p_j_low, _) = (tilted_sum(*law) for law in _laws(p_post_low, q_post_low, t))
+        (_, q_j_high), (_, p_j_high) = (tilted_sum(*law) for law in _laws(p_post_high, q_post_high, t))
+        if direction == 1:
+            p_j_low, q_j_high = q_j_low, p_j_high
+        log_p, log_q = _log(p_j_low), _log(q_j_high)
+        return upper, _AtomPair(log_p - log_q, log_p, log_q)
+
+    def sketch(self, direction):
+        """The coarse law of the loss in ``direction`` (0 remove, 1 add) for the engine's tilt and window: the
+        post-processing law on a coarse lattice, plus the remove direction's tail beyond it as cells of one
+        large X₁ (the dominant way S gets large under P). Never a bound."""
+        if self._sketch is None:
+            t = self.steps
+            truncation = self.truncation(_SKETCH_TAIL)
+            spread = t + 40.0 * math.sqrt(t * self.variance) + truncation
+            h = spread / _SKETCH_POINTS
+            cells = max(1, math.ceil(truncation / h))
+            masses = self._cells(h, cells)
+            q_mid = 0.5 * (masses["Q"][2] + masses["Q"][3])
+            p_mid = 0.5 * (masses["P"][2] + masses["P"][3])
+            laws = _laws(p_mid, q_mid, t)
+            first, last = _window(*laws, h, math.log(1e-40), t * cells)
+            size = _cyclic_size(first, last)
+            q_law, p_law = (np.roll(cyclic_power(*law, size)[0], -first % size)[: last - first + 1] for law in laws)
+            labels = np.arange(first, last + 1)
+            keep = (q_law > 1e-15 * q_law.max()) & (p_law > 1e-15 * p_law.max()) & (labels > 0)
+            log_values = np.log(labels[keep] * h / t)
+            remove = [log_values, np.log(p_law[keep])]
+            add = [-log_values, np.log(q_law[keep])]
+            # The remove tail: t·S ≈ X₁ + (t − 1) with X₁ under P₁, from the last kept loss to the truncation.
+            start = float(labels[keep][-1] * h)
+            if truncation + t - 1 > start:
+                edges = np.geomspace(max(start - (t - 1), h), truncation, 257)
+                _, high = _cell_log_masses(self.gaussian, np.log(edges), "P")
+                remove[0] = np.concatenate([remove[0], np.log((edges[1:] + t - 1) / t)])
+                remove[1] = np.concatenate([remove[1], high])
+            self._sketch = []
+            for loss, log_masses in (remove, add):
+                finite = np.isfinite(log_masses)
+                self._sketch.append((loss[finite], loss[finite], log_masses[finite], -math.inf))
+        return self._sketch[direction]
+
+
+def _upper_atoms(losses, log_masses):
+    loss = np.concatenate(losses)
+    log_p = np.concatenate(log_masses)
+    with np.errstate(invalid="ignore"):
+        log_q = np.where(np.isfinite(loss), log_p - loss, -np.inf)
+    return _AtomPair(loss, log_p, log_q)
+
+
+class AllocationPair(Pair):
+    """One direction (``"remove"`` or ``"add"``) of an epoch of random allocation of a Gaussian step
+    with μ = Δ/σ over ``steps`` steps; it has no law of its own to discretise, only the upper and lower
+    pairs of :meth:`bounding_pairs` (module docstring)."""
+
+    def __init__(self, allocation, direction):
+        self.allocation = allocation
+        self.direction = check.choice("direction", direction, ("remove", "add"))
+        self._index = 0 if self.direction == "remove" else 1
+
+    def __repr__(self):
+        return f"AllocationPair(mu={self.allocation.mu!r}, steps={self.allocation.steps!r}, direction={self.direction!r})"
+
+    def sketch(self):
+        return self.allocation.sketch(self._index)
+
+    def lattice_step(self, step, tail):
+        """The lattice step h in X for the engine's loss step Δ: √t·Δ, coarsened to keep the sum's window
+        (about T + t + 40 standard deviations) within half of :data:`LATTICE_POINTS` (the FFT pads it twofold)."""
+        allocation = self.allocation
+        t = allocation.steps
+        width = allocation.truncation(tail) + t + 40.0 * math.sqrt(t * allocation.variance)
+        return max(math.sqrt(t) * step, 2 * width / (LATTICE_POINTS - 2))
+
+    def bounding_pairs(self, step, tilt, tail):
+        return self.allocation.laws(self.lattice_step(step, tail), tail, self._index, tilt)
+
+
+def random_allocation(mu, steps):
+    """(remove pair, add pair) of one epoch of random allocation of a Gaussian step with μ over ``steps`` steps."""
+    allocation = _Allocation(mu, steps)
+    return (AllocationPair(allocation, "remove"), AllocationPair(allocation, "add"))
