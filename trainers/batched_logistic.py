@@ -1,4 +1,4 @@
-"""Batched L2-regularised logistic regression in torch: B models at once over one shared pool.
+"""Batched L2-regularised logistic regression in torch: B models at once over one pool of records.
 
 Model b minimises, over the records of the pool (X, y) that its membership row selects,
 
@@ -10,25 +10,38 @@ row is the record subset; a float row is a sample weighting). The intercept, whe
 exactly as in the scikit-learn adapter, so both reach the same minimiser (to ~1e-10 in gradient;
 the tests check 1e-6 in parameters).
 
-Solvers. Both start every model from the pooled optimum (all records, weight 1/n), which is
-close to each model's optimum when the models are trained on large overlapping subsets, as the
-shadow models of an audit are; a batched Armijo backtracking line search makes the iteration
-globally convergent from any start.
+Layouts. Models on large overlapping subsets of the pool (the shadow models of an audit) share
+it: every pass is one GEMM over the n pool records, and every model starts from the pooled
+optimum (all records, weight 1/n), close to its own. Models that each weight at most half of
+the pool (one head per client of a federation, the pool being the clients' records side by
+side) are trained on their own gathered records, (B, m, p) with m the largest record count
+(:func:`_own_records`), from θ = 0: a pass costs O(B m C p), not O(B n C p), B times less for
+B disjoint clients. A batched Armijo backtracking line search makes the iteration globally
+convergent from any start.
+
+Solvers.
 
 - Binary: Newton's method on (B, p, p) systems, p = d + 1. Per iteration: forming the Hessians
   costs O(B n p²) (one matmul of the (B, n) curvatures against the shared (n, p²) outer products
   when p <= B, else a batched matmul), the Cholesky factorisations O(B p³ / 3).
 - Multinomial (C classes): the full Hessian is (C p) × (C p) per model, O(B (C p)²) memory and
-  O(B (C p)³) to factor, 650 × 650 for the digits head (C = 10, p = 65): too much for thousands of
+  O(B n (C p)²) to form, 650 × 650 for the digits head (C = 10, p = 65): too much for thousands of
   heads. So the Newton system is solved by batched conjugate gradients with Hessian-vector
   products H v = (1/n_b) Σ_i m_bi (diag(p_i) − p_i p_iᵀ)(V x̃_i) x̃_iᵀ + λ V, which cost
   O(B n C p) each (two batched matmuls) and never form H (truncated Newton, Nocedal & Wright
-  §7.1, forcing term min(0.5, sqrt(‖g‖))). The CG is preconditioned with the Cholesky factor of
-  the single pooled Hessian at the pooled optimum, formed once in O(n (C p)²) and factored once in
-  O((C p)³ / 3); applying it costs O(B (C p)²) per CG iteration. Every model's Hessian is close to
-  the pooled one when the models train on large random subsets of the pool, and then 1–4 CG
-  iterations per Newton step suffice (any SPD preconditioner keeps the answer exact; a poor one
-  only costs iterations). Memory is O(B n C + (C p)²).
+  §7.1, forcing term min(0.5, sqrt(‖g‖))). On a shared pool the CG is preconditioned with the
+  Cholesky factor of the single pooled Hessian at the pooled optimum, formed once in
+  O(n (C p)²) and factored once in O((C p)³ / 3); applying it costs O(B (C p)²) per CG
+  iteration. Every model's Hessian is close to the pooled one when the models train on large
+  random subsets of the pool, and then 1–4 CG iterations per Newton step suffice. On own
+  records (clients whose data, label skew included, differ) each model gets its own Kronecker
+  preconditioner A_b ⊗ G_b + λI (:meth:`_MultinomialObjective.kronecker_factors`), 2–3 CG
+  iterations per Newton step on the digits heads. Any SPD preconditioner keeps the answer
+  exact; a poor one only costs iterations.
+
+Certification (:func:`certify_minimisers`): float64 Newton until ‖∇J_b‖₂ plus its rounding
+allowance is <= τ, then, for a model that does not get there, exact Newton steps on its own and
+a long-double re-evaluation of the gradient; RuntimeError only if none certifies.
 
 There are no Python loops over models: the loops run over Newton and CG iterations, and every
 iteration updates all B models with batched tensor operations (converged models take zero steps).
@@ -58,22 +71,29 @@ class _BinaryObjective:
 
     def __init__(self, features, labels, weights, regularization):
         self.features, self.labels, self.weights, self.regularization = features, labels, weights, regularization
-        num_models, num_features = weights.shape[0], features.shape[1]
+        self.feature_norms = torch.linalg.vector_norm(features, dim=-1)
+        num_models, num_features = weights.shape[0], features.shape[-1]
         # Hessians as one GEMM against the shared outer products x̃ x̃ᵀ (memory n p²) when that is
         # smaller than the per-model weighted copies of X (memory B n p).
         self.outer_products = (
             (features.unsqueeze(2) * features.unsqueeze(1)).reshape(features.shape[0], num_features**2)
-            if num_features <= num_models else None
+            if features.ndim == 2 and num_features <= num_models else None
         )
 
+    def select(self, models):
+        """The objective of the models at these indices alone."""
+        features, labels = (self.features, self.labels) if self.features.ndim == 2 else (self.features[models], self.labels[models])
+        return _BinaryObjective(features, labels, self.weights[models], self.regularization)
+
     def evaluate(self, theta):
-        logits = theta @ self.features.T
+        logits = (theta.unsqueeze(-2) @ self.features.transpose(-1, -2)).squeeze(-2)
         losses = torch.logaddexp(torch.zeros((), dtype=logits.dtype, device=logits.device), logits) - self.labels * logits
         value = (self.weights * losses).sum(dim=1) + 0.5 * self.regularization * (theta * theta).sum(dim=1)
         return value, torch.sigmoid(logits)
 
     def gradient(self, theta, probabilities):
-        return (self.weights * (probabilities - self.labels)) @ self.features + self.regularization * theta
+        residuals = self.weights * (probabilities - self.labels)
+        return (residuals.unsqueeze(-2) @ self.features).squeeze(-2) + self.regularization * theta
 
     def residual_norms(self, probabilities):
         return (probabilities - self.labels).abs()
@@ -81,7 +101,7 @@ class _BinaryObjective:
     def newton_direction(self, theta, probabilities, gradient):
         curvature = self.weights * probabilities * (1.0 - probabilities)
         if self.outer_products is None:
-            hessians = (self.features.T.unsqueeze(0) * curvature.unsqueeze(1)) @ self.features
+            hessians = (self.features.transpose(-1, -2) * curvature.unsqueeze(-2)) @ self.features
         else:
             hessians = (curvature @ self.outer_products).reshape(-1, theta.shape[1], theta.shape[1])
         hessians.diagonal(dim1=-2, dim2=-1).add_(self.regularization)
@@ -90,22 +110,37 @@ class _BinaryObjective:
 
 
 class _MultinomialObjective:
-    """Multinomial loss; ``evaluate`` returns (J(θ), softmax(θ x̃)). Newton directions come from
-    conjugate gradients preconditioned with a fixed Cholesky factor of one (C p) × (C p) matrix
-    (the pooled Hessian), or are exact when that factor is ``None`` (used for the single pooled
-    model, where forming H is cheap)."""
+    """Multinomial loss; ``evaluate`` returns (J(θ), softmax(θ x̃)).
+
+    Newton directions, by ``preconditioner`` and ``exact_newton``:
+
+    - a Cholesky factor of one (C p) × (C p) matrix (the pooled Hessian): conjugate gradients
+      preconditioned with it, shared by all models;
+    - ``None`` with ``exact_newton``: exact directions from every model's own (C p) × (C p) Hessian
+      (:meth:`hessian_factors`, O(B n (C p)²) to form);
+    - ``None`` without ``exact_newton``: conjugate gradients preconditioned per model with the
+      Kronecker approximation A_b ⊗ G_b + λI of its Hessian (:meth:`kronecker_factors`).
+    """
 
     def __init__(self, features, labels, weights, regularization, num_classes, max_cg_iterations, preconditioner=None,
                  exact_newton=True):
         self.features, self.weights, self.regularization = features, weights, regularization
-        self.one_hot = torch.nn.functional.one_hot(labels, num_classes).T.to(features.dtype)
+        self.feature_norms = torch.linalg.vector_norm(features, dim=-1)
+        self.one_hot = torch.nn.functional.one_hot(labels, num_classes).transpose(-1, -2).to(features.dtype)
+        self.labels, self.num_classes = labels, num_classes
         self.max_cg_iterations = max_cg_iterations
         self.preconditioner = preconditioner
-        # Without a factor: exact Newton (forms the (C p)² Hessian), or plain CG when that is too big.
         self.exact_newton = exact_newton
+        self._feature_factor = None
+
+    def select(self, models):
+        """The objective of the models at these indices alone, with exact Newton directions."""
+        features, labels = (self.features, self.labels) if self.features.ndim == 2 else (self.features[models], self.labels[models])
+        return _MultinomialObjective(features, labels, self.weights[models], self.regularization, self.num_classes,
+                                     self.max_cg_iterations, None, True)
 
     def evaluate(self, theta):
-        logits = theta @ self.features.T
+        logits = theta @ self.features.transpose(-1, -2)
         log_normalisers = torch.logsumexp(logits, dim=1, keepdim=True)
         losses = log_normalisers.squeeze(1) - (self.one_hot * logits).sum(dim=1)
         value = (self.weights * losses).sum(dim=1) + 0.5 * self.regularization * _weighted_sum(theta * theta)
@@ -116,39 +151,78 @@ class _MultinomialObjective:
         return residuals @ self.features + self.regularization * theta
 
     def residual_norms(self, probabilities):
-        return torch.linalg.vector_norm(probabilities - self.one_hot, dim=1)
+        residuals = probabilities - self.one_hot
+        return (residuals * residuals).sum(dim=1).sqrt()
+
+    def hessian_factors(self, probabilities, weights):
+        """Cholesky factors (B, C p, C p) of the Hessians of the models with these probabilities and
+        weights, θ flattened class-major: H_b = Σ_i w_bi (diag(p_bi) − p_bi p_biᵀ) ⊗ x̃_i x̃_iᵀ + λI."""
+        num_models, num_classes, _ = probabilities.shape
+        num_features = self.features.shape[-1]
+        size = num_classes * num_features
+        weighted = probabilities * weights.unsqueeze(1)
+        blocks = (self.features.transpose(-1, -2).unsqueeze(-3) * weighted.unsqueeze(-2)) @ self.features.unsqueeze(-3)
+        hessian = torch.zeros((num_models, num_classes, num_features, num_classes, num_features),
+                              dtype=probabilities.dtype, device=probabilities.device)
+        classes = torch.arange(num_classes, device=probabilities.device)
+        hessian[:, classes, :, classes, :] = blocks.transpose(0, 1)
+        hessian = hessian.reshape(num_models, size, size)
+        outer = (probabilities * weights.unsqueeze(1).sqrt()).unsqueeze(-1) * self.features.unsqueeze(-3)
+        outer = outer.transpose(1, 2).reshape(num_models, -1, size)
+        hessian = hessian - outer.transpose(-1, -2) @ outer
+        hessian.diagonal(dim1=-2, dim2=-1).add_(self.regularization)
+        return torch.linalg.cholesky(hessian)
 
     def hessian_factor(self, theta):
-        """Cholesky factor of the (C p) × (C p) Hessian of the first model at theta[0]:
-        Σ_i w_i (diag(p_i) − p_i p_iᵀ) ⊗ x̃_i x̃_iᵀ + λ I, with θ flattened class-major."""
-        probabilities = torch.softmax(theta[0] @ self.features.T, dim=0)
-        num_classes, num_features = theta.shape[1:]
-        blocks = (self.features.T.unsqueeze(0) * (probabilities * self.weights[0]).unsqueeze(1)) @ self.features
-        hessian = torch.block_diag(*blocks.unbind(0))
-        outer = (probabilities * self.weights[0].sqrt()).unsqueeze(2) * self.features.unsqueeze(0)
-        outer = outer.permute(1, 0, 2).reshape(self.features.shape[0], num_classes * num_features)
-        hessian = hessian - outer.T @ outer
-        hessian.diagonal().add_(self.regularization)
-        return torch.linalg.cholesky(hessian)
+        """Cholesky factor of the first model's Hessian at theta[0] (the pooled preconditioner)."""
+        probabilities = torch.softmax(theta[:1] @ self.features.transpose(-1, -2), dim=1)
+        return self.hessian_factors(probabilities, self.weights[:1])[0]
+
+    def kronecker_factors(self, probabilities):
+        """Eigenvectors of A_b and G_b and the inverse eigenvalues of A_b ⊗ G_b + λI, the Kronecker
+        approximation of H_b (the factorisation of Martens & Grosse 2015, "Optimizing neural
+        networks with Kronecker-factored approximate curvature", for one layer).
+
+        A_b = Σ_i w_bi D_bi with D_bi = diag(p_bi) − p_bi p_biᵀ at the current θ, and G_b =
+        Σ_i w_bi x̃_i x̃_iᵀ (Σ_i w_bi = 1): exact when every record has the same D_bi. G_b and its
+        eigendecomposition are formed once per objective in O(B n p² + B p³); A_b costs O(B n C²)
+        per Newton step, and applying the inverse costs O(B (C² p + C p²)), below one
+        Hessian-vector product. Weighting G_b by each record's curvature would track H_b more
+        closely but costs O(B n p²) per step, more than the conjugate-gradient iterations it saves.
+        """
+        weighted = probabilities * self.weights.unsqueeze(1)
+        class_factor = torch.diag_embed(weighted.sum(dim=-1)) - weighted @ probabilities.transpose(-1, -2)
+        if self._feature_factor is None:
+            gram = (self.features.transpose(-1, -2) * self.weights.unsqueeze(-2)) @ self.features
+            self._feature_factor = torch.linalg.eigh(gram)
+        feature_values, feature_vectors = self._feature_factor
+        class_values, class_vectors = torch.linalg.eigh(class_factor)
+        # Rounding can leave the PSD factors' zero eigenvalues slightly negative; the product stays >= 0.
+        scale = torch.clamp(class_values, min=0.0).unsqueeze(-1) * torch.clamp(feature_values, min=0.0).unsqueeze(-2)
+        return class_vectors, feature_vectors, 1.0 / (scale + self.regularization)
 
     def newton_direction(self, theta, probabilities, gradient):
         if self.preconditioner is None and self.exact_newton:
-            factor = self.hessian_factor(theta)
-            flat = gradient.reshape(gradient.shape[0], -1).T
-            return -torch.cholesky_solve(flat, factor).T.contiguous().reshape(gradient.shape)
+            factors = self.hessian_factors(probabilities, self.weights)
+            flat = gradient.reshape(gradient.shape[0], -1, 1)
+            return -torch.cholesky_solve(flat, factors).reshape(gradient.shape)
         weights = self.weights.unsqueeze(1)
+        if self.preconditioner is None:
+            class_vectors, feature_vectors, inverse_eigenvalues = self.kronecker_factors(probabilities)
+
+            def precondition(vectors):
+                rotated = class_vectors.transpose(-1, -2) @ vectors @ feature_vectors
+                return class_vectors @ (rotated * inverse_eigenvalues) @ feature_vectors.transpose(-1, -2)
+        else:
+            def precondition(vectors):
+                flat = vectors.reshape(vectors.shape[0], -1).T
+                # contiguous: a batched matmul on the transposed layout is ~200x slower on CPU
+                return torch.cholesky_solve(flat, self.preconditioner).T.contiguous().reshape(vectors.shape)
 
         def hessian_times(vectors):
-            projected = vectors @ self.features.T
+            projected = vectors @ self.features.transpose(-1, -2)
             mixed = probabilities * (projected - (probabilities * projected).sum(dim=1, keepdim=True))
             return (mixed * weights) @ self.features + self.regularization * vectors
-
-        def precondition(vectors):
-            if self.preconditioner is None:
-                return vectors
-            flat = vectors.reshape(vectors.shape[0], -1).T
-            # contiguous: a batched matmul on the transposed layout is ~200x slower on CPU
-            return torch.cholesky_solve(flat, self.preconditioner).T.contiguous().reshape(vectors.shape)
 
         gradient_norm = _weighted_sum(gradient * gradient).sqrt()
         target = torch.clamp(gradient_norm.sqrt(), max=0.5) * gradient_norm
@@ -176,7 +250,7 @@ class _MultinomialObjective:
 
 
 def _gradient_bound(objective, theta, probabilities, gradient, certify):
-    """Per model, ‖∇J(θ)‖₂ as computed, plus (``certify``) a bound on its rounding error.
+    """Per model, ‖∇J(θ)‖₂ as computed, and (``certify``) that plus a bound on its rounding error.
 
     The computed gradient (1/n_b) Σ_i m_bi r_i x̃_iᵀ + λθ differs from the exact one by at most
     γ_k·[Σ_i w_i ‖x̃_i‖(‖r_i‖ + ‖θ‖‖x̃_i‖ + 4) + λ‖θ‖], γ_k = k·u/(1 − k·u), k = n + (number of
@@ -187,35 +261,42 @@ def _gradient_bound(objective, theta, probabilities, gradient, certify):
     """
     norms = torch.linalg.vector_norm(gradient.reshape(gradient.shape[0], -1), dim=1)
     if not certify:
-        return norms
+        return norms, norms
     parameter_norms = torch.linalg.vector_norm(theta.reshape(theta.shape[0], -1), dim=1)
-    feature_norms = torch.linalg.vector_norm(objective.features, dim=1)
+    feature_norms = objective.feature_norms
     residual_norms = objective.residual_norms(probabilities)
     per_record = residual_norms + parameter_norms.unsqueeze(1) * feature_norms + 4.0
-    k = objective.features.shape[0] + theta[0].numel() + 16
+    k = objective.features.shape[-2] + theta[0].numel() + 16
     unit_roundoff = torch.finfo(theta.dtype).eps / 2
     gamma = k * unit_roundoff / (1.0 - k * unit_roundoff)
-    scale = (objective.weights * per_record) @ feature_norms + objective.regularization * parameter_norms
-    return norms + 2.0 * gamma * scale
+    scale = (objective.weights * per_record * feature_norms).sum(dim=-1) + objective.regularization * parameter_norms
+    return norms, norms + 2.0 * gamma * scale
+
+
+# A model whose computed gradient norm is below this fraction of the tolerance stops its Newton
+# steps: what keeps its bound above the tolerance is then the rounding allowance, which further
+# steps do not shrink (certify_minimisers re-evaluates it in long double instead).
+_SETTLED_FRACTION = 0.25
 
 
 def _minimise(objective, theta, tol, max_iter, certify=True):
     """Batched Newton with Armijo backtracking until every model's gradient bound is <= tol.
 
-    Returns (θ, iterations, largest gradient bound). The bound is ‖∇J(θ)‖₂ plus, when
-    ``certify``, its rounding allowance (:func:`_gradient_bound`), so that a model that stops
-    has ‖∇J(θ)‖₂ <= tol exactly. The pass that evaluates J at an accepted candidate also yields
-    the probabilities for the next gradient and Hessian, so a Newton iteration without
-    backtracking makes one forward pass.
+    Returns (θ, iterations, per-model gradient bounds). The bound is ‖∇J(θ)‖₂ plus, when
+    ``certify``, its rounding allowance (:func:`_gradient_bound`), so that a model whose bound is
+    <= tol has ‖∇J(θ)‖₂ <= tol exactly. With ``certify``, a model also stops once its computed
+    norm is <= tol/4 (:data:`_SETTLED_FRACTION`) and its bound may stay above tol. The pass that
+    evaluates J at an accepted candidate also yields the probabilities for the next gradient and
+    Hessian, so a Newton iteration without backtracking makes one forward pass.
     """
     shape = (-1,) + (1,) * (theta.ndim - 1)
     value, probabilities = objective.evaluate(theta)
     for iteration in range(max_iter + 1):
         gradient = objective.gradient(theta, probabilities)
-        bounds = _gradient_bound(objective, theta, probabilities, gradient, certify)
-        converged = bounds <= tol
+        norms, bounds = _gradient_bound(objective, theta, probabilities, gradient, certify)
+        converged = (bounds <= tol) | (norms <= _SETTLED_FRACTION * tol) if certify else bounds <= tol
         if bool(converged.all()) or iteration == max_iter:
-            return theta, iteration, float(bounds.max())
+            return theta, iteration, bounds
         direction = objective.newton_direction(theta, probabilities, gradient)
         direction = torch.where(converged.view(shape), 0.0, direction)
         slope = _weighted_sum(gradient * direction)
@@ -238,22 +319,98 @@ def _minimise(objective, theta, tol, max_iter, certify=True):
     raise AssertionError("unreachable")
 
 
+def _long_double_gradient_bounds(objective, theta, models):
+    """Certified ‖∇J_b(θ_b)‖₂ bounds of the ``models`` (index tensor) from a long-double evaluation.
+
+    The same computation and allowance as :func:`_gradient_bound` in numpy's ``longdouble``
+    (x87 80-bit on x86-64 Linux, unit roundoff 2⁻⁶⁴, 2048 times below float64's; on platforms
+    where it is float64 the bound is float64's), θ and the features being exact in it, plus the
+    error of the float64 weights themselves: w_i = m_i/Σ_j m_j rounded with relative error at most
+    γ_{m+1} in float64 (a sum of at most m positive terms and one division; Higham 2002, §3.1),
+    m the row length, which moves the loss part of the gradient by at most
+    γ_{m+1}/(1 − γ_{m+1})·Σ_i ŵ_i ‖r_i‖‖x̃_i‖. Each bound is rounded up to float64.
+    """
+    index = models.cpu().numpy()
+    long = np.longdouble
+    features = objective.features.cpu().numpy().astype(long)
+    features = features if features.ndim == 2 else features[index]
+    shared = features.ndim == 2
+    weights = objective.weights.cpu().numpy().astype(long)[index]
+    parameters = theta.cpu().numpy().astype(long)[index]
+    regularization = long(objective.regularization)
+    if parameters.ndim == 2:
+        labels = objective.labels.cpu().numpy().astype(long)
+        labels = labels if labels.ndim == 1 else labels[index]
+        logits = np.einsum("bp,np->bn" if shared else "bp,bnp->bn", parameters, features)
+        with np.errstate(over="ignore"):  # exp(-z) = inf gives the exact limit sigmoid = 0
+            residuals = 1 / (1 + np.exp(-logits)) - labels
+        residual_norms = np.abs(residuals)
+        gradient = np.einsum("bn,np->bp" if shared else "bn,bnp->bp", weights * residuals, features)
+    else:
+        one_hot = objective.one_hot.cpu().numpy().astype(long)
+        one_hot = one_hot if one_hot.ndim == 2 else one_hot[index]
+        logits = np.einsum("bcp,np->bcn" if shared else "bcp,bnp->bcn", parameters, features)
+        exponentials = np.exp(logits - logits.max(axis=1, keepdims=True))
+        residuals = exponentials / exponentials.sum(axis=1, keepdims=True) - one_hot
+        residual_norms = np.sqrt((residuals * residuals).sum(axis=1))
+        gradient = np.einsum("bcn,np->bcp" if shared else "bcn,bnp->bcp", residuals * weights[:, None, :], features)
+    gradient = (gradient + regularization * parameters).reshape(len(index), -1)
+    norms = np.sqrt((gradient * gradient).sum(axis=1))
+    parameter_norms = np.sqrt((parameters * parameters).reshape(len(index), -1).sum(axis=1))
+    feature_norms = np.sqrt((features * features).sum(axis=-1))
+    per_record = residual_norms + parameter_norms[:, None] * feature_norms + 4
+    k = features.shape[-2] + parameters[0].size + 16
+    unit_roundoff = np.finfo(long).eps / 2
+    gamma = k * unit_roundoff / (1 - k * unit_roundoff)
+    scale = (weights * per_record * feature_norms).sum(axis=-1) + regularization * parameter_norms
+    rows = weights.shape[1] + 1
+    weight_gamma = long(rows * 2.0**-53) / (1 - long(rows * 2.0**-53))
+    weight_error = weight_gamma / (1 - weight_gamma) * (weights * residual_norms * feature_norms).sum(axis=-1)
+    bounds = norms + 2 * gamma * scale + weight_error
+    rounded = bounds.astype(np.float64)
+    rounded = np.where(rounded < bounds, np.nextafter(rounded, np.inf), rounded)
+    return torch.as_tensor(rounded, dtype=torch.float64, device=theta.device)
+
+
 _FLOAT32_WORKING_TOLERANCE = 1e-4
+# Gathered per-model records (B, m, p) at most this many elements (512 MiB in float64).
+_OWN_RECORDS_MAX_ELEMENTS = 2**26
+
+
+def _own_records(weights, num_features):
+    """Indices (B, m) of every model's records, or None when the models share the pool.
+
+    When every model weights at most half of the pool (one client's block of a federated pool,
+    say), each model is trained on its own gathered records (B, m, p), m the largest record count:
+    a pass costs O(B m C p) instead of O(B n C p) over the shared pool, B times less for B disjoint
+    clients. Row b lists its records with positive weight in pool order, then records of weight 0
+    (which add nothing to any sum) up to m. Models on overlapping halves of a pool (audit shadows)
+    keep the shared layout, one GEMM over the pool and the pooled warm start.
+    """
+    selected = weights > 0
+    width = int(selected.sum(dim=1).max())
+    if 2 * width > weights.shape[1] or weights.shape[0] * width * num_features > _OWN_RECORDS_MAX_ELEMENTS:
+        return None
+    return torch.argsort((~selected).to(torch.int8), dim=1, stable=True)[:, :width]
 _EXACT_NEWTON_MAX_PARAMETERS = 2048
 
 
 def logistic_objective(features, labels, weights, regularization, num_classes, max_cg_iterations=500,
-                       preconditioner=None):
-    """The batched mean-form objective J_b of B models on bias-augmented ``features`` (n, p).
+                       preconditioner=None, exact_newton=None):
+    """The batched mean-form objective J_b of B models on bias-augmented ``features``.
 
-    ``labels``: int64 tensor (n,); ``weights``: (B, n), each row summing to 1 (1/n_b on the
-    records of model b); ``preconditioner``: the pooled Hessian's Cholesky factor (multinomial CG),
-    or None for exact Newton directions when C·p <= 2048 (cheap for few models) and
-    unpreconditioned CG above, where the (C p)² Hessian would not fit.
+    ``features``: (n, p) shared by all models, or (B, m, p), model b's own records (then
+    ``labels`` is (B, m)); ``labels``: int64 tensor (n,); ``weights``: (B, n) or (B, m), each row
+    summing to 1 (1/n_b on the records of model b); ``preconditioner``: the pooled Hessian's
+    Cholesky factor (multinomial CG), or None. Without one, multinomial directions are exact
+    Newton (every model's (C p)² Hessian) when ``exact_newton``, else conjugate gradients with the
+    per-model Kronecker preconditioner. ``exact_newton=None`` picks exact Newton for shared
+    features with C·p <= 2048 (cheap for few models, the pooled fit) and CG otherwise.
     """
     if num_classes == 2:
         return _BinaryObjective(features, labels.to(features.dtype), weights, regularization)
-    exact_newton = num_classes * features.shape[1] <= _EXACT_NEWTON_MAX_PARAMETERS
+    if exact_newton is None:
+        exact_newton = features.ndim == 2 and num_classes * features.shape[-1] <= _EXACT_NEWTON_MAX_PARAMETERS
     return _MultinomialObjective(features, labels, weights, regularization, num_classes, max_cg_iterations,
                                  preconditioner, exact_newton)
 
@@ -266,17 +423,38 @@ def certify_minimisers(objective, theta, gradient_tolerance, max_iter):
     ‖θ_b − θ_b*‖₂ <= ‖∇J_b(θ_b)‖₂/λ <= τ/λ (see
     :func:`dpmech.sensitivity.approximate_minimizer_sensitivity`), which is what lets a trainer
     declare the exact minimiser's sensitivity plus 2τ/λ. Returns (θ, Newton iterations, the
-    largest certified bound); RuntimeError if ``max_iter`` iterations do not reach τ.
+    largest certified bound).
+
+    A model not certified after ``max_iter`` batched iterations gets up to ``max_iter`` more
+    Newton steps on its own, with exact directions from its full Hessian (Cholesky; the batched
+    directions are truncated conjugate gradients), and a model whose float64 rounding allowance
+    alone exceeds τ (large n and ‖θ‖: the allowance grows as n‖θ‖, and small λ or a small
+    feature bound b make ‖θ‖ large) is re-evaluated in long double
+    (:func:`_long_double_gradient_bounds`). RuntimeError, naming the models and the bounds
+    reached, only if none of these certifies τ.
     """
     if theta.dtype != torch.float64 or objective.features.dtype != torch.float64:
         raise ValueError("certify_minimisers needs float64 parameters and objective (float32 rounding exceeds τ)")
-    theta, iterations, largest = _minimise(objective, theta, gradient_tolerance, max_iter, certify=True)
-    if largest > gradient_tolerance:
+    theta, iterations, bounds = _minimise(objective, theta, gradient_tolerance, max_iter, certify=True)
+    failing = torch.nonzero(bounds > gradient_tolerance).flatten()
+    if len(failing):
+        refined, more, refined_bounds = _minimise(objective.select(failing), theta[failing], gradient_tolerance,
+                                                  max_iter, certify=True)
+        theta, bounds = theta.index_copy(0, failing, refined), bounds.index_copy(0, failing, refined_bounds)
+        iterations += more
+        failing = failing[refined_bounds > gradient_tolerance]
+    if len(failing):
+        extended = torch.minimum(bounds[failing], _long_double_gradient_bounds(objective, theta, failing))
+        bounds = bounds.index_copy(0, failing, extended)
+        failing = failing[extended > gradient_tolerance]
+    if len(failing):
+        reached = ", ".join(f"model {int(model)}: {float(bounds[model]):.3g}" for model in failing[:10])
         raise RuntimeError(
-            f"Newton could not certify ‖∇J‖₂ <= gradient tolerance {gradient_tolerance:g} in {max_iter} iterations "
-            f"(reached {largest:.3g}, gradient plus float64 rounding allowance); raise max_iter or the tolerance"
+            f"Newton could not certify ‖∇J‖₂ <= gradient tolerance {gradient_tolerance:g} for {len(failing)} model(s) "
+            f"in {max_iter} batched and {max_iter} exact iterations, with float64 and long-double rounding allowances "
+            f"(bounds reached: {reached}); raise max_iter or the tolerance"
         )
-    return theta, iterations, largest
+    return theta, iterations, float(bounds.max())
 
 
 class BatchedLogisticRegression(BaseEstimator):
@@ -297,7 +475,9 @@ class BatchedLogisticRegression(BaseEstimator):
         τn/L of the exact bound 2L/(nλ): 7.1e-10·n for binary LR with ‖x̃‖ <= √2 (7e-6 at
         n = 10⁴), half that for multinomial.
     max_iter : int >= 1
-        Newton iterations; RuntimeError if the tolerance is not met by then. With float32,
+        Newton iterations, batched; a model not certified by then gets up to ``max_iter`` exact
+        Newton steps on its own and a long-double re-evaluation (:func:`certify_minimisers`), and
+        RuntimeError names it if none certifies τ. With float32,
         Newton runs in float32 to a working tolerance max(τ, 1e-4) and then in float64 to τ; the
         released ``parameters_`` are float64 (casting back would move them off the certificate).
     max_cg_iterations : int >= 1
@@ -309,7 +489,10 @@ class BatchedLogisticRegression(BaseEstimator):
 
     ``fit(X, y, membership)``: X of shape (n, d), y of shape (n,), membership of shape (B, n),
     boolean or non-negative weights with positive row sums. Sets ``parameters_`` of shape (B, p)
-    for binary or (B, C, p) for multinomial, p = d + fit_intercept, on ``device``.
+    for binary or (B, C, p) for multinomial, p = d + fit_intercept, on ``device``;
+    ``gradient_norm_bound_``, the largest certified ‖∇J_b‖₂; ``n_iter_``, the Newton iterations;
+    ``pooled_parameters_``, the pooled warm start on a shared pool, None when every model was
+    trained on its own records (module docstring, Layouts).
     """
 
     def __init__(
@@ -376,6 +559,9 @@ class BatchedLogisticRegression(BaseEstimator):
         if int(labels.min()) < 0 or int(labels.max()) >= num_classes:
             raise ValueError(f"y must be integers in [0, {num_classes - 1}] (got values in [{int(labels.min())}, {int(labels.max())}])")
         weights = self._weights(membership, num_records, self.dtype)
+        own = _own_records(weights, features.shape[1])
+        if own is not None:
+            features, labels, weights = features[own], labels[own], weights.gather(1, own)
 
         def objective(row_weights, preconditioner=None):
             return logistic_objective(features.to(row_weights.dtype), labels, row_weights, regularization, num_classes,
@@ -385,23 +571,29 @@ class BatchedLogisticRegression(BaseEstimator):
         # certificate comes from a float64 refinement (float32's rounding allowance exceeds tol).
         certify = self.dtype == torch.float64
         working_tolerance = tol if certify else max(tol, _FLOAT32_WORKING_TOLERANCE)
-        shape = (1, features.shape[1]) if num_classes == 2 else (1, num_classes, features.shape[1])
-        pooled_weights = torch.full((1, num_records), 1.0 / num_records, dtype=self.dtype, device=self.device)
-        pooled_objective = objective(pooled_weights)
-        pooled, _, _ = _minimise(pooled_objective, torch.zeros(shape, dtype=self.dtype, device=self.device),
-                                 working_tolerance, max_iter, certify)
-        preconditioner = pooled_objective.hessian_factor(pooled) if num_classes > 2 else None
-        start = pooled.expand((weights.shape[0],) + shape[1:]).clone()
+        shape = (features.shape[-1],) if num_classes == 2 else (num_classes, features.shape[-1])
+        preconditioner = None
+        if own is None:
+            pooled_weights = torch.full((1, num_records), 1.0 / num_records, dtype=self.dtype, device=self.device)
+            pooled_objective = objective(pooled_weights)
+            pooled, _, _ = _minimise(pooled_objective, torch.zeros((1,) + shape, dtype=self.dtype, device=self.device),
+                                     working_tolerance, max_iter, certify)
+            preconditioner = pooled_objective.hessian_factor(pooled) if num_classes > 2 else None
+            start = pooled.expand((weights.shape[0],) + shape).clone()
+            self.pooled_parameters_ = pooled[0]
+        else:
+            start = torch.zeros((weights.shape[0],) + shape, dtype=self.dtype, device=self.device)
+            self.pooled_parameters_ = None
         theta, self.n_iter_, _ = _minimise(objective(weights, preconditioner), start, working_tolerance, max_iter, certify)
         if not certify:
             weights = self._weights(membership, num_records, torch.float64)
+            weights = weights if own is None else weights.gather(1, own)
             preconditioner = None if preconditioner is None else preconditioner.to(torch.float64)
             theta = theta.to(torch.float64)
         self.parameters_, refinements, self.gradient_norm_bound_ = certify_minimisers(
             objective(weights, preconditioner), theta, tol, max_iter
         )
         self.n_iter_ += refinements
-        self.pooled_parameters_ = pooled[0]
         return self
 
     def _weights(self, membership, num_records, dtype):

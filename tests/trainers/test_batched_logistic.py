@@ -145,3 +145,23 @@ def test_an_uncertifiable_tolerance_raises(pool):
     with pytest.raises(RuntimeError, match="gradient tolerance"):
         BatchedLogisticRegression(regularization=0.1, tol=1e-300, max_iter=5).fit(
             features, (labels == 3).astype(np.int64), np.ones((2, len(labels)), dtype=bool))
+
+
+@pytest.mark.parametrize("num_classes", [2, 10])
+def test_clients_on_their_own_records_match_sklearn_and_repeat_exactly(pool, num_classes):
+    # One head per client, each on its own block of the pool (the federated pipelines' heads): the
+    # trainer gathers each block, (B, m, p), and preconditions each multinomial head by its own
+    # Kronecker factors. Client 1 holds only labels 0-4 (label skew), client 2 a 15-record block.
+    features, labels = pool
+    labels = labels if num_classes == 10 else (labels == 3).astype(np.int64)
+    order = np.argsort(pool[1] >= 5, kind="stable")
+    features, labels = features[order], labels[order]
+    membership = np.zeros((3, len(labels)), dtype=bool)
+    membership[0, 60:], membership[1, :45], membership[2, 45:60] = True, True, True
+    batched = BatchedLogisticRegression(regularization=0.01, num_classes=num_classes)
+    parameters = batched.fit(features, labels, membership).parameters_.clone()
+    assert batched.pooled_parameters_ is None and batched.gradient_norm_bound_ <= 1e-9
+    for row, head in zip(membership, parameters.numpy()):
+        reference = LogisticRegressionTrainer(regularization=0.01, num_classes=num_classes).fit(features[row], labels[row])
+        assert np.abs(reference.parameters_.reshape(head.shape) - head).max() < TOLERANCE
+    assert torch.equal(batched.fit(features, labels, membership).parameters_, parameters)
