@@ -46,3 +46,10 @@ def test_fidelity_modes_run_at_tiny_size(tmp_path):
                             capture_output=True, text=True, cwd=ROOT, env=environment)
     assert helmet.returncode == 0, helmet.stderr
     assert "Target (issue 16)" in helmet.stdout and "huber_svm" in helmet.stdout and "one class per user" in helmet.stdout
+
+
+def test_batched_heads_benchmark_runs_and_certifies():
+    result = subprocess.run([sys.executable, "benchmarks/batched_heads.py", "--sizes", "30", "--heads", "3", "--repeats", "1"],
+                            capture_output=True, text=True, cwd=ROOT, env={**os.environ, "COLUMNS": "200", "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr
+    assert "ratio matched" in result.stdout and "certified" in result.stdout
