@@ -101,11 +101,11 @@ class _Schedule:
                 raise ValueError(f"--batch-size must be at most --dataset-size (got {batch} > {size})")
             exact = Fraction(batch, size)
             self.rate = _double_at_least(exact)
-            self.per_epoch = 1 / exact
+            per_epoch = 1 / exact
             origin = ("--batch-size", f"{size}/{batch} (dataset-size / batch-size)")
         else:
             self.rate = rate
-            self.per_epoch = 1 / Fraction(repr(rate))
+            per_epoch = 1 / Fraction(repr(rate))
             origin = ("--sampling-rate", f"1/{rate!r} (1 / sampling-rate)")
         self.sampling = args.sampling
         if self.sampling == "poisson":
@@ -113,7 +113,7 @@ class _Schedule:
             if args.steps is not None:
                 self.steps = args.steps
             else:
-                steps = args.epochs * self.per_epoch
+                steps = args.epochs * per_epoch
                 self.steps = math.ceil(steps)
                 _check_steps(self.steps)
                 if self.steps != steps:
@@ -121,10 +121,10 @@ class _Schedule:
                                       f"to {self.steps} "
                                       "(more steps, more privacy loss)")
             return
-        if self.per_epoch.denominator != 1:
+        if per_epoch.denominator != 1:
             raise ValueError(f"{origin[0]}: {self.sampling} needs a whole number of steps per epoch "
-                             f"({origin[1]} = {float(self.per_epoch):.10g})")
-        self.per_epoch = int(self.per_epoch)
+                             f"({origin[1]} = {float(per_epoch):.10g})")
+        self.per_epoch = int(per_epoch)
         if args.epochs is not None:
             self.epochs, self.steps, self.lower_epochs = args.epochs, args.epochs * self.per_epoch, args.epochs
             _check_steps(self.steps)
