@@ -28,6 +28,8 @@ from dpmech.cli.output import emit
 from trainers.cli import SEED, TRIALS, round_arguments
 from trainers.pipelines.registry import PIPELINE_NAMES
 
+from .result import DEFAULT_POWER_MARGIN, SCORES_ESTIMATORS
+
 
 GAUSSIAN_FIELDS = ("mu_claimed", "mu_actual", "mu_lb", "eps_claimed", "eps_lb", "delta", "alpha", "method",
                    "valid_as", "sensitivity", "sigma_calibrated", "sigma_scale", "sigma_used", "trials")
@@ -35,12 +37,14 @@ RANDOMIZED_RESPONSE_FIELDS = ("eps_claimed", "eps_lb", "delta", "alpha", "method
                               "canaries", "guesses", "correct")
 
 
-def _emit(record: dict, as_json: bool, title: str, directions: dict | None = None) -> None:
+def _emit(record: dict, as_json: bool, title: str, directions: dict | None = None,
+          replaced: dict | None = None) -> None:
     """``record`` as one JSON object (∞ as null, named in ``non_finite``: :func:`audits.report.json_record`) or a table.
 
     In the table ε, δ and μ have 4 significant digits on the side ``directions`` names, and a TPR
     at an FPR below the resolution 1/n_out reads "n/a (resolution 1/n_out)"
     (:func:`audits.report.tpr_text`); the JSON keeps the doubles, with ``fpr_resolution``.
+    ``replaced``: key -> the text shown for it in the table instead (e.g. ε_lb with its label).
     """
     if as_json:
         import json
@@ -62,7 +66,7 @@ def _emit(record: dict, as_json: bool, title: str, directions: dict | None = Non
         for key, fpr in (("tpr_at_0_1_percent_fpr", 1e-3), ("tpr_at_1_percent_fpr", 1e-2)):
             if key in record:
                 shown[key] = tpr_text(record[key], fpr, num_out)
-    emit(record, False, title, directions, shown)
+    emit(record, False, title, directions, {**shown, **(replaced or {})})
 
 
 # Every option is checked as it is parsed (dpmech.cli.arguments), before numpy, torch or a trainer loads.
@@ -120,11 +124,20 @@ def register(subparsers) -> None:
     scores = commands.add_parser(
         "scores", help="audit your own attack's IN/OUT scores: ε lower bound, MIA metrics, ROC plot with bands"
     )
-    scores.add_argument("in_scores", metavar="IN.npy", help="1-D .npy array of the members' (IN) scores")
-    scores.add_argument("out_scores", metavar="OUT.npy", help="1-D .npy array of the non-members' (OUT) scores")
+    scores.add_argument("in_scores", metavar="IN.npy", help=f"the members' (IN) scores: {SCORES_FORMAT}")
+    scores.add_argument("out_scores", metavar="OUT.npy", help=f"the non-members' (OUT) scores: {SCORES_FORMAT}")
     scores.add_argument("--epsilon", type=arguments.positive_real, help="claimed ε > 0 to test (with --delta)")
     scores.add_argument("--delta", type=arguments.real_in(0.0, 1.0), help="claimed δ in [0, 1) (with --epsilon)")
-    scores.add_argument("--lower-is-in", action="store_true", help="a lower score means IN (e.g. a loss)")
+    scores.add_argument("--lower-is-in", action="store_true",
+                        help="a lower score means IN (e.g. a loss); only the declared orientation is tested")
+    scores.add_argument("--both-directions", action="store_true",
+                        help="test both orientations under one α (for scores whose orientation is not known in advance)")
+    scores.add_argument("--estimator", choices=SCORES_ESTIMATORS, default="clopper-pearson",
+                        help="clopper-pearson (default: no assumption on the privacy curve) or gdp (an estimate that "
+                             "assumes the GDP shape; needs --delta > 0)")
+    scores.add_argument("--power-margin", type=arguments.positive_real, default=DEFAULT_POWER_MARGIN,
+                        help=f"state the test's power against a true ε this far above the claim "
+                             f"(default {DEFAULT_POWER_MARGIN:g})")
     scores.add_argument("--trials", choices=("natural", "independent"), default="natural",
                         help="natural (default: members/non-members of one model; ε is an estimate) or independent "
                              "(each score from its own randomised trial; the bound is certified)")
@@ -246,32 +259,63 @@ def _randomized_response(args) -> None:
     _finish(results, args, RANDOMIZED_RESPONSE_FIELDS, "Label randomized response: one-run audit")
 
 
+SCORES_FORMAT = "a .npy file (numpy.save) of one 1-D array of finite real numbers"
+_NPY_MAGIC = b"\x93NUMPY"
+
+
 def _load_scores(name: str, path: str):
+    """The scores in ``path``, or ValueError naming the file and the format expected (never numpy's own message)."""
     import numpy as np
 
+    where = f"{name} ({path!r})"
+    try:
+        with open(path, "rb") as file:
+            start = file.read(len(_NPY_MAGIC))
+    except OSError as error:
+        raise ValueError(f"{where} cannot be read ({error.strerror or type(error).__name__}); "
+                         f"expected {SCORES_FORMAT}") from None
+    if start != _NPY_MAGIC:
+        kind = "an .npz archive" if start.startswith(b"PK") else "not a .npy file"
+        raise ValueError(f"{where} is {kind}; expected {SCORES_FORMAT}")
     try:
         array = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as error:
-        reason = " ".join(str(error).split()) or type(error).__name__
-        raise ValueError(f"{name} must be a readable .npy file of scores (got {path!r}: {reason})") from None
-    if not isinstance(array, np.ndarray):
-        raise ValueError(f"{name} must be a .npy file holding one array, not an .npz archive (got {path!r})")
+    except (OSError, ValueError, EOFError):
+        # numpy refuses object arrays (which it would unpickle) and truncated or corrupt headers.
+        raise ValueError(f"{where} holds Python objects or is damaged; expected {SCORES_FORMAT}") from None
     if array.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must hold real numbers (got dtype {array.dtype} in {path!r})")
+        raise ValueError(f"{where} holds dtype {array.dtype}; expected {SCORES_FORMAT}")
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{where} holds an array of shape {array.shape}; expected {SCORES_FORMAT}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{where} holds a non-finite number ({array[~np.isfinite(array)][0]!r}); "
+                         f"expected {SCORES_FORMAT}")
     return array
 
 
 def _user_scores(args) -> None:
-    from .report import audit_scores_report
+    from .report import audit_scores_report, lower_bound_text
 
     in_scores = _load_scores("IN.npy", args.in_scores)
     out_scores = _load_scores("OUT.npy", args.out_scores)
     audit = audit_scores_report(in_scores, out_scores, epsilon=args.epsilon, delta=args.delta,
                                 higher_is_in=not args.lower_is_in, trials=args.trials, alpha=args.alpha,
-                                out=args.out)
+                                estimator=args.estimator, both_directions=args.both_directions,
+                                power_margin=args.power_margin, out=args.out)
     record = {"eps_claimed": audit.eps_claimed, "delta": audit.delta, "eps_lb": audit.eps_lb,
-              "valid_as": audit.valid_as, "method": audit.method, "alpha": audit.alpha,
-              "violation": audit.violation, **audit.mia}
+              "eps_lb_label": audit.eps_lb_label, "valid_as": audit.valid_as, "method": audit.method,
+              "alpha": audit.alpha, "verdict": audit.verdict, "directions": audit.as_dict()["directions"]}
+    if audit.mu_lb is not None:
+        record["mu_lb"] = audit.mu_lb
+    record.update(audit.mia)
     if args.out is not None:
         record["report"] = str(args.out)
-    _emit(record, args.json, "audit of IN/OUT scores", DIRECTIONS)
+    if args.json:
+        _emit({**record, "verdict_text": audit.verdict_text, "power": audit.power, "notes": list(audit.notes)},
+              True, "")
+        return
+    # In the table ε_lb carries its label beside the number; the verdict and notes follow as sentences.
+    _emit({key: value for key, value in record.items() if key != "eps_lb_label"}, False, "audit of IN/OUT scores",
+          DIRECTIONS, {"eps_lb": f"{lower_bound_text(audit.eps_lb)} ({audit.eps_lb_label})"})
+    print(f"verdict: {audit.verdict_text}")
+    for note in audit.notes:
+        print(f"note: {note}")

@@ -49,6 +49,8 @@ from dpmech.json_values import json_ready
 from dpmech.verify import clopper_pearson_lower, clopper_pearson_upper
 
 from . import _arguments as arg
+from .result import CERTIFIED, DEFAULT_POWER_MARGIN, ESTIMATE, SCORES_ESTIMATORS, AuditResult
+from .scores import AuditScores
 from .metrics import REPORTED_FPRS, auc, mia_metrics, roc_counts
 from .thresholds import level_candidates, rank_levels, sorted_sides
 
@@ -259,7 +261,10 @@ def _markdown(record: dict, title: str) -> str:
     lines = [f"# {title}", "", "| quantity | value |", "|---|---|"]
     for name in _SUMMARY_FIELDS:
         if name in record and (record[name] is not None or name == "eps_claimed"):
-            lines.append(f"| {name} | {_safe_text(name, record[name])} |")
+            label = f" ({record['eps_lb_label']})" if name == "eps_lb" and record.get("eps_lb_label") else ""
+            lines.append(f"| {name} | {_safe_text(name, record[name])}{label} |")
+    if record.get("verdict_text"):
+        lines += ["", "## Verdict", "", record["verdict_text"]]
     threat = record["threat_model"]
     lines += ["", "## Threat model", ""]
     lines += [f"- {key}: {value}" for key, value in threat.items() if value is not None]
@@ -324,6 +329,11 @@ def _roc_plot(path: pathlib.Path, audit, title: str, alpha: float) -> None:
         if getattr(audit, "mu_lb", None):
             axes.plot(x, gdp_roc(x, audit.mu_lb), linestyle="-.", color="C4",
                       label=f"GDP μ_lb = {lower_bound_text(audit.mu_lb)}")
+        needed = getattr(audit, "detection_points", None)
+        if needed is not None:
+            shown = needed[0] >= (x[0] if axes is logarithmic else 0.0)
+            axes.plot(needed[0][shown], needed[1][shown], linestyle="none", marker="^", markersize=4, color="C3",
+                      label="TPR needed at a tested threshold to certify a violation of the claim")
         axes.set_xlabel("false positive rate")
         axes.set_ylabel("true positive rate")
     if eps_claimed is None or not math.isfinite(eps_claimed):
@@ -394,6 +404,11 @@ def write_report(audit, directory, *, title: str, extra: dict | None = None) -> 
     return paths
 
 
+# Printed beside ε_lb, so that no reader takes an estimate for a certified bound.
+GDP_LABEL = "estimate, assumes the GDP shape"
+NATURAL_LABEL = "estimate: natural member/non-member scores give no coverage guarantee"
+
+
 @dataclasses.dataclass(frozen=True)
 class ScoresAudit:
     """The audit of a user's own IN/OUT attack scores, shaped for :func:`write_report`.
@@ -401,21 +416,37 @@ class ScoresAudit:
     Attributes:
         scores: the :class:`~audits.scores.AuditScores`.
         eps_claimed, delta: the claimed (ε, δ) tested (ε = ∞ when none is given; δ then 0).
-        result: :func:`audits.epsilon_lower_bound` on the scores (Clopper–Pearson, Bonferroni over
-            rank thresholds, both directions of the rule under one α): certified only for
-            ``trials="independent"`` scores, an estimate otherwise.
+        result: the estimator's :class:`~audits.result.AuditResult`. With ``estimator="clopper-pearson"``,
+            :func:`audits.epsilon_lower_bound` (Clopper–Pearson, Bonferroni over rank thresholds):
+            certified only for ``trials="independent"`` scores, an estimate otherwise. With
+            ``estimator="gdp"``, :func:`audits.epsilon_from_gdp`: always an estimate here, as its ε
+            assumes the mechanism's privacy curve is GDP-shaped.
         mia: AUC, TPR at 0.1% and 1% FPR, advantage, FPR resolution (:func:`audits.mia_metrics`).
+        estimator: "clopper-pearson" or "gdp".
+        both_directions: whether both rules ("IN if score > t" and "< t") were tested under one α
+            (else only the declared orientation, ``scores.higher_is_in``).
+        power: for a claim not detected by the Clopper–Pearson test, what the test could have
+            detected (:func:`audit_scores_report`); None otherwise.
+        notes: sentences the report prints under "Notes" (a flipped orientation, the ROC crossing).
     """
 
-    scores: object
+    scores: AuditScores
     eps_claimed: float
     delta: float
-    result: object
+    result: AuditResult
     mia: dict
+    estimator: str = "clopper-pearson"
+    both_directions: bool = False
+    power: dict | None = None
+    notes: tuple = ()
 
     @property
     def eps_lb(self) -> float:
         return self.result.eps_lb
+
+    @property
+    def mu_lb(self) -> float | None:
+        return self.result.mu_lb
 
     @property
     def alpha(self) -> float:
@@ -427,7 +458,17 @@ class ScoresAudit:
 
     @property
     def valid_as(self) -> str:
-        return self.result.valid_as
+        """"certified" only for the Clopper–Pearson bound on independent trials; the GDP-shape ε is an estimate."""
+        return ESTIMATE if self.estimator == "gdp" else self.result.valid_as
+
+    @property
+    def eps_lb_label(self) -> str:
+        """What ε_lb is, printed beside the number."""
+        if self.estimator == "gdp":
+            return GDP_LABEL
+        if self.valid_as == CERTIFIED:
+            return f"certified lower bound, {1 - self.alpha:.4g} confidence, independent trials"
+        return NATURAL_LABEL if not self.scores.independent_trials else "estimate"
 
     @property
     def threat_model(self) -> dict:
@@ -435,39 +476,163 @@ class ScoresAudit:
                 "in_scores": self.scores.num_in, "out_scores": self.scores.num_out}
 
     @property
-    def violation(self) -> bool:
-        """Whether ε_lb exceeds the claimed ε (refutes the claim when ``valid_as == "certified"``)."""
-        return bool(self.eps_lb > self.eps_claimed)
+    def verdict(self) -> str | None:
+        """"detected" when ε_lb exceeds the claimed ε, "not_detected" otherwise; None without a claim."""
+        if not math.isfinite(self.eps_claimed):
+            return None
+        return "detected" if self.eps_lb > self.eps_claimed else "not_detected"
+
+    @property
+    def verdict_text(self) -> str:
+        """The verdict in words: what was shown, at what confidence, under which trial model, and the test's power."""
+        if self.verdict is None:
+            return "no claim tested (give epsilon and delta to test one)."
+        numbers = (f"eps_lb = {lower_bound_text(self.eps_lb)} ({self.eps_lb_label}) against the claimed "
+                   f"ε = {epsilon_text(self.eps_claimed)} at δ = {delta_text(self.delta)}")
+        if self.verdict == "detected":
+            if self.estimator == "gdp":
+                return (f"violation indicated by an estimate: {numbers}. It holds only if the mechanism's privacy "
+                        "curve is GDP-shaped, and it is not certified.")
+            if self.valid_as == CERTIFIED:
+                return (f"violation detected: {numbers}. Certified: a mechanism that satisfies the claim produces "
+                        f"such a bound with probability at most {self.alpha:.4g} (independent trials; "
+                        f"{self.result.num_hypotheses} Clopper–Pearson bounds under one α).")
+            return (f"violation detected, as an estimate: {numbers}. Members and non-members of one model are "
+                    "not independent randomised trials, so this is not certified; rerun on independent trials "
+                    "(trials='independent') to certify it.")
+        text = f"not detected at this sample size: {numbers}. Not detecting a violation does not show the claim holds."
+        if self.power is not None:
+            text += " " + _power_sentence(self.power)
+        elif self.estimator == "gdp":
+            text += " No power figure is given for the GDP-shape estimate (it is no test at a stated confidence)."
+        return text
+
+    @property
+    def detection_points(self):
+        """(FPR, TPR) the observed ROC must pass above for the Clopper–Pearson test to certify a violation, or None."""
+        if self.power is None:
+            return None
+        return np.asarray(self.power["detection_fpr"]), np.asarray(self.power["detection_tpr"])
 
     def as_dict(self) -> dict:
         return {
-            "eps_claimed": self.eps_claimed, "eps_lb": self.eps_lb, "delta": self.delta, "method": self.method,
-            "valid_as": self.valid_as, "alpha": self.alpha, "mia": dict(self.mia),
-            "metrics": {key: value for key, value in self.mia.items() if key != "attack"},
-            "result": self.result.as_dict(), "threat_model": self.threat_model, "violation": self.violation,
+            "eps_claimed": self.eps_claimed, "eps_lb": self.eps_lb, "eps_lb_label": self.eps_lb_label,
+            "delta": self.delta, "mu_lb": self.mu_lb, "method": self.method, "valid_as": self.valid_as,
+            "alpha": self.alpha, "estimator": self.estimator,
+            "directions": "both" if self.both_directions else ("higher is IN" if self.scores.higher_is_in
+                                                                else "lower is IN"),
+            "verdict": self.verdict, "verdict_text": self.verdict_text, "power": self.power, "notes": list(self.notes),
+            "mia": dict(self.mia), "metrics": {key: value for key, value in self.mia.items() if key != "attack"},
+            "result": self.result.as_dict(), "threat_model": self.threat_model,
         }
 
 
+def _power_sentence(power: dict) -> str:
+    """The power of the Clopper–Pearson test in words (definitions in :mod:`audits.power`)."""
+    text = (
+        f"Power of this test ({power['in_scores']} IN and {power['out_scores']} OUT scores, "
+        f"{1 - power['alpha']:.4g} confidence, taken as independent trials): a mechanism whose true ε at this δ "
+        f"is {epsilon_text(power['alternative_epsilon'])} (the claim plus {power['margin']:g}) is detected with "
+        f"probability at most {_probability_up(power['detection_probability_at_most'])}, the most detectable such "
+        f"mechanism with probability at least {_probability_down(power['most_detectable_probability'][0])}"
+    )
+    if power["gaussian_mu"] is not None:
+        low, high = power["gaussian_detection_probability"]
+        text += (f"; a Gaussian mechanism with that ε (μ = {epsilon_text(power['gaussian_mu'])}) with probability "
+                 f"between {_probability_down(low)} and {_probability_up(high)} (power depends on the whole "
+                 "trade-off curve, not on ε alone: a Gaussian mechanism's ε at a small δ comes from score tails "
+                 "that few scores reach)")
+    return text + (f". No scores of these sample sizes can certify more than "
+                   f"ε = {lower_bound_text(power['largest_certifiable_epsilon'])}.")
+
+
+def _probability_up(value: float) -> str:
+    return format_up(value, 2) if value > 0.0 else "0"
+
+
+def _probability_down(value: float) -> str:
+    return format_down(value, 2) if value > 0.0 else "0"
+
+
+def _test_power(scores: AuditScores, eps_claimed: float, delta: float, alpha: float, directions: int,
+                margin: float) -> dict:
+    """What the Clopper–Pearson test could detect with these sample sizes (:mod:`audits.power`)."""
+    from dpmech import calibrate_gaussian
+
+    from .power import detection_counts, detection_probability, largest_certifiable_epsilon, power_bound
+
+    num_in, num_out = scores.num_in, scores.num_out
+    alternative = eps_claimed + margin
+
+    def probability(tpr_at) -> list:
+        return list(detection_probability(tpr_at, num_in, num_out, epsilon=eps_claimed, delta=delta, alpha=alpha,
+                                          directions=directions))
+
+    # The Gaussian mechanism whose ε at δ is the alternative: μ = sensitivity / σ with σ calibrated for it (δ > 0).
+    mu = 1.0 / calibrate_gaussian(alternative, delta, 1.0) if delta > 0.0 else None
+    levels, limits = detection_counts(num_in, num_out, epsilon=eps_claimed, delta=delta, alpha=alpha,
+                                      directions=directions)
+    reachable = limits >= 0
+    return {
+        "definition": "probabilities that the Clopper–Pearson test certifies eps_lb > eps_claimed if the scores came "
+                      "from independent trials of the named mechanism (audits.power)",
+        "in_scores": num_in, "out_scores": num_out, "alpha": alpha, "margin": margin,
+        "alternative_epsilon": alternative,
+        "detection_probability_at_most": power_bound(alternative, num_in, num_out, epsilon=eps_claimed, delta=delta,
+                                                     alpha=alpha, directions=directions),
+        "most_detectable_probability": probability(lambda fpr: privacy_region_boundary(fpr, alternative, delta)),
+        "gaussian_mu": mu,
+        "gaussian_detection_probability": ([math.nan, math.nan] if mu is None else
+                                           probability(lambda fpr: gdp_roc(fpr, mu))),
+        "largest_certifiable_epsilon": largest_certifiable_epsilon(num_in, num_out, delta=delta, alpha=alpha,
+                                                                   directions=directions),
+        "detection_fpr": (levels[reachable] / num_out).tolist(),
+        "detection_tpr": (1.0 - limits[reachable] / num_in).tolist(),
+    }
+
+
+def _boundary_crossing(scores: AuditScores, eps_claimed: float, delta: float) -> tuple[float, float] | None:
+    """The first observed (FPR, TPR) of the empirical ROC above the claimed boundary, or None."""
+    counts = roc_counts(scores)
+    fpr = counts.false_positives / counts.num_out
+    tpr = counts.true_positives / counts.num_in
+    above = np.flatnonzero(tpr > privacy_region_boundary(fpr, eps_claimed, delta))
+    return (float(fpr[above[0]]), float(tpr[above[0]])) if above.size else None
+
+
 def audit_scores_report(in_scores, out_scores, *, epsilon=None, delta=None, higher_is_in: bool = True,
-                        trials: str = "natural", alpha: float = 0.05, out=None) -> ScoresAudit:
+                        trials: str = "natural", alpha: float = 0.05, estimator: str = "clopper-pearson",
+                        both_directions: bool = False, power_margin: float = DEFAULT_POWER_MARGIN,
+                        out=None) -> ScoresAudit:
     """Audit a user's own attack scores and, with ``out``, write the same report files as ``dpmech run``'s audit.
 
     Args:
         in_scores, out_scores: 1-D finite scores of members (IN) and non-members (OUT).
         epsilon, delta: the claimed (ε, δ) to test, both or neither; δ in [0, 1). Without a claim
             the ε lower bound is at δ = 0 and the plot has no boundary.
-        higher_is_in: True when a higher score means "more likely IN".
+        higher_is_in: True when a higher score means "more likely IN". Only this rule is tested
+            unless ``both_directions``; fix it before looking at the scores, or the bound is an estimate.
         trials: "independent" (each score from its own randomised trial: the bound is certified)
             or "natural" (default: members and non-members of one model; every ε is an estimate).
         alpha: significance of the bound and of the plotted bands, in (0, 1).
+        estimator: "clopper-pearson" (default; :func:`audits.epsilon_lower_bound`, no assumption on
+            the privacy curve) or "gdp" (:func:`audits.epsilon_from_gdp`, labelled "estimate, assumes
+            the GDP shape"; needs δ > 0).
+        both_directions: also test "IN if score < t", under the same α (half the power per direction).
+        power_margin: ε margin > 0 above the claim at which the power of a "not detected" verdict is stated.
         out: folder for ``audit.json``, ``audit.md``, ``scores.npz`` and ``roc.png`` (None: write nothing).
 
-    ε lower bound: :func:`audits.epsilon_lower_bound` with Clopper–Pearson intervals and
-    Bonferroni over the rank-indexed thresholds, both directions of the rule (Kairouz et al.
-    2015's hypothesis-testing bound; see :mod:`audits.epsilon_bounds`).
+    Verdict: "detected" when ε_lb > the claimed ε, else "not detected at this sample size" with the
+    Clopper–Pearson test's power (:mod:`audits.power`): an upper bound on the probability that any
+    mechanism whose true ε at δ is claim + ``power_margin`` is detected, bounds on it for the
+    Gaussian mechanism with that ε, and the largest ε these sample sizes can certify at all.
+
+    ε lower bound: Clopper–Pearson intervals and Bonferroni over the rank-indexed thresholds
+    (Kairouz, Oh & Viswanath 2015's hypothesis-testing bound; see :mod:`audits.epsilon_bounds`), or
+    the GDP μ bound of Nasr et al. 2023 and the ε it implies (:mod:`audits.gdp`).
     """
     from .epsilon_bounds import epsilon_lower_bound
-    from .scores import AuditScores
+    from .gdp import epsilon_from_gdp
 
     if (epsilon is None) != (delta is None):
         raise ValueError("epsilon and delta must be given together (a claimed (ε, δ)) or not at all")
@@ -477,11 +642,44 @@ def audit_scores_report(in_scores, out_scores, *, epsilon=None, delta=None, high
         epsilon = float(check.positive("epsilon", epsilon))
         delta = float(check.in_interval("delta", delta, 0.0, 1.0, low_open=False, high_open=True))
     alpha = float(check.open_unit_interval("alpha", alpha))
+    estimator = check.choice("estimator", estimator, SCORES_ESTIMATORS)
+    both_directions = check.boolean("both_directions", both_directions)
+    power_margin = float(check.positive("power_margin", power_margin))
+    if estimator == "gdp" and delta == 0.0:
+        raise ValueError("estimator 'gdp' needs a claim with delta > 0 (the ε of a GDP curve at δ = 0 is ∞)")
     scores = AuditScores(in_scores, out_scores, higher_is_in=check.boolean("higher_is_in", higher_is_in),
                          trials=trials)
-    result = epsilon_lower_bound(scores, alpha=alpha, delta=delta, two_sided=True)
+    if estimator == "gdp":
+        result = epsilon_from_gdp(scores, alpha=alpha, delta=delta, two_sided=both_directions)
+    else:
+        result = epsilon_lower_bound(scores, alpha=alpha, delta=delta, two_sided=both_directions)
     mia = {"attack": "user-supplied scores", **dataclasses.asdict(mia_metrics(scores))}
-    audit = ScoresAudit(scores, epsilon, delta, result, mia)
+    notes = []
+    if mia["auc"] < 0.5 and not both_directions:
+        orientation = "a higher" if scores.higher_is_in else "a lower"
+        option = "--lower-is-in (higher_is_in=False)" if scores.higher_is_in else "no --lower-is-in (higher_is_in=True)"
+        notes.append(
+            f"AUC {mia['auc']:.3f} < 0.5 with {orientation} score taken to mean IN: the members score on the "
+            f"non-member side, so the orientation is most likely flipped and only the flipped rule was tested. "
+            f"If the other orientation is the right one, rerun with {option}; choosing it after seeing these "
+            "scores makes the bound an estimate, so to keep it certified fix the orientation in advance or test "
+            "both directions (--both-directions) under one α."
+        )
+    power = None
+    if math.isfinite(epsilon) and result.eps_lb <= epsilon:
+        crossing = _boundary_crossing(scores, epsilon, delta)
+        if crossing is not None:
+            notes.append(
+                f"The observed ROC lies above the claimed (ε, δ) boundary (first at FPR {crossing[0]:.4g}, TPR "
+                f"{crossing[1]:.4g}), yet no violation is detected: the ROC's points are estimates from finitely many "
+                "scores. A violation is detected only when the error rates' Clopper–Pearson bounds, holding over "
+                "every threshold tested at once, lie beyond the boundary, i.e. when the observed TPR at a tested "
+                "threshold reaches the TPR needed there (the triangles in roc.png; the shaded band is the "
+                "simultaneous band for the whole ROC)."
+            )
+        if estimator == "clopper-pearson":
+            power = _test_power(scores, epsilon, delta, alpha, 2 if both_directions else 1, power_margin)
+    audit = ScoresAudit(scores, epsilon, delta, result, mia, estimator, both_directions, power, tuple(notes))
     if out is not None:
         write_report(audit, out, title="Audit of user-supplied IN/OUT scores")
     return audit

@@ -8,6 +8,10 @@ from collections.abc import Mapping
 
 CERTIFIED = "certified"
 ESTIMATE = "estimate"
+# The estimators a report of a user's own scores offers (audits.report.audit_scores_report, `dpmech audit
+# scores`), and the ε margin above the claim at which its "not detected" verdict states the test's power.
+SCORES_ESTIMATORS = ("clopper-pearson", "gdp")
+DEFAULT_POWER_MARGIN = 0.5
 
 
 @dataclasses.dataclass(frozen=True)
