@@ -531,19 +531,24 @@ def _power_sentence(power: dict) -> str:
     """The power of the Clopper–Pearson test in words (definitions in :mod:`audits.power`)."""
     text = (
         f"Power of this test ({power['in_scores']} IN and {power['out_scores']} OUT scores, "
-        f"{1 - power['alpha']:.4g} confidence, taken as independent trials): a mechanism whose true ε at this δ "
-        f"is {epsilon_text(power['alternative_epsilon'])} (the claim plus {power['margin']:g}) is detected with "
-        f"probability at most {_probability_up(power['detection_probability_at_most'])}, the most detectable such "
-        f"mechanism with probability at least {_probability_down(power['most_detectable_probability'][0])}"
+        f"{1 - power['alpha']:.4g} confidence, taken as independent trials): of the mechanisms whose true ε at "
+        f"this δ is {epsilon_text(power['alternative_epsilon'])} (the claim plus {power['margin']:g}), the most "
+        f"detectable one is detected with probability at least "
+        f"{_probability_down(power['most_detectable_probability'][0])}"
     )
+    if power["detection_probability_at_most"] < 1.0:
+        text += f" and none with probability above {_probability_up(power['detection_probability_at_most'])}"
     if power["gaussian_mu"] is not None:
         low, high = power["gaussian_detection_probability"]
         text += (f"; a Gaussian mechanism with that ε (μ = {epsilon_text(power['gaussian_mu'])}) with probability "
                  f"between {_probability_down(low)} and {_probability_up(high)} (power depends on the whole "
                  "trade-off curve, not on ε alone: a Gaussian mechanism's ε at a small δ comes from score tails "
                  "that few scores reach)")
-    return text + (f". No scores of these sample sizes can certify more than "
-                   f"ε = {lower_bound_text(power['largest_certifiable_epsilon'])}.")
+    ceiling = power["largest_certifiable_epsilon"]
+    if ceiling <= power["alternative_epsilon"] - power["margin"]:
+        return text + (f". The claim is at or above ε = {lower_bound_text(ceiling)}, the largest ε any scores of these "
+                       "sample sizes can certify: no data of these sizes can refute it.")
+    return text + f". No scores of these sample sizes can certify more than ε = {lower_bound_text(ceiling)}."
 
 
 def _probability_up(value: float) -> str:

@@ -178,6 +178,19 @@ def test_a_detected_violation_states_confidence_and_trial_model(tmp_path):
     assert no_claim.verdict is None and no_claim.as_dict()["verdict"] is None
 
 
+def test_the_power_sentence_bounds_every_mechanism_and_names_an_unreachable_claim():
+    in_scores, out_scores = _gaussian_scores(0.5, 300, 3)
+    weak = audit_scores_report(in_scores, out_scores, epsilon=3.5, delta=1e-5)
+    bound = weak.power["detection_probability_at_most"]
+    assert weak.verdict == "not_detected" and 0.0 < bound < 1.0
+    assert "the most detectable one is detected with probability at least" in weak.verdict_text
+    assert "and none with probability above" in weak.verdict_text
+    ceiling = weak.power["largest_certifiable_epsilon"]
+    unreachable = audit_scores_report(in_scores, out_scores, epsilon=ceiling, delta=1e-5)
+    assert unreachable.power["detection_probability_at_most"] < 1e-8
+    assert "no data of these sizes can refute it" in unreachable.verdict_text
+
+
 # --- the GDP-shape estimate ------------------------------------------------------------------------------------
 
 
