@@ -134,10 +134,12 @@ class _MultinomialObjective:
         self._feature_factor = None
 
     def select(self, models):
-        """The objective of the models at these indices alone, with exact Newton directions."""
+        """The objective of the models at these indices alone, with exact Newton directions while
+        the (C p)² Hessian fits (C·p <= 2048), else Kronecker-preconditioned CG."""
         features, labels = (self.features, self.labels) if self.features.ndim == 2 else (self.features[models], self.labels[models])
+        exact = self.num_classes * features.shape[-1] <= _FALLBACK_EXACT_NEWTON_MAX_PARAMETERS
         return _MultinomialObjective(features, labels, self.weights[models], self.regularization, self.num_classes,
-                                     self.max_cg_iterations, None, True)
+                                     self.max_cg_iterations, None, exact)
 
     def evaluate(self, theta):
         logits = theta @ self.features.transpose(-1, -2)
@@ -392,7 +394,11 @@ def _own_records(weights, num_features):
     if 2 * width > weights.shape[1] or weights.shape[0] * width * num_features > _OWN_RECORDS_MAX_ELEMENTS:
         return None
     return torch.argsort((~selected).to(torch.int8), dim=1, stable=True)[:, :width]
-_EXACT_NEWTON_MAX_PARAMETERS = 2048
+# Exact Newton costs O(n (C p)²) per step to form the Hessian, Kronecker-preconditioned CG about
+# six passes of O(n C p): exact is cheaper only for the smallest heads.
+_EXACT_NEWTON_MAX_PARAMETERS = 32
+# The certification fallback (a few stalled models) forms exact Hessians up to this size (32 MiB each).
+_FALLBACK_EXACT_NEWTON_MAX_PARAMETERS = 2048
 
 
 def logistic_objective(features, labels, weights, regularization, num_classes, max_cg_iterations=500,
@@ -404,13 +410,13 @@ def logistic_objective(features, labels, weights, regularization, num_classes, m
     summing to 1 (1/n_b on the records of model b); ``preconditioner``: the pooled Hessian's
     Cholesky factor (multinomial CG), or None. Without one, multinomial directions are exact
     Newton (every model's (C p)² Hessian) when ``exact_newton``, else conjugate gradients with the
-    per-model Kronecker preconditioner. ``exact_newton=None`` picks exact Newton for shared
-    features with C·p <= 2048 (cheap for few models, the pooled fit) and CG otherwise.
+    per-model Kronecker preconditioner. ``exact_newton=None`` picks exact Newton for C·p <= 32,
+    where forming the Hessian costs less than the conjugate-gradient passes, and CG otherwise.
     """
     if num_classes == 2:
         return _BinaryObjective(features, labels.to(features.dtype), weights, regularization)
     if exact_newton is None:
-        exact_newton = features.ndim == 2 and num_classes * features.shape[-1] <= _EXACT_NEWTON_MAX_PARAMETERS
+        exact_newton = num_classes * features.shape[-1] <= _EXACT_NEWTON_MAX_PARAMETERS
     return _MultinomialObjective(features, labels, weights, regularization, num_classes, max_cg_iterations,
                                  preconditioner, exact_newton)
 
@@ -426,8 +432,8 @@ def certify_minimisers(objective, theta, gradient_tolerance, max_iter):
     largest certified bound).
 
     A model not certified after ``max_iter`` batched iterations gets up to ``max_iter`` more
-    Newton steps on its own, with exact directions from its full Hessian (Cholesky; the batched
-    directions are truncated conjugate gradients), and a model whose float64 rounding allowance
+    Newton steps on its own, with exact directions from its full Hessian (Cholesky, for
+    C·p <= 2048; the batched directions are truncated conjugate gradients), and a model whose float64 rounding allowance
     alone exceeds τ (large n and ‖θ‖: the allowance grows as n‖θ‖, and small λ or a small
     feature bound b make ‖θ‖ large) is re-evaluated in long double
     (:func:`_long_double_gradient_bounds`). RuntimeError, naming the models and the bounds
