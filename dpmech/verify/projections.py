@@ -21,7 +21,8 @@ and the half-lines {s <= t}, {s > t} on each statistic s, at every
 distinct value of s in the selection sample when there are at most 64,
 else at its evenly spaced and tail quantiles
 (:func:`.statistical.quantile_levels`). The statistics and thresholds
-depend on the selection sample only; the decision is
+depend on the selection sample only (±inf values are outcomes of
+their own: the half-lines single them out); the decision is
 :func:`.statistical.decide` on a fresh test sample, so the test is valid
 at level α for every mechanism. NaN falls in neither half-line.
 """
@@ -97,13 +98,29 @@ def _statistics(matrix, code_values, columns=None):
 
 
 def _thresholds(column, num_thresholds):
-    finite = column[~np.isnan(column)]
+    """Thresholds t of the half-lines {s <= t}, {s > t} on one statistic's selection values.
+
+    Finite values give their distinct values or quantiles; ±inf are outcomes
+    of their own (an overflowed sum, a norm of an infinite entry): −inf as a
+    threshold makes {s <= −inf} = {s = −inf}, and the largest finite value
+    makes {s > t} = {s = +inf}. NaN falls in neither half-line.
+    """
+    finite = column[np.isfinite(column)]
+    has_positive, has_negative = bool(np.any(column == np.inf)), bool(np.any(column == -np.inf))
     if finite.size == 0:
-        return np.empty(0)
+        # Only infinities (and NaN): {s = −inf} separates them when both signs occur.
+        return np.array([-np.inf]) if has_positive and has_negative else np.empty(0)
     distinct = np.unique(finite)
     if distinct.size <= DISTINCT_LIMIT:
-        return distinct[:-1]  # {s <= largest} holds for every non-NaN output
-    return np.unique(np.quantile(finite, quantile_levels(num_thresholds, finite.size)))
+        # {s <= largest finite} holds for every non-NaN output unless +inf occurs.
+        thresholds = distinct if has_positive else distinct[:-1]
+    else:
+        thresholds = np.quantile(finite, quantile_levels(num_thresholds, finite.size))
+        if has_positive:
+            thresholds = np.append(thresholds, distinct[-1])
+    if has_negative:
+        thresholds = np.append(thresholds, -np.inf)
+    return np.unique(thresholds)
 
 
 def projection_dp_test(
