@@ -35,10 +35,18 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+def entry_points(group: str) -> list:
+    """The installed entry points of ``group``: :func:`importlib.metadata.entry_points`, imported only when
+    a command outside the core (or the full command list) needs it."""
+    import importlib.metadata
+
+    return list(importlib.metadata.entry_points(group=group))
+
+
 def _plugins() -> list:
     """The entry point of every command outside the core, by name: :data:`OWN_COMMANDS` and the third
     parties' (group ``dpmech.commands``) whose names those do not take."""
-    from importlib.metadata import EntryPoint, entry_points
+    from importlib.metadata import EntryPoint
 
     own = [EntryPoint(name=name, value=value, group=PLUGIN_GROUP) for name, value in OWN_COMMANDS.items()]
     third_party = [point for point in entry_points(group=PLUGIN_GROUP) if point.name not in OWN_COMMANDS]
