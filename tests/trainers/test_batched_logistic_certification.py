@@ -1,4 +1,4 @@
-"""The batched trainer's gradient certificates: proven against ball arithmetic, and never lost (issue 31).
+"""The batched trainer's gradient certificates: proven against ball arithmetic, and never lost.
 
 A certificate ‖∇J_b(θ_b)‖₂ <= τ is what the output-perturbation sensitivity Δ + 2τ/λ rests on, so
 both rounding allowances (float64, :func:`_gradient_bound`, and long double,
@@ -92,7 +92,7 @@ def test_float64_and_long_double_bounds_contain_the_exact_gradient_norm(problem)
         assert enclosure <= float(long_double_bound)
 
 
-def test_issue_31_small_bound_and_regularisation_certify_instead_of_failing():
+def test_small_feature_bound_and_regularisation_certify_instead_of_failing():
     # b = 0.1, λ = 1e-4: ‖θ‖ ≈ 49 on 10⁵ records makes the float64 allowance 2γ_k·Σ w‖x̃‖(‖θ‖‖x̃‖ + ...)
     # alone exceed τ = 1e-9, so float64 Newton could never certify: the trainer used to run its
     # 400 iterations and raise "could not certify ... (reached 1.18e-09 ...)".
