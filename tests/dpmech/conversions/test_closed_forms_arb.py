@@ -64,9 +64,9 @@ def _log_uniform(low_exponent, high_exponent):
 # --- zcdp_epsilon: the infimum over α > 1 of Canonne, Kamath & Steinke 2020, Prop. 12 at r(α) = ρα --------
 
 
-def _improved_conversion(rho, log_inverse_delta, order):
-    """ε(α) = ρα + log(1 − 1/α) − (log δ + log α)/(α − 1), the formula rdp_epsilon implements (arb)."""
-    return rho * order + (1 - 1 / order).log() + (log_inverse_delta - order.log()) / (order - 1)
+def _improved_conversion(rdp, log_inverse_delta, order):
+    """ε(α) = r + log(1 − 1/α) − (log δ + log α)/(α − 1), the formula rdp_epsilon implements (arb)."""
+    return rdp + (1 - 1 / order).log() + (log_inverse_delta - order.log()) / (order - 1)
 
 
 def _zcdp_reference(rho, delta):
@@ -111,7 +111,7 @@ def _zcdp_reference(rho, delta):
             closed_low = rho_ball * (1 + 2 * u_low) - (1 / u_low).log1p()
             closed_high = rho_ball * (1 + 2 * u_high) - (1 / u_high).log1p()
             value = arb.union(closed_low, closed_high)
-            formula = _improved_conversion(rho_ball, log_inverse, 1 + u_high)
+            formula = _improved_conversion(rho_ball * (1 + u_high), log_inverse, 1 + u_high)
             if (value.rel_accuracy_bits() < 80 and not value.contains(0)) or formula.rel_accuracy_bits() < 80:
                 bits *= 2
                 continue
@@ -326,3 +326,17 @@ def test_rdp_delta_is_above_its_formula_in_arb_and_positive(epsilon, rdp, order)
         e, r, a = _ball(epsilon), _ball(rdp), _ball(order)
         log_delta = ((a - 1) * (r - e + (1 - 1 / a).log()) - a.log()).min((-(-r).expm1()).log() / 2).min(arb(0))
         assert _ball(delta).log() >= log_delta.upper() or delta == TINY
+
+
+@given(delta=_log_uniform(-300.0, math.log10(0.5)), rdp=st.one_of(st.just(0.0), _log_uniform(-12.0, 3.0)), order=st.floats(-12.0, 8.0).map(lambda exponent: 1.0 + 10.0**exponent))
+@example(delta=1e-5, rdp=1.1, order=32.0)
+def test_rdp_epsilon_at_one_order_is_above_its_formula_in_arb(delta, rdp, order):
+    epsilon, _ = renyi.rdp_epsilon(delta, [order], [rdp])
+    with ctx.workprec(512):
+        d, r = _ball(delta), _ball(rdp)
+        if rdp == 0 or _decided(d * d, -(-r).expm1()):  # Bretagnolle–Huber (or one law): ε = 0 is proven
+            assert epsilon == 0.0
+            return
+        exact = _improved_conversion(r, -d.log(), _ball(order)).max(arb(0))
+        assert Fraction(epsilon) >= _fraction(exact.upper())
+        assert Fraction(epsilon) <= _fraction(exact.upper()) * (1 + Fraction(1, 10**12)) + Fraction(1, 10**14) * _fraction((r + (-d.log() + _ball(order).log()) / (_ball(order) - 1)).upper())
