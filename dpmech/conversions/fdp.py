@@ -25,7 +25,9 @@ Closed forms used here (each a theorem of that paper):
 * μ-GDP ↔ (ε, δ) (Cor. 2.13): μ-GDP is exactly (ε, δ(ε))-DP with the Gaussian profile
   δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), :func:`dpmech.gaussian_delta` with σ = 1, Δ = μ.
 
-All functions broadcast over numpy arrays.
+The closed-form curves (GDP, Laplace, randomized response) are rounded down past a bound on
+their evaluation error: a trade-off curve used as a guarantee must never lie above the exact one
+(a higher curve claims more privacy). All functions broadcast over numpy arrays.
 """
 
 from __future__ import annotations
