@@ -274,8 +274,9 @@ def _shuffle_calibrate(args, schedule: _Schedule) -> None:
               "poisson_label": "not valid for shuffled batches: the certified noise multiplier if batches were "
                                "Poisson-sampled"}
     record.update(_allocation_fields(None if allocation is None else float(allocation), reason, "noise_multiplier"))
-    record.update({f"{key}_at_poisson_noise_multiplier": value
-                   for key, value in _lower_bound_fields(float(poisson), schedule, args.delta).items()})
+    bound = _lower_bound_fields(float(poisson), schedule, args.delta)
+    bound["shuffle_lower_bound_label"] = "at poisson_noise_multiplier: " + bound["shuffle_lower_bound_label"]
+    record.update(bound)
     _emit(record, args.json, "DP-SGD noise multiplier (shuffled batches: no certified number)", schedule.notes,
           inputs=("epsilon",))
 

@@ -166,6 +166,17 @@ def test_sampling_rate_from_sizes_is_rounded_up_for_every_sampling():
         assert Fraction(json.loads(out)["sampling_rate"]) >= Fraction(1, 3), sampling
 
 
+def test_shuffle_calibrate_prints_the_poisson_sigma_and_what_it_costs_shuffled():
+    record = run_json("calibrate", "--batch-size", "100", "--dataset-size", "1000", "--epochs", "5", "--epsilon", "2",
+                      "--delta", "1e-5", "--sampling", "shuffle")
+    poisson = run_json("calibrate", "--sampling-rate", "0.1", "--steps", "50", "--epsilon", "2", "--delta", "1e-5")
+    assert record["noise_multiplier"] is None and record["poisson_noise_multiplier"] == poisson["noise_multiplier"]
+    assert "not valid for shuffled batches" in record["poisson_label"]
+    bound = record["shuffle_lower_bound_epsilon"]
+    assert bound == shuffle_lower_bound_epsilon(poisson["noise_multiplier"], 10, 5, 1e-5)
+    assert bound > 2.0 and record["shuffle_lower_bound_label"].startswith("at poisson_noise_multiplier: estimate")
+
+
 def test_shuffle_lower_bound_counts_whole_epochs_only():
     record = run_json("epsilon", "--sampling-rate", "0.1", "--steps", "25", "--delta", "1e-5", "--noise-multiplier", "1",
                       "--sampling", "shuffle")
