@@ -504,11 +504,12 @@ class ScoresAudit:
         if self.power is not None:
             text += " " + _power_sentence(self.power)
         elif self.estimator == "gdp":
-            text += " No power figure is given for the GDP-shape estimate (it is no test at a stated confidence)."
+            text += (" No power is stated for the GDP-shape estimate: its ε rests on an assumption about the "
+                     "mechanism, not on a test at a stated confidence.")
         return text
 
     @property
-    def detection_points(self):
+    def detection_points(self) -> tuple[np.ndarray, np.ndarray] | None:
         """(FPR, TPR) the observed ROC must pass above for the Clopper–Pearson test to certify a violation, or None."""
         if self.power is None:
             return None

@@ -211,6 +211,8 @@ def test_gdp_estimate_is_labelled_and_never_certified(dpmech_main, issue_files, 
     assert "(estimate, assumes the GDP shape) |" in markdown and "| valid_as | estimate |" in markdown
     status, _, err = dpmech_main("audit", "scores", issue_files["in"], issue_files["out"], "--estimator", "gdp")
     assert status == 2 and len(err.strip().splitlines()) == 1 and "delta > 0" in err
+    above = audit_scores_report(scores.in_scores, scores.out_scores, epsilon=6.0, delta=1e-5, estimator="gdp")
+    assert above.verdict == "not_detected" and above.power is None and "No power is stated" in above.verdict_text
 
 
 # --- orientation and AUC below 0.5 -----------------------------------------------------------------------------
