@@ -67,7 +67,7 @@ def register_run(subparsers) -> None:
 def _run(args) -> None:
     from audits.report import delta_text, epsilon_text, lower_bound_text
 
-    from .main_job import run_main_job
+    from .main_job import lower_bound_validity, run_main_job
 
     summary = run_main_job(args.pipeline, args.dataset, args.epsilon, args.delta, args.seed, args.out,
                            progress=True, trials=args.trials, threads=args.threads,
@@ -90,7 +90,7 @@ def _run(args) -> None:
         "target (ε, δ)": f"({epsilon_text(target['epsilon'])}, {delta_text(target['delta'])})",
         "delivered (ε, δ)": f"({epsilon_text(target['delivered_epsilon'])}, {delta_text(target['delivered_delta'])})",
         "target met": "yes" if target["met"] else "NO",
-        "audit ε_lb": f"{lower_bound_text(summary['eps_lb'])} ({summary['audit']['valid_as']})",
+        "audit ε_lb": f"{lower_bound_text(summary['eps_lb'])} ({lower_bound_validity(summary['audit'])})",
         "report": str(pathlib.Path(summary["report_dir"]) / "report.md"),
     }
     emit(shown, False, "dpmech run")

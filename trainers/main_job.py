@@ -39,11 +39,16 @@ import threading
 import time
 import warnings
 
+import numpy as np
+
 import dpmech
 from dpmech.cli.arguments import output_folder
+from dpmech.directed_rounding import format_down, format_up
 
 from audits.attacks.pipelines import audit_function as pipeline_audit
-from audits.report import delta_text, epsilon_text, json_record, lower_bound_text, tpr_text, write_report
+from audits.metrics import roc_counts
+from audits.report import (delta_text, epsilon_text, json_record, lower_bound_text, privacy_region_boundary, roc_curves,
+                           roc_simultaneous_band, tpr_text, write_report)
 
 from .cli import DATASET_NAMES, ENGINES
 from .pipelines.registry import PIPELINE_NAMES, run_pipeline
@@ -67,6 +72,9 @@ DATASET_TEXT = {
                    "(`paper()`).",
 }
 UNIT_TEXT = {"record": "one record", "user": "one user (all their records)", "label": "one label"}
+# Audit methods whose ε_lb holds only if the mechanism's privacy curve is exactly GDP-shaped
+# (audits.gdp; the one-run audit's Gaussian f-DP analysis): μ_lb alone is assumption-free.
+GDP_SHAPE_METHODS = ("gdp", "one-run f-dp-gaussian")
 RELATION_TEXT = {"replace-one": "replace-one", "add-remove-one": "add/remove-one"}
 
 _NUMBER = {"type": "number"}
@@ -82,7 +90,7 @@ SUMMARY_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "dpmech run summary (summary.json and dpmech run --json)",
     "type": "object",
-    "required": ["pipeline", "dataset", "seed", "trials", "engine", "target", "accuracy", "baselines", "non_private",
+    "required": ["pipeline", "dataset", "seed", "trials", "engine", "round", "target", "accuracy", "baselines", "non_private",
                  "accuracy_curve", "guarantees", "epsilon", "delta", "eps_lb", "audit", "notes", "config",
                  "report_dir", "files", "non_finite"],
     "additionalProperties": False,
@@ -92,6 +100,15 @@ SUMMARY_SCHEMA = {
         "seed": {"type": "integer", "minimum": 0},
         "trials": {"type": ["integer", "null"], "minimum": 1},
         "engine": {"enum": list(ENGINES)},
+        "round": {
+            "type": "object", "additionalProperties": False,
+            "required": ["clients", "configured_clients", "records_per_client", "model", "features", "releases"],
+            "properties": {"clients": {"type": "integer", "minimum": 0},
+                           "configured_clients": {"type": ["integer", "null"], "minimum": 1},
+                           "records_per_client": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+                           "model": {"type": ["string", "null"]}, "features": {"type": ["string", "null"]},
+                           "releases": {"type": "array", "items": {"type": "object", "required": ["event"]}}},
+        },
         "target": {
             "type": "object", "additionalProperties": False,
             "required": ["epsilon", "delta", "delivered_epsilon", "delivered_delta", "met", "note"],
@@ -294,6 +311,137 @@ def _accuracy_plot(path: pathlib.Path, summary: dict, title: str) -> None:
     figure.savefig(path, dpi=110)
 
 
+def lower_bound_validity(audit: dict) -> str:
+    """What an audit record's ε_lb is, in words: "under the GDP-shape assumption" for the GDP methods
+    (:data:`GDP_SHAPE_METHODS`), "certified" for the others that certify it, else "estimate"."""
+    if audit["valid_as"] != "certified":
+        return "estimate"
+    return "under the GDP-shape assumption" if audit["method"] in GDP_SHAPE_METHODS else "certified"
+
+
+def _event_record(event) -> dict:
+    """One accounted release: the noise and the sensitivity it was calibrated for, or its (ε, δ)."""
+    record = {"event": type(event).__name__, "neighbouring": getattr(event, "neighbouring", None)}
+    for name in ("sigma", "sensitivity", "epsilon", "delta", "description"):
+        value = getattr(event, name, None)
+        if value is not None and value != "":
+            record[name] = value if isinstance(value, str) else float(value)
+    return record
+
+
+def round_record(result) -> dict:
+    """Who took part and what was released: the clients, their records, the model and features, and
+    every release the guarantees account for (σ and the L2 sensitivity it was calibrated for)."""
+    config = dict(result.config)
+    records = sorted(int(client["num_records"]) for client in result.per_client if "num_records" in client)
+    features = None
+    if "num_components" in config:
+        projection = ("raw features" if config["num_components"] is None
+                      else f"PCA({config['num_components']}) fitted on public data only")
+        features = (f"{projection}, {'clipped' if config.get('clip_features') else 'checked'} to the public bound "
+                    f"‖x‖ <= {config['feature_bound']:g}")
+    model = (result.messages[0].description if result.messages else
+             f"{config['model']} model" if "model" in config else None)
+    return {
+        "clients": len(result.per_client),
+        "configured_clients": config.get("num_clients", config.get("num_users")),
+        "records_per_client": records,
+        "model": model,
+        "features": features,
+        "releases": [_event_record(event) for event in result.ledger.events],
+    }
+
+
+def _release_text(release: dict) -> str:
+    if "sigma" in release and "sensitivity" in release:
+        # σ down, Δ and μ up: each printed number on the side of more privacy loss.
+        return (f"Gaussian noise σ = {format_down(release['sigma'], 4)} calibrated for the L2 sensitivity "
+                f"Δ = {format_up(release['sensitivity'], 4)} (μ = Δ/σ = {format_up(release['sensitivity'] / release['sigma'], 4)})")
+    if "epsilon" in release:
+        text = f"({epsilon_text(release['epsilon'])}, {delta_text(release.get('delta', 0.0))})-DP release"
+        return text + (f": {release['description']}" if "description" in release else "")
+    return release["event"]
+
+
+def _round_lines(summary: dict) -> list:
+    round_ = summary["round"]
+    records = round_["records_per_client"]
+    configured = round_["configured_clients"]
+    clients = f"{round_['clients']} clients sent a release" + (
+        f" (of {configured} configured)" if configured is not None and configured != round_["clients"] else "")
+    if records:
+        spread = (f"{records[0]} records each" if records[0] == records[-1] else
+                  f"records per client: min {records[0]}, median {records[len(records) // 2]}, max {records[-1]}")
+        clients += f"; {spread}, {sum(records):,} private records in all"
+    lines = ["## Round", "", f"- Clients: {clients}."]
+    if round_["model"]:
+        lines.append(f"- Model: {round_['model']} (what client 0 releases).")
+    if round_["features"]:
+        lines.append(f"- Features: {round_['features']}.")
+    relations = sorted({record["relation"] for record in summary["guarantees"].values()})
+    lines.append(f"- Noise of each release the guarantees account for (neighbouring relations: {'; '.join(relations)}):")
+    lines += [f"  - release {index}: {_release_text(release)}" for index, release in enumerate(round_["releases"], 1)]
+    if not round_["releases"]:
+        lines.append("  - none (no release is accounted)")
+    return lines + [""]
+
+
+def roc_crossings(audit) -> list:
+    """Where each ROC the audit plots lies above the boundary of the claimed (ε, δ), and whether its
+    simultaneous band does: [{"curve", "num_out", "segments": [[FP count low, FP count high], ...],
+    "band_crosses"}], empty without a finite claim or a crossing. A crossing of the empirical curve
+    is a pointwise estimate; only the band's lower edge above the boundary (at FPR f, R(f) >= lower
+    edge > boundary(f)) is evidence against the claim at level α."""
+    claim, delta = getattr(audit, "eps_claimed", math.inf), getattr(audit, "delta", 0.0)
+    if claim is None or not math.isfinite(claim):
+        return []
+    crossings = []
+    for label, scores in roc_curves(audit):
+        counts = roc_counts(scores)
+        fpr = counts.false_positives / counts.num_out
+        above = np.flatnonzero(counts.true_positives / counts.num_in > privacy_region_boundary(fpr, claim, delta))
+        band_fpr, band_low, _ = roc_simultaneous_band(scores, audit.alpha)
+        band_crosses = bool(np.any(band_low > privacy_region_boundary(band_fpr, claim, delta)))
+        # Runs of consecutive ROC points above the boundary, as the FP counts at their ends.
+        runs = np.split(above, np.flatnonzero(np.diff(above) > 1) + 1) if above.size else []
+        segments = [[int(counts.false_positives[run[0]]), int(counts.false_positives[run[-1]])] for run in runs]
+        if segments or band_crosses:
+            crossings.append({"curve": label, "num_out": int(counts.num_out), "segments": segments,
+                              "band_crosses": band_crosses})
+    return crossings
+
+
+def _span(low, high) -> str:
+    return f"{low}" if low == high else f"{low} to {high}"
+
+
+def _crossing_lines(crossings: list, audit: dict) -> list:
+    lines = []
+    for crossing in crossings:
+        num_out = crossing["num_out"]
+        # Low FPR: few OUT scores above the threshold; high FPR: few below it (the mirror image).
+        where = [f"FPR {_span(f'{low / num_out:.1e}', f'{high / num_out:.1e}')} ({_span(low, high)} of {num_out} "
+                 "OUT scores above the threshold)" if high <= num_out / 2 else
+                 f"FPR {_span(f'{low / num_out:.4f}', f'{high / num_out:.4f}')} ({_span(num_out - high, num_out - low)} "
+                 f"of {num_out} OUT scores below the threshold)" for low, high in crossing["segments"]]
+        if where:
+            lines.append(
+                f"- ROC: the {crossing['curve']} curve lies above the claimed (ε, δ) boundary at {'; '.join(where)}. "
+                f"These points rest on a handful of scores (one OUT score moves the FPR by 1/{num_out}): they are "
+                "pointwise estimates, not bounds, and the boundary limits the TRUE ROC, not its estimate.")
+        if crossing["band_crosses"]:
+            lines.append(f"- ROC: the lower edge of the {crossing['curve']} curve's simultaneous "
+                         f"{1 - audit['alpha']:.0%} band lies above the claimed boundary: evidence at level α that the "
+                         "claim does not hold (for natural-record scores the band is only indicative).")
+        else:
+            lines.append(f"- ROC: the {crossing['curve']} curve's simultaneous {1 - audit['alpha']:.0%} Clopper–Pearson "
+                         "band (shaded; it holds the true ROC at every FPR at once for independent trials, and is only "
+                         "indicative for natural-record scores) nowhere lies above the boundary: the crossing is not "
+                         "significant. What the canary audit certifies is its band and ε_lb "
+                         f"({lower_bound_validity(audit)}), not a plotted curve.")
+    return lines
+
+
 def _guarantee_record(result, name: str, guarantee) -> dict:
     record = guarantee.as_dict()
     unit = result.unit(name)
@@ -313,6 +461,7 @@ def _markdown(summary: dict) -> str:
         "",
         f"Data: {DATASET_TEXT[summary['dataset']]}",
         "",
+        *_round_lines(summary),
         "## Target budget",
         "",
         "| | ε | δ |",
@@ -358,9 +507,11 @@ def _markdown(summary: dict) -> str:
         "## Audit",
         "",
         f"- Canary: ε_lb = {lower_bound_text(audit['eps_lb'])} against the claimed ε = "
-        f"{epsilon_text(audit['eps_claimed'])} ({audit['method']}, {audit['valid_as']}; α = {audit['alpha']}).",
+        f"{epsilon_text(audit['eps_claimed'])} ({audit['method']}; {lower_bound_validity(audit)}; α = {audit['alpha']})."
+        + (f" Assumption: {audit['assumption']}" if audit.get("assumption") else ""),
         f"- {mia['attack']}: AUC {mia['auc']:.4f}; TPR at 0.1% FPR {tpr_text(mia['tpr_at_0_1_percent_fpr'], 1e-3, num_out)}, "
         f"at 1% FPR {tpr_text(mia['tpr_at_1_percent_fpr'], 1e-2, num_out)} ({num_out} OUT scores).",
+        *_crossing_lines(audit.get("roc_crossings", []), audit),
         "",
         "## Notes",
         "",
@@ -476,12 +627,14 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
         )
         audit_record = audit.as_dict()
         audit_record["mia"] = {**audit_record["mia"], "num_out": round(1.0 / audit_record["mia"]["fpr_resolution"])}
+        audit_record["roc_crossings"] = roc_crossings(audit)
         summary = {
             "pipeline": pipeline,
             "dataset": dataset,
             "seed": seed,
             "trials": trials,
             "engine": engine,
+            "round": round_record(result),
             "target": {"epsilon": epsilon, "delta": delta, "delivered_epsilon": delivered_epsilon,
                        "delivered_delta": delivered_delta, "met": target_met, "note": target_note},
             "accuracy": float(result.accuracy),
@@ -509,5 +662,5 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
     return record
 
 
-__all__ = ["CURVE_EPSILONS", "DEFAULT_DELTA", "DEFAULT_EPSILON", "DEFAULT_PIPELINE", "SUMMARY_SCHEMA",
-           "StepLog", "run_main_job"]
+__all__ = ["CURVE_EPSILONS", "DEFAULT_DELTA", "DEFAULT_EPSILON", "DEFAULT_PIPELINE", "GDP_SHAPE_METHODS",
+           "SUMMARY_SCHEMA", "StepLog", "lower_bound_validity", "roc_crossings", "round_record", "run_main_job"]

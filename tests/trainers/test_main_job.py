@@ -15,6 +15,7 @@ from scipy.stats import binomtest
 
 from trainers.main_job import CURVE_EPSILONS, SUMMARY_SCHEMA, StepLog, run_main_job
 from dpmech import VacuousGuaranteeWarning
+from dpmech import GaussianEvent, PrivacyLedger
 from dpmech.ledger import PrivacyGuarantee
 from trainers.data import load_dataset, split_federated
 from trainers.federation import PipelineResult
@@ -131,11 +132,16 @@ class _FakeResult:
     pipeline = "fedzda"
     accuracy = 0.5
     baselines = {}
+    per_client = [{"client": 0, "num_records": 7}, {"client": 1, "num_records": 5}, {"client": 2, "num_records": 6}]
+    messages = ()
+    ledger = PrivacyLedger().record(GaussianEvent(2.5, 0.125))
     guarantees = {"records": _guarantee("add-remove-one", math.inf, 1e-5),
                   "labels": _guarantee("replace-one", 0.5, 1e-320)}
     units = {"labels": "label"}
     notes = ["no privacy guarantee", "no privacy guarantee"]
     unit = PipelineResult.unit
+
+    config = {"num_clients": 4, "model": "softmax", "num_components": 16, "clip_features": True, "feature_bound": 1.0}
 
     def summary(self):
         return {"config": {}}
@@ -271,3 +277,79 @@ def test_privacy_warnings_are_one_log_line_and_others_pass_through(stubbed_run):
     lines = captured.err.splitlines()
     assert sum(line.startswith("dpmech run: [") and line.endswith("warning: the guarantee is vacuous")
                for line in lines) == 1
+
+
+def test_the_report_names_the_clients_model_features_and_noise(stubbed_run):
+    status, _, folder = stubbed_run("--epsilon", "1")
+    assert status == 0
+    report = (folder / "report.md").read_text(encoding="utf-8")
+    summary = json.loads((folder / "summary.json").read_text())
+    jsonschema.validate(summary, SUMMARY_SCHEMA)
+    assert "## Round" in report
+    assert ("- Clients: 3 clients sent a release (of 4 configured); records per client: min 5, median 6, max 7, "
+            "18 private records in all.") in report
+    assert "- Model: softmax model" in report
+    assert "- Features: PCA(16) fitted on public data only, clipped to the public bound ‖x‖ <= 1." in report
+    # σ, the sensitivity it was calibrated for and the relation, read from the ledger the guarantees come from.
+    assert "release 1: Gaussian noise σ = 2.5 calibrated for the L2 sensitivity Δ = 0.125 (μ = Δ/σ = 0.05)" in report
+    assert "neighbouring relations: one label, replace-one; one record, add/remove-one" in report
+
+
+@pytest.mark.parametrize("method, valid_as, label", [("gdp", "certified", "under the GDP-shape assumption"),
+                                                     ("one-run f-dp-gaussian", "certified", "under the GDP-shape assumption"),
+                                                     ("clopper-pearson", "certified", "certified"),
+                                                     ("gdp", "estimate", "estimate")])
+def test_the_canary_lower_bound_is_labelled_with_what_it_rests_on(stubbed_run, monkeypatch, method, valid_as, label):
+    import trainers.main_job as main_job
+
+    class Audit(_FakeAudit):
+        def as_dict(self):
+            return {**super().as_dict(), "method": method, "valid_as": valid_as, "assumption": "the audit's words"}
+
+    monkeypatch.setattr(main_job, "pipeline_audit", lambda name: lambda *_, **__: Audit())
+    status, captured, folder = stubbed_run("--epsilon", "1")
+    assert status == 0
+    report = (folder / "report.md").read_text(encoding="utf-8")
+    assert f"- Canary: ε_lb = 0.0 against the claimed ε = ∞ ({method}; {label}; α = 0.05). Assumption: the audit's words" in report
+    # The terminal's table says the same, never "certified" for a GDP-shaped bound.
+    assert f"0.0 ({label})" in captured.out
+    assert main_job.lower_bound_validity({"method": method, "valid_as": valid_as, "alpha": 0.05}) == label
+
+
+def _gaussian_audit(in_scores, out_scores, epsilon=1.0, delta=1e-5):
+    from audits.scores import AuditScores
+
+    class Audit:
+        eps_claimed, alpha, mia_scores = epsilon, 0.05, None
+        scores = AuditScores(in_scores, out_scores, trials="independent")
+        method = "gdp"
+
+    Audit.delta = delta
+    return Audit()
+
+
+def test_a_crossing_at_a_handful_of_scores_is_explained_and_not_significant():
+    from trainers.main_job import _crossing_lines, roc_crossings
+
+    rng = np.random.default_rng(3)
+    # A 0.27-GDP pair (the claim ε = 1 allows μ ≈ 0.27 at δ = 1e-5 ... the boundary is far above it) whose two largest IN
+    # scores lie above every OUT score: at FPR 0 the curve's TPR 2e-4 exceeds the boundary δ = 1e-5.
+    in_scores = np.r_[rng.normal(0.27, 1.0, 9_998), 50.0, 60.0]
+    audit = _gaussian_audit(in_scores, rng.normal(0.0, 1.0, 10_000))
+    crossings = roc_crossings(audit)
+    assert len(crossings) == 1 and crossings[0]["segments"][0][0] == 0 and not crossings[0]["band_crosses"]
+    text = "\n".join(_crossing_lines(crossings, {"alpha": 0.05, "method": "gdp", "valid_as": "certified"}))
+    assert "pointwise estimates, not bounds" in text and "the crossing is not significant" in text
+    assert "ε_lb (under the GDP-shape assumption)" in text
+
+
+def test_a_crossing_of_the_band_is_reported_as_evidence_against_the_claim():
+    from trainers.main_job import _crossing_lines, roc_crossings
+
+    rng = np.random.default_rng(4)
+    audit = _gaussian_audit(rng.normal(6.0, 1.0, 2_000), rng.normal(0.0, 1.0, 2_000))
+    crossings = roc_crossings(audit)
+    assert crossings and crossings[0]["band_crosses"]
+    assert "evidence at level α that the claim does not hold" in "\n".join(
+        _crossing_lines(crossings, {"alpha": 0.05, "method": "gdp", "valid_as": "certified"}))
+    assert roc_crossings(_gaussian_audit(rng.normal(0, 1, 100), rng.normal(0, 1, 100), epsilon=math.inf)) == []

@@ -32,7 +32,7 @@ from dpmech.directed_rounding import format_up
 from ..federation import PipelineResult, client_generators
 from ..pipelines._common import linear_accuracy
 from ..pipelines.dphelmet import (DISCRETE, DpHelmetConfig, PreparedUsers, discrete_user_settings, dphelmet_user,
-                                  model_norm_bound, prepare_users)
+                                  model_norm_bound, prepare_users, protection_notes)
 from . import accounting
 from .encoding import (SecAggEncoding, choose_encoding, discrete_encoding, discrete_range_fits, encode_grid_share,
                        randomised_rounding)
@@ -390,6 +390,7 @@ def released_round(prepared, config, seed, encoding, record, minimum_honest_shar
                       "s + 2γ√d. The unquantised secure sum's ε is an ESTIMATE for this round: rounding each share is "
                       "not post-processing of the sum.")
     notes = (
+        *protection_notes(config, prepared.sensitivity),
         f"Flower SecAgg+ round: {len(survivors)} of {config.num_users} users survived; h = {honest} honest noise "
         f"shares guaranteed (t = {config.honest_fraction:g}); floor {minimum_honest_shares}.",
         f"Shares on the grid γ = {encoding.grid_step:.3g} in [-{encoding.clipping_range:g}, "
@@ -405,7 +406,8 @@ def released_round(prepared, config, seed, encoding, record, minimum_honest_shar
                 upload[node] = upload.get(node, 0) + message_bytes(reply)
     result = PipelineResult(
         pipeline="dphelmet", accuracy=linear_accuracy(average, prepared.features.test), baselines={},
-        per_client=[{"client": user, "user_noise_std": user_noise_std} for user in survivors], ledger=ledger,
+        per_client=[{"client": user, "num_records": int(prepared.shares[user].size), "user_noise_std": user_noise_std}
+                    for user in survivors], ledger=ledger,
         messages=(), guarantees=guarantees, notes=notes,
         config={**dataclasses.asdict(config), "engine": "flower"}, seed=seed,
     )

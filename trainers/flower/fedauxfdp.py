@@ -23,7 +23,7 @@ from dpmech import validation as check
 from ..federation import PipelineResult, client_generators, worst_client_ledger
 from ..pipelines._common import linear_accuracy
 from ..pipelines.fedauxfdp import (FedAuxFdpConfig, client_settings, fedauxfdp_client, fedauxfdp_server,
-                                   prepare_round)
+                                   prepare_round, round_notes)
 from .messages import from_record_dict, to_record_dict
 
 
@@ -122,11 +122,13 @@ def run_flower_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed
         accuracy=linear_accuracy(server.fedauxfdp, sets.test),
         baselines={"FedAVG+P": linear_accuracy(server.fedavg, sets.test),
                    "FedD+P": linear_accuracy(server.fedd, sets.test)},
-        per_client=[{"client": m.client, "upload_bytes": b} for m, b in zip(messages, holder["reply_bytes"])],
+        per_client=[{"client": m.client, "num_records": int(np.count_nonzero(prepared.assignment == m.client)),
+                     "upload_bytes": b} for m, b in zip(messages, holder["reply_bytes"])],
         ledger=ledger, messages=tuple(messages),
         guarantees={"basic": ledger.epsilon(config.total_delta, method="basic"),
                     "tight": ledger.epsilon(config.total_delta, method="auto")},
-        notes=(f"Flower simulation, {config.num_clients} SuperNodes, {seconds:.1f} s; the server saw each "
-               "client's noisy heads (no secure aggregation).",),
+        notes=(*round_notes(config, prepared),
+               f"Flower simulation, {config.num_clients} SuperNodes, {seconds:.1f} s; the server saw each "
+               "client's noisy heads (no secure aggregation)."),
         config={**dataclasses.asdict(config), "engine": "flower"}, seed=seed,
     )

@@ -362,6 +362,20 @@ def discrete_user_settings(config: DpHelmetConfig, num_classes: int, sensitivity
     return UserSettings(config, num_classes, granularity * math.sqrt(sigma_squared), event, granularity, sigma_squared)
 
 
+def protection_notes(config: DpHelmetConfig, sensitivity: float) -> list:
+    """What every DP-Helmet round's guarantee protects and rests on, in process or on Flower."""
+    unit = "one user's whole dataset" if config.privacy_unit == USER else "one record of one user"
+    return [
+        f"Protected: {unit}, replace-one; |U| = {config.num_users}, N = {config.records_per_user} per user and "
+        f"t = {config.honest_fraction:g} are public.",
+        f"Models are unscaled; local sensitivity s = {sensitivity:.6g} "
+        f"({'user level 2B, Cor. 5.5' if config.privacy_unit == USER else 'record level 2L/(NΛ)'}), "
+        f"average {sensitivity / config.num_users:.6g}.",
+        "The guarantee is for the secure sum: a single noisy model seen alone carries only σ_u.",
+        "No projection after the noise.",
+    ]
+
+
 def run_dphelmet(data: LabelledData, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 0, *,
                  n_jobs: Optional[int] = None, progress: bool = False) -> PipelineResult:
     """Run Distributed DP-Helmet on ``data``; ``accuracy`` is the blind average's test accuracy.
@@ -386,16 +400,7 @@ def run_dphelmet(data: LabelledData, config: DpHelmetConfig = DpHelmetConfig(), 
         "basic": ledger.epsilon(config.delta, method="basic"),
         "tight": ledger.epsilon(config.delta, method="auto"),
     }
-    unit = "one user's whole dataset" if config.privacy_unit == USER else "one record of one user"
-    notes = [
-        f"Protected: {unit}, replace-one; |U| = {config.num_users}, N = {config.records_per_user} per user and "
-        f"t = {config.honest_fraction:g} are public.",
-        f"Models are unscaled; local sensitivity s = {sensitivity:.6g} "
-        f"({'user level 2B, Cor. 5.5' if config.privacy_unit == USER else 'record level 2L/(NΛ)'}), "
-        f"average {sensitivity / config.num_users:.6g}.",
-        "The guarantee is for the secure sum: a single noisy model seen alone carries only σ_u.",
-        "No projection after the noise.",
-    ]
+    notes = protection_notes(config, sensitivity)
     if config.epsilon == math.inf:
         notes.append("epsilon = ∞: the models are averaged WITHOUT noise, so there is no DP guarantee (ε = ∞).")
         warnings.warn(f"DP-Helmet: {notes[-1]}", dpmech.NoGuaranteeWarning, stacklevel=2)

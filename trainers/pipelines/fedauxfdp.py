@@ -644,6 +644,21 @@ def tuning_seed(seed: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(check.integer_scalar("seed", seed, 0)).spawn(4)[3]
 
 
+def round_notes(config: FedAuxFdpConfig, prepared) -> list:
+    """What every FedAUXfdp round's guarantee protects and rests on, in process or on Flower."""
+    return [
+        "Protected: one record of one client's private data, replace-one; record counts and the class "
+        "set are public; the negative and distillation sets are public and not protected.",
+        f"Scoring-head Δ uses n = n_i + |D⁻| (|D⁻| = {len(prepared.features.negative)} public rows in the mean objective).",
+        f"Features: {'raw' if config.num_components is None else f'PCA({config.num_components}) fitted on public data only'}, "
+        f"{'clipped' if config.clip_features else 'checked'} to the public bound {config.feature_bound:g}; "
+        "never FedAUXfdp's private max-norm normalisation (eq. 4).",
+        f"Class-head Δ: bound={config.multinomial_bound!r} with the public class count C = {prepared.num_classes}.",
+        "basic = ε_scores + ε_classes with δ split evenly (seed §4.3); tight = exact composition of the "
+        "two Gaussian releases; both at δ = δ_scores + δ_classes for the worst client.",
+    ]
+
+
 def run_fedauxfdp(data: LabelledData, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int = 0, *,
                   n_jobs: Optional[int] = None, progress: bool = False,
                   tuning: Optional[RegularizationGrid] = None) -> PipelineResult:
@@ -695,17 +710,7 @@ def run_fedauxfdp(data: LabelledData, config: FedAuxFdpConfig = FedAuxFdpConfig(
         }
         for message in messages
     ]
-    notes = [
-        "Protected: one record of one client's private data, replace-one; record counts and the class "
-        "set are public; the negative and distillation sets are public and not protected.",
-        f"Scoring-head Δ uses n = n_i + |D⁻| (|D⁻| = {len(sets.negative)} public rows in the mean objective).",
-        f"Features: {'raw' if config.num_components is None else f'PCA({config.num_components}) fitted on public data only'}, "
-        f"{'clipped' if config.clip_features else 'checked'} to the public bound {config.feature_bound:g}; "
-        "never FedAUXfdp's private max-norm normalisation (eq. 4).",
-        f"Class-head Δ: bound={config.multinomial_bound!r} with the public class count C = {prepared.num_classes}.",
-        "basic = ε_scores + ε_classes with δ split evenly (seed §4.3); tight = exact composition of the "
-        "two Gaussian releases; both at δ = δ_scores + δ_classes for the worst client.",
-    ]
+    notes = round_notes(config, prepared)
     for name in ("score_epsilon", "class_epsilon"):
         if getattr(config, name) == math.inf:
             notes.append(f"{name} = ∞: that head is released WITHOUT noise, so there is no DP guarantee (ε = ∞).")

@@ -52,6 +52,7 @@ import numpy as np
 import dpmech
 import dpmech.sensitivity
 from dpmech import validation as check
+from dpmech.directed_rounding import format_up
 from trainers.data import PrivateData
 from trainers.federation import ledger_from_messages
 from trainers.pipelines import fedauxfdp as pipeline
@@ -218,12 +219,13 @@ def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int
         f"{np.linalg.norm(search.canary.feature):.4g} <= {config.feature_bound:g}) and label {search.canary.label} "
         "that the influence search over both whitened heads found to move them furthest, confirmed by exact "
         f"retraining of {search.retrained} proposals (replace-one); the search fixes the pair before any release "
-        "is drawn, so the bound stays certified.",
+        "is drawn, so it does not weaken the bound (eps_lb still holds only under the GDP-shape assumption).",
         "The canary audit samples the released heads around the two trained worlds; the trained pair sits "
         "inside the sensitivity bound (see measurements), so eps_lb is below the claim even when the code is right. "
         "The scoring head cannot reach its bound 2L/(nλ): every private record has label 1 there, which caps "
-        "its sensitivity at score_head_label_fixed_sensitivity_over_bound of the bound "
-        "(audits.attacks.canary_search.label_fixed_logistic_sensitivity).",
+        "its sensitivity at "
+        f"{format_up(measurements['score_head_label_fixed_sensitivity_over_bound'], 3)} of the bound (the label-fixed "
+        "sensitivity over 2L/(nλ), audits.attacks.canary_search.label_fixed_logistic_sensitivity).",
         "LiRA scores of natural records (members of the class head vs test records) are not independent trials: "
         "AUC and TPR are estimates.",
     ]
