@@ -13,11 +13,11 @@ the tests check 1e-6 in parameters).
 Layouts. Models on large overlapping subsets of the pool (the shadow models of an audit) share
 it: every pass is one GEMM over the n pool records, and every model starts from the pooled
 optimum (all records, weight 1/n), close to its own. Models that each weight at most half of
-the pool (one head per client of a federation, the pool being the clients' records side by
-side) are trained on their own gathered records, (B, m, p) with m the largest record count
-(:func:`_own_records`), from θ = 0: a pass costs O(B m C p), not O(B n C p), B times less for
-B disjoint clients. A batched Armijo backtracking line search makes the iteration globally
-convergent from any start.
+the pool, with each record in at most two models on average (one head per client of a
+federation, the pool being the clients' records side by side), are trained on their own
+gathered records, (B, m, p) with m the largest record count (:func:`_own_records`), from θ = 0:
+a pass costs O(B m C p), not O(B n C p), B times less for B disjoint clients. A batched Armijo
+backtracking line search makes the iteration globally convergent from any start.
 
 Solvers.
 
@@ -382,16 +382,21 @@ _OWN_RECORDS_MAX_ELEMENTS = 2**26
 def _own_records(weights, num_features):
     """Indices (B, m) of every model's records, or None when the models share the pool.
 
-    When every model weights at most half of the pool (one client's block of a federated pool,
-    say), each model is trained on its own gathered records (B, m, p), m the largest record count:
-    a pass costs O(B m C p) instead of O(B n C p) over the shared pool, B times less for B disjoint
-    clients. Row b lists its records with positive weight in pool order, then records of weight 0
-    (which add nothing to any sum) up to m. Models on overlapping halves of a pool (audit shadows)
-    keep the shared layout, one GEMM over the pool and the pooled warm start.
+    When every model weights at most half of the pool and a record is in at most two models on
+    average (one client's block of a federated pool, say), each model is trained on its own
+    gathered records (B, m, p), m the largest record count: a pass costs O(B m C p) instead of
+    O(B n C p) over the shared pool, B times less for B disjoint clients. Row b lists its records
+    with positive weight in pool order, then records of weight 0 (which add nothing to any sum)
+    up to m. Models on overlapping subsets of a pool (audit shadows on random halves) keep the
+    shared layout, one GEMM over the pool, and the pooled optimum, close to each of them, as
+    their warm start.
     """
     selected = weights > 0
-    width = int(selected.sum(dim=1).max())
-    if 2 * width > weights.shape[1] or weights.shape[0] * width * num_features > _OWN_RECORDS_MAX_ELEMENTS:
+    counts = selected.sum(dim=1)
+    width = int(counts.max())
+    num_records = weights.shape[1]
+    if (2 * width > num_records or int(counts.sum()) > 2 * num_records
+            or weights.shape[0] * width * num_features > _OWN_RECORDS_MAX_ELEMENTS):
         return None
     return torch.argsort((~selected).to(torch.int8), dim=1, stable=True)[:, :width]
 # Exact Newton costs O(n (C p)²) per step to form the Hessian, Kronecker-preconditioned CG about
