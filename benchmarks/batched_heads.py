@@ -24,6 +24,8 @@ J(θ) = (1/n) Σ ℓ(θ; x̃_i, y_i) + (λ/2)‖θ‖², x̃ = (x, 1):
 Every timing is CPU time (``time.process_time``), the best of ``--repeats`` runs after a warm-up,
 with one thread in every pool (torch, BLAS and OpenMP, :func:`trainers.threads.limited_threads`),
 divided by the number of heads; the sides alternate so that both see the same background load.
+scikit-learn gets one zero-weight placeholder row per class, as the adapter gives it, so that a
+client lacking a class (``--label-skew``) still fits the public 10-class objective.
 A ratio above 1 means the batched heads are faster.
 
     PYTHONPATH=. python benchmarks/batched_heads.py [--sizes 100 500 2400] [--heads 20] [--tolerance 1e-9]
@@ -66,9 +68,22 @@ def _gradient_norm(coefficients, augmented, labels, regularization):
     return float(np.linalg.norm(gradient))
 
 
-def _clients(features, labels, heads, n, rng):
-    """``heads`` clients of n records drawn with replacement, as one pool with block memberships."""
-    chosen = rng.integers(0, features.shape[0], size=(heads, n))
+def _clients(features, labels, heads, n, rng, label_skew):
+    """``heads`` clients of n records drawn with replacement, as one pool with block memberships.
+
+    ``label_skew`` α: each client's label proportions are Dirichlet(α) (as
+    :func:`trainers.data.dirichlet_label_partition` splits the pipelines' clients), its records
+    drawn uniformly within each label; None draws records uniformly.
+    """
+    if label_skew is None:
+        chosen = rng.integers(0, features.shape[0], size=(heads, n))
+    else:
+        by_label = np.argsort(labels, kind="stable")
+        counts = np.bincount(labels, minlength=10)
+        proportions = np.cumsum(rng.dirichlet(np.full(10, label_skew), size=heads), axis=1)
+        drawn = np.minimum((rng.random((heads, n, 1)) > proportions[:, None, :]).sum(axis=2), 9)
+        within = np.floor(rng.random((heads, n)) * counts[drawn]).astype(np.int64)
+        chosen = by_label[(np.cumsum(counts) - counts)[drawn] + within]
     pool_features, pool_labels = features[chosen.ravel()], labels[chosen.ravel()]
     membership = np.kron(np.eye(heads, dtype=bool), np.ones((1, n), dtype=bool))
     return pool_features, pool_labels, membership
@@ -76,9 +91,12 @@ def _clients(features, labels, heads, n, rng):
 
 def _case(features, labels, n, arguments, rng):
     heads, regularization, tolerance = arguments.heads, arguments.regularization, arguments.tolerance
-    pool_features, pool_labels, membership = _clients(features, labels, heads, n, rng)
+    pool_features, pool_labels, membership = _clients(features, labels, heads, n, rng, arguments.label_skew)
     augmented = np.hstack([pool_features, np.ones((pool_features.shape[0], 1))])
     blocks = [(augmented[row], pool_labels[row]) for row in membership]
+    # One zero-weight placeholder row per class, as trainers.sklearn_adapter does: scikit-learn then
+    # fits the public 10-class objective even for a client that lacks a class (J is unchanged).
+    placeholders = np.zeros((10, augmented.shape[1])), np.arange(10), np.concatenate([np.ones(n), np.zeros(10)])
     batched = BatchedLogisticRegression(regularization=regularization, num_classes=10, tol=tolerance)
     inverse_c = dpmech.sensitivity.sklearn_c(regularization, n)
 
@@ -89,8 +107,9 @@ def _case(features, labels, n, arguments, rng):
         def fit_all():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                return [LogisticRegression(C=inverse_c, fit_intercept=False, solver="lbfgs", tol=tol,
-                                           max_iter=max_iter).fit(x, y).coef_ for x, y in blocks]
+                return [LogisticRegression(C=inverse_c, fit_intercept=False, solver="lbfgs", tol=tol, max_iter=max_iter)
+                        .fit(np.vstack([x, placeholders[0]]), np.concatenate([y, placeholders[1]]),
+                             sample_weight=placeholders[2]).coef_ for x, y in blocks]
         return fit_all
 
     sides = {"batched": batched_fit, "matched": sklearn_fits(tolerance, 10_000), "default": sklearn_fits(1e-4, 100)}
@@ -116,6 +135,8 @@ def main(argv=None):
     parser.add_argument("--tolerance", type=float, default=1e-9, help="τ, the certified gradient norm (default 1e-9)")
     parser.add_argument("--threads", type=int, default=1, help="threads of both sides' pools (default 1)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--label-skew", type=float, default=None,
+                        help="Dirichlet α of every client's label proportions (FedAUXfdp: 0.16); default: uniform draws")
     parser.add_argument("--seed", type=int, default=0)
     arguments = parser.parse_args(argv)
     for name in ("heads", "threads", "repeats"):
@@ -123,12 +144,15 @@ def main(argv=None):
             parser.error(f"--{name} must be >= 1")
     if min(arguments.sizes) < 1 or arguments.regularization <= 0 or arguments.tolerance <= 0:
         parser.error("--sizes, --regularization and --tolerance must be positive")
+    if arguments.label_skew is not None and not arguments.label_skew > 0:
+        parser.error("--label-skew must be > 0")
     rng = np.random.default_rng(arguments.seed)
     data = load_digits_dataset()
     features = data.features / np.linalg.norm(data.features, axis=1).max()
     console = Console(width=160)
     table = Table(title=f"CPU ms per certified head: {arguments.heads} heads, d = {features.shape[1]}, C = 10, "
-                        f"λ = {arguments.regularization:g}, τ = {arguments.tolerance:g}")
+                        f"λ = {arguments.regularization:g}, τ = {arguments.tolerance:g}, labels "
+                        + ("uniform" if arguments.label_skew is None else f"Dirichlet({arguments.label_skew:g}) per client"))
     for column in ("n", "batched ms", "Newton iters", "certified ‖g‖₂ ≤", "sklearn matched ms", "sklearn ‖g‖₂",
                    "ratio matched", "sklearn default ms", "sklearn default ‖g‖₂", "ratio default"):
         table.add_column(column, justify="right")
