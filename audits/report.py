@@ -64,10 +64,12 @@ _SUMMARY_FIELDS = ("eps_claimed", "eps_lb", "delta", "mu_claimed", "mu_actual", 
 _ROUNDED_DOWN = ("eps_lb", "mu_lb", "mu_actual")
 # The band's points: enough for a smooth outline, few enough to keep the Clopper–Pearson quantiles cheap.
 _BAND_POINTS = 400
+# Characters per line of a ROC legend entry: a column of the two-column legend holds about 70 at "small".
+_LEGEND_WIDTH = 60
 
 __all__ = [
     "ScoresAudit", "audit_scores_report", "delta_text", "epsilon_text", "gdp_roc", "json_ready", "json_record",
-    "lower_bound_text", "privacy_region_boundary", "roc_band", "roc_curves", "roc_simultaneous_band", "tpr_text",
+    "lower_bound_text", "privacy_region_boundary", "roc_band", "roc_curves", "roc_figure", "roc_simultaneous_band", "tpr_text",
     "write_report",
 ]
 
@@ -289,7 +291,22 @@ def _markdown(record: dict, title: str) -> str:
 
 
 def _roc_plot(path: pathlib.Path, audit, title: str, alpha: float) -> None:
+    roc_figure(audit, title, alpha).savefig(path, dpi=110)
+
+
+def _legend_rows(labels: list, columns: int) -> int:
+    """Text lines of a column-major legend: each row is as tall as its tallest entry."""
+    per_column = math.ceil(len(labels) / columns)
+    heights = [label.count("\n") + 1 for label in labels]
+    return sum(max(heights[row::per_column]) for row in range(per_column))
+
+
+def roc_figure(audit, title: str, alpha: float):
+    """The ROC plot (module docstring) as a matplotlib Figure on an Agg canvas; legend labels longer
+    than :data:`_LEGEND_WIDTH` characters wrap onto more lines, so none runs past the figure's edge."""
     # The Agg canvas is attached to this figure only; pyplot's global backend is left alone.
+    import textwrap
+
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -347,13 +364,16 @@ def _roc_plot(path: pathlib.Path, audit, title: str, alpha: float) -> None:
     logarithmic.set_ylim(floor, 1.0)
     logarithmic.set_aspect("equal")
     handles, labels = linear.get_legend_handles_labels()
+    # Each of the two columns has half the figure's width: a longer label (a LiRA curve's counts beside the
+    # claimed boundary's) ran past the right edge and was cut off.
+    labels = [textwrap.fill(label, _LEGEND_WIDTH) for label in labels]
     figure.legend(handles, labels, loc="lower center", ncol=2, fontsize="small", frameon=False)
     figure.suptitle(title, fontsize="medium")
-    # Room below the panels for the legend, one row per two entries. Fixed margins: tight_layout
+    # Room below the panels for the legend's text lines. Fixed margins: tight_layout
     # measures every log-axis tick label and took half the time of the whole plot.
-    bottom = min(0.4, 0.02 + 0.04 * math.ceil(len(labels) / 2))
+    bottom = min(0.45, 0.02 + 0.033 * _legend_rows(labels, 2))
     figure.subplots_adjust(left=0.07, right=0.98, top=0.92, bottom=bottom + 0.08, wspace=0.25)
-    figure.savefig(path, dpi=110)
+    return figure
 
 
 def write_report(audit, directory, *, title: str, extra: dict | None = None) -> dict:

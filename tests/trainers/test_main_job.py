@@ -50,6 +50,7 @@ def test_main_job_writes_the_report_and_meets_the_target(tmp_path):
     assert len(set(summary["notes"])) == len(summary["notes"])
 
 
+@pytest.mark.slow  # MNIST-1D generated and a CNN trained: about a minute
 def test_the_default_round_runs_fedauxfdp_on_public_cnn_features_at_the_seeds_settings(tmp_path, monkeypatch):
     # The sizes shrink for the test; the path is the default one: MNIST-1D generated and cached, a CNN trained on
     # a public part only, the seed's paper() settings with the target split between the heads.
@@ -353,3 +354,34 @@ def test_a_crossing_of_the_band_is_reported_as_evidence_against_the_claim():
     assert "evidence at level α that the claim does not hold" in "\n".join(
         _crossing_lines(crossings, {"alpha": 0.05, "method": "gdp", "valid_as": "certified"}))
     assert roc_crossings(_gaussian_audit(rng.normal(0, 1, 100), rng.normal(0, 1, 100), epsilon=math.inf)) == []
+
+
+def _legend_overflow(figure) -> list:
+    """Legend texts that run past the figure's edges, measured on the Agg renderer."""
+    figure.canvas.draw()  # lays the legend out
+    renderer = figure.canvas.get_renderer()
+    width, height = figure.bbox.width, figure.bbox.height
+    texts = [text for legend in figure.legends for text in legend.get_texts()]
+    return [text.get_text() for text in texts
+            if (box := text.get_window_extent(renderer)).x0 < 0 or box.x1 > width or box.y0 < 0 or box.y1 > height]
+
+
+def test_the_roc_legend_is_complete_and_inside_the_figure(monkeypatch):
+    import audits.report as report
+    from audits.scores import AuditScores
+
+    rng = np.random.default_rng(5)
+    # The default run's shape: a canary and a LiRA curve of 157,839 IN / 158,193 OUT scores, whose label is long.
+    audit = _gaussian_audit(rng.normal(0.05, 1.0, 10_000), rng.normal(0.0, 1.0, 10_000))
+    audit.mu_claimed, audit.mu_lb = 0.2681, 0.02603
+    audit.mia = {"attack": "LiRA online, 64 shadow class heads, leave-one-out"}
+    audit.mia_scores = AuditScores(rng.normal(0.0, 1.0, 157_839), rng.normal(0.0, 1.0, 158_193))
+    expected = [label for label, _ in report.roc_curves(audit)]
+    figure = report.roc_figure(audit, "fedauxfdp audit", 0.05)
+    texts = [" ".join(text.get_text().split("\n")) for legend in figure.legends for text in legend.get_texts()]
+    assert any(text.startswith(expected[1]) and text.endswith("157839 IN / 158193 OUT)") for text in texts)
+    assert "claimed (ε = 1.0, δ = 1e-05) boundary (the claim the canary tests)" in texts
+    assert _legend_overflow(figure) == []
+    # Without the wrapping the same legend runs past the right edge: the check above can fail.
+    monkeypatch.setattr(report, "_LEGEND_WIDTH", 1000)
+    assert _legend_overflow(report.roc_figure(audit, "fedauxfdp audit", 0.05))
