@@ -99,10 +99,11 @@ def detection_counts(num_in: int, num_out: int, *, epsilon: float, delta: float,
 
     # Bisection on FN for every level at once: ``certifies`` is nonincreasing in FN (CP_up increases in it).
     low, high = np.full(levels.size, -1), np.full(levels.size, num_in + 1)  # certifies at low, not at high
-    while np.any(high - low > 1):
+    while np.any(active := high - low > 1):
         middle = (low + high) // 2
+        # A settled level (high = low + 1) has middle = low, possibly −1: clipped for the call, and not updated.
         passed = certifies(np.clip(middle, 0, num_in))
-        low, high = np.where(passed, middle, low), np.where(passed, high, middle)
+        low, high = np.where(active & passed, middle, low), np.where(active & ~passed, middle, high)
     return levels, low
 
 
