@@ -406,8 +406,9 @@ _EXACT_NEWTON_MAX_PARAMETERS = 32
 _FALLBACK_EXACT_NEWTON_MAX_PARAMETERS = 2048
 
 
-def logistic_objective(features, labels, weights, regularization, num_classes, max_cg_iterations=500,
-                       preconditioner=None, exact_newton=None):
+def logistic_objective(features: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor, regularization: float,
+                       num_classes: int, max_cg_iterations: int = 500, preconditioner: torch.Tensor | None = None,
+                       exact_newton: bool | None = None) -> _BinaryObjective | _MultinomialObjective:
     """The batched mean-form objective J_b of B models on bias-augmented ``features``.
 
     ``features``: (n, p) shared by all models, or (B, m, p), model b's own records (then
@@ -426,7 +427,8 @@ def logistic_objective(features, labels, weights, regularization, num_classes, m
                                  preconditioner, exact_newton)
 
 
-def certify_minimisers(objective, theta, gradient_tolerance, max_iter):
+def certify_minimisers(objective: _BinaryObjective | _MultinomialObjective, theta: torch.Tensor,
+                       gradient_tolerance: float, max_iter: int) -> tuple[torch.Tensor, int, float]:
     """Newton-refine θ (float64) until ‖∇J_b(θ_b)‖₂ <= τ is certified for every model.
 
     Certified: the computed gradient norm plus its rounding allowance (:func:`_gradient_bound`)
