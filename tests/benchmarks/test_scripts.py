@@ -5,11 +5,16 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 from benchmarks.run_all import BENCHMARKS, SECTION
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
+# The accounting script times the other libraries too (about half a minute of CPU) and the fidelity modes train
+# CNNs: marked slow, run by `-m slow` (.ci/run runs both).
+@pytest.mark.slow
 def test_accounting_benchmark_runs_and_reports_no_under_noising():
     result = subprocess.run([sys.executable, "benchmarks/accounting.py", "--quick"], capture_output=True, text=True,
                             cwd=ROOT, env={**os.environ, "COLUMNS": "200"})
@@ -32,6 +37,7 @@ def test_every_registered_benchmark_script_exists_and_results_parse():
     assert sections == {"one": "body\n", "two": "more\n"}
 
 
+@pytest.mark.slow
 def test_fidelity_modes_run_at_tiny_size(tmp_path):
     environment = {**os.environ, "COLUMNS": "200"}
     common = ["--fidelity", "--samples", "1200", "--public-samples", "400", "--seeds", "1", "--cnn-epochs", "1",
