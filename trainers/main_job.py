@@ -487,7 +487,10 @@ def _markdown(summary: dict) -> str:
     if non_private["accuracy"] is not None and summary["accuracy"] >= non_private["accuracy"]:
         lines += ["", "The private run scored at or above the non-private one. Each is one run of one seed (one "
                       "partition, one noise draw), so one run's difference is no sign that the noise helps; compare "
-                      "runs over several seeds (`--seed`)."]
+                      "runs over several seeds (`--seed`). The curve's points are not independent draws either: at one "
+                      "seed each client's seeded Generator adds the same standard-normal noise at every ε, scaled by "
+                      "σ(ε), so one favourable draw lifts every ε at once and fades as σ shrinks toward ε = ∞ "
+                      "(the README's `dpmech run` paragraph gives seeds where the private run scores below)."]
     if summary["accuracy_curve"]:
         lines += ["", "ε → accuracy (same data and seed, one run per ε; δ as the target):", "", "| ε | test accuracy |", "|---|---|"]
         lines += [f"| {epsilon_text(point['epsilon'])} | {point['accuracy']:.4f} |" for point in summary["accuracy_curve"]]

@@ -14,8 +14,8 @@ import pytest
 from scipy.stats import binomtest
 
 from trainers.main_job import CURVE_EPSILONS, SUMMARY_SCHEMA, StepLog, run_main_job
-from dpmech import VacuousGuaranteeWarning
-from dpmech import GaussianEvent, PrivacyLedger
+from dpmech import GaussianEvent, PrivacyLedger, VacuousGuaranteeWarning
+from dpmech.directed_rounding import format_up
 from dpmech.ledger import PrivacyGuarantee
 from trainers.data import load_dataset, split_federated
 from trainers.federation import PipelineResult
@@ -48,6 +48,15 @@ def test_main_job_writes_the_report_and_meets_the_target(tmp_path):
         assert guarantee["unit"] == "record" and guarantee["neighbouring"] == "replace-one"
     assert "| basic | one record, replace-one | " in report and "## Target budget" in report
     assert len(set(summary["notes"])) == len(summary["notes"])
+    # The canary's ε_lb rests on the GDP shape, said beside it; no note prints a variable's name for its value.
+    assert "(gdp; under the GDP-shape assumption; α = 0.05). Assumption: " in report
+    assert "certified" not in report.split("## Audit")[1].split("## Notes")[0].replace("certifies", "")
+    assert "score_head_label_fixed_sensitivity_over_bound" not in report
+    ratio = summary["audit"]["measurements"]["score_head_label_fixed_sensitivity_over_bound"]
+    assert f"caps its sensitivity at {format_up(ratio, 3)} of the bound" in report
+    # The round: 20 clients, their records, the two heads' σ and sensitivities from the ledger.
+    assert "- Clients: 20 clients sent a release; records per client: min " in report
+    assert report.count("calibrated for the L2 sensitivity") == 2
 
 
 @pytest.mark.slow  # MNIST-1D generated and a CNN trained: about a minute
