@@ -16,6 +16,12 @@ statistics
   count #{j : x_j = v} and the first position min{j : x_j = v} (d when
   there is none); and, when there are such values, the first entry that is
   none of them (NaN when there is none: SVT's released answer);
+* with ``outputs="vector"`` (real vectors such as a noisy histogram), for
+  d > 1 also the norms |x|_1, |x|_2, |x|_inf and the projections w·x on two
+  unit directions learned on the selection sample: the difference of the
+  two neighbours' means, and Fisher's discriminant direction (Fisher 1936);
+  for additive noise the shift f(D) − f(D′) spread over several
+  coordinates (a record in two bins) is seen whole along them;
 
 and the half-lines {s <= t}, {s > t} on each statistic s, at every
 distinct value of s in the selection sample when there are at most 64,
@@ -29,8 +35,11 @@ at level α for every mechanism. NaN falls in neither half-line.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from .. import validation as check
 from .statistical import (
     StatisticalTestResult,
     _draw,
@@ -44,6 +53,12 @@ MOST_FREQUENT_VALUES = 8
 SMALLEST_VALUE_SHARE = 0.01
 # A statistic with at most this many distinct selection values is thresholded at each of them.
 DISTINCT_LIMIT = 64
+OUTPUT_KINDS = ("discrete", "vector")
+# Real vectors (outputs="vector") also get these norms and projections on the directions learned on the selection sample.
+NORM_NAMES = ("|x|_1", "|x|_2", "|x|_inf")
+DIRECTION_NAMES = ("mean-difference direction", "Fisher direction")
+# Fisher's direction solves a d × d system: up to this many coordinates.
+FISHER_DIMENSION = 512
 
 
 def _numeric(sample):
@@ -58,8 +73,11 @@ def _code_values(pooled):
     return values[order][keep]
 
 
-def _statistic_names(dimension, code_values):
-    """The names of :func:`_statistics`' columns for outputs of ``dimension`` coordinates."""
+def _statistic_names(dimension, code_values, directions=None):
+    """The names of :func:`_statistics`' columns for outputs of ``dimension`` coordinates.
+
+    ``directions``: None, or (k, d) unit directions for real vectors: the norms and the projections on them follow.
+    """
     names = [f"x[{j}]" if dimension > 1 else "x" for j in range(dimension)]
     if dimension > 1:
         names += ["max x", "min x", "sum x"]
@@ -67,10 +85,12 @@ def _statistic_names(dimension, code_values):
             names += [f"#(x[j] == {value:g})", f"first j with x[j] == {value:g}"]
         if code_values.size:
             names.append("first x[j] not a code")
+        if directions is not None:
+            names += list(NORM_NAMES) + [f"{name} . x" for name in DIRECTION_NAMES[:len(directions)]]
     return names
 
 
-def _statistic(matrix, code_values, column):
+def _statistic(matrix, code_values, column, directions=None):
     """Column ``column`` of :func:`_statistics` alone (an event's membership needs one)."""
     dimension = matrix.shape[1]
     if column < dimension:
@@ -85,16 +105,49 @@ def _statistic(matrix, code_values, column):
         if column % 2 == 0:
             return equal.sum(axis=1).astype(float)
         return np.where(equal.any(axis=1), equal.argmax(axis=1), dimension).astype(float)
-    # The first entry that is no code: SVT's released answer beside its ⊥ and "halted" codes.
-    plain = ~np.isin(matrix, code_values)
-    return np.where(plain.any(axis=1), matrix[np.arange(len(matrix)), plain.argmax(axis=1)], np.nan)
+    column -= 2 * code_values.size
+    if code_values.size:
+        if column == 0:
+            # The first entry that is no code: SVT's released answer beside its ⊥ and "halted" codes.
+            plain = ~np.isin(matrix, code_values)
+            return np.where(plain.any(axis=1), matrix[np.arange(len(matrix)), plain.argmax(axis=1)], np.nan)
+        column -= 1
+    with np.errstate(invalid="ignore", over="ignore"):
+        if column < len(NORM_NAMES):
+            return np.linalg.norm(matrix, ord=(1, 2, np.inf)[column], axis=1)
+        return matrix @ directions[column - len(NORM_NAMES)]
 
 
-def _statistics(matrix, code_values, columns=None):
+def _statistics(matrix, code_values, columns=None, directions=None):
     """(n, s) statistics of n outputs with d coordinates (names: :func:`_statistic_names`), or only ``columns`` of them."""
     if columns is None:
-        columns = range(len(_statistic_names(matrix.shape[1], code_values)))
-    return np.column_stack([_statistic(matrix, code_values, column) for column in columns]).astype(float)
+        columns = range(len(_statistic_names(matrix.shape[1], code_values, directions)))
+    return np.column_stack([_statistic(matrix, code_values, column, directions) for column in columns]).astype(float)
+
+
+def _directions(selection_first, selection_second):
+    """Unit directions learned on the selection sample: the difference of the means, and Fisher's discriminant.
+
+    Fisher's w = (Σ + λI)⁻¹(m − m′) (Fisher 1936), Σ the pooled covariance, λ = 10⁻⁶·tr(Σ)/d, for d up to
+    ``FISHER_DIMENSION``. Non-finite entries are left out of the means and covariance; a direction that is
+    zero or not finite is dropped. For additive i.i.d. noise the best half-line on a linear statistic lies
+    along the shift f(D) − f(D′), which both estimate.
+    """
+    finite = [np.where(np.isfinite(sample), sample, np.nan) for sample in (selection_first, selection_second)]
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column's mean is NaN: its direction is dropped
+        means = [np.nanmean(sample, axis=0) for sample in finite]
+    difference = means[0] - means[1]
+    directions = [difference]
+    dimension = difference.size
+    if dimension <= FISHER_DIMENSION and np.all(np.isfinite(difference)):
+        centred = np.concatenate([np.nan_to_num(sample - mean) for sample, mean in zip(finite, means)])
+        covariance = centred.T @ centred / max(len(centred) - 2, 1)
+        ridge = 1e-6 * max(np.trace(covariance) / dimension, np.finfo(float).tiny)
+        directions.append(np.linalg.solve(covariance + ridge * np.eye(dimension), difference))
+    kept = [direction / np.linalg.norm(direction) for direction in directions
+            if np.all(np.isfinite(direction)) and np.linalg.norm(direction) > 0]
+    return np.array(kept).reshape(len(kept), dimension)
 
 
 def _thresholds(column, num_thresholds):
@@ -124,7 +177,7 @@ def _thresholds(column, num_thresholds):
 
 
 def projection_dp_test(
-    sampler, pair, epsilon, delta, *, num_samples, rng, alpha=0.05, num_thresholds=32
+    sampler, pair, epsilon, delta, *, num_samples, rng, alpha=0.05, num_thresholds=32, outputs="discrete"
 ) -> StatisticalTestResult:
     """Test "``sampler`` is (ε, δ)-DP on ``pair``" with half-lines on summary statistics of its outputs; see the module docstring.
 
@@ -141,19 +194,28 @@ def projection_dp_test(
         rng: ``numpy.random.Generator`` or integer seed.
         alpha: level in (0, 1): a true claim is rejected with probability <= alpha.
         num_thresholds: evenly spaced quantiles per continuous statistic, >= 1.
+        outputs: ``"discrete"`` (the statistics above) or ``"vector"``: real vectors of one length (a
+            noisy histogram), whose statistics also include the norms |x|_1, |x|_2, |x|_inf and the
+            projections on the mean-difference and Fisher directions of the selection sample; other
+            outputs raise ValueError.
     """
     dataset, neighbour, epsilon, delta, num_samples, rng, alpha, num_thresholds = split_sample_arguments(
         sampler, pair, epsilon, delta, num_samples, rng, alpha, num_thresholds)
+    kind = check.choice("outputs", outputs, OUTPUT_KINDS)
 
     selection = [_draw(sampler, data, num_samples, rng, "discrete") for data in (dataset, neighbour)]
     test = [_draw(sampler, data, num_samples, rng, "discrete") for data in (dataset, neighbour)]
     samples = selection + test
     if not all(_numeric(sample) for sample in samples) or len({sample.shape[1:] for sample in samples}) != 1:
+        if kind == "vector":
+            shapes = sorted({str(getattr(sample, "shape", "not an array")) for sample in samples})
+            raise ValueError(f"sampler must return real vectors of one length when outputs='vector' (got {', '.join(shapes)})")
         return StatisticalTestResult(False, 0.0, 0.0, "no numeric outputs: no statistics", "D -> D'", (0, 0), 0, num_samples, alpha, epsilon, delta)
     matrices = [sample.reshape(num_samples, -1).astype(float) for sample in samples]
     code_values = _code_values(np.concatenate([matrices[0], matrices[1]]).ravel())
-    statistics = [_statistics(matrix, code_values) for matrix in matrices]
-    names = _statistic_names(matrices[0].shape[1], code_values)
+    directions = _directions(matrices[0], matrices[1]) if kind == "vector" else None
+    statistics = [_statistics(matrix, code_values, directions=directions) for matrix in matrices]
+    names = _statistic_names(matrices[0].shape[1], code_values, directions)
     pooled = np.vstack(statistics[:2])
     event_names, counts_first, counts_second, events = [], [], [], []
     for column, name in enumerate(names):
@@ -169,17 +231,17 @@ def projection_dp_test(
     if not event_names:
         return StatisticalTestResult(False, 0.0, 0.0, "no statistic varies: no event", "D -> D'", (0, 0), 0, num_samples, alpha, epsilon, delta)
     return decide(np.concatenate(counts_first), np.concatenate(counts_second), event_names, num_samples, epsilon, delta, alpha,
-                  event_of=lambda index: _statistic_event(*events[index], code_values, matrices[0].shape[1]))
+                  event_of=lambda index: _statistic_event(*events[index], code_values, matrices[0].shape[1], directions))
 
 
-def _statistic_event(column, threshold, above, code_values, dimension):
+def _statistic_event(column, threshold, above, code_values, dimension, directions=None):
     """Membership function of {s_column > threshold} (``above``) or {s_column <= threshold}; NaN in neither."""
 
     def member(outputs):
         matrix = np.asarray(outputs).reshape(len(outputs), -1)
         if matrix.shape[1] != dimension or matrix.dtype.kind not in "biuf":
             return np.zeros(len(outputs), dtype=bool)
-        values = _statistic(matrix.astype(float), code_values, column)
+        values = _statistic(matrix.astype(float), code_values, column, directions)
         return values > threshold if above else values <= threshold
 
     return member

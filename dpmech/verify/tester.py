@@ -21,12 +21,17 @@ round every candidate pair is tested with each event family at
   only leaves part of α unspent;
 * ``"float"``: :func:`.floating.float_dp_test`, half-lines on the lattice
   exponents of float outputs (Mironov, CCS 2012); added by ``float_bits``;
-* ``"greybox"``: :func:`.greybox.noise_scale_test` on the first dataset of
-  each pair, when the caller declares the noise (``noise_family`` and
-  ``sensitivity``): small-δ bugs such as a Gaussian σ 10–30 % too small,
-  which no event test sees below ~1/δ samples. Its verdict and ε lower
-  bound hold only if the declaration is true (Gaussian noise, and a
-  sensitivity that some neighbours attain).
+* ``"greybox"``: :func:`.greybox.pair_noise_test` on both datasets of
+  each pair (64 times the round's outputs per side), when the caller
+  declares the noise (``noise_family`` and ``sensitivity``): small-δ bugs
+  such as a Gaussian σ 10–30 % too small, which no event test sees below
+  ~1/δ samples. Its ε lower bound is the declared family's ε(δ) at a lower
+  confidence bound on the pair's attained shift ‖f(D) − f(D′)‖ and an
+  upper confidence bound on the noise scale, both from the samples: it
+  assumes the noise family (named in its witness) and trusts no declared
+  sensitivity. The declared sensitivity is compared with the shifts'
+  upper confidence bounds (``sensitivity_note``): one that no pair
+  attains is reported as such, never as a violation.
 
 After round 1 only the ``keep_pairs`` pairs with the largest ε lower
 bounds (ties broken by a plug-in estimate of the strongest event's
@@ -34,9 +39,18 @@ log-ratio) go on: the choice uses earlier rounds' samples only, and each
 round draws fresh ones, so each round's tests stay valid at their levels.
 Each test is valid at its own level, so by the union bound the whole
 search falsely rejects a true claim with probability at most α, and the
-largest ε lower bound over all tests holds at confidence 1 − α. Rounds
-stop at the first rejection or when the next round would overrun their
-share of the time budget (1 − ``final_time_share``).
+largest ε lower bound over all tests holds at confidence 1 − α. Within a
+round the families run one after another over all pairs, cheapest first,
+and a test whose family's measured time per output says it would end
+after the round's deadline is not started, in every round, the first
+included (a classifier costs ~0.6 s per pair): round 1's deadline is the
+whole budget (a pair it leaves untested is never tested, so it may take
+the final stage's time), a later round's is the rounds' share of the
+budget (1 − ``final_time_share``). A family's first test, which measures
+its cost, starts while the whole budget lasts (a classifier's while
+0.5 s of it are left). A skipped test leaves its share of α unspent. Rounds stop at the first
+rejection, after a round with a skipped test, or when the next round would
+overrun the rounds' share.
 
 The final stage, DP-Sniper's estimate (Bichsel et al. 2021, §V): every
 family's test also names its most promising (event, order)
@@ -78,18 +92,24 @@ from .exact import DpViolation
 from ..gaussian import gaussian_delta, gaussian_epsilon
 from .confirm import confirm_candidates
 from .floating import float_dp_test
-from .greybox import noise_scale_test
+from .greybox import pair_noise_test
 from .learned import learned_dp_test
 from .projections import projection_dp_test
 from .statistical import StatisticalTestResult, statistical_dp_test
 
-# find_violation needs no centre f(D) for a Gaussian (the sample mean serves); Laplace needs one.
-GREYBOX_NOISE = ("gaussian",)
+GREYBOX_NOISE = ("gaussian", "laplace")
+# The grey-box family draws this many outputs per side for each of a round's: vectorised samplers draw them in
+# milliseconds, and bounding the attained shift to a few per cent takes ~10⁵ outputs at σ ~ 4Δ.
+GREYBOX_SAMPLE_FACTOR = 64
+OUTPUTS = ("discrete", "real", "vector")
 FAMILIES = ("cheap", "projections", "learned", "float", "greybox")
 DEFAULT_FAMILIES = ("cheap", "projections", "learned")
 POWER = 0.9
 # The learned family stops growing here: scoring millions of outputs with trees costs more than the events gain.
 LEARNED_SAMPLES = 32_000
+# A family's first test has no measured cost; a classifier's training takes about this long on one core
+# (0.65 s per pair on the numeric sparse vector), so the first one is not started with less time left.
+FIRST_TEST_SECONDS = {"learned": 0.5}
 # With at most this many distinct outcomes (seen by the cheap family), the learned family is skipped.
 FEW_OUTCOMES = 64
 
@@ -145,6 +165,9 @@ class VerificationReport:
             pair: event (None when it did not run).
         search_epsilon_lower_bound: the largest ε lower bound of the rounds alone.
         final_finalists: the (pair, event)s the final stage counted (0 when it did not run).
+        sensitivity_note: with a declared noise family, the declared sensitivity against the upper confidence
+            bounds on the pairs' attained shifts, in words ("not attained by any candidate pair" is a finding
+            about the declaration, not a violation); None without one.
     """
 
     rejected: bool
@@ -169,6 +192,7 @@ class VerificationReport:
     final_witness: str | None = None
     search_epsilon_lower_bound: float = 0.0
     final_finalists: int = 0
+    sensitivity_note: str | None = None
 
     def power_statement(self) -> str:
         return (
@@ -177,36 +201,49 @@ class VerificationReport:
         )
 
 
-def _greybox_result(sampler, dataset, family, epsilon, delta, sensitivity, num_samples, rng, level):
-    """:func:`.greybox.noise_scale_test` as a :class:`StatisticalTestResult`, with an ε lower bound.
+def _greybox_result(sampler, pair, family, epsilon, delta, sensitivity, num_samples, rng, level):
+    """:func:`.greybox.pair_noise_test` as a :class:`StatisticalTestResult`, and the test's own result.
 
-    With probability >= 1 − level the true σ is at most the upper bound σ⁺,
-    and the Gaussian mechanism's ε(δ) decreases in σ, so ε(δ; σ⁺) is a lower
-    bound on the mechanism's ε at the claimed δ. It is computed at
-    σ⁺·(1 + 1e-6), since :func:`dpmech.gaussian_epsilon` errs upward by far less
-    than that step moves ε; likewise δ(ε; σ⁺·(1 + 1e-6)) bounds δ(ε) from below.
+    Its ε lower bound rests on the declared noise family only: the attained shift of the pair and the noise
+    scale are both bounded from samples; the declared sensitivity is only compared with the shift.
     """
-    result = noise_scale_test(sampler, dataset, family, epsilon, delta, sensitivity, num_samples=num_samples, rng=rng, alpha=level)
-    widened = result.scale_upper_bound * (1.0 + 1e-6)
-    epsilon_lower_bound = float(gaussian_epsilon(delta, widened, sensitivity)) if delta > 0 else 0.0
-    delta_lower_bound = float(gaussian_delta(epsilon, widened, sensitivity))
-    return StatisticalTestResult(
-        rejected=result.rejected,
-        lower_bound_delta=delta_lower_bound if result.rejected else min(delta_lower_bound, delta),
-        epsilon_lower_bound=epsilon_lower_bound if result.rejected else min(epsilon_lower_bound, epsilon),
-        witness=(
-            f"declared {family} noise: sigma upper bound {result.scale_upper_bound:.6g} "
-            f"< {result.scale_needed:.6g} needed" if result.rejected else
-            f"declared {family} noise: sigma upper bound {result.scale_upper_bound:.6g} >= {result.scale_needed:.6g} needed"
-        ),
+    noise = pair_noise_test(sampler, pair, family, epsilon, delta, num_samples=num_samples, rng=rng, alpha=level, sensitivity=sensitivity)
+    result = StatisticalTestResult(
+        rejected=noise.rejected,
+        lower_bound_delta=noise.delta_lower_bound,
+        epsilon_lower_bound=noise.epsilon_lower_bound,
+        witness=noise.statement(),
         direction="D -> D'",
-        counts=(result.num_values, 0),
+        counts=(num_samples, num_samples),
         num_hypotheses=1,
         num_samples=num_samples,
         alpha=level,
         epsilon=epsilon,
         delta=delta,
     )
+    return result, noise
+
+
+def _family_samples(family, num_samples):
+    """Outputs per side a family's test draws in a round of ``num_samples``."""
+    if family == "learned":
+        return min(num_samples, LEARNED_SAMPLES)
+    if family == "greybox":
+        return GREYBOX_SAMPLE_FACTOR * num_samples
+    return num_samples
+
+
+def _overruns(family, seconds_per_output, size, deadline, budget_deadline):
+    """Whether a test of ``size`` outputs per side would end after ``deadline``, at the family's measured cost per output.
+
+    A family not yet timed has no cost to go by: its first test (which measures it) is started while the whole
+    budget (``budget_deadline``) has ``FIRST_TEST_SECONDS`` of it left (0 for most families), so that every
+    family is tried once at the cost of at most one test each past the rounds' share.
+    """
+    now = time.perf_counter()
+    if seconds_per_output is None:
+        return now + FIRST_TEST_SECONDS.get(family, 0.0) >= budget_deadline
+    return now + seconds_per_output * size > deadline
 
 
 def _named_pairs(pairs):
@@ -257,17 +294,26 @@ def find_violation(
         epsilon, delta: the claim (ε >= 0, δ in [0, 1)).
         rng: ``numpy.random.Generator`` or integer seed.
         alpha: overall level in (0, 1).
-        budget_seconds: > 0; no round starts that is expected to end after it
-            (the first round always runs), rounds and final stage together.
+        budget_seconds: > 0, rounds and final stage together: no test (of any round, the first
+            included) starts that its family's measured time per output says would end after its round's
+            deadline (round 1: the budget; later rounds: the rounds' share), and no round starts that is
+            expected to; only the very first test always runs. The costs are measured, not bounds: the search
+            overruns by about one test per family when they hold.
         initial_samples: outputs per side in round 1 (>= 10); doubled each round up to ``max_samples``.
         families: a non-empty subset of ``("cheap", "projections", "learned", "float", "greybox")``.
-        outputs: ``"discrete"`` or ``"real"`` for the cheap family (see :func:`.statistical.statistical_dp_test`).
+        outputs: ``"discrete"`` or ``"real"`` for the cheap family (see :func:`.statistical.statistical_dp_test`),
+            or ``"vector"``: real vectors of one length (a noisy histogram, a noisy sum of vectors), tested by
+            projections with norms and learned linear directions (:func:`.projections.projection_dp_test`),
+            classifiers and the grey-box family, not by singletons (no real vector is drawn twice).
         float_bits: floating-point attacks: add the ``"float"`` family and give the learned
             family the lattice exponents and low significand bits of float outputs (numeric outputs only).
         keep_pairs: >= 1, the pairs kept after round 1 (the most promising).
-        noise_family: None, or ``"gaussian"``: the mechanism declares M(D) = f(D) + N(0, σ²I)
-            and adds the ``"greybox"`` family (needs ``sensitivity``).
-        sensitivity: the L2 sensitivity of f, attained by some neighbours (with ``noise_family``).
+        noise_family: None, ``"gaussian"`` or ``"laplace"``: the mechanism declares M(D) = f(D) + Z with
+            Z i.i.d. N(0, σ²) or Laplace(0, b) per coordinate, and adds the ``"greybox"`` family (needs
+            ``sensitivity``), whose bounds assume that family and nothing else.
+        sensitivity: the declared L2 (Gaussian) or L1 (Laplace) sensitivity of f (with ``noise_family``): a
+            claim the grey-box family checks against the shifts the pairs attain (``sensitivity_note``), never
+            an input to a bound.
         stop_at_rejection: stop at the first rejection (a test); with False the search spends
             its whole budget and reports the largest ε lower bound (an audit, as DP-Sniper's).
         final_share: the share of α kept for the final stage, in [0, 1); 0 runs no final stage
@@ -295,19 +341,22 @@ def find_violation(
     float_bits = check.boolean("float_bits", float_bits)
     if float_bits and "float" not in families:
         families += ("float",)
-    # Cheapest first: a round stops at the first rejection.
-    families = tuple(family for family in ("greybox", "cheap", "float", "projections", "learned") if family in families)
     keep_pairs = check.integer_scalar("keep_pairs", keep_pairs, 1)
     stop_at_rejection = check.boolean("stop_at_rejection", stop_at_rejection)
+    outputs = check.choice("outputs", outputs, OUTPUTS)
+    if outputs == "vector" and families == ("cheap",) and noise_family is None:
+        raise ValueError("families must hold more than 'cheap' with outputs='vector' (singletons never repeat on real vectors)")
     if noise_family is not None:
         noise_family = check.choice("noise_family", noise_family, GREYBOX_NOISE)
         if sensitivity is None:
-            raise ValueError("sensitivity must be given (the L2 sensitivity of f, > 0) with noise_family")
+            raise ValueError("sensitivity must be given (the declared L2 or L1 sensitivity of f, > 0) with noise_family")
         sensitivity = float(check.positive("sensitivity", sensitivity))
         if "greybox" not in families:
             families += ("greybox",)
     elif "greybox" in families or sensitivity is not None:
-        raise ValueError("noise_family must be declared ('gaussian') for the greybox family and sensitivity")
+        raise ValueError("noise_family must be declared ('gaussian' or 'laplace') for the greybox family and sensitivity")
+    # Cheapest first: a round stops at the first rejection.
+    families = tuple(family for family in ("greybox", "cheap", "float", "projections", "learned") if family in families)
     final_share = float(check.in_interval("final_share", final_share, 0.0, 1.0, low_open=False, high_open=True))
     final_time_share = float(check.in_interval("final_time_share", final_time_share, 0.0, 1.0, low_open=False, high_open=True))
     final_samples = 50 * max_samples if final_samples is None else check.integer_scalar("final_samples", final_samples, 1)
@@ -316,52 +365,66 @@ def find_violation(
     search_seconds = budget_seconds * (1.0 - final_time_share) if final_share > 0 else budget_seconds
 
     start = time.perf_counter()
+    search_deadline = start + search_seconds
     best, best_context, rounds, num_samples, largest_m = None, None, 0, initial_samples, 1
-    candidates = {}
+    candidates, seconds_per_output, shift_bounds = {}, {}, {}
     while True:
         rounds += 1
         level = search_alpha / (rounds * (rounds + 1)) / (len(named) * len(families))
         round_start = time.perf_counter()
-        evidence = []
-        latest = {}
-        for name, first, second in named:
-            strongest = (0.0, -math.inf)
-            few_outcomes = False
-            for family in families:
-                if family == "learned" and few_outcomes:
+        # Round 1 is what every later choice rests on (a pair it never tests is never tested): it may use the final
+        # stage's share too; later rounds stay within the rounds' share.
+        round_deadline = start + budget_seconds if rounds == 1 else search_deadline
+        strongest = {name: (0.0, -math.inf) for name, _, _ in named}
+        few_outcomes = dict.fromkeys(strongest, False)
+        latest, truncated = {}, False
+        # Family by family, each over every pair: the cheap families reach all pairs before a classifier is trained on
+        # any, and a test that the clock says would end after the round's share of the budget is not started.
+        for family in families:
+            for name, first, second in named:
+                if family == "learned" and few_outcomes[name]:
                     # Every event on finitely many outcomes is a union of them; the cheap family's singletons and
                     # likelihood-ratio level sets already cover the best ones, and a classifier would only cost time.
                     continue
                 if family == "projections" and outputs == "real" and "cheap" in families:
                     continue  # the statistic of a scalar is the scalar: the cheap family's half-lines already
+                if family == "cheap" and outputs == "vector":
+                    continue  # every real vector is drawn once: singletons never repeat; projections and classifiers serve
+                size = _family_samples(family, num_samples)
+                if best is not None and _overruns(family, seconds_per_output.get(family), size, round_deadline, start + budget_seconds):
+                    # Skipping a test only leaves its share of α unspent.
+                    truncated = True
+                    continue
+                test_start = time.perf_counter()
                 if family == "cheap":
                     result = statistical_dp_test(
-                        sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level, outputs=outputs
+                        sampler, (first, second), epsilon, delta, num_samples=size, rng=rng, alpha=level, outputs=outputs
                     )
                 elif family == "greybox":
-                    result = _greybox_result(sampler, first, noise_family, epsilon, delta, sensitivity, num_samples, rng, level)
+                    result, noise = _greybox_result(sampler, (first, second), noise_family, epsilon, delta, sensitivity, size, rng, level)
+                    shift_bounds[name] = max(shift_bounds.get(name, 0.0), noise.shift_upper_bound)
                 elif family == "projections":
-                    result = projection_dp_test(sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level)
+                    result = projection_dp_test(sampler, (first, second), epsilon, delta, num_samples=size, rng=rng, alpha=level,
+                                                outputs="vector" if outputs == "vector" else "discrete")
                 elif family == "float":
-                    result = float_dp_test(sampler, (first, second), epsilon, delta, num_samples=num_samples, rng=rng, alpha=level)
+                    result = float_dp_test(sampler, (first, second), epsilon, delta, num_samples=size, rng=rng, alpha=level)
                 else:
                     result = learned_dp_test(
-                        sampler, (first, second), epsilon, delta, num_samples=min(num_samples, LEARNED_SAMPLES), rng=rng, alpha=level,
-                        float_bits=float_bits,
+                        sampler, (first, second), epsilon, delta, num_samples=size, rng=rng, alpha=level, float_bits=float_bits,
                     )
+                seconds_per_output[family] = (time.perf_counter() - test_start) / size
                 largest_m = max(largest_m, result.num_hypotheses)
-                few_outcomes |= family == "cheap" and result.num_outcomes is not None and result.num_outcomes <= FEW_OUTCOMES
-                strongest = max(strongest, (result.epsilon_lower_bound, _plug_in_log_ratio(result.counts)))
+                few_outcomes[name] |= family == "cheap" and result.num_outcomes is not None and result.num_outcomes <= FEW_OUTCOMES
+                strongest[name] = max(strongest[name], (result.epsilon_lower_bound, _plug_in_log_ratio(result.counts)))
                 key = (result.rejected, result.epsilon_lower_bound, result.lower_bound_delta)
                 if best is None or key > (best.rejected, best.epsilon_lower_bound, best.lower_bound_delta):
                     best, best_context = result, (name, family)
                 if result.candidate is not None and (latest.get(name) is None or result.candidate.score > latest[name][0].score):
                     # The cheap family runs first, so few_outcomes already describes this pair.
-                    latest[name] = (result.candidate, (name, family, first, second, few_outcomes))
+                    latest[name] = (result.candidate, (name, family, first, second, few_outcomes[name]))
                 if result.rejected and stop_at_rejection:
                     break
-            evidence.append(strongest)
-            if best.rejected and stop_at_rejection:
+            if best is not None and best.rejected and stop_at_rejection:
                 break
         # Each pair's candidate from the latest round that tested it: the most outputs per event, the least flattered by luck.
         candidates.update({name: entry for name, entry in latest.items() if entry is not None})
@@ -370,19 +433,18 @@ def find_violation(
         if rounds == 1:
             # Ranked by ε lower bound, then by the plug-in log-ratio of the strongest event, which still orders
             # pairs whose bounds are all 0 at round 1's sample size.
-            order = sorted(range(len(evidence)), key=lambda index: evidence[index], reverse=True)[:keep_pairs]
-            kept = [named[index] for index in order]
+            kept = sorted(named, key=lambda entry: strongest[entry[0]], reverse=True)[:keep_pairs]
         else:
             kept = named
         # The next round: twice the samples on the kept pairs (a little more than twice the time per pair).
         expected = 2.2 * round_seconds * len(kept) / len(named)
-        if (best.rejected and stop_at_rejection) or 2 * num_samples > max_samples or elapsed + expected > search_seconds:
+        if (best.rejected and stop_at_rejection) or truncated or 2 * num_samples > max_samples or elapsed + expected > search_seconds:
             break
         num_samples *= 2
         named = kept
     search_best = best
     final, evidence_samples = None, num_samples
-    if final_share > 0 and candidates and not (best.rejected and stop_at_rejection):
+    if final_share > 0 and candidates and not (best.rejected and stop_at_rejection) and time.perf_counter() - start < budget_seconds:
         ranked = sorted(candidates.values(), key=lambda entry: entry[0].score, reverse=True)
         final = confirm_candidates(
             sampler, [((first, second), candidate, "level sets" if few else "learned" if "learned" in families else None)
@@ -425,7 +487,20 @@ def find_violation(
         final_witness=None if final is None else f"{name}: {final.candidate.description}",
         search_epsilon_lower_bound=max(search_best.epsilon_lower_bound, 0.0),
         final_finalists=0 if final is None else final.num_finalists,
+        sensitivity_note=_sensitivity_note(noise_family, sensitivity, shift_bounds),
     )
+
+
+def _sensitivity_note(noise_family, sensitivity, shift_bounds):
+    """The declared sensitivity against the largest upper confidence bound on any tested pair's shift, in words."""
+    if noise_family is None or not shift_bounds:
+        return None
+    norm = "L2" if noise_family == "gaussian" else "L1"
+    name = max(shift_bounds, key=shift_bounds.get)
+    if shift_bounds[name] < sensitivity:
+        return (f"declared {norm} sensitivity {sensitivity:g} is not attained by any candidate pair: the largest shift "
+                f"||f(D) - f(D')|| is at most {shift_bounds[name]:.6g} (on {name}); the grey-box bounds use the attained shift")
+    return f"declared {norm} sensitivity {sensitivity:g} is within the shift bound {shift_bounds[name]:.6g} of {name}"
 
 
 def assert_dp_black_box(sampler, pairs, epsilon, delta, **options) -> VerificationReport:

@@ -150,7 +150,7 @@ def test_declared_gaussian_noise_never_refutes_the_calibrated_sigma(seed):
 
 @pytest.mark.parametrize(
     "options, parameter",
-    [({"noise_family": "gaussian"}, "sensitivity"), ({"sensitivity": 1.0}, "noise_family"), ({"noise_family": "laplace", "sensitivity": 1.0}, "noise_family"),
+    [({"noise_family": "gaussian"}, "sensitivity"), ({"sensitivity": 1.0}, "noise_family"), ({"noise_family": "cauchy", "sensitivity": 1.0}, "noise_family"),
      ({"families": ("greybox",)}, "noise_family"), ({"noise_family": "gaussian", "sensitivity": -1.0}, "sensitivity")],
 )
 def test_declared_noise_needs_a_family_and_a_sensitivity(options, parameter):
