@@ -38,6 +38,7 @@ import sys
 import threading
 import time
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -51,6 +52,7 @@ from audits.report import (delta_text, epsilon_text, json_record, lower_bound_te
                            roc_simultaneous_band, tpr_text, write_report)
 
 from .cli import DATASET_NAMES, ENGINES
+from .federation import PipelineResult
 from .pipelines.registry import PIPELINE_NAMES, run_pipeline
 from .pipelines.targets import CALIBRATED_PIPELINES, THE_RUN, default_dataset, non_private_config, pipeline_config
 
@@ -319,7 +321,7 @@ def lower_bound_validity(audit: dict) -> str:
     return "under the GDP-shape assumption" if audit["method"] in GDP_SHAPE_METHODS else "certified"
 
 
-def _event_record(event) -> dict:
+def _event_record(event: Any) -> dict:
     """One accounted release: the noise and the sensitivity it was calibrated for, or its (ε, δ)."""
     record = {"event": type(event).__name__, "neighbouring": getattr(event, "neighbouring", None)}
     for name in ("sigma", "sensitivity", "epsilon", "delta", "description"):
@@ -329,7 +331,7 @@ def _event_record(event) -> dict:
     return record
 
 
-def round_record(result) -> dict:
+def round_record(result: PipelineResult) -> dict:
     """Who took part and what was released: the clients, their records, the model and features, and
     every release the guarantees account for (σ and the L2 sensitivity it was calibrated for)."""
     config = dict(result.config)
@@ -386,7 +388,7 @@ def _round_lines(summary: dict) -> list:
     return lines + [""]
 
 
-def roc_crossings(audit) -> list:
+def roc_crossings(audit: Any) -> list:
     """Where each ROC the audit plots lies above the boundary of the claimed (ε, δ), and whether its
     simultaneous band does: [{"curve", "num_out", "segments": [[FP count low, FP count high], ...],
     "band_crosses"}], empty without a finite claim or a crossing. A crossing of the empirical curve

@@ -644,7 +644,7 @@ def tuning_seed(seed: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(check.integer_scalar("seed", seed, 0)).spawn(4)[3]
 
 
-def round_notes(config: FedAuxFdpConfig, prepared) -> list:
+def round_notes(config: FedAuxFdpConfig, prepared: PreparedRound) -> list:
     """What every FedAUXfdp round's guarantee protects and rests on, in process or on Flower."""
     return [
         "Protected: one record of one client's private data, replace-one; record counts and the class "
