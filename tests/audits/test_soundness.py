@@ -43,6 +43,7 @@ def null_scores():
     return rng.normal(size=(REPETITIONS, 1000)), rng.normal(size=(REPETITIONS, 1000))
 
 
+@pytest.mark.slow  # a Monte-Carlo rate check: 200 certified bounds per estimator
 @pytest.mark.parametrize("name", sorted(TWO_SAMPLE_ESTIMATORS))
 def test_null_scores_rarely_give_positive_epsilon(name, null_scores):
     estimator = TWO_SAMPLE_ESTIMATORS[name]
@@ -78,6 +79,7 @@ def test_null_one_run_rarely_gives_positive_epsilon(kwargs, null_one_run):
     assert _one_run_positives(null_one_run, **kwargs) <= ALLOWED
 
 
+@pytest.mark.slow  # a Monte-Carlo rate check: 200 searches
 def test_uncorrected_search_fails_the_null_check(null_scores, null_one_run):
     # The check has power: an uncorrected maximum over thresholds exceeds α on the same null data,
     # which is why it is labelled an estimate.
@@ -88,6 +90,7 @@ def test_uncorrected_search_fails_the_null_check(null_scores, null_one_run):
     assert _one_run_positives(null_one_run, threshold_strategy="uncorrected") > ALLOWED
 
 
+@pytest.mark.slow  # a Monte-Carlo rate check: 400 certified bounds
 def test_clopper_pearson_at_the_claimed_epsilon():
     # Binary randomized response, exactly ε-DP with ε = 1 (δ = 0): P[output 1 | IN] = e/(1+e), P[1 | OUT] = 1/(1+e).
     # N = 10^4 per side, 200 repetitions; the single explicit threshold 0.5 is the optimal test.
@@ -103,6 +106,7 @@ def test_clopper_pearson_at_the_claimed_epsilon():
     assert np.median([r.eps_lb for r in explicit]) > 0.9  # and the check is not vacuous
 
 
+@pytest.mark.slow  # a Monte-Carlo rate check: 200 certified bounds
 def test_gdp_at_the_claimed_epsilon():
     # Gaussian mechanism calibrated by dpmech to (ε = 4, δ = 1e-5): IN ~ N(μ, 1), OUT ~ N(0, 1), N = 2000 per side.
     mu = 1.0 / dpmech.calibrate_gaussian(4.0, 1e-5)

@@ -73,6 +73,7 @@ def test_confirmed_bound_is_the_clopper_pearson_bound_of_its_counts():
     assert 0.5 < result.epsilon_lower_bound <= epsilon
 
 
+@pytest.mark.slow  # a Monte-Carlo rate check: 300 confirmed bounds
 def test_confirmed_bound_exceeds_the_true_epsilon_at_most_at_its_level():
     # The tight event of binary RR has log-ratio exactly ε: the stage's bound exceeds ε with probability <= level.
     # 300 runs at level 0.2: exceedances ~ Binomial(300, <= 0.2); more than 78 has probability < 0.1%.
@@ -86,6 +87,7 @@ def test_confirmed_bound_exceeds_the_true_epsilon_at_most_at_its_level():
     assert exceed <= stats.binom.isf(1e-3, 300, level)
 
 
+@pytest.mark.slow  # a Monte-Carlo rate check: 60 whole searches
 def test_whole_search_with_its_final_stage_overstates_epsilon_at_most_at_alpha():
     # find_violation at α = 0.3 on RR at its true ε (3 pairs, rounds and final stage): the reported ε lower bound
     # exceeds the truth in at most an α share of 60 searches (more than 28 has probability < 0.1%).
@@ -163,6 +165,7 @@ def test_finalists_share_the_level_bonferroni_and_the_checkpoints_share_it_too(m
     assert sum(share for _, share in CHECKPOINTS) <= 1.0 + 1e-12
 
 
+@pytest.mark.slow  # a Monte-Carlo rate check: 200 multi-finalist stages
 def test_multi_finalist_bound_exceeds_the_true_epsilon_at_most_at_its_level():
     # Binary RR at ε = 0.7: every event's log-ratio is at most 0.7, in both directions. The stage's refits find the
     # level sets {0} and {1} each way and count each pair's best events and runners-up (m >= 3 finalist events share

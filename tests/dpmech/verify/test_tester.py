@@ -59,6 +59,7 @@ def test_levels_spent_over_rounds_pairs_and_families_sum_to_at_most_alpha(monkey
     assert sum(spent) <= 0.05
 
 
+@pytest.mark.slow  # a Monte-Carlo rate check: 100 whole searches
 def test_false_rejection_rate_of_the_whole_search_is_at_most_alpha():
     # 100 searches of a true claim at α = 0.3 (RR at its ε, 3 pairs, 3 rounds): rejections ~ Binomial(100, <= 0.3);
     # more than 44 has probability < 0.2%.
