@@ -57,7 +57,9 @@ family.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -279,7 +281,16 @@ def _laplace_epsilon_delta(ratios, epsilon, delta):
 
 
 def pair_noise_test(
-    sampler, pair, family, epsilon, delta, *, num_samples, rng, alpha=0.05, sensitivity=None
+    sampler: Callable[[Any, int, np.random.Generator], Any],
+    pair: tuple[Any, Any],
+    family: str,
+    epsilon: float,
+    delta: float,
+    *,
+    num_samples: int,
+    rng: np.random.Generator | int,
+    alpha: float = 0.05,
+    sensitivity: float | None = None,
 ) -> PairNoiseResult:
     """Refute an (ε, δ) claim on one pair of neighbours from the attained shift and the noise scale; see the module docstring.
 
@@ -321,7 +332,7 @@ def pair_noise_test(
     if samples[0].shape != samples[1].shape:
         raise ValueError(f"sampler must return outputs of one shape on both neighbours (got {samples[0].shape} and {samples[1].shape})")
     if family == "gaussian":
-        shift, shift_lower, shift_upper, scale, scale_upper = _gaussian_bounds(*samples, alpha)
+        shift, shift_lower, shift_upper, scale, scale_upper = _gaussian_bounds(samples[0], samples[1], alpha)
         ratio = shift_lower / (scale_upper * (1.0 + RATIO_SLACK))
         if ratio > 0.0:
             epsilon_lower_bound = float(gaussian_epsilon(delta, 1.0, ratio)) if delta > 0 else math.inf
@@ -329,7 +340,7 @@ def pair_noise_test(
         else:
             epsilon_lower_bound = delta_lower_bound = 0.0
     else:
-        shifts, lowers, uppers, scale, scale_upper = _laplace_bounds(*samples, alpha)
+        shifts, lowers, uppers, scale, scale_upper = _laplace_bounds(samples[0], samples[1], alpha)
         shift, shift_lower, shift_upper = float(np.sum(shifts)), float(np.sum(lowers)), float(np.sum(uppers))
         epsilon_lower_bound, delta_lower_bound = _laplace_epsilon_delta(lowers / (scale_upper * (1.0 + RATIO_SLACK)), epsilon, delta)
     return PairNoiseResult(

@@ -22,7 +22,8 @@ round every candidate pair is tested with each event family at
 * ``"float"``: :func:`.floating.float_dp_test`, half-lines on the lattice
   exponents of float outputs (Mironov, CCS 2012); added by ``float_bits``;
 * ``"greybox"``: :func:`.greybox.pair_noise_test` on both datasets of
-  each pair (64 times the round's outputs per side), when the caller
+  each pair (up to 64 times the round's outputs per side, as many as fit
+  in a quarter of the round's time left), when the caller
   declares the noise (``noise_family`` and ``sensitivity``): small-δ bugs
   such as a Gaussian σ 10–30 % too small, which no event test sees below
   ~1/δ samples. Its ε lower bound is the declared family's ε(δ) at a lower
@@ -101,6 +102,8 @@ GREYBOX_NOISE = ("gaussian", "laplace")
 # The grey-box family draws this many outputs per side for each of a round's: vectorised samplers draw them in
 # milliseconds, and bounding the attained shift to a few per cent takes ~10⁵ outputs at σ ~ 4Δ.
 GREYBOX_SAMPLE_FACTOR = 64
+# ... as many of those as fit in this share of the round's time left (over all pairs).
+GREYBOX_TIME_SHARE = 0.25
 OUTPUTS = ("discrete", "real", "vector")
 FAMILIES = ("cheap", "projections", "learned", "float", "greybox")
 DEFAULT_FAMILIES = ("cheap", "projections", "learned")
@@ -158,7 +161,7 @@ class VerificationReport:
         detectable_delta: an estimate (normal approximation, worst-case variance) of the
             excess P[M(D) ∈ S] − e^ε P[M(D') ∈ S] − δ that the last round would have detected
             with probability >= 0.9 for a single fixed event.
-        evidence_samples: outputs per side behind ``counts`` (the last round's, or the final stage's
+        evidence_samples: outputs per side behind the strongest evidence (its test's, or the final stage's
             when its evidence is the strongest; ``family`` then ends in ", final stage").
         final_samples: outputs per side of the final stage (0 when it did not run);
             ``final_epsilon_lower_bound``, ``final_counts`` and ``final_witness`` its bound, counts and
@@ -225,12 +228,27 @@ def _greybox_result(sampler, pair, family, epsilon, delta, sensitivity, num_samp
 
 
 def _family_samples(family, num_samples):
-    """Outputs per side a family's test draws in a round of ``num_samples``."""
+    """Outputs per side a family's test draws in a round of ``num_samples`` (the grey-box family's most)."""
     if family == "learned":
         return min(num_samples, LEARNED_SAMPLES)
     if family == "greybox":
         return GREYBOX_SAMPLE_FACTOR * num_samples
     return num_samples
+
+
+def _greybox_samples(sampler, dataset, num_samples, seconds_per_output, deadline, rng):
+    """The grey-box test's outputs per side: up to ``GREYBOX_SAMPLE_FACTOR``·``num_samples``, as many as fit before ``deadline``.
+
+    Without a measured cost (its first test) a pilot of ``num_samples`` outputs, drawn and discarded (no
+    test sees them, so no level is spent), times the sampler: a slow sampler (a trainer) gets ``num_samples``,
+    not 64 times as many. Returns (size, measured seconds per output of both sides).
+    """
+    if seconds_per_output is None:
+        pilot_start = time.perf_counter()
+        sampler(dataset, num_samples, rng)
+        seconds_per_output = 2.0 * (time.perf_counter() - pilot_start) / num_samples
+    affordable = int((deadline - time.perf_counter()) / max(seconds_per_output, 1e-12))
+    return max(min(GREYBOX_SAMPLE_FACTOR * num_samples, affordable), num_samples), seconds_per_output
 
 
 def _overruns(family, seconds_per_output, size, deadline, budget_deadline):
@@ -391,6 +409,11 @@ def find_violation(
                 if family == "cheap" and outputs == "vector":
                     continue  # every real vector is drawn once: singletons never repeat; projections and classifiers serve
                 size = _family_samples(family, num_samples)
+                if family == "greybox":
+                    # At most a quarter of the round's time left, shared by the pairs: the event families need the rest.
+                    share = GREYBOX_TIME_SHARE * (round_deadline - time.perf_counter()) / len(named)
+                    size, seconds_per_output[family] = _greybox_samples(
+                        sampler, first, num_samples, seconds_per_output.get(family), time.perf_counter() + share, rng)
                 if best is not None and _overruns(family, seconds_per_output.get(family), size, round_deadline, start + budget_seconds):
                     # Skipping a test only leaves its share of α unspent.
                     truncated = True
@@ -443,7 +466,7 @@ def find_violation(
         num_samples *= 2
         named = kept
     search_best = best
-    final, evidence_samples = None, num_samples
+    final, evidence_samples = None, best.num_samples  # the test's own outputs per side (the grey-box family draws more)
     if final_share > 0 and candidates and not (best.rejected and stop_at_rejection) and time.perf_counter() - start < budget_seconds:
         ranked = sorted(candidates.values(), key=lambda entry: entry[0].score, reverse=True)
         final = confirm_candidates(
@@ -507,11 +530,14 @@ def assert_dp_black_box(sampler, pairs, epsilon, delta, **options) -> Verificati
     """:func:`find_violation`, raising :class:`DpViolation` with the witness pair, event and counts when it rejects."""
     report = find_violation(sampler, pairs, epsilon, delta, **options)
     if report.rejected:
+        if report.family == "greybox":
+            evidence = f"{report.witness}, from {report.evidence_samples} outputs per side"
+        else:
+            evidence = (f"direction {report.direction}, the {report.family} event {report.witness} was hit {report.counts[0]} vs "
+                        f"{report.counts[1]} times in {report.evidence_samples} outputs per side")
         raise DpViolation(
-            f"not ({report.epsilon:g}, {report.delta:g})-DP at level alpha = {report.alpha:g}: on {report.pair}, "
-            f"direction {report.direction}, the {report.family} event {report.witness} was hit {report.counts[0]} vs "
-            f"{report.counts[1]} times in {report.evidence_samples} outputs per side; epsilon lower bound "
-            f"{report.epsilon_lower_bound:.4g} (round {report.rounds}, {report.seconds:.1f} s)",
+            f"not ({report.epsilon:g}, {report.delta:g})-DP at level alpha = {report.alpha:g}: on {report.pair}, {evidence}; "
+            f"epsilon lower bound {report.epsilon_lower_bound:.4g} (round {report.rounds}, {report.seconds:.1f} s)",
             epsilon=report.epsilon,
             delta=report.delta,
             measured_delta=report.lower_bound_delta,
