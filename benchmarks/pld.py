@@ -1,5 +1,8 @@
 """dpmech's numeric PLD accountant against dp_accounting, prv_accountant and opacus: issue 28's length table.
 
+The length section also has random-allocation rows (issue 29): ``RandomAllocationEvent`` with t = 100 steps per
+epoch beside Poisson q = 0.01, and one epoch of t = 1000 at σ = 0.8 beside pld-accounting 2.0's anchor.
+
 Usage::
 
     python benchmarks/pld.py [--quick] [--repeats N] [--only SECTION]
@@ -69,6 +72,7 @@ from dpmech import (
     GaussianEvent,
     LaplaceEvent,
     PoissonSampledEvent,
+    RandomAllocationEvent,
     PrivacyLedger,
     PureEpsilonEvent,
 )
@@ -273,6 +277,18 @@ def sgd_ledger(sigma=1.0, rate=0.01, steps=1000):
     return lambda: PrivacyLedger(ADD_REMOVE_ONE).record(PoissonSampledEvent(GaussianEvent(sigma), rate), count=steps)
 
 
+def allocation_ledger(sigma=1.0, steps_per_epoch=100, epochs=10):
+    """Random allocation (each record in one of ``steps_per_epoch`` steps per epoch), the counterpart of Poisson rate
+    1/steps_per_epoch over ``epochs`` · ``steps_per_epoch`` steps."""
+    event = RandomAllocationEvent(GaussianEvent(sigma), num_steps=steps_per_epoch)
+    return lambda: PrivacyLedger(ADD_REMOVE_ONE).record(event, count=epochs)
+
+
+# pld-accounting 2.0's gaussian_allocation_epsilon_range(0.8, 1000, 1, δ = 1e-5), (upper, lower), from the project's
+# reference anchors (it needs numba, so it is not run here).
+PLD_ACCOUNTING_ALLOCATION = "pld-accounting 2.0: upper 0.290937, lower 0.278649, 36 s (anchor file, not run here)"
+
+
 def dp_accounting_pld(event_factory, delta, discretization):
     def call():
         accountant = PLDAccountant(value_discretization_interval=discretization)
@@ -345,6 +361,18 @@ def section_length(repeats, quick):
         anchor_times[steps] = anchors[0][1].seconds
         rows += grouped_rows([power(steps)],
                              ours, ours.cells() + [number(target, 2), meets], anchors, blank_label=True)
+    # Random allocation beside Poisson: t = 100 steps per epoch (each record once per epoch: q = 0.01's
+    # counterpart), steps/100 epochs; and one epoch of t = 1000 at σ = 0.8, pld-accounting's anchor.
+    for steps in step_counts[:2]:
+        ours = Interval(measure(dpmech_epsilon(allocation_ledger(1.0, 100, steps // 100), 1e-5), repeats, DPMECH_LIMIT_S))
+        target = max(1e-3, 1e-4 * ours.upper) if math.isfinite(ours.upper) else math.nan
+        rows += grouped_rows([f"{power(steps)} RA t=100"], ours,
+                             ours.cells() + [number(target, 2), "yes" if ours.width <= target else "no"], [])
+    ours = Interval(measure(dpmech_epsilon(allocation_ledger(0.8, 1000, 1), 1e-5), repeats, DPMECH_LIMIT_S))
+    target = max(1e-3, 1e-4 * ours.upper) if math.isfinite(ours.upper) else math.nan
+    rows += grouped_rows(["1 epoch RA t=1000 σ=0.8"], ours,
+                         ours.cells() + [number(target, 2), "yes" if ours.width <= target else "no"],
+                         [(PLD_ACCOUNTING_ALLOCATION, None)])
     table(["steps", *INTERVAL_HEADER, "note", "target width", "meets", "dpmech s", *ANCHOR_HEADER], rows)
     first, last = step_counts[0], step_counts[-1]
     print(f"Time growth from {power(first)} to {power(last)} steps: dpmech ×{number(times[last] / times[first], 3)}, "

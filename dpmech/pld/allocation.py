@@ -14,44 +14,62 @@ sums on a lattice of step h (in X), computed by the engine's cyclic FFT power wi
 round-off bound (:func:`~dpmech.pld.composition.cyclic_power`), and hands the engine an upper
 pair and a lower pair for every step it asks for (:meth:`AllocationPair.bounding_pairs`).
 
-**Upper (a dominating pair, both directions, any number of epochs).**
+**Upper (dominating, for every ε and any number of epochs).**
 
-* Truncation. Let A = {X_i <= T for all i}, T = Kh. The pair (P', Q') that keeps P and Q on A and
-  replaces Aᶜ by an atom ⊤ (P-mass P(Aᶜ), Q-mass 0, loss +∞) and an atom ⊥ (Q-mass Q(Aᶜ), P-mass 0,
-  loss −∞) dominates (P, Q): (P, Q) is its post-processing (identity on A, ⊤ ↦ a draw from P
-  conditioned on Aᶜ, ⊥ ↦ a draw from Q conditioned on Aᶜ). Both masses are closed forms:
-  P(A) = F₁(T)F₀(T)^{t−1} with F₀, F₁ the laws of X under Q and under P₁ (log X ∼ N(+μ²/2, μ²)),
-  since P = (1/t) Σ_i P_i and P_i tilts only X_i.
-* Spread. On A, round each X_i to the lattice by mean-preserving randomised rounding:
-  X̃ = (c+1)h with probability (X − ch)/h and ch otherwise, for X in [ch, (c+1)h]. Then
-  E[X̃ | X] = X, so drawing X given X̃ maps (P̃, Q̃) (Q̃ the law of X̃, dP̃/dQ̃ = S̃ = (1/t) Σ X̃_i) to
-  (P', Q') on A: another post-processing, whose likelihood ratio depends on X̃ only through S̃.
-  The Q-mass moved to (c+1)h from cell c is w_c = (M_c − ch·m_c)/h with m_c = Q(X ∈ cell),
-  M_c = E_Q[X; cell] = P₁(X ∈ cell), both differences of normal CDFs.
+* Spread. Round each X_i to the lattice by mean-preserving randomised rounding: X̃ = (c+1)h with
+  probability (X − ch)/h and ch otherwise, for X in [ch, (c+1)h]. Then E[X̃ | X] = X, so drawing X
+  given X̃ maps (P̃, Q̃) (Q̃ the law of X̃, dP̃/dQ̃ = S̃ = (1/t) Σ X̃_i) to (P, Q): (P, Q) is a
+  post-processing of (P̃, Q̃), whose likelihood ratio depends on X̃ only through S̃, so the law of S̃
+  under Q̃ is a dominating pair in both directions. The Q-mass moved to (c+1)h from cell c is
+  w_c = (M_c − ch·m_c)/h with m_c = Q(X ∈ cell), M_c = E_Q[X; cell] = P₁(X ∈ cell) (P₁ tilts X:
+  log X ∼ N(+μ²/2, μ²)), both differences of normal CDFs.
+* Remove: truncation. With A = {X_i <= T for all i}, T = Kh, the pair that keeps (P̃, Q̃) on A and
+  replaces Aᶜ by an atom ⊤ (P-mass P(Aᶜ), Q-mass 0, loss +∞) and an atom ⊥ (Q-mass Q(Aᶜ), P-mass 0)
+  dominates it: it is its post-processing (identity on A, ⊤ ↦ a draw from P̃ conditioned on Aᶜ, ⊥ ↦
+  one from Q̃ conditioned on Aᶜ); ⊥ adds nothing to the remove direction's δ, and
+  P(Aᶜ) <= P₁(X > T) + (t − 1)Q(X > T) (P = (1/t) Σ_i P_i, P_i tilting X_i only).
+* Add: cap. The add direction's δ decreases in every S_j, so the Q-law of min(S̃, s_top) bounds it
+  above; capping each X̃ at T = t·s_top (all of X > T at T) leaves that law unchanged (a capped sum is
+  exact below T and at least T above). No truncation atom is needed.
 * The engine's upper measure is a P-law of the loss, and more mass anywhere, or mass moved to a
   larger loss, only raises the composed δ. So every entry is taken at an upper bound: cell masses
   from the pair's proven log-CDF bounds (:func:`~dpmech.pld.discretization._cell_log_masses`) on
-  cells widened by the rounding of their log edges, the FFT's round-off bound added, the aliased
-  mass of the cyclic grid kept (it is extra), the mass beyond the lattice window bounded by
-  Chernoff bounds on the lattice arrays themselves (:class:`~dpmech.pld.composition.Cumulant`) and
-  sent to +∞ (remove: large S; add: small S) or moved to the window's end on the larger-loss side,
-  and the losses log s rounded up. Remove: P-mass s·Q̃(tS̃ = sh·t/h) at loss log s; add: Q̃-mass at −log s.
+  cells widened by the rounding of their log edges; the weights w_c enclosed with the rounding of
+  their difference; the FFT's round-off bound added; the mass beyond the lattice window bounded by
+  Chernoff bounds on the lattice arrays themselves (:class:`~dpmech.pld.composition.Cumulant`, on
+  arrays summed in blocks at their top or bottom label) and sent to +∞ (remove: large S; add: small S)
+  or moved to the window's end on the larger-loss side; the losses ±log s rounded up. Remove: P-mass
+  s·Q̃(tS̃ = ts) at loss log s; add: Q̃-mass at −log s.
 
-**Lower (a dominated pair: post-processing, both directions).** Map Y to J = Σ_i c_i, c_i the lattice
-cell of X_i, and to a symbol ⊥ when an X_i is above the top cell. A post-processing of the epoch's output,
-so its pair (P_J, Q_J) is dominated by (P, Q) in both directions and for every composition, and it is
+**Lower (dominated, both directions).** Map Y to J = Σ_i c_i, c_i the lattice cell of X_i, and to a
+symbol ⊥ when an X_i is above the top cell. A post-processing of the epoch's output, so its pair
+(P_J, Q_J) is dominated by (P, Q) in both directions and for every composition, and it is
 computable: Q_J = m^{*t}, and P_J(n) = E_Q[S; J = n] = E_Q[X_1; J = n] (symmetry) = (M * m^{*(t−1)})(n).
-Each is enclosed entrywise (input cells to a relative ρ: the t-fold power to (1 ± ρ)^t; FFT round-off
-±; aliasing subtracted from the lower ends by the Chernoff bound of the mass outside the window), and
-the engine's :class:`~dpmech.pld.distribution.BucketedPair` takes lower P- and upper Q-masses of these
-atoms, grouped by their estimated loss (any grouping is a post-processing), dropping atoms outside
-its window (mapped to one symbol whose term is left out).
+Each is enclosed entrywise: the t-fold sums of the cells' lower and of their upper masses (the sum
+is increasing in every entry), less and plus the FFT's round-off, the lower ends less the aliased
+mass. The engine's :class:`~dpmech.pld.distribution.BucketedPair` takes lower P- and upper Q-masses of
+these atoms, grouped by their estimated loss (any grouping is a post-processing), dropping atoms
+outside its window and those whose lower P-mass is 0 (mapped to symbols whose terms are left out).
+
+**The FFTs.** Each t-fold sum is the cyclic power of :func:`~dpmech.pld.composition.cyclic_power` on
+a power-of-two grid at least twice the lattice window, so that only labels beyond the padding alias
+onto the window (their tilted mass bounded by Chernoff, kept by upper ends, subtracted from lower
+ends). The arrays are tilted by e^{θx} first (a sum of tilted arrays is the tilted sum), θ = ±λ/t for
+the engine's tilt λ (S^λ ≈ e^{λ(S − 1)} near S = 1; minus for the add direction, whose loss is −log S),
+capped so that the tilt spans at most 1e-4 of the truncation allowance over the window: the
+round-off, a fraction of the tilted total, then weighs little where δ is decided, and each entry
+is untilted with the rounding of its exponent.
 
 Accuracy. The spread adds variance at most h²/(4t) to S and the post-processing removes about
 h²/(12t), against Var S = (e^{μ²} − 1)/t: the lattice follows the engine's loss step Δ as
 h = √t·Δ (then the spread in S is at most about Δ/2, like the engine's own rounding), coarsened to
-keep the window within :data:`LATTICE_POINTS`. The truncation T leaves P(Aᶜ) at most the engine's
-per-event tail allowance (:attr:`~dpmech.pld.accountant._Plan.truncation`), at least 1e-30.
+keep the window within half of :data:`LATTICE_POINTS`. The truncation T leaves P(Aᶜ) at most about
+the engine's per-event allowance (:attr:`~dpmech.pld.accountant._Plan.truncation`, 1e-6 of δ over
+all events; at least 1e-30), or T = t·e^{high} where the engine's window ends lower (it sends the
+mass above its window to +∞ itself); the add direction's cap is t·e^{−low}, low the bottom of the
+engine's window (it moves the mass below its window up to it itself). For small t at large ε the
+add direction is loose: a lattice resolves small S poorly (S̃ = 0, loss +∞, has Q-mass about
+Q(X < h)^t).
 """
 
 from __future__ import annotations
@@ -74,6 +92,8 @@ LATTICE_POINTS = 1 << 21
 # truncation leaves out.
 _SKETCH_POINTS = 1 << 17
 _SKETCH_TAIL = 1e-16
+# The add direction's sketch caps S at e^4: its loss −log S then starts at −4.
+_ADD_SKETCH_CAP = 4.0
 # The smallest truncation allowance: below it the lattice would outgrow every budget.
 _SMALLEST_TAIL = 1e-30
 # Cells of the block-summed arrays the Chernoff bounds are evaluated on.
@@ -195,10 +215,10 @@ class _Allocation:
             out[measure] = (core_low, spread_high * (1 + 4 * _U), post_low * (1 - 4 * _U), post_high * (1 + 4 * _U))
         return out
 
-    @lru_cache(maxsize=2)  # noqa: B019 - the cells of one step of a refinement, shared by both directions
-    def cells(self, step, tail):
-        """(K, the lattice x_j = jh, the Q-arrays and P₁-arrays of the spread and of the post-processing)."""
-        cells = max(1, math.ceil(self.truncation(tail) / step))
+    @lru_cache(maxsize=2)  # noqa: B019 - the cells of one step of a refinement
+    def cells(self, step, cells):
+        """(the lattice x_j = jh, j = 0..K, the spread's Q-array on A and x·Q̃(x), the post-processing's Q- and P₁-
+        arrays (low, high), and upper bounds of Q(X > Kh) and P₁(X > Kh)), K = ``cells``."""
         masses = self._cells(step, cells)
         q_low, q_spread, q_post_low, q_post_high = masses["Q"]
         p_low, p_spread, p_post_low, p_post_high = masses["P"]
@@ -213,18 +233,42 @@ class _Allocation:
         spread[1:] += moved_high
         spread = np.maximum(spread * (1 + 4 * _U), _TINY)
         tilted_spread = np.maximum(spread * lattice * (1 + 4 * _U), _TINY)  # x·Q̃(x): the tilted step's law
-        return cells, lattice, (spread, tilted_spread), (q_post_low, q_post_high, p_post_low, p_post_high)
+        # Q(X > Kh) and P₁(X > Kh), above, at the cut ℓ_K − η_K <= log(Kh) (from survival functions: 1 − F near 0
+        # would carry the premise's absolute error).
+        log_top = math.log(cells * step)
+        cut = np.array([log_top - 4 * _U * (abs(log_top) + 1)])
+        above = tuple(math.exp(min(0.0, float(v) + 1e-12 * max(1.0, abs(float(v))))) * (1 + 1e-12)
+                      for v in (self.gaussian.log_sf(cut, "Q")[0], self.gaussian.log_sf(cut, "P")[0]))
+        return lattice, spread, tilted_spread, (q_post_low, q_post_high, p_post_low, p_post_high), above
 
     @lru_cache(maxsize=4)  # noqa: B019 - one per step and direction of a refinement
-    def laws(self, step, tail, direction, tilt):
+    def laws(self, step, tail, direction, tilt, window):
         """(upper pair, lower pair) of ``direction`` (0 remove, 1 add) on the lattice of step h = ``step``, the
         FFTs tilted by e^{θx} with θ = ±``tilt``/t (the engine's tilt e^{λL} = S^{±λ} near S = 1, where
-        the loss is decided), so that their round-off weighs little where the loss is near ε."""
+        the loss is decided), so that their round-off weighs little where the loss is near ε.
+
+        ``window`` is the engine's loss window (low, high): it moves a loss below ``low`` up to it and sends one
+        above ``high`` to +∞ itself, so the lattice need not resolve S beyond it. Remove: the truncation T is
+        at most t·e^high (P(Aᶜ) then about the engine's own tail there). Add: no truncation; each X̃ is capped
+        at T = t·e^{−low} instead, which leaves the sum exact below T and at least T above it, where S >= e^{−low}
+        and the loss −log S is moved up to −log of the window's last label: the add direction's δ decreases
+        in every S, so the Q-law of min(S̃, that label's s) bounds it above.
+        """
         t, h = self.steps, step
-        cells, lattice, (spread, tilted_spread), (q_post_low, q_post_high, p_post_low, p_post_high) = self.cells(h, tail)
+        if direction == 0:
+            truncation = min(self.truncation(tail), t * math.exp(min(window[1], 700.0)))
+        else:
+            truncation = t * math.exp(min(-window[0], 700.0))
+        cells = max(1, math.ceil(max(truncation, t) / h))
+        lattice, spread, tilted_spread, (q_post_low, q_post_high, p_post_low, p_post_high), above = self.cells(h, cells)
+        if direction == 1:
+            spread = spread.copy()
+            spread[-1] += above[0]  # the cap: all of X > Kh at Kh
         log_tail = math.log(max(tail, _SMALLEST_TAIL))
         q_law, p_law = _laws(tilted_spread, spread, t)
         first, last = _window(q_law, p_law, h, log_tail, t * cells)
+        if direction == 1:
+            last = max(min(last, cells), first)
         size = _cyclic_size(first, last)
         # Within the window the tilt spans at most 1e-4/tail: the window's far end, where the real mass is about the
         # tail, then weighs at most 1e-4 of the tilted mass.
@@ -256,13 +300,8 @@ class _Allocation:
                 low = np.maximum(result - error - aliased, 0.0) * np.exp(untilt - margin)
             return low, high
 
-        # Truncation: P(Aᶜ) <= P₁(X > T) + (t − 1)Q(X > T) and Q(Aᶜ) <= tQ(X > T) (union bounds, from survival
-        # functions: 1 − F near 0 would carry the premise's absolute error), at the cut e_K <= log T.
-        cut = np.array([math.log(cells * h) - 4 * _U * (abs(math.log(cells * h)) + 1)])
-        sf0, sf1 = (math.exp(min(0.0, float(v) + 1e-12 * max(1.0, abs(float(v))))) * (1 + 1e-12)
-                    for v in (self.gaussian.log_sf(cut, "Q")[0], self.gaussian.log_sf(cut, "P")[0]))
-        p_outside = min(1.0, (sf1 + (t - 1) * sf0) * (1 + 1e-12))
-        q_outside = min(1.0, t * sf0 * (1 + 1e-12))
+        # Truncation (remove): P(Aᶜ) <= P₁(X > T) + (t − 1)Q(X > T), a union bound.
+        p_outside = min(1.0, (above[1] + (t - 1) * above[0]) * (1 + 1e-12))
 
         # Upper: the spread law of tS̃ on the window, every entry at an upper bound.
         _, y = tilted_sum(*q_law)
@@ -284,11 +323,10 @@ class _Allocation:
             log_masses.append(np.array([math.log(p_outside + math.exp(min(p_above, 0.0)) * (1 + 1e-12))]))
         else:
             # Q-mass above the window (large S) moved to its last label, the smallest loss −log s it has; below
-            # it (small S) and off A, at +∞.
+            # it (small S) at +∞.
             losses = [np.where(positive, -log_values + rounded, math.inf), -log_values[-1:] + rounded[-1:],
                       np.array([math.inf])]
-            log_masses = [log_y, np.array([q_above]),
-                          np.array([math.log(q_outside + math.exp(min(q_below, 0.0)) * (1 + 1e-12))])]
+            log_masses = [log_y, np.array([q_above]), np.array([q_below])]
         upper = _upper_atoms(losses, log_masses)
 
         # Lower: the post-processing J = Σ cell indices, its two laws enclosed entrywise: the t-fold sums of the
@@ -300,35 +338,48 @@ class _Allocation:
         log_p, log_q = _log(p_j_low), _log(q_j_high)
         return upper, _AtomPair(log_p - log_q, log_p, log_q)
 
+    def _sketch_law(self, truncation, capped):
+        """(s at each label, Q-law, P-law) of S on a coarse lattice of :data:`_SKETCH_POINTS` up to the truncation
+        (with ``capped``, X above it put at it), from the midpoints of the post-processing cells' bounds."""
+        t = self.steps
+        h = (truncation + t + 40.0 * math.sqrt(t * self.variance)) / _SKETCH_POINTS
+        cells = max(1, math.ceil(truncation / h))
+        masses = self._cells(h, cells)
+        q_mid = 0.5 * (masses["Q"][2] + masses["Q"][3])
+        p_mid = 0.5 * (masses["P"][2] + masses["P"][3])
+        if capped:
+            cut = np.array([math.log(cells * h)])
+            q_mid[-1] += float(np.exp(self.gaussian.log_sf(cut, "Q"))[0])
+            p_mid[-1] += float(np.exp(self.gaussian.log_sf(cut, "P"))[0])
+        laws = _laws(p_mid, q_mid, t)
+        first, last = _window(*laws, h, math.log(1e-40), t * cells)
+        if capped:
+            last = max(min(last, cells), first)
+        size = _cyclic_size(first, last)
+        q_law, p_law = (np.roll(cyclic_power(*law, size)[0], -first % size)[: last - first + 1] for law in laws)
+        labels = np.arange(first, last + 1)
+        keep = (q_law > 1e-15 * q_law.max()) & (p_law > 1e-15 * p_law.max()) & (labels > 0)
+        return labels[keep] * h / t, q_law[keep], p_law[keep]
+
     def sketch(self, direction):
-        """The coarse law of the loss in ``direction`` (0 remove, 1 add) for the engine's tilt and window: the
-        post-processing law on a coarse lattice, plus the remove direction's tail beyond it as cells of one
-        large X₁ (the dominant way S gets large under P). Never a bound."""
+        """The coarse law of the loss in ``direction`` (0 remove, 1 add) for the engine's tilt and window. Remove:
+        the post-processing law on a coarse lattice up to a truncation, plus the tail beyond it as cells of one
+        large X₁ (the dominant way S gets large under P). Add: the same on a lattice capped at S = e^4 (losses
+        −log S below −4 then sit at −4), fine enough to resolve small S. Never a bound."""
         if self._sketch is None:
             t = self.steps
             truncation = self.truncation(_SKETCH_TAIL)
-            spread = t + 40.0 * math.sqrt(t * self.variance) + truncation
-            h = spread / _SKETCH_POINTS
-            cells = max(1, math.ceil(truncation / h))
-            masses = self._cells(h, cells)
-            q_mid = 0.5 * (masses["Q"][2] + masses["Q"][3])
-            p_mid = 0.5 * (masses["P"][2] + masses["P"][3])
-            laws = _laws(p_mid, q_mid, t)
-            first, last = _window(*laws, h, math.log(1e-40), t * cells)
-            size = _cyclic_size(first, last)
-            q_law, p_law = (np.roll(cyclic_power(*law, size)[0], -first % size)[: last - first + 1] for law in laws)
-            labels = np.arange(first, last + 1)
-            keep = (q_law > 1e-15 * q_law.max()) & (p_law > 1e-15 * p_law.max()) & (labels > 0)
-            log_values = np.log(labels[keep] * h / t)
-            remove = [log_values, np.log(p_law[keep])]
-            add = [-log_values, np.log(q_law[keep])]
+            values, _, p_law = self._sketch_law(truncation, capped=False)
+            remove = [np.log(values), np.log(p_law)]
             # The remove tail: t·S ≈ X₁ + (t − 1) with X₁ under P₁, from the last kept loss to the truncation.
-            start = float(labels[keep][-1] * h)
+            start = float(values[-1] * t)
             if truncation + t - 1 > start:
-                edges = np.geomspace(max(start - (t - 1), h), truncation, 257)
+                edges = np.geomspace(max(start - (t - 1), 1e-300), truncation, 257)
                 _, high = _cell_log_masses(self.gaussian, np.log(edges), "P")
                 remove[0] = np.concatenate([remove[0], np.log((edges[1:] + t - 1) / t)])
                 remove[1] = np.concatenate([remove[1], high])
+            values, q_law, _ = self._sketch_law(t * math.exp(_ADD_SKETCH_CAP), capped=True)
+            add = [-np.log(values), np.log(q_law)]
             self._sketch = []
             for loss, log_masses in (remove, add):
                 finite = np.isfinite(log_masses)
@@ -360,16 +411,21 @@ class AllocationPair(Pair):
     def sketch(self):
         return self.allocation.sketch(self._index)
 
-    def lattice_step(self, step, tail):
-        """The lattice step h in X for the engine's loss step Δ: √t·Δ, coarsened to keep the sum's window
-        (about T + t + 40 standard deviations) within half of :data:`LATTICE_POINTS` (the FFT pads it twofold)."""
+    def lattice_step(self, step, tail, window):
+        """The lattice step h in X for the engine's loss step Δ: √t·Δ, coarsened to keep the sum's window (remove:
+        about T + t + 40 standard deviations; add: up to the cap t·e^{−low}) within half of :data:`LATTICE_POINTS`
+        (the FFT pads it twofold)."""
         allocation = self.allocation
         t = allocation.steps
-        width = allocation.truncation(tail) + t + 40.0 * math.sqrt(t * allocation.variance)
+        if self._index == 0:
+            width = (min(allocation.truncation(tail), t * math.exp(min(window[1], 700.0))) + t
+                     + 40.0 * math.sqrt(t * allocation.variance))
+        else:
+            width = t * math.exp(min(-window[0], 700.0))
         return max(math.sqrt(t) * step, 2 * width / (LATTICE_POINTS - 2))
 
-    def bounding_pairs(self, step, tilt, tail):
-        return self.allocation.laws(self.lattice_step(step, tail), tail, self._index, tilt)
+    def bounding_pairs(self, step, tilt, tail, window):
+        return self.allocation.laws(self.lattice_step(step, tail, window), tail, self._index, tilt, window)
 
 
 def random_allocation(mu, steps):

@@ -80,7 +80,7 @@ def discretize(pair, step, tilt, first, last, tail=TAIL):
     A pair that supplies its own bounding pairs (:meth:`~dpmech.pld.pairs.Pair.bounding_pairs`, with at most
     ``tail`` of P-mass unbounded) gives the upper measure from one and the buckets from the other.
     """
-    upper_pair, lower_pair = pair.bounding_pairs(step, tilt, tail)
+    upper_pair, lower_pair = pair.bounding_pairs(step, tilt, tail, (first * step, last * step))
     if upper_pair is not pair or lower_pair is not pair:
         return _discretized(upper_pair, step, tilt, first, last)[0], _discretized(lower_pair, step, tilt, first, last)[1]
     return _discretized(pair, step, tilt, first, last)

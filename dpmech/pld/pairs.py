@@ -70,10 +70,12 @@ class Pair:
         """log P_c(L > t) or log Q_c(L > t) of the continuous part."""
         raise NotImplementedError
 
-    def bounding_pairs(self, step, tilt, tail):
+    def bounding_pairs(self, step, tilt, tail, window):
         """(upper, lower) pairs that :func:`~dpmech.pld.discretization.discretize` takes the upper measure
-        and the lower buckets from at the loss step ``step`` and tilt ``tilt``: the upper one dominating this pair, the lower
-        one dominated by it, the upper one leaving at most ``tail`` of P-mass beyond what it bounds. A pair
+        and the lower buckets from at the loss step ``step``, tilt ``tilt`` and loss window ``window`` = (low, high)
+        (outside which it moves the upper measure's mass up to ``low`` or to +∞ and drops the buckets'): the upper
+        one dominating this pair, the lower one dominated by it, the upper one leaving about ``tail`` of P-mass
+        beyond what it bounds. A pair
         whose law of L is known is its own; a pair whose law is only bounded (random allocation, whose
         loss is the log of a sum of lognormals: :mod:`dpmech.pld.allocation`) supplies two."""
         return self, self

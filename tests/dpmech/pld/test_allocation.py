@@ -1,0 +1,224 @@
+"""Random allocation of a Gaussian step (:mod:`dpmech.pld.allocation`): certified intervals against proven references.
+
+The reference for t = 2 steps is an enclosure in python-flint's ball arithmetic. With X_i = exp(μY_i − μ²/2),
+Y ∼ N(0, I_2), S = (X_1 + X_2)/2 and c = e^ε:
+
+* remove: δ(ε) = E[(S − c)_+]. Given X_1 = x, it is ½·E[(X − k)_+] with k = 2c − x, a lognormal call
+  Φ(d₁) − kΦ(d₂), d₁ = (−log k + μ²/2)/μ, d₂ = d₁ − μ, while k > 0; for x >= 2c, where k <= 0, it is
+  ((x + 1)/2 − c), whose integral is ½P₁(X > 2c) + (½ − c)Q(X > 2c) in closed form;
+* add: δ(ε) = E[(1 − cS)_+]. Given X_1 = x < 2/c it is (c/2)·E[(k − X)_+] with k = 2/c − x, the put
+  kΦ(−d₂) − Φ(−d₁); for x >= 2/c it is 0.
+
+Each integrand is analytic in y (x = exp(μy − μ²/2)) while k stays off the negative axis, so
+:meth:`flint.acb.integral` encloses it on [−L, y₀ − η], y₀ where k = 0; the rest is bounded above: below −L
+by Φ(−L) times the integrand's bound (½ for the remove, 1 for the add direction, the call ≤ E[X] = 1 and the put
+≤ k ≤ 2/c), on the last η by η·φ_max times ½ (remove) or μη (add: there k <= (2/c)μη).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from flint import acb, arb, ctx
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import dpmech
+from dpmech.pld import accountant as engine
+from dpmech.pld import allocation
+
+_L = 12
+_ETA = arb(10) ** -10
+
+
+def _phi_bar(x):
+    return (x / arb(2).sqrt()).erfc() / 2
+
+
+def _phi(x):
+    return _phi_bar(-x)
+
+
+def _integral(integrand, a, b):
+    failures = []
+
+    def guarded(y, analytic):
+        try:
+            return integrand(y, analytic)
+        except BaseException as error:  # python-flint swallows it: keep it to raise below
+            failures.append(error)
+            raise
+
+    value = acb.integral(guarded, a, b, rel_tol=arb(2) ** -60, abs_tol=arb(2) ** -90)
+    if failures:
+        raise failures[0]
+    assert value.imag.contains(0)
+    return value.real
+
+
+def _two_steps(epsilon: float, mu: float, direction: str) -> tuple[float, float]:
+    """Proven (lower, upper) doubles around δ(ε) of one epoch of t = 2 steps in ``direction``."""
+    precision, ctx.prec = ctx.prec, 128
+    try:
+        return _two_steps_at_precision(epsilon, mu, direction)
+    finally:
+        ctx.prec = precision
+
+
+def _two_steps_at_precision(epsilon, mu, direction):
+    mu_ball, c = arb(mu), arb(epsilon).exp()
+    half_square = mu_ball * mu_ball / 2
+    density_max = 1 / (2 * arb.pi()).sqrt()
+
+    def x_of(y):
+        return (mu_ball * y - half_square).exp()
+
+    def d1(k, analytic):
+        return (-k.log(analytic=analytic) + half_square) / mu_ball
+
+    if direction == "remove":
+        end = ((2 * c).log() + half_square) / mu_ball
+        bound = sliver_bound = arb(1) / 2
+
+        def integrand(y, analytic):
+            k = 2 * c - x_of(y)
+            if analytic and not k.real > 0:
+                return acb(arb.nan(), arb.nan())
+            first = d1(k, analytic)
+            call = _phi(first) - k * _phi(first - mu_ball)
+            return (-y * y / 2).exp() * density_max * call / 2
+
+        closed = _phi_bar(((2 * c).log() - half_square) / mu_ball) / 2 + (arb(1) / 2 - c) * _phi_bar(end)
+    else:
+        end = ((2 / c).log() + half_square) / mu_ball
+        # The put is at most k, and on the last η, k = x(y₀) − x(y) <= (2/c)(1 − e^{−μη}) <= (2/c)μη.
+        bound, sliver_bound = arb(1), mu_ball * _ETA
+
+        def integrand(y, analytic):
+            k = 2 / c - x_of(y)
+            if analytic and not k.real > 0:
+                return acb(arb.nan(), arb.nan())
+            first = d1(k, analytic)
+            put = k * _phi(-(first - mu_ball)) - _phi(-first)
+            return (-y * y / 2).exp() * density_max * put * c / 2
+
+        closed = arb(0)
+    start = min(-_L, float(end.mid()) - 1)
+    value = closed + _integral(integrand, acb(start), acb(end - _ETA))
+    # The density's largest value on [y₀ − η, y₀] is at its point nearest 0 (a lower bound of that distance serves).
+    if end - _ETA > 0:
+        nearest = (end - _ETA).abs_lower()
+    elif end < 0:
+        nearest = end.abs_lower()
+    else:
+        nearest = arb(0)
+    sliver = _ETA * (-nearest * nearest / 2).exp() * density_max
+    rest = bound * _phi(arb(start)) + sliver_bound * sliver
+    return float(value.lower()), float((value + rest).upper())
+
+
+def _reference(epsilon, mu):
+    ends = [_two_steps(epsilon, mu, direction) for direction in ("remove", "add")]
+    return max(low for low, _ in ends), max(high for _, high in ends)
+
+
+def _delta(pairs, epsilon):
+    return engine.delta([(pairs, 1)], epsilon)
+
+
+@pytest.mark.parametrize("sigma, epsilon", [(1.0, 0.5), (2.0, 0.2), (0.8, 1.5), (4.0, 0.05)])
+@pytest.mark.parametrize("direction", [0, 1])
+def test_each_direction_contains_the_arb_reference_at_two_steps(sigma, epsilon, direction):
+    pair = allocation.random_allocation(1.0 / sigma, 2)[direction]
+    low, high = _two_steps(epsilon, 1.0 / sigma, ("remove", "add")[direction])
+    answer = _delta((pair, pair), epsilon)
+    assert answer.lower <= low and high <= answer.upper, (answer, low, high)
+    assert answer.upper - answer.lower <= 1e-2 * answer.upper + 1e-12  # narrow, not just valid
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sigma=st.floats(0.7, 4.0), epsilon=st.floats(0.02, 2.0))
+def test_property_interval_contains_the_reference_at_two_steps(sigma, epsilon):
+    low, high = _reference(epsilon, 1.0 / sigma)
+    answer = _delta(allocation.random_allocation(1.0 / sigma, 2), epsilon)
+    assert 0.0 <= answer.lower <= answer.upper
+    assert answer.lower <= max(low, 0.0) and high <= answer.upper, (answer, low, high)
+
+
+@pytest.mark.parametrize("sigma", [1.5, 2.0, 5.0])
+def test_one_step_is_the_gaussian(sigma):
+    """t = 1: S = X_1, the Gaussian pair itself; the exact δ lies in the interval, in both directions."""
+    for epsilon in (0.1, 0.7):
+        exact = dpmech.gaussian_delta(epsilon, sigma)
+        for direction in (0, 1):
+            pair = allocation.random_allocation(1.0 / sigma, 1)[direction]
+            answer = _delta((pair, pair), epsilon)
+            assert answer.lower <= exact <= answer.upper, (epsilon, direction, answer, exact)
+
+
+def test_more_steps_amplify_more():
+    """ε(δ) of one epoch falls as the epoch gets longer: each next interval starts below the previous one's end."""
+    previous = math.inf
+    for steps in (2, 10, 100, 1000):
+        answer = engine.epsilon([(allocation.random_allocation(1.0, steps), 1)], 1e-6)
+        assert answer.lower <= answer.upper
+        assert answer.lower <= previous
+        previous = answer.upper
+
+
+def test_anchor_pld_accounting():
+    """σ = 0.8, t = 1000, k = 1, one epoch, δ = 1e-5: pld-accounting 2.0 gives (upper, lower) = (0.290937, 0.278649)
+    (gaussian_allocation_epsilon_range); dpmech's certified interval lies inside it and is much narrower."""
+    ledger = dpmech.PrivacyLedger("add-remove-one")
+    ledger.record(dpmech.RandomAllocationEvent(dpmech.GaussianEvent(0.8), num_steps=1000))
+    guarantee = ledger.epsilon(1e-5, method="numeric")
+    lower, _, upper = guarantee.interval
+    assert 0.278649 <= lower <= upper <= 0.290937
+    assert upper - lower <= 1e-3
+
+
+def test_epochs_compose_and_the_bounds_order():
+    """Ten epochs cost more than one and less than ten times one (the interval's ends as bounds)."""
+    pairs = allocation.random_allocation(1.0, 100)
+    one = engine.epsilon([(pairs, 1)], 1e-5)
+    ten = engine.epsilon([(pairs, 10)], 1e-5)
+    assert one.upper < ten.lower and ten.upper < 10 * one.lower
+
+
+def test_ledger_routes_and_refuses():
+    event = dpmech.RandomAllocationEvent(dpmech.GaussianEvent(1.0), num_steps=100)
+    ledger = dpmech.PrivacyLedger("add-remove-one").record(event, count=3)
+    numeric = ledger.epsilon(1e-5)  # auto: exact refuses it, numeric takes it
+    assert "numeric" in str(numeric)
+    basic = ledger.epsilon(1e-5, method="basic")
+    gaussian = dpmech.PrivacyLedger("add-remove-one").record(dpmech.GaussianEvent(1.0), count=3)
+    assert float(basic.epsilon) == float(gaussian.epsilon(1e-5, method="basic").epsilon)
+    assert numeric.interval[2] < float(basic.epsilon)
+    for method in ("exact", "pld", "prv"):
+        with pytest.raises(ValueError, match="RandomAllocationEvent"):
+            ledger.epsilon(1e-5, method=method)
+
+
+@pytest.mark.parametrize("arguments, name", [
+    ((dpmech.LaplaceEvent(1.0), 10), "event"),
+    ((dpmech.GaussianEvent(1.0), 0), "num_steps"),
+    ((dpmech.GaussianEvent(1.0), 10, 2), "num_selected"),
+    ((dpmech.GaussianEvent(1.0, neighbouring="replace-one"), 10), "event"),
+])
+def test_event_refuses_what_has_no_proven_pair(arguments, name):
+    with pytest.raises(ValueError, match=name):
+        dpmech.RandomAllocationEvent(*arguments)
+    with pytest.raises(ValueError, match="neighbouring"):
+        dpmech.RandomAllocationEvent(dpmech.GaussianEvent(1.0), 10, neighbouring="replace-one")
+
+
+def test_upper_pair_dominates_lower_pair_mass():
+    """The upper pair keeps (at least) all P-mass, the lower one at most all of it."""
+    pair = allocation.random_allocation(1.25, 1000)[0]
+    upper, lower = pair.bounding_pairs(1e-3, 4.0, 1e-11, (-1.0, 3.0))
+    _, upper_p, _ = upper.atoms()
+    _, lower_p, lower_q = lower.atoms()
+    assert upper_p.sum() >= 1.0 >= lower_p.sum() > 0.999
+    assert lower_q.sum() >= 0.999 and np.all(lower_p >= 0)
