@@ -19,7 +19,12 @@
 * :mod:`.greybox`: the noise scale of a declared Gaussian or Laplace
   mechanism against the scale its claim needs (small-δ bugs);
 * :mod:`.renyi`: Rényi, zCDP and μ-GDP claims, exactly for finite
-  mechanisms and by quadrature for densities;
+  mechanisms, by certified partition lower bounds for scipy.stats laws and
+  by quadrature for densities;
+* :mod:`.claims`: zCDP, μ-GDP and RDP claims refuted from samples through
+  the (ε, δ) points they imply (:func:`find_claim_violation`);
+* :mod:`.records`: candidate neighbouring datasets of records
+  (:func:`record_neighbours`), for :func:`find_violation`'s ``pairs``;
 * :mod:`.examples` (import it explicitly): correct and buggy mechanisms
   from the DP-testing literature;
 * :mod:`.pytest_plugin`: the ``dp_verify`` fixture and ``--dp-budget``;
@@ -47,7 +52,9 @@ from .sensitivity import (
     empirical_sensitivity,
     parameter_distance,
 )
-from .renyi import assert_gdp, assert_zcdp, density_renyi_divergence, renyi_divergence, renyi_profile
+from .renyi import RENYI_ORDERS, assert_gdp, assert_zcdp, density_renyi_divergence, renyi_divergence, renyi_profile
+from .claims import ClaimReport, GdpClaim, RenyiClaim, ZcdpClaim, assert_claim_black_box, find_claim_violation
+from .records import RecordBox, record_neighbours
 from .statistical import (
     StatisticalTestResult,
     assert_dp_statistically,
@@ -59,7 +66,16 @@ from .statistical import (
 from .tester import VerificationReport, assert_dp_black_box, find_violation, statdp_pairs
 
 __all__ = [
+    "ClaimReport",
     "DpViolation",
+    "GdpClaim",
+    "RENYI_ORDERS",
+    "RecordBox",
+    "RenyiClaim",
+    "ZcdpClaim",
+    "assert_claim_black_box",
+    "find_claim_violation",
+    "record_neighbours",
     "HockeyStick",
     "NoiseScaleResult",
     "SensitivityReport",
