@@ -424,7 +424,7 @@ def _crossing_lines(crossings: list, audit: dict) -> list:
         # Low FPR: few OUT scores above the threshold; high FPR: few below it (the mirror image).
         where = [f"FPR {_span(f'{low / num_out:.1e}', f'{high / num_out:.1e}')} ({_span(low, high)} of {num_out} "
                  "OUT scores above the threshold)" if high <= num_out / 2 else
-                 f"FPR {_span(f'{low / num_out:.4f}', f'{high / num_out:.4f}')} ({_span(num_out - high, num_out - low)} "
+                 f"FPR >= 1 − {(num_out - low) / num_out:.1e} ({_span(num_out - high, num_out - low)} "
                  f"of {num_out} OUT scores below the threshold)" for low, high in crossing["segments"]]
         if where:
             lines.append(

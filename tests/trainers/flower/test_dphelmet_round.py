@@ -11,7 +11,7 @@ import pytest
 from trainers.data import load_digits_dataset
 from trainers.flower.dphelmet import SecureAggregationFailed, encoded_user_share, run_flower_dphelmet
 from trainers.pipelines._common import linear_accuracy
-from trainers.pipelines.dphelmet import DpHelmetConfig, prepare_users, secure_average
+from trainers.pipelines.dphelmet import DpHelmetConfig, prepare_users, protection_notes, secure_average
 
 # A Flower simulation starts Ray and takes about a minute: deselect those tests with -m "not slow".
 SLOW = pytest.mark.slow
@@ -98,6 +98,9 @@ def test_accuracy_and_accounting_match_the_in_process_survivors(flower_round, pl
     assert guarantees["tight"].certified
     assert not guarantees["estimate (unquantised secure sum)"].certified
     assert all(count > 0 for count in flower_round.upload_bytes.values())
+    # What the guarantee protects, as in process (it used to be dropped on Flower).
+    assert flower_round.result.notes[:4] == tuple(protection_notes(CONFIG, prepared.sensitivity))
+    assert flower_round.result.notes[0].startswith("Protected: one record of one user, replace-one")
 
 
 @SLOW
