@@ -129,6 +129,57 @@ def logistic_regression_sensitivity(regularization, n, feature_bound=1.0, *, reg
     return regularized_erm_sensitivity(_input_norm_bound(feature_bound, regularized_intercept), regularization, n)
 
 
+def fixed_label_logistic_regression_sensitivity(regularization, n, feature_bound=1.0) -> float:
+    r"""m·max(2b, L)/(nλ): binary logistic regression when the replaced and the new record carry the same label.
+
+    Theorem. J(θ) = (1/n) Σ log(1 + exp(−y_i θ·x̃_i)) + (λ/2)‖θ‖², y_i = ±1,
+    x̃ = (x, 1) with the intercept a regularised weight, ‖x‖ <= b,
+    L = √(b² + 1), m = σ(L²/λ) (σ the logistic function). If neighbouring
+    datasets differ in one record whose label is the same in both
+    (FedAUXfdp's scoring head: every private record is labelled 1, the
+    negatives are public and never replaced), their exact minimisers are at
+    most m·max(2b, L)/(nλ) apart. Against the generic 2L/(nλ)
+    (:func:`logistic_regression_sensitivity`) that is a factor
+    m·max(2b, L)/(2L): 1/√2·m at b = 1, m = 0.661 at λ = 3 (FedAUXfdp's
+    default), m → 1 as λ → 0.
+
+    Proof. Chaudhuri, Monteleoni & Sarwate (JMLR 2011), proof of Cor. 8
+    (their Lemma 7 applied to G = J' − J): J is λ-strongly convex and
+    ∇J(θ') = (1/n)(∇ℓ(θ'; z) − ∇ℓ(θ'; z')) at the neighbour's minimiser θ',
+    so λ‖θ − θ'‖² <= ⟨∇J(θ') − ∇J(θ), θ' − θ⟩ <= ‖∇J(θ')‖‖θ' − θ‖ and
+    ‖θ − θ'‖ <= ‖∇ℓ(θ'; z) − ∇ℓ(θ'; z')‖/(nλ): the difference of the two
+    losses' gradients at ONE point. At any minimiser λθ' = −(1/n)Σ∇ℓ_i
+    and ‖∇ℓ_i‖ < L, so ‖θ'‖ < L/λ and |θ'·x̃| < L²/λ. For label y = 1
+    (y = −1 is the mirror image) ∇ℓ(θ'; x, 1) = −a x̃ with
+    a = σ(−θ'·x̃) ∈ (0, m): the two residuals share a sign. The difference
+    a'x̃' − a x̃ = (a'x' − a x, a' − a) has squared norm
+    ‖a'x' − a x‖² + (a' − a)² <= (a + a')²b² + (a' − a)², convex in
+    (a, a'), so its maximum over [0, m]² is at a vertex: 4m²b² at
+    a = a' = m, m²(b² + 1) at a = m, a' = 0. Cor. 8's 2L lets the two
+    gradients be antiparallel at full norm, which a fixed label and the
+    intercept coordinate forbid. The bound is approached as λ → 0 with the
+    intercept held far negative by public label-0 records at x = 0 and the
+    replaced records at ±x, ‖x‖ = b (tests/trainers/test_empirical_sensitivity.py).
+
+    The result is rounded up (m by libm's exp, a few roundings, covered by a
+    relative 2⁻⁴⁶). Replace-one; an approximate minimiser adds 2τ/λ
+    (:func:`approximate_minimizer_sensitivity`).
+
+    Args:
+        regularization: λ > 0 of the mean-form objective.
+        n: number of records, n >= 1 (all of them, public ones included).
+        feature_bound: b > 0, the public bound on ‖x‖.
+    """
+    regularization = _scalar_positive("regularization", regularization)
+    n = check.integer_scalar("n", n, 1)
+    feature_bound = _scalar_positive("feature_bound", feature_bound)
+    lipschitz = math.hypot(feature_bound, 1.0)
+    largest_residual = 1.0 / (1.0 + math.exp(-(lipschitz**2) / regularization))
+    exact = largest_residual * max(2.0 * feature_bound, lipschitz) / (n * regularization)
+    # Six correctly rounded operations and libm's exp (< 1 ulp each): 2⁻⁴⁶ relative covers them.
+    return math.nextafter(exact * (1.0 + 2.0**-46), math.inf)
+
+
 def multinomial_logistic_regression_sensitivity(
     regularization, n, feature_bound=1.0, *, num_classes=None, regularized_intercept=False, bound=TIGHT_BOUND
 ) -> float:
@@ -174,28 +225,43 @@ def psgd_bolt_on_sensitivity(lipschitz, strong_convexity, n) -> float:
 
     Wu, Li, Kumar, Chaudhuri, Jha & Naughton (SIGMOD 2017), the strongly
     convex case of their PSGD analysis (one record per step); DP-Helmet
-    (seed 002) Thm 3.12. Extended here to mini-batches of nominal size
-    b' = min(b, n), including a ragged last batch, provided every batch's
-    summed loss gradient is divided by b' (never by its own size).
+    (Kirschte, Meiser, Ardalan & Mohammadi 2022, Thm 3.12). Extended here to
+    mini-batches of nominal size b' = min(b, n), including a ragged last
+    batch, provided every batch's summed loss gradient is divided by b'
+    (never by its own size).
 
-    Assumptions: each per-record loss ℓ(·; z) is convex and (β − Λ)-smooth,
-    f(θ; z) = ℓ(θ; z) + (Λ/2)‖θ‖² is L-Lipschitz on the R-ball; every epoch
-    visits the n records in a data-independent order (a shuffle drawn from a
-    seed, the same on both datasets), split into k = ⌈n/b'⌉ consecutive
-    batches B_1..B_k; step t = 1, 2, … (global) is
-    θ_t = Π_R(θ_{t−1} − η_t ∇F_t(θ_{t−1})) with
+    L is the Lipschitz constant of the per-record loss ℓ(·; z) ALONE, the
+    regulariser excluded: ‖∇ℓ(θ; z) − ∇ℓ(θ; z')‖ <= 2L for every θ in the
+    constraint set and every pair of records. Wu et al. and DP-Helmet state
+    the theorem with L the Lipschitz constant of the whole per-record
+    objective f = ℓ + (Λ/2)‖θ‖², which on the R-ball is L_ℓ + RΛ (DP-Helmet
+    Thm 4.1: √2·c + RΛ); step (ii) of the proof below only ever compares
+    ∇f(θ; z) with ∇f(θ; z') at the SAME θ, where the ΛΘ terms cancel, so
+    the RΛ is not needed (1.42x less σ at the Huber-SVM defaults, 1.5x at
+    the Softmax-SLP ones, 708x at Λ = 10, R = 100, c = 1).
+
+    Assumptions: each per-record loss ℓ(·; z) is convex, (β − Λ)-smooth and
+    L-Lipschitz on the constraint set; every epoch visits the n records in a
+    data-independent order (a shuffle drawn from a seed, the same on both
+    datasets), split into k = ⌈n/b'⌉ consecutive batches B_1..B_k; step
+    t = 1, 2, … (global) is θ_t = Π(θ_{t−1} − η_t ∇F_t(θ_{t−1})) with
     F_t = (1/b') Σ_{i∈B_t} ℓ(·; z_i) + (Λ/2)‖θ‖² and η_t = min(1/β, 1/(Λt)),
-    from the same start on both datasets; Π_R is the projection onto a
+    from the same start on both datasets; Π is the projection onto a closed
     convex set (the R-ball, or a product of balls). Replace-one.
 
     Proof. (i) F_t is Λ-strongly convex and (|B_t|/b')(β − Λ) + Λ <= β
     smooth. Write F_t = g + (Λ/2)‖θ‖², g convex and (β − Λ)-smooth, so
     co-coercive: ⟨∇g(u) − ∇g(v), u − v⟩ >= ‖∇g(u) − ∇g(v)‖²/(β − Λ). With
     a = 1 − ηΛ, ‖a(u − v) − η(∇g(u) − ∇g(v))‖² <= a²‖u − v‖² when
-    η(β − Λ) <= 2a, i.e. η <= 2/(β + Λ), which η_t <= 1/β ensures; Π_R is
-    non-expansive. So a step on the same batch is (1 − η_tΛ)-Lipschitz.
-    (ii) At the step whose batch holds the replaced record the two updates
-    also differ by (η_t/b')‖∇ℓ(θ; z) − ∇ℓ(θ; z')‖ <= 2Lη_t/b'. So the
+    η(β − Λ) <= 2a, i.e. η <= 2/(β + Λ), which η_t <= 1/β ensures; Π is
+    non-expansive. So the step G_t(θ) = Π(θ − η_t∇F_t(θ)) on the same batch
+    is (1 − η_tΛ)-Lipschitz.
+    (ii) At a step whose batch holds the replaced record, the neighbour's
+    step is G'_t(θ') = Π(θ' − η_t∇F_t(θ') − (η_t/b')(∇ℓ(θ'; z') − ∇ℓ(θ'; z))):
+    F'_t and F_t share the regulariser and every other record, so they
+    differ by one loss term, at the same point θ'. Hence
+    ‖G_t(θ) − G'_t(θ')‖ <= ‖G_t(θ) − G_t(θ')‖ + (η_t/b')‖∇ℓ(θ'; z) − ∇ℓ(θ'; z')‖
+    <= (1 − η_tΛ)‖θ − θ'‖ + 2Lη_t/b' (Π non-expansive, then (i)). So the
     distance obeys δ_0 = 0, δ_t <= (1 − a_t)δ_{t−1} + [record ∈ B_t]·a_t·K
     with a_t = Λη_t = min(Λ/β, 1/t) ∈ (0, 1] and K = 2L/(Λb'); unrolled,
     δ_T <= K Σ_{s ∈ S} w_s, w_s = a_s Π_{r=s+1..T} (1 − a_r), S the steps
@@ -209,6 +275,9 @@ def psgd_bolt_on_sensitivity(lipschitz, strong_convexity, n) -> float:
     (b > n runs full batches, b' = n) and every number of epochs. With
     b' = 1 this is Wu et al.'s bound. :func:`psgd_contraction_sensitivity`
     evaluates the recursion exactly; the tests check it never exceeds this.
+    The bound is attained in the limit: a loss that is linear along the
+    difference (a Huber SVM in its linear part near θ = 0, large Λ) makes
+    (i) and (ii) equalities (tests/trainers/test_empirical_sensitivity.py).
 
     Dividing a ragged batch by its own size m < b' instead scales its
     injection by b'/m: one record of that batch can move θ by up to b'/m
@@ -217,7 +286,7 @@ def psgd_bolt_on_sensitivity(lipschitz, strong_convexity, n) -> float:
     covered either and under-noises by the batch size.
 
     Args:
-        lipschitz: L > 0 on the R-ball (including the regulariser's ΛR).
+        lipschitz: L > 0, the Lipschitz constant of the loss ℓ alone on the constraint set.
         strong_convexity: Λ > 0.
         n: number of records, n >= 1.
     """
@@ -252,7 +321,7 @@ def psgd_contraction_sensitivity(
     Args:
         n: records, >= 1.  batch_size: b >= 1.  epochs: >= 1.
         smoothness: β >= strong_convexity.  strong_convexity: Λ > 0.
-        lipschitz: L > 0.
+        lipschitz: L > 0 of the loss alone (as in :func:`psgd_bolt_on_sensitivity`).
     """
     n = check.integer_scalar("n", n, 1)
     batch_size = min(check.integer_scalar("batch_size", batch_size, 1), n)
@@ -275,17 +344,17 @@ def psgd_contraction_sensitivity(
     return float(weights.reshape(epochs, steps_per_epoch).max(axis=1).sum())
 
 
-def softmax_slp_lipschitz(feature_bound, radius, regularization, *, regularized_intercept=True) -> float:
-    """L = √2·c' + RΛ of DP-Helmet's Softmax-SLP objective on the R-ball (seed 002, Thm 4.1).
+def softmax_slp_lipschitz(feature_bound, *, regularized_intercept=True) -> float:
+    """L = √2·c' of DP-Helmet's Softmax-SLP loss (Kirschte et al. 2022, Thm 4.1, without its RΛ).
 
-    Per record, f(W; x, y) = CE(softmax(W x̃), y) + (Λ/2)‖W‖²_F. The gradient
-    is (p − e_y) x̃ᵀ + ΛW, of norm at most √2·c' + ΛR for ‖W‖_F <= R, with
-    c' = √(c² + 1) when the bias is a regularised weight of a constant
-    input (DP-Helmet's model; its code uses c, which omits the bias input).
+    Per record, ℓ(W; x, y) = CE(softmax(W x̃), y). Its gradient is
+    (p − e_y) x̃ᵀ, of Frobenius norm ‖p − e_y‖·‖x̃‖ <= √2·c', with
+    c' = √(c² + 1) when the bias is a regularised weight of a constant input
+    (DP-Helmet's model; its code uses c, which omits the bias input). The
+    regulariser's ΛW is not part of L: :func:`psgd_bolt_on_sensitivity` only
+    needs the loss (DP-Helmet's √2·c + RΛ adds it).
     """
-    radius = _scalar_positive("radius", radius)
-    regularization = _scalar_positive("regularization", regularization)
-    return math.sqrt(2.0) * _input_norm_bound(feature_bound, regularized_intercept) + radius * regularization
+    return math.sqrt(2.0) * _input_norm_bound(feature_bound, regularized_intercept)
 
 
 def softmax_slp_smoothness(feature_bound, regularization, *, regularized_intercept=True) -> float:
@@ -300,28 +369,32 @@ def softmax_slp_smoothness(feature_bound, regularization, *, regularized_interce
     return 0.5 * _input_norm_bound(feature_bound, regularized_intercept) ** 2 + regularization
 
 
-def softmax_slp_sensitivity(regularization, n, feature_bound, radius, *, regularized_intercept=True) -> float:
-    """Δ = 2(√2·c' + RΛ)/(nΛ) of DP-Helmet's Softmax-SLP-SGD (seed 002, Thm 4.1).
+def softmax_slp_sensitivity(regularization, n, feature_bound, *, regularized_intercept=True) -> float:
+    """Δ = 2√2·c'/(nΛ) of DP-Helmet's Softmax-SLP-SGD (Kirschte et al. 2022, Thm 4.1, without its RΛ).
 
-    :func:`psgd_bolt_on_sensitivity` with L from :func:`softmax_slp_lipschitz`;
-    one bound for all C classes (no √C factor). c' = √(c² + 1) when the bias
-    is a regularised input coordinate. PSGD must use η_t = min(1/β, 1/(Λt))
-    with β from :func:`softmax_slp_smoothness` and project (W, b) onto the
-    Frobenius R-ball after every step. Replace-one.
+    :func:`psgd_bolt_on_sensitivity` with L = √2·c' from
+    :func:`softmax_slp_lipschitz`; one bound for all C classes (no √C factor)
+    and for every projection radius R. c' = √(c² + 1) when the bias is a
+    regularised input coordinate. DP-Helmet's Thm 4.1 has
+    2(√2·c + RΛ)/(nΛ): its RΛ is the regulariser's gradient on the R-ball,
+    which cancels between neighbours (:func:`psgd_bolt_on_sensitivity`,
+    step (ii)). PSGD must use η_t = min(1/β, 1/(Λt)) with β from
+    :func:`softmax_slp_smoothness` and project (W, b) onto the Frobenius
+    R-ball after every step. Replace-one.
     """
-    lipschitz = softmax_slp_lipschitz(feature_bound, radius, regularization, regularized_intercept=regularized_intercept)
+    regularization = _scalar_positive("regularization", regularization)
+    lipschitz = softmax_slp_lipschitz(feature_bound, regularized_intercept=regularized_intercept)
     return psgd_bolt_on_sensitivity(lipschitz, regularization, n)
 
 
-def huber_svm_lipschitz(feature_bound, radius, regularization, *, regularized_intercept=True) -> float:
-    """L = c' + RΛ of one one-vs-rest Huber-SVM objective on the R-ball (DP-Helmet Example 3.16).
+def huber_svm_lipschitz(feature_bound, *, regularized_intercept=True) -> float:
+    """L = c' of one one-vs-rest Huber-SVM loss (Kirschte et al. 2022, Example 3.16, without its RΛ).
 
     The Huber loss has |ℓ'(z)| <= 1 and z = y θ·x̃, so its gradient has norm
-    at most c' = ‖x̃‖max; the regulariser adds ΛR on the R-ball.
+    at most c' = ‖x̃‖max. The regulariser's ΛR on the R-ball is not part of L
+    (:func:`psgd_bolt_on_sensitivity`).
     """
-    radius = _scalar_positive("radius", radius)
-    regularization = _scalar_positive("regularization", regularization)
-    return _input_norm_bound(feature_bound, regularized_intercept) + radius * regularization
+    return _input_norm_bound(feature_bound, regularized_intercept)
 
 
 def huber_svm_smoothness(feature_bound, regularization, huber_width, *, regularized_intercept=True) -> float:
@@ -336,13 +409,13 @@ def huber_svm_smoothness(feature_bound, regularization, huber_width, *, regulari
     return _input_norm_bound(feature_bound, regularized_intercept) ** 2 / (2.0 * huber_width) + regularization
 
 
-def huber_svm_sensitivity(
-    regularization, n, feature_bound, radius, *, num_classes=1, regularized_intercept=True
-) -> float:
-    """L2 sensitivity √C·2(c' + RΛ)/(nΛ) of C one-vs-rest Huber SVMs trained by PSGD (DP-Helmet Ex. 3.16).
+def huber_svm_sensitivity(regularization, n, feature_bound, *, num_classes=1, regularized_intercept=True) -> float:
+    """L2 sensitivity √C·2c'/(nΛ) of C one-vs-rest Huber SVMs trained by PSGD (Kirschte et al. 2022, Ex. 3.16).
 
-    Each class's model has sensitivity Δ_k = 2L/(nΛ), L from
-    :func:`huber_svm_lipschitz` (:func:`psgd_bolt_on_sensitivity`). One record
+    Each class's model has sensitivity Δ_k = 2c'/(nΛ), L = c' from
+    :func:`huber_svm_lipschitz` (:func:`psgd_bolt_on_sensitivity`), for every
+    projection radius R (DP-Helmet's 2(c + RΛ)/(nΛ) adds the regulariser's
+    gradient, which cancels between neighbours). One record
     enters all C one-vs-rest problems, so the stacked C models move by at
     most √C·Δ_k. For Gaussian noise of the same σ on every class, one
     release with sensitivity √C·Δ_k and C releases with Δ_k compose to the
@@ -355,12 +428,12 @@ def huber_svm_sensitivity(
         regularization: Λ > 0.
         n: number of records, n >= 1.
         feature_bound: c > 0, the public bound on ‖x‖.
-        radius: R > 0, the projection radius of each class's (w_k, b_k).
         num_classes: C >= 1 one-vs-rest models released together.
         regularized_intercept: the bias is a regularised input coordinate.
     """
     num_classes = check.integer_scalar("num_classes", num_classes, 1)
-    lipschitz = huber_svm_lipschitz(feature_bound, radius, regularization, regularized_intercept=regularized_intercept)
+    regularization = _scalar_positive("regularization", regularization)
+    lipschitz = huber_svm_lipschitz(feature_bound, regularized_intercept=regularized_intercept)
     return math.sqrt(num_classes) * psgd_bolt_on_sensitivity(lipschitz, regularization, n)
 
 

@@ -29,8 +29,12 @@ Every batch's summed loss gradient is divided by the nominal batch size b', also
 batch when b' does not divide N (DP-Helmet's code and tf.data average it over its own, smaller
 size, which lets one of its records move θ by up to b'/(N mod b') times the bound: 2.9x for
 N = 21, b = 20). With that divisor the Wu et al. (2017) bolt-on bound Δ = 2L/(NΛ) holds for
-every N, batch size and number of passes; the proof, with the constant-step phase and b > N, is
-in :func:`dpmech.sensitivity.psgd_bolt_on_sensitivity`. The trainers ask dpmech for Δ
+every N, batch size and number of passes, with L the Lipschitz constant of the loss alone (the
+regulariser's gradient cancels between neighbours, so the seed's + RΛ is not needed); the proof,
+with the constant-step phase and b > N, is in :func:`dpmech.sensitivity.psgd_bolt_on_sensitivity`.
+Its conditions, which this module keeps: η_t = min(1/β, 1/(Λt)) with β at least the analytic
+smoothness (a smaller ``smoothness`` raises), the regulariser's gradient Λθ in every step, the
+projection after every step, and a visiting order that does not depend on the data. The trainers ask dpmech for Δ
 (``sensitivity``) and never compute it here. The returned model is the unscaled θ (DP-Helmet's
 newest code releases N·θ).
 """
@@ -214,9 +218,10 @@ class _PsgdTrainer(ClassifierMixin, BaseEstimator):
 
 class SoftmaxSLPTrainer(_PsgdTrainer):
     """DP-Helmet Softmax-SLP-SGD (Alg. 1). Sensitivity (replace-one):
-    ``dpmech.sensitivity.softmax_slp_sensitivity`` = 2(√2·sqrt(c²+1) + RΛ)/(nΛ) with the bias as input
-    (seed 002 Thm 4.1 states c in place of sqrt(c²+1), which omits the bias input), for every n, ``batch_size``
-    (each batch, a ragged last one too, is divided by min(batch_size, n)) and number of epochs."""
+    ``dpmech.sensitivity.softmax_slp_sensitivity`` = 2√2·sqrt(c²+1)/(nΛ) with the bias as input, for every
+    n, R, ``batch_size`` (each batch, a ragged last one too, is divided by min(batch_size, n)) and number of
+    epochs. Kirschte et al. (2022) Thm 4.1 states 2(√2·c + RΛ)/(nΛ): c omits the bias input, and RΛ (the
+    regulariser's gradient) cancels between neighbours (proof in ``psgd_bolt_on_sensitivity``)."""
 
     _model = SOFTMAX
 
@@ -237,16 +242,16 @@ class SoftmaxSLPTrainer(_PsgdTrainer):
         return self._common_arguments()
 
     def sensitivity(self, n) -> float:
-        return dpmech.sensitivity.softmax_slp_sensitivity(
-            self.regularization, n, self.input_clip, self.projection_radius, regularized_intercept=True
-        )
+        return dpmech.sensitivity.softmax_slp_sensitivity(self.regularization, n, self.input_clip,
+                                                          regularized_intercept=True)
 
 
 class HuberSVMTrainer(_PsgdTrainer):
     """DP-Helmet SVM-SGD (Alg. 2): one-vs-rest Huber SVMs, per-class objectives summed.
     Sensitivity (replace-one): ``dpmech.sensitivity.huber_svm_sensitivity``, the joint bound of the C
-    classifiers, each 2(sqrt(c²+1) + RΛ)/(nΛ) (seed 002 Example 3.16, with the bias input), for every n,
-    ``batch_size`` (each batch divided by min(batch_size, n)) and number of epochs."""
+    classifiers, each 2·sqrt(c²+1)/(nΛ) (Kirschte et al. 2022 Example 3.16 with the bias input, without its
+    RΛ, which cancels between neighbours), for every n, R, ``batch_size`` (each batch divided by
+    min(batch_size, n)) and number of epochs."""
 
     _model = HUBER_SVM
 
@@ -268,7 +273,5 @@ class HuberSVMTrainer(_PsgdTrainer):
         return dict(self._common_arguments(), huber_h=self.huber_h)
 
     def sensitivity(self, n) -> float:
-        return dpmech.sensitivity.huber_svm_sensitivity(
-            self.regularization, n, self.input_clip, self.projection_radius, num_classes=self.num_classes,
-            regularized_intercept=True,
-        )
+        return dpmech.sensitivity.huber_svm_sensitivity(self.regularization, n, self.input_clip,
+                                                        num_classes=self.num_classes, regularized_intercept=True)

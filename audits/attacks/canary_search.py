@@ -31,8 +31,9 @@ shift, and each record to the class the model finds least likely), with or witho
 features, retrained exactly.
 
 Label-fixed scoring head. In FedAUXfdp's scoring head every private record has label 1 (local vs
-public negatives), so a replacement cannot change a label; :func:`label_fixed_logistic_sensitivity`
-is the sensitivity that this restriction allows, which the generic bound 2L/(nλ) exceeds.
+public negatives), so a replacement cannot change a label; the pipeline releases it with
+:func:`dpmech.sensitivity.fixed_label_logistic_regression_sensitivity`, the sensitivity that this
+restriction allows (the generic bound 2L/(nλ) exceeds it).
 """
 
 from __future__ import annotations
@@ -262,29 +263,3 @@ def user_relabellings(local: PrivateData, model: np.ndarray, feature_bound: floa
         proposals.append((description, PrivateData(local.features, labels)))
         proposals.append((description + ", features negated", PrivateData(-local.features, labels)))
     return proposals
-
-
-def label_fixed_logistic_sensitivity(regularization, n, feature_bound) -> float:
-    r"""Replace-one sensitivity of binary L2 logistic regression when the replaced and the new record carry the same label.
-
-    Theorem. J(θ) = (1/n) Σ log(1 + exp(−y_i θ·x̃_i)) + (λ/2)‖θ‖², x̃ = (x, 1), ‖x‖ <= b,
-    L = sqrt(b² + 1). If neighbouring datasets differ in one record whose label is the same in
-    both (FedAUXfdp's scoring head: every private record is labelled 1), their minimisers are at
-    most m·max(2b, L)/(nλ) apart, m = σ(L²/λ) (σ the logistic function).
-
-    Proof. Chaudhuri, Monteleoni & Sarwate (2011, Lemma 7): with θ′ the neighbour's minimiser,
-    ‖θ − θ′‖ <= ‖∇ℓ(θ′; z′) − ∇ℓ(θ′; z)‖/(nλ). At any minimiser, λθ′ = −(1/n)Σ∇ℓ_i and
-    ‖∇ℓ_i‖ < L, so ‖θ′‖ <= L/λ and |θ′·x̃| <= L²/λ. For label 1 (label −1 is symmetric)
-    ∇ℓ(θ′; x, 1) = −a x̃ with a = σ(−θ′·x̃) ∈ (0, m]. The difference a x̃ − a′x̃′ has squared
-    norm a²‖x̃‖² + a′²‖x̃′‖² − 2aa′(x·x′ + 1) <= (a² + a′²)L² + 2aa′(b² − 1), convex in (a, a′), so
-    its maximum over [0, m]² is at a vertex: 4m²b² at a = a′ = m, m²L² at one of them 0.
-    The generic bound 2L/(nλ) (Cor. 8) lets the two gradients be antiparallel at full norm,
-    which fixed labels and the intercept coordinate forbid; the ratio is m·max(2b, L)/(2L).
-    """
-    regularization = float(check.positive("regularization", regularization))
-    n = check.integer_scalar("n", n, 1)
-    bound = float(check.positive("feature_bound", feature_bound))
-    lipschitz = math.hypot(bound, 1.0)
-    largest_multiplier = float(expit(lipschitz**2 / regularization))
-    # Round up: this number is compared against displacements as an upper bound.
-    return float(np.nextafter(largest_multiplier * max(2.0 * bound, lipschitz) / (n * regularization), np.inf))

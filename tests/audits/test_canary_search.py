@@ -14,7 +14,6 @@ import dpmech.sensitivity
 from audits.attacks.canary_search import (
     Canary,
     LogisticHead,
-    label_fixed_logistic_sensitivity,
     plain_canaries,
     search_logistic_canaries,
     user_relabellings,
@@ -91,23 +90,13 @@ def test_label_fixed_sensitivity_bounds_the_searched_and_random_replacements(see
     canaries += [Canary(int(rng.integers(n)), dpmech.clip_features(rng.normal(size=(1, 2)) * 2 * bound, bound)[0], 1,
                         math.nan, "random")]
     bound_with_optimisation_error = dpmech.sensitivity.approximate_minimizer_sensitivity(
-        label_fixed_logistic_sensitivity(regularization, 2 * n, bound), trainer.gradient_tolerance, regularization)
+        dpmech.sensitivity.fixed_label_logistic_regression_sensitivity(regularization, 2 * n, bound), trainer.gradient_tolerance, regularization)
     for canary in canaries:
         moved = features.copy()
         moved[canary.index] = canary.feature
         displacement = np.linalg.norm(trainer.train(moved, labels)[0] - theta)
         assert displacement <= bound_with_optimisation_error
     assert bound_with_optimisation_error < trainer.sensitivity(2 * n)
-
-
-def test_label_fixed_sensitivity_formula_and_refusals():
-    # m·max(2b, L)/(nλ) with m = σ(L²/λ), L = sqrt(b² + 1): b = 1, λ = 3, n = 10.
-    expected = 1.0 / (1.0 + math.exp(-2.0 / 3.0)) * 2.0 / 30.0
-    assert label_fixed_logistic_sensitivity(3.0, 10, 1.0) == pytest.approx(expected, rel=1e-15)
-    assert label_fixed_logistic_sensitivity(3.0, 10, 1.0) >= expected
-    for name, arguments in (("regularization", (0.0, 10, 1.0)), ("n", (1.0, 0, 1.0)), ("feature_bound", (1.0, 10, -1.0))):
-        with pytest.raises(ValueError, match=name):
-            label_fixed_logistic_sensitivity(*arguments)
 
 
 def test_plain_canaries_and_user_relabellings_are_valid_neighbours():

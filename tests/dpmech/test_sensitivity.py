@@ -245,9 +245,9 @@ def test_huber_svm_psgd_moves_at_most_the_bolt_on_bound(setting):
         psgd(lambda t, x, y: huber_gradient(t, x, 2.0 * y - 1, width), inputs, targets, np.zeros(4), regularization, smoothness, radius, order)
         for inputs, targets in (first, second)
     ]
-    limit = sensitivity.huber_svm_sensitivity(regularization, n, bound, radius)
+    limit = sensitivity.huber_svm_sensitivity(regularization, n, bound)
     assert np.linalg.norm(outputs[0] - outputs[1]) <= limit + 1e-12
-    lipschitz = sensitivity.huber_svm_lipschitz(bound, radius, regularization)
+    lipschitz = sensitivity.huber_svm_lipschitz(bound)
     assert limit == pytest.approx(sensitivity.psgd_bolt_on_sensitivity(lipschitz, regularization, n), rel=1e-15)
 
 
@@ -261,9 +261,10 @@ def test_softmax_slp_psgd_moves_at_most_the_bound(setting):
         psgd(softmax_gradient, inputs, targets, np.zeros((3, 4)), regularization, smoothness, radius, order)
         for inputs, targets in (first, second)
     ]
-    limit = sensitivity.softmax_slp_sensitivity(regularization, n, bound, radius)
+    limit = sensitivity.softmax_slp_sensitivity(regularization, n, bound)
     assert np.linalg.norm(outputs[0] - outputs[1]) <= limit + 1e-12
-    expected = 2 * (math.sqrt(2) * math.hypot(bound, 1.0) + radius * regularization) / (n * regularization)
+    # Kirschte et al.'s 2(√2·c + RΛ)/(nΛ) without the RΛ, with the bias input (c' = √(c² + 1)).
+    expected = 2 * math.sqrt(2) * math.hypot(bound, 1.0) / (n * regularization)
     assert limit == pytest.approx(expected, rel=1e-15)
 
 
@@ -274,34 +275,34 @@ def test_lipschitz_and_smoothness_constants_bound_gradients_and_hessians(bound, 
     augmented = np.r_[dpmech.clip_features(rng.normal(scale=bound, size=(1, 3)), bound)[0], 1.0]
     weights = project(rng.normal(size=(4, 4)) * radius, radius)
     label = int(rng.integers(0, 4))
-    # Softmax: gradient (p − e_y) x̃ᵀ + ΛW, Hessian (diag p − ppᵀ) ⊗ x̃x̃ᵀ + ΛI.
-    gradient = softmax_gradient(weights, augmented, label) + regularization * weights
-    assert np.linalg.norm(gradient) <= sensitivity.softmax_slp_lipschitz(bound, radius, regularization) * (1 + 1e-12)
+    # Softmax: loss gradient (p − e_y) x̃ᵀ (L excludes the regulariser's ΛW), Hessian (diag p − ppᵀ) ⊗ x̃x̃ᵀ + ΛI.
+    gradient = softmax_gradient(weights, augmented, label)
+    assert np.linalg.norm(gradient) <= sensitivity.softmax_slp_lipschitz(bound) * (1 + 1e-12)
     probabilities = special.softmax(weights @ augmented)
     covariance = np.diag(probabilities) - np.outer(probabilities, probabilities)
     hessian = np.kron(covariance, np.outer(augmented, augmented)) + regularization * np.eye(16)
     assert np.linalg.eigvalsh(hessian).max() <= sensitivity.softmax_slp_smoothness(bound, regularization) * (1 + 1e-12)
     # Huber: |ℓ'| <= 1, ℓ'' <= 1/(2h).
     theta = weights[0]
-    huber = huber_gradient(theta, augmented, 1.0, width) + regularization * theta
-    assert np.linalg.norm(huber) <= sensitivity.huber_svm_lipschitz(bound, radius, regularization) * (1 + 1e-12)
+    huber = huber_gradient(theta, augmented, 1.0, width)
+    assert np.linalg.norm(huber) <= sensitivity.huber_svm_lipschitz(bound) * (1 + 1e-12)
     assert np.linalg.norm(augmented) ** 2 / (2 * width) + regularization <= sensitivity.huber_svm_smoothness(
         bound, regularization, width
     ) * (1 + 1e-12)
 
 
 def test_huber_svm_classes_compose_as_a_square_root():
-    per_class = sensitivity.huber_svm_sensitivity(10.0, 50, 34.854, 0.05)
-    joint = sensitivity.huber_svm_sensitivity(10.0, 50, 34.854, 0.05, num_classes=10)
+    per_class = sensitivity.huber_svm_sensitivity(10.0, 50, 34.854)
+    joint = sensitivity.huber_svm_sensitivity(10.0, 50, 34.854, num_classes=10)
     assert joint == pytest.approx(math.sqrt(10) * per_class, rel=1e-15)
-    assert per_class == pytest.approx(2 * (math.hypot(34.854, 1) + 0.05 * 10.0) / (50 * 10.0), rel=1e-15)
+    assert per_class == pytest.approx(2 * math.hypot(34.854, 1) / (50 * 10.0), rel=1e-15)
     # One Gaussian release with √C·Δ_k is the C-fold composition of releases with Δ_k.
     assert dpmech.gaussian_delta(1.0, 0.01, joint) == pytest.approx(
         dpmech.gaussian_delta(1.0, 0.01, per_class, compositions=10), rel=1e-12
     )
-    # Without the bias as an input the per-class bound is DP-Helmet's code: 2(c + RΛ)/(NΛ).
-    assert sensitivity.huber_svm_sensitivity(10.0, 50, 34.854, 0.05, regularized_intercept=False) == pytest.approx(
-        2 / 10.0 * (34.854 + 0.05 * 10.0) / 50, rel=1e-15
+    # Without the bias as an input the per-class bound is DP-Helmet's code's 2(c + RΛ)/(NΛ) without the RΛ.
+    assert sensitivity.huber_svm_sensitivity(10.0, 50, 34.854, regularized_intercept=False) == pytest.approx(
+        2 / 10.0 * 34.854 / 50, rel=1e-15
     )
 
 
@@ -325,21 +326,23 @@ def test_closed_forms():
 BAD_INPUTS = [
     ("regularization", lambda: sensitivity.logistic_regression_sensitivity(0.0, 10)),
     ("regularization", lambda: sensitivity.multinomial_logistic_regression_sensitivity(-1.0, 10)),
-    ("regularization", lambda: sensitivity.softmax_slp_sensitivity(0.0, 10, 1.0, 1.0)),
-    ("regularization", lambda: sensitivity.huber_svm_sensitivity(math.nan, 10, 1.0, 1.0)),
+    ("regularization", lambda: sensitivity.softmax_slp_sensitivity(0.0, 10, 1.0)),
+    ("regularization", lambda: sensitivity.huber_svm_sensitivity(math.nan, 10, 1.0)),
+    ("regularization", lambda: sensitivity.fixed_label_logistic_regression_sensitivity(0.0, 10, 1.0)),
     ("feature_bound", lambda: sensitivity.logistic_regression_sensitivity(1.0, 10, 0.0)),
     ("feature_bound", lambda: sensitivity.multinomial_logistic_regression_sensitivity(1.0, 10, -2.0)),
-    ("feature_bound", lambda: sensitivity.softmax_slp_sensitivity(1.0, 10, 0.0, 1.0)),
+    ("feature_bound", lambda: sensitivity.softmax_slp_sensitivity(1.0, 10, 0.0)),
+    ("feature_bound", lambda: sensitivity.fixed_label_logistic_regression_sensitivity(1.0, 10, -1.0)),
     ("feature_bound", lambda: sensitivity.huber_svm_smoothness(0.0, 1.0, 0.1)),
     ("n", lambda: sensitivity.logistic_regression_sensitivity(1.0, 0)),
     ("n", lambda: sensitivity.psgd_bolt_on_sensitivity(1.0, 1.0, 2.5)),
-    ("n", lambda: sensitivity.huber_svm_sensitivity(1.0, 0, 1.0, 1.0)),
+    ("n", lambda: sensitivity.huber_svm_sensitivity(1.0, 0, 1.0)),
+    ("n", lambda: sensitivity.fixed_label_logistic_regression_sensitivity(1.0, 0, 1.0)),
     ("lipschitz", lambda: sensitivity.psgd_bolt_on_sensitivity(0.0, 1.0, 10)),
     ("strong_convexity", lambda: sensitivity.psgd_bolt_on_sensitivity(1.0, 0.0, 10)),
-    ("radius", lambda: sensitivity.softmax_slp_sensitivity(1.0, 10, 1.0, 0.0)),
     ("radius", lambda: sensitivity.user_level_sensitivity(-1.0)),
     ("huber_width", lambda: sensitivity.huber_svm_smoothness(1.0, 1.0, 0.0)),
-    ("num_classes", lambda: sensitivity.huber_svm_sensitivity(1.0, 10, 1.0, 1.0, num_classes=0)),
+    ("num_classes", lambda: sensitivity.huber_svm_sensitivity(1.0, 10, 1.0, num_classes=0)),
     ("num_classes", lambda: sensitivity.multinomial_logistic_regression_sensitivity(1.0, 10, bound="seed")),
     ("num_classes", lambda: sensitivity.multinomial_logistic_regression_sensitivity(1.0, 10, num_classes=1)),
     ("bound", lambda: sensitivity.multinomial_logistic_regression_sensitivity(1.0, 10, bound="loose")),
@@ -406,7 +409,7 @@ def test_psgd_contraction_recursion_is_the_worst_batch_position(schedule, own_si
 
 def test_averaging_a_ragged_batch_over_its_own_size_breaks_the_bound():
     # Issue 11's configuration: n = 21, b = 20, one epoch; the 1-record batch injects 20 times more.
-    lipschitz = sensitivity.huber_svm_lipschitz(1.0, 0.2, 5.0)
+    lipschitz = sensitivity.huber_svm_lipschitz(1.0)
     smoothness = sensitivity.huber_svm_smoothness(1.0, 5.0, 0.1)
     bound = sensitivity.psgd_bolt_on_sensitivity(lipschitz, 5.0, 21)
     own_size = sensitivity.psgd_contraction_sensitivity(21, 20, 1, smoothness, 5.0, lipschitz, batch_divisor="own-size")
@@ -466,3 +469,22 @@ def test_approximate_minimiser_of_a_quadratic_moves_at_most_the_reported_sensiti
 def test_approximate_minimizer_sensitivity_refuses_bad_input(arguments, match):
     with pytest.raises(ValueError, match=match):
         sensitivity.approximate_minimizer_sensitivity(*arguments)
+
+
+@given(st.floats(1e-3, 1e3), st.integers(1, 10**7), st.floats(1e-3, 1e3))
+def test_fixed_label_logistic_sensitivity_is_its_formula_rounded_up(regularization, n, feature_bound):
+    # m·max(2b, L)/(nλ), m = σ(L²/λ), L = √(b² + 1), at 50 digits: the double is above it and within 1e-13.
+    with mpmath.workdps(50):
+        lipschitz = mpmath.sqrt(mpmath.mpf(feature_bound) ** 2 + 1)
+        largest_residual = 1 / (1 + mpmath.exp(-(lipschitz**2) / mpmath.mpf(regularization)))
+        exact = largest_residual * max(2 * mpmath.mpf(feature_bound), lipschitz) / (n * mpmath.mpf(regularization))
+        value = sensitivity.fixed_label_logistic_regression_sensitivity(regularization, n, feature_bound)
+        assert exact <= value <= exact * (1 + mpmath.mpf(1e-13))
+    # Never above the label-blind bound 2L/(nλ); below it by m/√2 at b = 1.
+    assert value <= sensitivity.logistic_regression_sensitivity(regularization, n, feature_bound, regularized_intercept=True)
+
+
+def test_fixed_label_logistic_sensitivity_closed_form():
+    # b = 1, λ = 3, n = 10: σ(2/3)·2/30.
+    expected = 1.0 / (1.0 + math.exp(-2.0 / 3.0)) * 2.0 / 30.0
+    assert sensitivity.fixed_label_logistic_regression_sensitivity(3.0, 10, 1.0) == pytest.approx(expected, rel=1e-13)

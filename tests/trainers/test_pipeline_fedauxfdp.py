@@ -15,6 +15,7 @@ from trainers.pipelines._common import linear_accuracy
 from trainers.pipelines.fedauxfdp import (
     ClientSettings,
     FedAuxFdpConfig,
+    ScoringHeadTrainer,
     fedauxfdp_client,
     fedauxfdp_server,
     prepare_round,
@@ -64,11 +65,14 @@ def test_release_events_are_dpmechs_calibration(digits, tiny_result):
         n = metrics["num_records"]
         assert n == np.sum(prepared.assignment == message.client)
         score_event, class_event = message.events
-        score_sensitivity = LogisticRegressionTrainer(TINY.score_regularization, 2, bound).sensitivity(n + num_negative)
+        # The scoring head's replaced and new records are both labelled 1: the label-fixed bound.
+        score_sensitivity = ScoringHeadTrainer(TINY.score_regularization, 2, bound).sensitivity(n + num_negative)
         assert score_sensitivity == dpmech.sensitivity.approximate_minimizer_sensitivity(
-            dpmech.sensitivity.logistic_regression_sensitivity(
-                TINY.score_regularization, n + num_negative, bound, regularized_intercept=True),
+            dpmech.sensitivity.fixed_label_logistic_regression_sensitivity(
+                TINY.score_regularization, n + num_negative, bound),
             LogisticRegressionTrainer().gradient_tolerance, TINY.score_regularization)
+        assert score_sensitivity < LogisticRegressionTrainer(TINY.score_regularization, 2, bound).sensitivity(
+            n + num_negative)
         class_sensitivity = LogisticRegressionTrainer(TINY.class_regularization, 10, bound).sensitivity(n)
         assert class_sensitivity == dpmech.sensitivity.approximate_minimizer_sensitivity(
             dpmech.sensitivity.multinomial_logistic_regression_sensitivity(

@@ -226,10 +226,10 @@ def test_contraction_recursion_of_the_trainers_schedule_stays_within_their_sensi
                   projection_radius=radius, epochs=epochs, batch_size=batch_size)
     if softmax:
         trainer = SoftmaxSLPTrainer(**common)
-        lipschitz, classes = dpmech.sensitivity.softmax_slp_lipschitz(input_clip, radius, regularization), 1
+        lipschitz, classes = dpmech.sensitivity.softmax_slp_lipschitz(input_clip), 1
     else:
         trainer = HuberSVMTrainer(huber_h=huber_h, **common)
-        lipschitz, classes = dpmech.sensitivity.huber_svm_lipschitz(input_clip, radius, regularization), num_classes
+        lipschitz, classes = dpmech.sensitivity.huber_svm_lipschitz(input_clip), num_classes
     smoothness = analytic_smoothness(trainer._model, regularization, input_clip, huber_h)
     # The SVM's C one-vs-rest blocks each follow the recursion; the record moves all C of them.
     worst = math.sqrt(classes) * dpmech.sensitivity.psgd_contraction_sensitivity(

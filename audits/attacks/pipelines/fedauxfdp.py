@@ -62,7 +62,7 @@ from trainers.sklearn_adapter import LogisticRegressionTrainer
 from ...gdp import epsilon_from_gdp
 from ...lira import leave_one_out_scores
 from ...noise_scale import check_noise_scale
-from ..canary_search import LogisticHead, label_fixed_logistic_sensitivity, retrain_best, search_logistic_canaries
+from ..canary_search import LogisticHead, retrain_best, search_logistic_canaries
 from ..shadow_heads import shadow_head_confidences
 from ..threat_model import WHITE_BOX, ThreatModel
 from .record import (
@@ -142,10 +142,10 @@ def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int
 
     score_distance = float(np.linalg.norm(with_canary.score_head - without.score_head))
     # train_client_heads fits with the trainer's default gradient tolerance τ, so the label-fixed
-    # bound takes the same 2τ/λ the event's sensitivity does.
+    # bound takes the same 2τ/λ the event's sensitivity does (it is the bound the pipeline releases with).
     label_fixed_bound = dpmech.sensitivity.approximate_minimizer_sensitivity(
-        label_fixed_logistic_sensitivity(settings.score_regularization, without.num_records + without.num_negative,
-                                         settings.feature_bound),
+        dpmech.sensitivity.fixed_label_logistic_regression_sensitivity(
+            settings.score_regularization, without.num_records + without.num_negative, settings.feature_bound),
         LogisticRegressionTrainer().gradient_tolerance, settings.score_regularization)
     measurements = {
         "client": client,
