@@ -43,3 +43,7 @@ def test_fedauxfdp_deployed_on_flower_is_audited_in_process(tmp_path):
                            trials=500, accuracy_curve=False)
     assert summary["engine"] == "flower" and summary["target"]["met"]
     assert 0.0 <= summary["eps_lb"] <= summary["epsilon"] <= 1.0
+    # The report keeps the protected-unit notes on Flower, and its Round section counts the records.
+    report = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
+    assert "- Protected: one record of one client's private data, replace-one" in report
+    assert "private records in all" in report

@@ -9,7 +9,7 @@ from trainers.data import load_digits_dataset
 from trainers.federation import ClientMessage
 from trainers.flower.messages import from_record_dict, to_record_dict
 from trainers.flower.simulation import run_flower_round
-from trainers.pipelines.fedauxfdp import FedAuxFdpConfig, run_fedauxfdp
+from trainers.pipelines.fedauxfdp import FedAuxFdpConfig, round_notes, run_fedauxfdp
 
 # A Flower simulation starts Ray and takes about a minute: deselect those tests with -m "not slow".
 SLOW = pytest.mark.slow
@@ -32,6 +32,10 @@ def test_flower_round_equals_the_in_process_round():
     assert flower.baselines == pytest.approx(in_process.baselines, abs=0.01)
     for name in ("basic", "tight"):
         assert flower.guarantees[name].epsilon == in_process.guarantees[name].epsilon
+    # The Flower round keeps what the guarantee protects and rests on (it used to carry only its own note).
+    assert [note for note in flower.notes if note in in_process.notes] == list(round_notes(CONFIG, in_process.prepared))
+    assert [client["num_records"] for client in flower.per_client] == [client["num_records"]
+                                                                       for client in in_process.per_client]
 
 
 def test_messages_survive_the_record_dict_and_refuse_unknown_events():
