@@ -18,7 +18,8 @@ rounding itself, before Flower sees the share:
   the one number that the encoding, :func:`trainers.flower.accounting.total_delta` and
   :func:`trainers.flower.accounting.mechanism_delta` share, so the δ the shares are calibrated at
   and the δ the round reports are computed from the same p; the price is a wider range (k grows
-  from √2·erfcinv(p/d) to √2·erfcinv(p/(d·|U|)), at most one doubling of c and of γ).
+  from √2·erfcinv(p/d) to √2·erfcinv(p/(d·|U|)); in tracker issue 31's round, |U| = 10, d = 20,
+  σ_u = 1, B = 0.5, p = 0.01, c doubles from 4 to 8, and γ with it).
   Continuous shares: c is chosen (:func:`choose_encoding`) from the public norm bound B of the
   unnoised model and the noise tail: |f_i + z_i| <= B + |z_i| (|f_i| <= ‖f‖₂ <= B) and, by the
   union bound over the d coordinates, P(max_i |z_i| > kσ_u) <= d·erfc(k/√2) = p/|U| for one
