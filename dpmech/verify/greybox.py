@@ -119,6 +119,9 @@ def noise_scale_test(
 ) -> NoiseScaleResult:
     """Refute an (ε, δ) claim from the noise scale of ``num_samples`` outputs on one dataset; see the module docstring.
 
+    The verdict holds only if ``sensitivity`` is attained by some neighbours: a DP mechanism declared with a
+    sensitivity larger than its own is "refuted". :func:`pair_noise_test` needs a pair and assumes only the family.
+
     Args:
         sampler: callable (dataset, size, rng) -> size outputs (scalars or equal-length vectors).
         dataset: the input to draw on.
