@@ -18,7 +18,8 @@ Protocol (one round; one :class:`~trainers.federation.ClientMessage` per user):
 
 Scaling. The models are UNSCALED: each user releases its PSGD output θ_u, not N·θ_u as
 DP-Helmet's newest code does. Record level, s = ``trainer.sensitivity(N)`` = 2L/(NΛ) (bolt-on
-bound, Wu et al. 2017; seed Thm 4.1 / Ex. 3.16); with every user holding the same N, scaling by N
+bound, Wu et al. 2017; seed Thm 4.1 / Ex. 3.16, with L the loss's Lipschitz constant alone, without the
+seed's + RΛ: :func:`dpmech.sensitivity.psgd_bolt_on_sensitivity`); with every user holding the same N, scaling by N
 multiplies model, sensitivity and noise by the same constant, so guarantee and predictions are
 unchanged. User level (``privacy_unit="user"``, Cor. 5.5), s =
 ``dpmech.sensitivity.user_level_sensitivity(B)`` = 2B, with B the norm bound of the released
@@ -126,7 +127,7 @@ class DpHelmetConfig:
           c = 1; the split's public part is then unused (public_fraction 0.02, the smallest the
           split accepts meaningfully), test 0.1.
         The defaults differ because they must give meaningful digits runs with ~10 users of
-        PCA(16) features; with Λ = 0.01 and N = 50 the record-level sensitivity 2L/(NΛ) = 4 is
+        PCA(16) features; with Λ = 0.01 and N = 50 the record-level sensitivity 2L/(NΛ) = 8 is
         drowned unless |U| is in the hundreds.
         """
         settings = dict(num_users=1000, records_per_user=50, model=SOFTMAX, regularization=0.01,
