@@ -13,20 +13,20 @@ A claim C of one of these kinds implies (ε_C(δ), δ)-DP at every δ in (0, 1):
 
 Each ε_C(δ) is rounded up, so (ε_C(δ), δ) is implied by the claim: a certified
 refutation of the (ε, δ) claim refutes C. :func:`find_claim_violation` tests
-one implied point (ε_C(δ*), δ*) at the whole level α with the final stage of
-:func:`.tester.find_violation` (:func:`.confirm.confirm_candidates`). The δ* is chosen among ``deltas`` on a pilot sample that is never
-used again: on each candidate pair and each δ the cheap event family's best
-events (:func:`.statistical.statistical_dp_test`, or
-:func:`.projections.projection_dp_test` for vector outputs) are scored by the
-ranking heuristic of :mod:`.candidates` at the sample size the main stage is
-expected to reach, and the δ with the largest predicted margin
-(predicted ε lower bound − ε_C(δ)) wins. The choice depends only on outputs
-independent of the main stage's, so the main stage is a level-α test of the
-chosen point whatever was chosen, and no share of α is spent on the pilot
-(no Bonferroni split over the δ grid). A Gaussian σ 10 % too small for a
-0.5-zCDP claim (true ρ = 0.5/0.81) exceeds the implied δ only near δ ~ 10⁻³,
-ε ~ 3.7, where ~6·10⁷ outputs per side tell the difference: a grid of tests
-splitting α and the time over eleven δ's would reach none of them.
+one implied point (ε_C(δ*), δ*) at the whole level α, DP-Sniper's way
+(Bichsel, Steffen, Bogunovic & Vechev, S&P 2021, §V): events chosen on pilot
+outputs, then counted on as many fresh outputs as the time budget allows, with
+Clopper–Pearson bounds. The δ* is chosen among ``deltas`` on pilot outputs that
+are never counted again: events are chosen for each δ on one pilot draw and
+ranked on a fresh one, by the predicted margin (predicted ε lower bound at the
+sample size the counting is expected to reach, :mod:`.candidates`, minus
+ε_C(δ)). The choice depends only on outputs independent of the counted ones,
+so the count is a level-α test of the chosen point whatever was chosen, and no
+share of α is spent on the pilot (no Bonferroni split over the δ grid). A
+Gaussian σ 10 % too small for a 0.5-zCDP claim (true ρ = 0.5/0.81) exceeds the
+implied δ only near δ ~ 10⁻³, ε ~ 3.7, by ~10⁻⁴, which about 10⁸ outputs per
+side tell apart: a grid of tests splitting α and the time over eleven δ's would
+reach none of them.
 
 A refutation certifies, at confidence 1 − α: on the reported pair, some event
 S has P[M(D) ∈ S] − e^ε P[M(D') ∈ S] >= ``lower_bound_delta`` > δ* (in the
@@ -39,28 +39,41 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .. import validation as check
 from ..conversions.fdp import gdp_epsilon
 from ..conversions.renyi import rdp_epsilon, zcdp_epsilon
-from .candidates import predicted_bounds
+from .candidates import Candidate, predicted_bounds
 from .exact import DpViolation
 from .projections import projection_dp_test
-from .statistical import statistical_dp_test
-from .confirm import confirm_candidates
+from .statistical import (
+    _draw,
+    _real_counts,
+    _real_event,
+    _real_events,
+    clopper_pearson_lower,
+    clopper_pearson_upper,
+    statistical_dp_test,
+)
+from .confirm import CHUNK_SAMPLES, ROUNDING_MARGIN, TIME_FILL, _hits
 from .tester import _named_pairs
 
 # δ grid of the pilot: half-decades from 10⁻¹ to 10⁻⁶ (scale-free: where a claim's profile is
 # refutable depends on the claim and the bug, not on a δ a user would choose).
 DEFAULT_DELTAS = tuple(float(10.0 ** -exponent) for exponent in np.arange(1.0, 6.01, 0.5))
-# The pilot predicts the main stage's sample size from the sampler's measured speed; its final stage
-# counts more events and refits, so it reaches about this fraction of the outputs that sampling alone allows.
-COUNTING_EFFICIENCY = 0.25
-# Most outputs per side the pilot's ranking assumes for the main stage.
-LARGEST_PREDICTED_SAMPLES = 100_000_000
+# Half-line thresholds of the pilot for scalar outputs (more than the cheap family's 64: the refutable δ of a
+# small-σ bug needs the threshold within a few hundredths of a σ), and the events kept per implied point.
+REAL_THRESHOLDS = 256
+RANKED_EVENTS = 4
+# Other outputs: the first pilot test has this many outputs per side (it measures the tests' cost per output); the
+# others shrink to fit the pilot's time share, to no fewer than SMALLEST_PILOT.
+FIRST_PILOT = 10_000
+SMALLEST_PILOT = 1_000
+# Most outputs per side of the counting stage by default (in practice the time budget decides).
+LARGEST_PREDICTED_SAMPLES = 1_000_000_000
 
 
 @dataclass(frozen=True)
@@ -176,27 +189,74 @@ class ClaimReport:
                 f"({self.num_samples} fresh outputs per side, {self.seconds:.1f} s)")
 
 
-def _pilot_test(sampler, pair, epsilon, delta, num_samples, rng, outputs):
-    if outputs == "vector":
-        return projection_dp_test(sampler, pair, epsilon, delta, num_samples=num_samples, rng=rng, outputs="vector")
-    return statistical_dp_test(sampler, pair, epsilon, delta, num_samples=num_samples, rng=rng, outputs=outputs)
+def _pilot_events(sampler, pair, points, pilot_samples, nominal, rng, outputs, deadline):
+    """Per implied point (ε, δ), the events chosen for it on pilot outputs of ``pair`` (a list of Candidates), until ``deadline``.
 
-
-def _predicted_margin(candidate, epsilon, delta, nominal_samples):
-    """Predicted ε lower bound at ``nominal_samples`` of a pilot's best events, minus ε: plug-in (median shrinking), then 95 % shrinking as tie-break.
-
-    The plug-in ranks first: the refutable δ's of a small-σ bug sit where events are hit a few hundred times
-    against a few in a pilot, and the 95 % shrinking (made for choosing events, not δ's) prefers the frequent
-    events of large δ's that the claim's profile still covers.
+    Scalar outputs: half-lines at 256 quantiles of the pooled pilot outputs (and both tails,
+    :func:`.statistical.quantile_levels`), each point's best 4 by the plug-in prediction at ``nominal``
+    outputs per side. Other outputs: the best event and runners-up of the cheap family's test at each point
+    (:func:`.statistical.statistical_dp_test`'s level sets, or :func:`.projections.projection_dp_test` for vectors),
+    each test as large as the time to ``deadline`` allows (at most ``pilot_samples`` per side).
     """
-    if candidate is None:
-        return (-math.inf, -math.inf)
-    events = (candidate,) + tuple(candidate.alternatives)
-    heavy = np.array([event.counts[0] for event in events])
-    light = np.array([event.counts[1] for event in events])
-    shrunk = predicted_bounds(heavy, light, candidate.num_samples, delta, nominal_samples)
-    plug_in = predicted_bounds(heavy, light, candidate.num_samples, delta, nominal_samples, shrink_level=0.5)
-    return (float(np.max(plug_in)) - epsilon, float(np.max(shrunk)) - epsilon)
+    chosen = {}
+    if outputs == "real":
+        first_outputs, second_outputs = (_draw(sampler, data, pilot_samples, rng, "real") for data in pair)
+        thresholds, special, names = _real_events(first_outputs, second_outputs, REAL_THRESHOLDS)
+        counts_first, counts_second = _real_counts(first_outputs, thresholds, special), _real_counts(second_outputs, thresholds, special)
+        heavy, light = np.concatenate([counts_first, counts_second]), np.concatenate([counts_second, counts_first])
+        for epsilon, delta in points:
+            plug_in = predicted_bounds(heavy, light, pilot_samples, delta, nominal, shrink_level=0.5)
+            best = [int(index) for index in np.argsort(-plug_in, kind="stable")[:RANKED_EVENTS] if np.isfinite(plug_in[index])]
+            chosen[delta] = [Candidate(_real_event(index % counts_first.size, thresholds, special), index < counts_first.size,
+                                       names[index % counts_first.size], float(plug_in[index]), (int(heavy[index]), int(light[index])),
+                                       pilot_samples) for index in best]
+        return chosen
+    seconds_per_test_output = None
+    for done, (epsilon, delta) in enumerate(points):
+        left = deadline - time.perf_counter()
+        if chosen and left <= 0:
+            break
+        # The time left shared by the points to go and the ranking draw, at the first test's measured cost per output
+        # (outcome codes and events cost more than the draws); the first test is small, to measure it.
+        if seconds_per_test_output is None:
+            size = min(pilot_samples, FIRST_PILOT)
+        else:
+            size = min(pilot_samples, max(int(left / (len(points) - done + 1) / seconds_per_test_output), SMALLEST_PILOT))
+        test_start = time.perf_counter()
+        if outputs == "vector":
+            candidate = projection_dp_test(sampler, pair, epsilon, delta, num_samples=size, rng=rng, outputs="vector").candidate
+        else:
+            candidate = statistical_dp_test(sampler, pair, epsilon, delta, num_samples=size, rng=rng).candidate
+        seconds_per_test_output = max(time.perf_counter() - test_start, 1e-9) / size
+        chosen[delta] = [] if candidate is None else [replace(candidate, alternatives=())] + list(candidate.alternatives)
+    return chosen
+
+
+def _count(sampler, finalists, most, deadline, seconds_per_output, rng, kind):
+    """Hits of each finalist event on fresh outputs of its pair, in chunks, until ``most`` per side or the deadline.
+
+    A chunk that would end after ``deadline`` (at the slowest chunk's time per output so far) is not drawn, so
+    the number of outputs depends on the wall clock only. Returns (N, [(heavy hits, light hits) per finalist]).
+    """
+    pairs = list(dict.fromkeys(id(pair) for pair, _ in finalists))
+    by_id = {id(pair): pair for pair, _ in finalists}
+    totals = np.zeros((len(finalists), 2), dtype=np.int64)
+    done = 0
+    while done < most:
+        size = min(CHUNK_SAMPLES, most - done)
+        if time.perf_counter() + seconds_per_output * 2 * len(pairs) * size > deadline:
+            break
+        chunk_start = time.perf_counter()
+        for key in pairs:
+            first, second = by_id[key]
+            first_outputs, second_outputs = _draw(sampler, first, size, rng, kind), _draw(sampler, second, size, rng, kind)
+            for index, (pair, candidate) in enumerate(finalists):
+                if id(pair) == key:
+                    hits = (_hits(candidate.event, first_outputs), _hits(candidate.event, second_outputs))
+                    totals[index] += hits if candidate.heavy_is_first else hits[::-1]
+        seconds_per_output = max(seconds_per_output, (time.perf_counter() - chunk_start) / (2 * len(pairs) * size))
+        done += size
+    return done, totals
 
 
 def find_claim_violation(
@@ -208,19 +268,32 @@ def find_claim_violation(
     alpha: float = 0.05,
     budget_seconds: float = 20.0,
     deltas=DEFAULT_DELTAS,
-    pilot_samples: int = 100_000,
+    pilot_samples: int = 200_000,
+    ranking_samples: int = 1_000_000,
     pilot_share: float = 0.25,
     outputs: str = "discrete",
     max_samples: int = LARGEST_PREDICTED_SAMPLES,
-    final_candidates: int = 2,
+    final_events: int = 1,
 ) -> ClaimReport:
     """Search for evidence against a ρ-zCDP, μ-GDP or Rényi-DP claim from samples (see the module docstring).
 
-    The pilot (at most ``pilot_share`` of the budget) tests every pair at every δ of ``deltas`` with
-    the cheap event family and keeps each test's best event; the δ* whose best predicted margin is
-    largest is chosen, and the pairs' events at δ* go, best first, to the final stage of
-    :func:`.tester.find_violation` (:func:`.confirm.confirm_candidates`: refits on fresh samples, then
-    Clopper–Pearson bounds on as many fresh outputs as fit in the time left), at the whole level α.
+    1. Pilot (at most ``pilot_share`` of the budget, with step 2): on ``pilot_samples`` outputs per side of
+       each pair, events are chosen for each implied point (ε_C(δ), δ), δ in ``deltas``
+       (:func:`_pilot_events`).
+    2. Ranking: each pair's chosen events are counted on fresh outputs (up to ``ranking_samples`` per side),
+       and each (pair, δ) is scored by the plug-in prediction of :mod:`.candidates` at the sample size step 3
+       is expected to reach, minus ε_C(δ) (95 % shrinking breaks ties). The δ* of the best score wins, with
+       its ``final_events`` best (pair, event)s.
+    3. Counting: the m finalist events are counted on fresh outputs of their pairs, in chunks of
+       :data:`.confirm.CHUNK_SAMPLES`, until the budget ends (a chunk that would end after it, at the
+       slowest chunk's time per output, is not drawn) or ``max_samples`` per side; with N outputs per side,
+       p⁻ = CP_lower(k, N, α/(2m)) and q⁺ = CP_upper(k', N, α/(2m))
+       (:func:`.statistical.clopper_pearson_lower`, ``_upper``), and the claim is refuted when some
+       p⁻ − e^ε q⁺ > δ* (e^ε q⁺ rounded up). The events and δ* were fixed on outputs never counted here,
+       and N depends on the wall clock only: it is independent of the counts when the sampler's running
+       time is independent of the values it returns (the same assumption as the checkpoints of
+       :mod:`.confirm`; a sampler whose time depends on its outputs breaks it). Then, by the union bound over
+       events and sides, a true claim is refuted with probability at most α.
 
     Args:
         sampler: callable (dataset, size, rng) -> size outputs, as for :func:`.tester.find_violation`.
@@ -228,16 +301,18 @@ def find_claim_violation(
             :func:`.tester.statdp_pairs` or :func:`.records.record_neighbours`).
         claim: :class:`ZcdpClaim`, :class:`GdpClaim` or :class:`RenyiClaim`.
         rng: ``numpy.random.Generator`` or integer seed.
-        alpha: level in (0, 1), all of it for the main stage.
-        budget_seconds: > 0, pilot and main stage together.
-        deltas: the δ's in (0, 1) whose implied points (ε_C(δ), δ) the pilot ranks.
-        pilot_samples: outputs per side of each pilot test (>= 10; 4·pilot_samples outputs per pair and δ).
-        pilot_share: the share of ``budget_seconds`` in (0, 1) after which the pilot stops (pairs and
-            δ's not reached are unscored and not counted).
-        outputs: ``"discrete"``, ``"real"`` (scalar, half-lines) or ``"vector"`` (numeric vectors:
-            projections, and classifiers in the final stage).
-        max_samples: most outputs per side of the main stage, >= 1.
-        final_candidates: >= 1, the most pairs the main stage counts (:func:`.confirm.confirm_candidates`).
+        alpha: level in (0, 1), all of it for step 3.
+        budget_seconds: > 0, all steps together.
+        deltas: the δ's in (0, 1) whose implied points (ε_C(δ), δ) are ranked.
+        pilot_samples: outputs per side of each pilot draw (>= 10).
+        ranking_samples: most fresh outputs per side of each pair's ranking draw (>= ``pilot_samples``;
+            fewer when the pilot's time share would not fit them).
+        pilot_share: the share of ``budget_seconds`` in (0, 1) for steps 1 and 2 (pairs not reached are
+            not ranked).
+        outputs: ``"discrete"``, ``"real"`` (scalar outputs, half-lines) or ``"vector"`` (numeric vectors,
+            half-lines on summary statistics).
+        max_samples: most outputs per side of step 3, >= 1.
+        final_events: >= 1, the most (pair, event)s counted in step 3 (α split evenly over them).
     """
     if not isinstance(claim, CLAIMS):
         raise ValueError(f"claim must be a ZcdpClaim, GdpClaim or RenyiClaim (got {claim!r})")
@@ -249,50 +324,83 @@ def find_claim_violation(
     if deltas.ndim != 1 or deltas.size == 0:
         raise ValueError("deltas must be a non-empty 1-D sequence of numbers in (0, 1)")
     pilot_samples = check.integer_scalar("pilot_samples", pilot_samples, 10)
+    ranking_samples = check.integer_scalar("ranking_samples", ranking_samples, pilot_samples)
     pilot_share = float(check.open_unit_interval("pilot_share", pilot_share))
     outputs = check.choice("outputs", outputs, ("discrete", "real", "vector"))
     max_samples = check.integer_scalar("max_samples", max_samples, 1)
-    final_candidates = check.integer_scalar("final_candidates", final_candidates, 1)
+    final_events = check.integer_scalar("final_events", final_events, 1)
     points = [(claim.epsilon_at(float(delta)), float(delta)) for delta in deltas]
+    epsilon_of = dict((delta, epsilon) for epsilon, delta in points)
+    kind = "real" if outputs == "real" else "discrete"
 
     start = time.perf_counter()
     pilot_deadline = start + pilot_share * budget_seconds
-    margins, events, nominal, stopped = {}, {}, None, False
+    # The sampler's cost per output, measured on a first draw that is thrown away: it sizes the ranking draws
+    # and the N the rankings predict for (a heuristic: nothing below depends on it for validity).
+    probe = min(pilot_samples, 20_000)
+    for data in named[0][1:]:
+        _draw(sampler, data, probe, rng, kind)
+    seconds_per_output = max(time.perf_counter() - start, 1e-9) / (2 * probe)
+    nominal = int(min(max_samples, max(pilot_samples, TIME_FILL * budget_seconds * (1.0 - pilot_share) / (2.0 * seconds_per_output))))
+    scores, events = {}, {}
     for name, first, second in named:
-        for epsilon, delta in points:
-            if margins and time.perf_counter() >= pilot_deadline:
-                stopped = True
-                break
-            test_start = time.perf_counter()
-            candidate = _pilot_test(sampler, (first, second), epsilon, delta, pilot_samples, rng, outputs).candidate
-            if nominal is None:
-                # The main stage's expected outputs per side, from this test's cost (4·pilot_samples outputs).
-                seconds_per_output = max(time.perf_counter() - test_start, 1e-9) / (4 * pilot_samples)
-                nominal = int(min(max_samples, max(pilot_samples, COUNTING_EFFICIENCY * budget_seconds * (1.0 - pilot_share)
-                                                   / (2.0 * seconds_per_output))))
-            margins[(name, delta)] = _predicted_margin(candidate, epsilon, delta, nominal)
-            events[(name, delta)] = (first, second, candidate)
-        if stopped:
+        if scores and time.perf_counter() >= pilot_deadline:
             break
-    best_name, best_delta = max(margins, key=margins.get)
-    epsilon = next(point[0] for point in points if point[1] == best_delta)
-    ranked = sorted((key for key in margins if key[1] == best_delta and events[key][2] is not None), key=margins.get, reverse=True)
-    candidates = [((events[key][0], events[key][1]), events[key][2], "learned" if outputs == "vector" else None) for key in ranked]
-    result = None
-    left = budget_seconds - (time.perf_counter() - start)
-    if candidates and left > 0:
-        result = confirm_candidates(sampler, candidates, epsilon, best_delta, level=alpha, seconds=left, max_samples=max_samples,
-                                    rng=rng, final_candidates=final_candidates)
+        chosen = _pilot_events(sampler, (first, second), points, pilot_samples, nominal, rng, outputs, pilot_deadline)
+        hopeful = {delta: candidates for delta, candidates in chosen.items() if candidates}
+        if not hopeful:
+            continue
+        fits = int((pilot_deadline - time.perf_counter()) / (2.0 * seconds_per_output))
+        size = max(pilot_samples, min(ranking_samples, fits))
+        draw_start = time.perf_counter()
+        first_outputs, second_outputs = (_draw(sampler, data, size, rng, kind) for data in (first, second))
+        # The larger draw times the sampler better than the probe (and under the machine's current load).
+        seconds_per_output = max(time.perf_counter() - draw_start, 1e-9) / (2 * size)
+        for delta, candidates in hopeful.items():
+            for candidate in candidates:
+                hits = (_hits(candidate.event, first_outputs), _hits(candidate.event, second_outputs))
+                heavy, light = hits if candidate.heavy_is_first else hits[::-1]
+                plug_in = predicted_bounds(heavy, light, size, delta, nominal, shrink_level=0.5)[()]
+                shrunk = predicted_bounds(heavy, light, size, delta, nominal)[()]
+                key = (name, delta, len(events))
+                scores[key] = (float(plug_in) - epsilon_of[delta], float(shrunk) - epsilon_of[delta])
+                events[key] = ((first, second), candidate)
     seconds = time.perf_counter() - start
-    margins = {key: value[0] for key, value in margins.items()}
-    if result is None:
-        # No event looked hopeful at any δ, or no time was left for the main stage: nothing was counted.
-        return ClaimReport(claim, False, float(epsilon), best_delta, 0.0, 0.0, None, None, None, None, 0, alpha, seconds, margins)
-    name = next(key[0] for key in ranked if events[key][0] is result.pair[0] and events[key][1] is result.pair[1])
+    margins = {}
+    for (name, delta, _), score in scores.items():
+        margins[(name, delta)] = max(margins.get((name, delta), -math.inf), score[0])
+    hopeful_keys = [key for key in scores if math.isfinite(scores[key][0]) or math.isfinite(scores[key][1])]
+    if not hopeful_keys:
+        # No event looked hopeful at any δ: nothing is counted, nothing is decided.
+        delta = float(deltas[0])
+        return ClaimReport(claim, False, epsilon_of[delta], delta, 0.0, 0.0, None, None, None, None, 0, alpha, seconds, margins)
+    best_delta = max(hopeful_keys, key=scores.get)[1]
+    epsilon = epsilon_of[best_delta]
+    finalists_keys = sorted((key for key in hopeful_keys if key[1] == best_delta), key=scores.get, reverse=True)[:final_events]
+    finalists = [events[key] for key in finalists_keys]
+    pair_count = len(dict.fromkeys(id(pair) for pair, _ in finalists))
+    # A throwaway chunk times drawing and counting together (an event on outcome codes costs more than a draw).
+    probe_start = time.perf_counter()
+    _count(sampler, finalists, probe, math.inf, 0.0, rng, kind)
+    seconds_per_output = max(time.perf_counter() - probe_start, 1e-9) / (2 * pair_count * probe)
+    num_samples, totals = _count(sampler, finalists, max_samples, start + budget_seconds, seconds_per_output, rng, kind)
+    seconds = time.perf_counter() - start
+    if num_samples == 0:
+        return ClaimReport(claim, False, epsilon, best_delta, 0.0, 0.0, None, None, None, None, 0, alpha, seconds, margins)
+    level = alpha / (2.0 * len(finalists))
+    lower = np.atleast_1d(clopper_pearson_lower(totals[:, 0], num_samples, level))
+    upper = np.atleast_1d(clopper_pearson_upper(totals[:, 1], num_samples, level))
+    # e^ε q⁺ rounded up past exp's and the product's rounding (4 ulps), so p⁻ − e^ε q⁺ errs low.
+    margin = lower - math.exp(epsilon) * upper * (1.0 + 4.0 * np.finfo(float).eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bounds = np.where(lower > best_delta, np.log(np.maximum(lower - best_delta, 1e-300)) - np.log(upper), 0.0)
+    bounds = np.maximum(bounds * (1.0 - ROUNDING_MARGIN) - ROUNDING_MARGIN, 0.0)
+    best = int(np.argmax(margin))
+    candidate, name = finalists[best][1], finalists_keys[best][0]
     return ClaimReport(
-        claim, result.rejected, float(epsilon), best_delta, float(result.lower_bound_delta), float(result.epsilon_lower_bound),
-        name, result.candidate.description, "D -> D'" if result.candidate.heavy_is_first else "D' -> D", result.counts,
-        result.num_samples, alpha, seconds, margins,
+        claim, bool(margin[best] > best_delta), epsilon, best_delta, float(margin[best]), float(np.max(bounds)), name,
+        candidate.description, "D -> D'" if candidate.heavy_is_first else "D' -> D", tuple(int(value) for value in totals[best]),
+        num_samples, alpha, seconds, margins,
     )
 
 
