@@ -75,7 +75,6 @@ Q(X < h)^t).
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import numpy as np
 from scipy import special
@@ -215,7 +214,6 @@ class _Allocation:
             out[measure] = (core_low, spread_high * (1 + 4 * _U), post_low * (1 - 4 * _U), post_high * (1 + 4 * _U))
         return out
 
-    @lru_cache(maxsize=2)  # noqa: B019 - the cells of one step of a refinement
     def cells(self, step, cells):
         """(the lattice x_j = jh, j = 0..K, the spread's Q-array on A and x·Q̃(x), the post-processing's Q- and P₁-
         arrays (low, high), and upper bounds of Q(X > Kh) and P₁(X > Kh)), K = ``cells``."""
@@ -241,7 +239,6 @@ class _Allocation:
                       for v in (self.gaussian.log_sf(cut, "Q")[0], self.gaussian.log_sf(cut, "P")[0]))
         return lattice, spread, tilted_spread, (q_post_low, q_post_high, p_post_low, p_post_high), above
 
-    @lru_cache(maxsize=4)  # noqa: B019 - one per step and direction of a refinement
     def laws(self, step, tail, direction, tilt, window):
         """(upper pair, lower pair) of ``direction`` (0 remove, 1 add) on the lattice of step h = ``step``, the
         FFTs tilted by e^{θx} with θ = ±``tilt``/t (the engine's tilt e^{λL} = S^{±λ} near S = 1, where
@@ -395,12 +392,15 @@ def _upper_atoms(losses, log_masses):
     return _AtomPair(loss, log_p, log_q)
 
 
+Window = tuple[float, float]
+
+
 class AllocationPair(Pair):
     """One direction (``"remove"`` or ``"add"``) of an epoch of random allocation of a Gaussian step
     with μ = Δ/σ over ``steps`` steps; it has no law of its own to discretise, only the upper and lower
     pairs of :meth:`bounding_pairs` (module docstring)."""
 
-    def __init__(self, allocation, direction):
+    def __init__(self, allocation: _Allocation, direction: str) -> None:
         self.allocation = allocation
         self.direction = check.choice("direction", direction, ("remove", "add"))
         self._index = 0 if self.direction == "remove" else 1
@@ -408,10 +408,10 @@ class AllocationPair(Pair):
     def __repr__(self):
         return f"AllocationPair(mu={self.allocation.mu!r}, steps={self.allocation.steps!r}, direction={self.direction!r})"
 
-    def sketch(self):
+    def sketch(self) -> tuple:
         return self.allocation.sketch(self._index)
 
-    def lattice_step(self, step, tail, window):
+    def lattice_step(self, step: float, tail: float, window: Window) -> float:
         """The lattice step h in X for the engine's loss step Δ: √t·Δ, coarsened to keep the sum's window (remove:
         about T + t + 40 standard deviations; add: up to the cap t·e^{−low}) within half of :data:`LATTICE_POINTS`
         (the FFT pads it twofold)."""
@@ -424,11 +424,12 @@ class AllocationPair(Pair):
             width = t * math.exp(min(-window[0], 700.0))
         return max(math.sqrt(t) * step, 2 * width / (LATTICE_POINTS - 2))
 
-    def bounding_pairs(self, step, tilt, tail, window):
+    def bounding_pairs(self, step: float, tilt: float, tail: float, window: Window) -> tuple[Pair, Pair]:
+        """(upper, lower) atom pairs of this direction for the engine's loss step, tilt, tail allowance and window."""
         return self.allocation.laws(self.lattice_step(step, tail, window), tail, self._index, tilt, window)
 
 
-def random_allocation(mu, steps):
+def random_allocation(mu: float, steps: int) -> tuple[AllocationPair, AllocationPair]:
     """(remove pair, add pair) of one epoch of random allocation of a Gaussian step with μ over ``steps`` steps."""
     allocation = _Allocation(mu, steps)
     return (AllocationPair(allocation, "remove"), AllocationPair(allocation, "add"))
