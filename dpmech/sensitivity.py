@@ -129,7 +129,7 @@ def logistic_regression_sensitivity(regularization, n, feature_bound=1.0, *, reg
     return regularized_erm_sensitivity(_input_norm_bound(feature_bound, regularized_intercept), regularization, n)
 
 
-def fixed_label_logistic_regression_sensitivity(regularization, n, feature_bound=1.0) -> float:
+def fixed_label_logistic_regression_sensitivity(regularization: float, n: int, feature_bound: float = 1.0) -> float:
     r"""m·max(2b, L)/(nλ): binary logistic regression when the replaced and the new record carry the same label.
 
     Theorem. J(θ) = (1/n) Σ log(1 + exp(−y_i θ·x̃_i)) + (λ/2)‖θ‖², y_i = ±1,
@@ -220,7 +220,7 @@ def multinomial_logistic_regression_sensitivity(
     return regularized_erm_sensitivity(lipschitz, regularization, n)
 
 
-def psgd_bolt_on_sensitivity(lipschitz, strong_convexity, n) -> float:
+def psgd_bolt_on_sensitivity(lipschitz: float, strong_convexity: float, n: int) -> float:
     """L2 sensitivity 2L/(nΛ) of projected mini-batch SGD on a strongly convex objective (bolt-on DP).
 
     Wu, Li, Kumar, Chaudhuri, Jha & Naughton (SIGMOD 2017), the strongly
@@ -238,7 +238,7 @@ def psgd_bolt_on_sensitivity(lipschitz, strong_convexity, n) -> float:
     Thm 4.1: √2·c + RΛ); step (ii) of the proof below only ever compares
     ∇f(θ; z) with ∇f(θ; z') at the SAME θ, where the ΛΘ terms cancel, so
     the RΛ is not needed (1.42x less σ at the Huber-SVM defaults, 1.5x at
-    the Softmax-SLP ones, 708x at Λ = 10, R = 100, c = 1).
+    the Softmax-SLP ones; for the Huber SVM 708x at Λ = 10, R = 100, c = 1).
 
     Assumptions: each per-record loss ℓ(·; z) is convex, (β − Λ)-smooth and
     L-Lipschitz on the constraint set; every epoch visits the n records in a
@@ -344,7 +344,7 @@ def psgd_contraction_sensitivity(
     return float(weights.reshape(epochs, steps_per_epoch).max(axis=1).sum())
 
 
-def softmax_slp_lipschitz(feature_bound, *, regularized_intercept=True) -> float:
+def softmax_slp_lipschitz(feature_bound: float, *, regularized_intercept: bool = True) -> float:
     """L = √2·c' of DP-Helmet's Softmax-SLP loss (Kirschte et al. 2022, Thm 4.1, without its RΛ).
 
     Per record, ℓ(W; x, y) = CE(softmax(W x̃), y). Its gradient is
@@ -369,7 +369,8 @@ def softmax_slp_smoothness(feature_bound, regularization, *, regularized_interce
     return 0.5 * _input_norm_bound(feature_bound, regularized_intercept) ** 2 + regularization
 
 
-def softmax_slp_sensitivity(regularization, n, feature_bound, *, regularized_intercept=True) -> float:
+def softmax_slp_sensitivity(regularization: float, n: int, feature_bound: float, *,
+                            regularized_intercept: bool = True) -> float:
     """Δ = 2√2·c'/(nΛ) of DP-Helmet's Softmax-SLP-SGD (Kirschte et al. 2022, Thm 4.1, without its RΛ).
 
     :func:`psgd_bolt_on_sensitivity` with L = √2·c' from
@@ -387,7 +388,7 @@ def softmax_slp_sensitivity(regularization, n, feature_bound, *, regularized_int
     return psgd_bolt_on_sensitivity(lipschitz, regularization, n)
 
 
-def huber_svm_lipschitz(feature_bound, *, regularized_intercept=True) -> float:
+def huber_svm_lipschitz(feature_bound: float, *, regularized_intercept: bool = True) -> float:
     """L = c' of one one-vs-rest Huber-SVM loss (Kirschte et al. 2022, Example 3.16, without its RΛ).
 
     The Huber loss has |ℓ'(z)| <= 1 and z = y θ·x̃, so its gradient has norm
@@ -409,7 +410,8 @@ def huber_svm_smoothness(feature_bound, regularization, huber_width, *, regulari
     return _input_norm_bound(feature_bound, regularized_intercept) ** 2 / (2.0 * huber_width) + regularization
 
 
-def huber_svm_sensitivity(regularization, n, feature_bound, *, num_classes=1, regularized_intercept=True) -> float:
+def huber_svm_sensitivity(regularization: float, n: int, feature_bound: float, *, num_classes: int = 1,
+                          regularized_intercept: bool = True) -> float:
     """L2 sensitivity √C·2c'/(nΛ) of C one-vs-rest Huber SVMs trained by PSGD (Kirschte et al. 2022, Ex. 3.16).
 
     Each class's model has sensitivity Δ_k = 2c'/(nΛ), L = c' from

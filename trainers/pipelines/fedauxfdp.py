@@ -238,7 +238,7 @@ class ScoringHeadTrainer(LogisticRegressionTrainer):
     it is m/√2 of the label-blind 2L/(nλ): 0.467 at λ = 3. Training is the parent's.
     """
 
-    def sensitivity(self, n) -> float:
+    def sensitivity(self, n: int) -> float:
         """m·max(2b, L)/(nλ) + 2τ/λ on n records, every replaced record labelled 1 (class docstring)."""
         check.integer_scalar("num_classes", self.num_classes, 2)
         if self.num_classes != 2:
