@@ -53,7 +53,7 @@ def test_main_job_writes_the_report_and_meets_the_target(tmp_path):
     assert "certified" not in report.split("## Audit")[1].split("## Notes")[0].replace("certifies", "")
     assert "score_head_label_fixed_sensitivity_over_bound" not in report
     ratio = summary["audit"]["measurements"]["score_head_label_fixed_sensitivity_over_bound"]
-    assert f"caps its sensitivity at {format_up(ratio, 3)} of the bound" in report
+    assert f"that bound recomputed here is {format_up(ratio, 3)} of the released sensitivity" in report
     # The round: 20 clients, their records, the two heads' σ and sensitivities from the ledger.
     assert "- Clients: 20 clients sent a release; records per client: min " in report
     assert report.count("calibrated for the L2 sensitivity") == 2

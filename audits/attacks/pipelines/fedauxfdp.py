@@ -222,10 +222,10 @@ def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int
         "is drawn, so it does not weaken the bound (eps_lb still holds only under the GDP-shape assumption).",
         "The canary audit samples the released heads around the two trained worlds; the trained pair sits "
         "inside the sensitivity bound (see measurements), so eps_lb is below the claim even when the code is right. "
-        "The scoring head cannot reach its bound 2L/(nλ): every private record has label 1 there, which caps "
-        "its sensitivity at "
-        f"{format_up(measurements['score_head_label_fixed_sensitivity_over_bound'], 3)} of the bound (the label-fixed "
-        "sensitivity over 2L/(nλ), audits.attacks.canary_search.label_fixed_logistic_sensitivity).",
+        "The scoring head is released with its label-fixed bound m·max(2b, L)/(nλ) (every private record has "
+        "label 1 there; dpmech.sensitivity.fixed_label_logistic_regression_sensitivity), and that bound recomputed "
+        f"here is {format_up(measurements['score_head_label_fixed_sensitivity_over_bound'], 3)} of the released "
+        "sensitivity.",
         "LiRA scores of natural records (members of the class head vs test records) are not independent trials: "
         "AUC and TPR are estimates.",
     ]
