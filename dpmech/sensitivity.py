@@ -412,19 +412,46 @@ def huber_svm_smoothness(feature_bound, regularization, huber_width, *, regulari
 
 def huber_svm_sensitivity(regularization: float, n: int, feature_bound: float, *, num_classes: int = 1,
                           regularized_intercept: bool = True) -> float:
-    """L2 sensitivity √C·2c'/(nΛ) of C one-vs-rest Huber SVMs trained by PSGD (Kirschte et al. 2022, Ex. 3.16).
+    """L2 sensitivity D_C/(nΛ) of C one-vs-rest Huber SVMs trained by PSGD (Kirschte et al. 2022, Ex. 3.16).
 
-    Each class's model has sensitivity Δ_k = 2c'/(nΛ), L = c' from
-    :func:`huber_svm_lipschitz` (:func:`psgd_bolt_on_sensitivity`), for every
-    projection radius R (DP-Helmet's 2(c + RΛ)/(nΛ) adds the regulariser's
-    gradient, which cancels between neighbours). One record
-    enters all C one-vs-rest problems, so the stacked C models move by at
-    most √C·Δ_k. For Gaussian noise of the same σ on every class, one
-    release with sensitivity √C·Δ_k and C releases with Δ_k compose to the
-    same privacy loss; ``num_classes=1`` gives Δ_k. Each class must run its
-    own PSGD with step η_t (DP-Helmet's SVM code averages the C objectives,
-    which takes steps η_t/C: still private, but not the analysed schedule).
-    Replace-one.
+    With a = c², β = 1 for a regularised bias input (x̃ = (x, 1)) and 0 without:
+
+    * C = 1 (one model): D_1 = 2√(a + β) = 2c', i.e. 2L/(nΛ) with L = c' from
+      :func:`huber_svm_lipschitz` (:func:`psgd_bolt_on_sensitivity`);
+    * C >= 2: D_C² = max((C + 6)(a + β), 8β + (C − 2)·max(4a, a + β), C·max(4a, a + β)),
+      at most C·4(a + β) (the √C·2c' of C separate models) and equal to it at C = 2;
+      at c = 1, C = 10 it is 40 against 80 (√2 less σ).
+
+    For every projection radius R: Kirschte et al.'s per-class 2(c + RΛ)/(nΛ)
+    adds the regulariser's gradient, which cancels between neighbours.
+
+    Proof. Each class k runs its own PSGD, so by the proof of
+    :func:`psgd_bolt_on_sensitivity` its model moves by at most D_k/(nΛ),
+    D_k = sup_θ ‖∇ℓ_k(θ; z) − ∇ℓ_k(θ; z')‖, and the stacked models by
+    √(Σ_k D_k²)/(nΛ). ∇ℓ_k(θ; x, y) = s x̃ with s = ℓ_hub'(y_k θ·x̃)·y_k, where
+    ℓ_hub' ∈ [−1, 0] and y_k = ±1 (+1 for the record's class only), so
+    s ∈ [0, 1] when y_k = −1 and [−1, 0] when y_k = +1. With t = x·x',
+    ‖s x̃ − s'x̃'‖² = (s² + s'²)(‖x̃‖², ‖x̃'‖² <= a + β) − 2ss'(t + β) is convex
+    in (s, s') and in (x, x'), so Σ_k max_{s,s'} is maximised at vertices
+    s, s' ∈ {0, ±1} and on the spheres ‖x‖ = ‖x'‖ = c, where it is a
+    maximum of linear functions of t ∈ [−a, a], hence maximised at t = ±a.
+    Classes where the two records' y_k agree (s, s' of one sign) give at most
+    a + β at t = a and max(4a, a + β) at t = −a; the (at most two) classes
+    where they differ, y and y' when the labels differ, give 4(a + β) at t = a
+    and 4β at t = −a. Summing over the C classes, for labels that differ and
+    for equal labels (all C classes agree: C(a + β) <= (C + 6)(a + β), or
+    C·max(4a, a + β)), gives D_C². Attained near θ = 0 (every margin in the
+    loss's linear part, large Λ): x' = −x with one label gives
+    C·max(4a, a + β), x' = x with another label 8(a + β)
+    (tests/trainers/test_empirical_sensitivity.py). These pairs reach D_C
+    for C = 2 and whenever C·max(4a, a + β) >= (C + 6)(a + β) (C >= 6 at
+    c = 1); at c = 1, C = 3, 4, 5 they reach 0.94, 0.89, 0.95 of it (the
+    t = a case counts the agreeing classes, which a pair at one θ with x = x'
+    cannot move).
+
+    Each class must run its own PSGD with step η_t (DP-Helmet's SVM code
+    averages the C objectives, which takes steps η_t/C: still private, but
+    not the analysed schedule). Replace-one.
 
     Args:
         regularization: Λ > 0.
@@ -435,8 +462,18 @@ def huber_svm_sensitivity(regularization: float, n: int, feature_bound: float, *
     """
     num_classes = check.integer_scalar("num_classes", num_classes, 1)
     regularization = _scalar_positive("regularization", regularization)
-    lipschitz = huber_svm_lipschitz(feature_bound, regularized_intercept=regularized_intercept)
-    return math.sqrt(num_classes) * psgd_bolt_on_sensitivity(lipschitz, regularization, n)
+    feature_squared = _scalar_positive("feature_bound", feature_bound) ** 2
+    bias = 1.0 if check.boolean("regularized_intercept", regularized_intercept) else 0.0
+    input_norm_squared = feature_squared + bias
+    if num_classes == 1:
+        gradient_difference_squared = 4.0 * input_norm_squared
+    else:
+        agreeing_opposite = max(4.0 * feature_squared, input_norm_squared)
+        gradient_difference_squared = max((num_classes + 6) * input_norm_squared,
+                                          8.0 * bias + (num_classes - 2) * agreeing_opposite,
+                                          num_classes * agreeing_opposite)
+    # psgd_bolt_on_sensitivity's L is half the largest gradient difference.
+    return psgd_bolt_on_sensitivity(0.5 * math.sqrt(gradient_difference_squared), regularization, n)
 
 
 def user_level_sensitivity(radius) -> float:

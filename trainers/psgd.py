@@ -249,9 +249,10 @@ class SoftmaxSLPTrainer(_PsgdTrainer):
 class HuberSVMTrainer(_PsgdTrainer):
     """DP-Helmet SVM-SGD (Alg. 2): one-vs-rest Huber SVMs, per-class objectives summed.
     Sensitivity (replace-one): ``dpmech.sensitivity.huber_svm_sensitivity``, the joint bound of the C
-    classifiers, each 2·sqrt(c²+1)/(nΛ) (Kirschte et al. 2022 Example 3.16 with the bias input, without its
-    RΛ, which cancels between neighbours), for every n, R, ``batch_size`` (each batch divided by
-    min(batch_size, n)) and number of epochs."""
+    classifiers, each moving at most 2·sqrt(c²+1)/(nΛ) (Kirschte et al. 2022 Example 3.16 with the bias input,
+    without its RΛ, which cancels between neighbours) and together less than √C times that, since a record's
+    label changes the sign of two classes' gradients only (√40/(nΛ) against √80/(nΛ) at c = 1, C = 10); for
+    every n, R, ``batch_size`` (each batch divided by min(batch_size, n)) and number of epochs."""
 
     _model = HUBER_SVM
 

@@ -291,15 +291,59 @@ def test_lipschitz_and_smoothness_constants_bound_gradients_and_hessians(bound, 
     ) * (1 + 1e-12)
 
 
-def test_huber_svm_classes_compose_as_a_square_root():
-    per_class = sensitivity.huber_svm_sensitivity(10.0, 50, 34.854)
-    joint = sensitivity.huber_svm_sensitivity(10.0, 50, 34.854, num_classes=10)
-    assert joint == pytest.approx(math.sqrt(10) * per_class, rel=1e-15)
-    assert per_class == pytest.approx(2 * math.hypot(34.854, 1) / (50 * 10.0), rel=1e-15)
-    # One Gaussian release with √C·Δ_k is the C-fold composition of releases with Δ_k.
-    assert dpmech.gaussian_delta(1.0, 0.01, joint) == pytest.approx(
-        dpmech.gaussian_delta(1.0, 0.01, per_class, compositions=10), rel=1e-12
-    )
+def huber_gradient_difference_by_enumeration(num_classes, feature_bound, intercept):
+    """max over label pairs, t = x·x' = ±c² and vertices s, s' of Σ_k ‖s x̃ − s'x̃'‖² (s ∈ [0, 1] or [−1, 0] by y_k)."""
+    a, bias = feature_bound**2, float(intercept)
+    best = 0.0
+    for same_label, t in itertools.product([True, False], [-a, a]):
+        total = 0.0
+        for differs in [False] * (num_classes if same_label else num_classes - 2) + [True] * (0 if same_label else 2):
+            # s for the record's sign interval, s' for the replacement's: one sign when y_k agrees.
+            vertices = itertools.product([0.0, 1.0], [0.0, -1.0] if differs else [0.0, 1.0])
+            total += max((s * s + u * u) * (a + bias) - 2 * s * u * (t + bias) for s, u in vertices)
+        best = max(best, total)
+    return best
+
+
+@pytest.mark.parametrize("num_classes", [2, 3, 4, 10, 100])
+@pytest.mark.parametrize("feature_bound", [0.1, 0.5, 1.0, 34.854])
+@pytest.mark.parametrize("intercept", [True, False])
+def test_huber_svm_joint_bound_is_the_vertex_enumeration(num_classes, feature_bound, intercept):
+    joint = sensitivity.huber_svm_sensitivity(10.0, 50, feature_bound, num_classes=num_classes,
+                                              regularized_intercept=intercept)
+    expected = math.sqrt(huber_gradient_difference_by_enumeration(num_classes, feature_bound, intercept)) / (50 * 10.0)
+    assert joint == pytest.approx(expected, rel=1e-14)
+    per_class = sensitivity.huber_svm_sensitivity(10.0, 50, feature_bound, regularized_intercept=intercept)
+    # Never above √C times one class's bound (C separate releases compose to that), equal to it at C = 2.
+    assert joint <= math.sqrt(num_classes) * per_class * (1 + 1e-14)
+    if num_classes == 2:
+        assert joint == pytest.approx(math.sqrt(2) * per_class, rel=1e-14)
+
+
+@given(st.integers(2, 12), st.floats(0.1, 5.0), st.booleans(), st.floats(0.01, 1.0), st.integers(0, 2**32 - 1))
+def test_huber_svm_joint_bound_covers_every_gradient_difference(num_classes, feature_bound, intercept, width, seed):
+    # Σ_k ‖∇ℓ_k(θ_k; z) − ∇ℓ_k(θ_k; z')‖² at random (also large) θ_k, records on or inside the bound, any labels.
+    rng = np.random.default_rng(seed)
+    features = dpmech.clip_features(rng.normal(scale=2 * feature_bound, size=(2, 3)), feature_bound)
+    if rng.random() < 0.5:
+        features[1] = -features[0] if rng.random() < 0.5 else features[0]
+    inputs = with_constant_column(features) if intercept else features
+    labels = rng.integers(0, num_classes, size=2)
+    thetas = rng.normal(scale=rng.choice([0.01, 1.0, 10.0]), size=(num_classes, inputs.shape[1]))
+    signs = np.where(np.arange(num_classes)[None, :] == labels[:, None], 1.0, -1.0)  # (2, C)
+    differences = [huber_gradient(theta, inputs[0], signs[0, k], width) - huber_gradient(theta, inputs[1], signs[1, k], width)
+                   for k, theta in enumerate(thetas)]
+    total = float(np.sqrt(sum(np.sum(d**2) for d in differences)))
+    joint = sensitivity.huber_svm_sensitivity(1.0, 1, feature_bound, num_classes=num_classes, regularized_intercept=intercept)
+    assert total <= joint * (1 + 1e-12)
+
+
+def test_huber_svm_joint_bound_closed_forms():
+    # c = 1 with the bias input: C = 10 gives D² = max(16·2, 8 + 8·4, 10·4) = 40, against 10·4·2 = 80 for ten separate models.
+    assert sensitivity.huber_svm_sensitivity(10.0, 50, 1.0, num_classes=10) == pytest.approx(
+        math.sqrt(40) / (50 * 10.0), rel=1e-15)
+    assert sensitivity.huber_svm_sensitivity(10.0, 50, 34.854) == pytest.approx(
+        2 * math.hypot(34.854, 1) / (50 * 10.0), rel=1e-15)
     # Without the bias as an input the per-class bound is DP-Helmet's code's 2(c + RΛ)/(NΛ) without the RΛ.
     assert sensitivity.huber_svm_sensitivity(10.0, 50, 34.854, regularized_intercept=False) == pytest.approx(
         2 / 10.0 * 34.854 / 50, rel=1e-15

@@ -127,20 +127,26 @@ def psgd_distance(trainer, features, labels, neighbour_features, neighbour_label
 
 
 @pytest.mark.parametrize("regularization", [20.0, 100.0])
-def test_huber_svm_label_flip_near_zero_reaches_the_bolt_on_bound(regularization):
+@pytest.mark.parametrize("num_classes", [2, 10])
+def test_huber_svm_pair_near_zero_reaches_the_bolt_on_bound(regularization, num_classes):
     # Λ large keeps θ near 0, where every margin is in the Huber loss's linear part (|θ·x̃| << 1 − h): the loss Hessian
-    # vanishes, so the step contracts by exactly 1 − η_tΛ, and flipping the label of a record at the bound moves both
-    # classes' gradients by 2·‖x̃‖ = 2c'. So √2·2c'/(nΛ) (C = 2) is reached, with no RΛ (Kirschte et al.'s L adds it).
+    # vanishes, so the step contracts by exactly 1 − η_tΛ. C = 2: flipping the label of a record at the bound moves
+    # both classes' gradients by 2·‖x̃‖ = 2c', so √2·2c'/(nΛ). C = 10: negating the record (same label) moves every
+    # class's gradient by 2c, so √C·2c/(nΛ) = √40/(nΛ) at c = 1, the joint bound's C·max(4a, a + 1) case. Neither has
+    # Kirschte et al.'s RΛ.
     n = 4
-    trainer = HuberSVMTrainer(num_classes=2, regularization=regularization, input_clip=1.0, projection_radius=1.0,
-                              huber_h=0.5, epochs=30, batch_size=1, seed=3)
+    trainer = HuberSVMTrainer(num_classes=num_classes, regularization=regularization, input_clip=1.0,
+                              projection_radius=1.0, huber_h=0.5, epochs=30, batch_size=1, seed=3)
     rng = np.random.default_rng(0)
     features = clip_features(rng.normal(size=(n, 2)), 1.0)
     features[0] = [0.6, 0.8]
-    labels = rng.integers(0, 2, size=n)
-    flipped = labels.copy()
-    flipped[0] = 1 - labels[0]
-    ratio = psgd_distance(trainer, features, labels, features, flipped) / trainer.sensitivity(n)
+    labels = rng.integers(0, num_classes, size=n)
+    neighbour_features, neighbour_labels = features.copy(), labels.copy()
+    if num_classes == 2:
+        neighbour_labels[0] = 1 - labels[0]
+    else:
+        neighbour_features[0] = -features[0]
+    ratio = psgd_distance(trainer, features, labels, neighbour_features, neighbour_labels) / trainer.sensitivity(n)
     assert 0.99 <= ratio <= 1 + 1e-9
 
 
