@@ -26,3 +26,19 @@ def test_configurations_follow_the_seeds_splits():
     assert (pathological.partition, pathological.classes_per_client, pathological.num_clients) == ("pathological", 2, 10)
     assert (pathological.outer_iterations, pathological.matching_steps, pathological.recluster_interval) == (300, 100, 10)
     assert seed_fedgm.configuration("dirichlet", arguments).alpha == 0.5
+
+
+def test_budget_curve_prints_one_row_per_budget_with_its_own_matching_steps(tmp_path, capsys):
+    seed_fedgm.main(["--quick", "--settings", "c2", "--seeds", "1", "--cache-dir", str(tmp_path), "--budget-curve", "1x1", "2x3"])
+    out = capsys.readouterr().out
+    assert "against the matching budget" in out and "does NOT protect the synthetic images" in out
+    assert "#C = 2, 1 × 1, seed 0" in out and "#C = 2, 2 × 3, seed 0" in out
+    assert "Seed 003 Table 1" not in out  # the curve replaces the seed's table
+    assert len(list(tmp_path.glob("*.json"))) == 2  # the budget is part of the cache key
+
+
+@pytest.mark.parametrize("budget", ["10", "0x5", "3x", "ax2", "2x2x2"])
+def test_budget_curve_refuses_malformed_budgets(budget, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        seed_fedgm.main(["--quick", "--budget-curve", budget])
+    assert exit_info.value.code == 2 and "OUTERxINNER" in capsys.readouterr().err
