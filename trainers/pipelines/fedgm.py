@@ -24,9 +24,14 @@ Client, one shot (through :func:`trainers.federation.run_clients`), after Zhao &
    the synthetic set. D is Zhao et al.'s layer-wise distance
    (:func:`gradient_matching_distance`): per parameter tensor, per output channel (convolutions)
    or output unit (linear layers), 1 − cos of the flattened gradients, summed; biases and
-   normalisation parameters are left out, as in the reference code. The seed matches 300 outer ×
-   100 inner steps with 128 real images per class; the defaults are far smaller (two cores), and
-   ``benchmarks/seed_fedgm.py`` runs larger budgets.
+   normalisation parameters are left out, as in the reference code. All classes' gradients come
+   from one forward and one backward pass of C stacked copies of the network
+   (:func:`_class_gradients`). The real gradients cannot be reused across matching steps: the
+   network takes its steps between them. The seed matches 300 outer × 100 inner steps with 128
+   real images per class; at ipc 10, 32 real images per class and width 32 one step costs ~0.1
+   CPU s per client on one thread, so that budget is ~1 CPU hour per client (an extrapolation).
+   The defaults are far smaller (two cores), and ``benchmarks/seed_fedgm.py`` runs larger budgets
+   and the accuracy against the budget.
 
 Clients: Dirichlet(``alpha``) label skew (``partition="dirichlet"``) or the seed's pathological
 split (``partition="pathological"``: each client holds ``classes_per_client`` classes, #C = k of
