@@ -390,8 +390,9 @@ def find_claim_violation(
     level = alpha / (2.0 * len(finalists))
     lower = np.atleast_1d(clopper_pearson_lower(totals[:, 0], num_samples, level))
     upper = np.atleast_1d(clopper_pearson_upper(totals[:, 1], num_samples, level))
-    # e^ε q⁺ rounded up past exp's and the product's rounding (4 ulps), so p⁻ − e^ε q⁺ errs low.
-    margin = lower - math.exp(epsilon) * upper * (1.0 + 4.0 * np.finfo(float).eps)
+    # e^ε q⁺ raised past exp's and the product's rounding (4 ulps) and p⁻ lowered by 4 ulps, which covers the
+    # subtraction's rounding (half an ulp of a result below p⁻): p⁻ − e^ε q⁺ errs low.
+    margin = lower * (1.0 - 4.0 * np.finfo(float).eps) - math.exp(epsilon) * upper * (1.0 + 4.0 * np.finfo(float).eps)
     with np.errstate(divide="ignore", invalid="ignore"):
         bounds = np.where(lower > best_delta, np.log(np.maximum(lower - best_delta, 1e-300)) - np.log(upper), 0.0)
     bounds = np.maximum(bounds * (1.0 - ROUNDING_MARGIN) - ROUNDING_MARGIN, 0.0)

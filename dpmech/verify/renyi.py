@@ -25,7 +25,7 @@ from scipy import integrate, special
 
 from .. import validation as check
 from ..gaussian import gaussian_delta
-from .exact import DpViolation, _aligned, _both_directions, privacy_profile
+from .exact import DpViolation, _aligned, _both_directions, _pair, privacy_profile
 from .numeric import _SCAN
 
 _PIECES = np.array([-60.0, -20.0, -8.0, -3.0, -1.0, 0.0, 1.0, 3.0, 8.0, 20.0, 60.0])
@@ -86,11 +86,11 @@ def assert_zcdp(mechanism, pairs, rho, orders=RENYI_ORDERS) -> float:
     worst = 0.0
     for pair in pairs:
         for order in _orders(orders):
-            divergence = _pair_renyi(mechanism, pair, order)
+            divergence, relation = _pair_renyi(mechanism, pair, order)
             worst = max(worst, divergence / order)
             if divergence > rho * order * (1.0 + RELATIVE_SLACK):
                 raise DpViolation(
-                    f"not {rho:g}-zCDP: on pair {pair!r}, D_{order:g} = {divergence:.6g} > rho * alpha = {rho * order:.6g}",
+                    f"not {rho:g}-zCDP: on pair {pair!r}, D_{order:g} {relation} {divergence:.6g} > rho * alpha = {rho * order:.6g}",
                     epsilon=float(order), delta=rho * order, measured_delta=divergence, witness=(pair,), direction="both",
                 )
     return worst
@@ -111,11 +111,11 @@ def assert_gdp(mechanism, pairs, mu, epsilons=(0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.
     worst = -math.inf
     for pair in pairs:
         for epsilon in np.atleast_1d(check.non_negative("epsilons", epsilons)).astype(float):
-            measured, allowed = _pair_profile(mechanism, pair, float(epsilon)), gdp_delta(float(epsilon), mu)
+            (measured, relation), allowed = _pair_profile(mechanism, pair, float(epsilon)), gdp_delta(float(epsilon), mu)
             worst = max(worst, measured - allowed)
             if measured > allowed * (1.0 + RELATIVE_SLACK) + 1e-15:
                 raise DpViolation(
-                    f"not {mu:g}-GDP: on pair {pair!r}, delta({epsilon:g}) = {measured:.6g} > delta_mu = {allowed:.6g}",
+                    f"not {mu:g}-GDP: on pair {pair!r}, delta({epsilon:g}) {relation} {measured:.6g} > delta_mu = {allowed:.6g}",
                     epsilon=float(epsilon), delta=allowed, measured_delta=measured, witness=(pair,), direction="both",
                 )
     return worst
@@ -166,7 +166,7 @@ CDF_RELATIVE_ERROR = 1e-12
 # Partition of the line for a continuous pair: cells cut at both laws' quantiles at these log-odds.
 _UNDERFLOW = 1e-300
 # Dense where the mass is (|log-odds| <= 12), sparse out to the far tails.
-_LOG_ODDS = np.union1d(np.linspace(-600.0, 600.0, 2001), np.linspace(-12.0, 12.0, 4001))
+_LOG_ODDS = np.union1d(np.linspace(-600.0, 600.0, 6001), np.linspace(-12.0, 12.0, 4001))
 
 
 def _is_frozen(law) -> bool:
@@ -177,7 +177,7 @@ def partition_masses(first, second, edges=None):
     """Lower and upper bounds on the two laws' masses of the cells of a partition of the line.
 
     Cells (−∞, e_1], (e_1, e_2], ..., (e_m, ∞) at the sorted ``edges`` (default: both laws' quantiles at
-    log-odds −600..600, 2001 each, and 4001 more on −12..12); a cell's mass is a difference of cdf values on the left half-line and
+    log-odds −600..600, 6001 each, and 4001 more on −12..12); a cell's mass is a difference of cdf values on the left half-line and
     of sf values on the right (no cancellation in the tails), widened by ``CDF_RELATIVE_ERROR`` of each
     term plus 4 ulps, plus an absolute 1e-300 (underflow in the far tails). Returns (p_lower, p_upper, q_lower, q_upper), each clipped to [0, 1].
     """
@@ -234,25 +234,39 @@ def partition_hockey_stick_lower_bound(first, second, epsilon, edges=None) -> fl
     """A certified lower bound on the hockey-stick divergence sup_S P(S) − e^ε Q(S) of two laws on the line.
 
     The best union of the cells of :func:`partition_masses` (the cells where p_i > e^ε q_i), with p_i
-    lowered and q_i raised, summed with math.fsum and lowered by 4 ulps per cell; an event is a
+    lowered and q_i raised, summed with math.fsum and lowered by 4 ulps of the p_i summed; an event is a
     post-processing, so its value is a lower bound (certified up to ``CDF_RELATIVE_ERROR``).
     """
     epsilon = float(check.non_negative("epsilon", epsilon))
     p_lower, _, _, q_upper = partition_masses(first, second, edges)
     gains = p_lower - math.exp(epsilon) * q_upper
-    positive = gains[gains > 0]
-    return max(math.fsum(positive) - 4.0 * np.finfo(float).eps * positive.size, 0.0)
+    positive = gains > 0
+    # Each gain is within a few ulps of p_i (exp, the product and the difference): 4 ulps of Σ p_i are taken off.
+    return max(math.fsum(gains[positive]) - 4.0 * np.finfo(float).eps * math.fsum(p_lower[positive]), 0.0)
+
+
+def _continuous_laws(mechanism, pair):
+    """The two laws of a pair when ``mechanism`` returns scipy.stats frozen distributions, else None."""
+    if not callable(mechanism):
+        raise ValueError(f"mechanism must be a callable dataset -> distribution (got {mechanism!r})")
+    dataset, neighbour = _pair(pair)
+    first, second = mechanism(dataset), mechanism(neighbour)
+    return (first, second) if _is_frozen(first) and _is_frozen(second) else None
 
 
 def _pair_renyi(mechanism, pair, order):
-    first, second = mechanism(pair[0]), mechanism(pair[1])
-    if _is_frozen(first) and _is_frozen(second):
-        return max(partition_renyi_lower_bound(first, second, order), partition_renyi_lower_bound(second, first, order))
-    return renyi_profile(mechanism, pair, order)
+    """max D_α over the pair's two orders, and "=" (exact, finite laws) or ">=" (a certified lower bound, continuous laws)."""
+    laws = _continuous_laws(mechanism, pair)
+    if laws is not None:
+        first, second = laws
+        return max(partition_renyi_lower_bound(first, second, order), partition_renyi_lower_bound(second, first, order)), ">="
+    return renyi_profile(mechanism, pair, order), "="
 
 
 def _pair_profile(mechanism, pair, epsilon):
-    first, second = mechanism(pair[0]), mechanism(pair[1])
-    if _is_frozen(first) and _is_frozen(second):
-        return max(partition_hockey_stick_lower_bound(first, second, epsilon), partition_hockey_stick_lower_bound(second, first, epsilon))
-    return privacy_profile(mechanism, pair, epsilon)
+    """δ(ε) of the pair, and "=" (exact, finite laws) or ">=" (a certified lower bound, continuous laws)."""
+    laws = _continuous_laws(mechanism, pair)
+    if laws is not None:
+        first, second = laws
+        return max(partition_hockey_stick_lower_bound(first, second, epsilon), partition_hockey_stick_lower_bound(second, first, epsilon)), ">="
+    return privacy_profile(mechanism, pair, epsilon), "="

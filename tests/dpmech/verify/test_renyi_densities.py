@@ -27,12 +27,12 @@ def test_partition_hockey_stick_is_a_lower_bound_close_to_the_gaussian_profile(s
     exact = gaussian_delta(epsilon, sigma, 1.0)
     bound = partition_hockey_stick_lower_bound(stats.norm(0.0, sigma), stats.norm(1.0, sigma), epsilon)
     assert bound <= exact
-    assert bound >= exact - 1e-3 * max(exact, 1e-6)
+    assert bound >= 0.99 * exact  # cells at log-odds spacing 0.2 in the tails lose under 1 % of δ
 
 
 def test_assert_zcdp_on_densities_refutes_ninety_percent_sigma_and_passes_the_correct_one():
     assert assert_zcdp(lambda centre: stats.norm(centre, 1.0), [(0.0, 1.0)], 0.5) <= 0.5
-    with pytest.raises(DpViolation, match="0.5-zCDP"):
+    with pytest.raises(DpViolation, match="0.5-zCDP: on pair .*D_[0-9.]+ >= "):
         assert_zcdp(lambda centre: stats.norm(centre, 0.9), [(0.0, 1.0)], 0.5)
 
 
