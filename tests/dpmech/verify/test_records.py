@@ -12,7 +12,7 @@ from dpmech.verify.records import RecordBox, record_neighbours
 EPSILON = 1.0
 SIZE = 10
 # The output is kept in [-MARGIN, SIZE + MARGIN] by rejection: the normalisation depends on the count near the bounds.
-MARGIN = 3.0
+MARGIN = 2.0
 
 
 def _truncated_laplace_count(records, size, rng):
@@ -34,7 +34,7 @@ def test_truncated_laplace_true_epsilon_exceeds_the_claim_only_at_the_bounds():
     # Density ratio of counts c and c + 1 at an output x <= c: e^ε·Z(c + 1)/Z(c), the largest over x.
     at_bound = EPSILON + math.log(_kept_mass(1) / _kept_mass(0))
     interior = EPSILON + math.log(_kept_mass(6) / _kept_mass(5))
-    assert at_bound > 1.015
+    assert at_bound > 1.04
     assert interior < 1.0 + 1e-5
 
 
