@@ -273,35 +273,40 @@ class _Allocation:
         labels = np.arange(first, last + 1)
         values = labels * h / t  # s at each label (relative error one ulp)
 
-        def tilted_sum(arrays, counts):
-            """Entrywise (low, high) bounds of the t-fold sum on the window, in real mass, from the FFT of the
-            tilted arrays x_j e^{θx_j}/Z (round-off and aliasing bounded in tilted mass, then untilted)."""
+        def tilted_sum(arrays, counts, upper):
+            """Entrywise upper (``upper``) or lower bounds, in real mass, of the t-fold sum of arrays that bound the
+            cells' masses from the same side, on the window: from the FFT of the tilted arrays x_j e^{θx_j}/Z, each
+            entry rounded to its side by a few ulps of its exponent's magnitude (as GridMeasure.from_log_masses),
+            round-off and aliasing bounded in tilted mass, then untilted with the same margin on the exponent."""
+            side = 1.0 if upper else -1.0
             log_scale, tilted = 0.0, []
             for array, count in zip(arrays, counts):
                 with np.errstate(divide="ignore"):
                     exponents = np.log(array) + theta * lattice[: array.size]
                 largest = float(exponents.max())
                 normaliser = largest + math.log(float(np.exp(exponents - largest).sum()))
-                tilted.append(np.exp(exponents - normaliser) * (1 + 4 * _U))
+                magnitude = np.abs(np.where(np.isfinite(exponents), exponents, 0.0)) + abs(normaliser) + 4.0
+                with np.errstate(under="ignore"):
+                    tilted.append(np.exp(exponents - normaliser + side * 8 * _U * magnitude))
                 log_scale += count * normaliser
             result, error = cyclic_power(tilted, counts, size)
-            # Labels congruent to the window's modulo the size and outside it: at most last − size, at least first + size.
-            below, above = _log_tails(tilted, counts, h, last - size, first + size)
-            aliased = (math.exp(min(below, 0.0)) + math.exp(min(above, 0.0))) * (1 + 1e-12)
             result = np.roll(result, -first % size)[: labels.size]
-            # Rounding of the exponents: a few ulps of each one's magnitude (as GridMeasure.from_log_masses).
             margin = 8 * _U * (abs(log_scale) + np.abs(theta * labels * h) + 64.0)
             untilt = log_scale - theta * labels * h
             with np.errstate(over="ignore", under="ignore"):
-                high = (result + error) * np.exp(untilt + margin)
-                low = np.maximum(result - error - aliased, 0.0) * np.exp(untilt - margin)
-            return low, high
+                if upper:  # aliased mass is extra mass: kept
+                    return (result + error) * np.exp(untilt + margin)
+                # Labels congruent to the window's modulo the size and outside it: at most last − size, at least
+                # first + size.
+                below, above = _log_tails(tilted, counts, h, last - size, first + size)
+                aliased = (math.exp(min(below, 0.0)) + math.exp(min(above, 0.0))) * (1 + 1e-12)
+                return np.maximum(result - error - aliased, 0.0) * np.exp(untilt - margin)
 
         # Truncation (remove): P(Aᶜ) <= P₁(X > T) + (t − 1)Q(X > T), a union bound.
         p_outside = min(1.0, (above[1] + (t - 1) * above[0]) * (1 + 1e-12))
 
         # Upper: the spread law of tS̃ on the window, every entry at an upper bound.
-        _, y = tilted_sum(*q_law)
+        y = tilted_sum(*q_law, upper=True)
         q_below, q_above = _log_tails(*q_law, h, first - 1, last + 1)
         log_values = np.log(np.maximum(values, 5e-324))
         with np.errstate(divide="ignore"):
@@ -328,8 +333,8 @@ class _Allocation:
 
         # Lower: the post-processing J = Σ cell indices, its two laws enclosed entrywise: the t-fold sums of the
         # cells' lower and upper masses, less and plus the FFT's round-off, the lower ends less the aliased mass.
-        (q_j_low, _), (p_j_low, _) = (tilted_sum(*law) for law in _laws(p_post_low, q_post_low, t))
-        (_, q_j_high), (_, p_j_high) = (tilted_sum(*law) for law in _laws(p_post_high, q_post_high, t))
+        q_j_low, p_j_low = (tilted_sum(*law, upper=False) for law in _laws(p_post_low, q_post_low, t))
+        q_j_high, p_j_high = (tilted_sum(*law, upper=True) for law in _laws(p_post_high, q_post_high, t))
         if direction == 1:
             p_j_low, q_j_high = q_j_low, p_j_high
         log_p, log_q = _log(p_j_low), _log(q_j_high)
