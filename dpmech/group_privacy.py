@@ -18,7 +18,8 @@ Dispatches on the event type:
   composing would otherwise only show ε = ∞ at the end.
 * :class:`~dpmech.events.LaplaceEvent`: exact, sensitivity kΔ (triangle inequality in ℓ₁).
 * :class:`~dpmech.events.PoissonSampledEvent`,
-  :class:`~dpmech.events.SampledWithoutReplacementEvent`: refused (a ValueError):
+  :class:`~dpmech.events.SampledWithoutReplacementEvent`,
+  :class:`~dpmech.events.RandomAllocationEvent`: refused (a ValueError):
   a group of k records is sampled together with a probability that no
   implemented theorem turns into a dominating pair.
 * :class:`~dpmech.events.SelfComposedEvent`: applied to the inner event.
@@ -44,6 +45,7 @@ from .events import (
     NoPrivacyLossEvent,
     PoissonSampledEvent,
     PureEpsilonEvent,
+    RandomAllocationEvent,
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
 )
@@ -69,7 +71,7 @@ def group_privacy(event, group_size):
         return GaussianEvent(event.sigma, k * event.sensitivity, event.neighbouring)
     if isinstance(event, LaplaceEvent):
         return LaplaceEvent(event.scale, k * event.sensitivity, event.neighbouring)
-    if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
+    if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent, RandomAllocationEvent)):
         raise ValueError(
             f"group_size: no group-privacy theorem for {type(event).__name__} is implemented, so it cannot be "
             f"stated for groups of {k} records (nor enter a replace-one ledger from add-remove-one)"

@@ -52,6 +52,8 @@ REGISTRY: dict[str, Entry] = {
     "NoPrivacyLossEvent": Entry(lambda: dict(description="constant output")),
     "PoissonSampledEvent": Entry(lambda: dict(event=dpmech.GaussianEvent(1.0), sampling_probability=0.01),
                                  numeric=("sampling_probability",)),
+    "RandomAllocationEvent": Entry(lambda: dict(event=dpmech.GaussianEvent(1.0), num_steps=100, num_selected=1),
+                                   integer=("num_steps", "num_selected")),
     "SampledWithoutReplacementEvent": Entry(lambda: dict(event=dpmech.PureEpsilonEvent(1.0), sample_size=10,
                                                          source_size=100), integer=("sample_size", "source_size")),
     "NoGuaranteeWarning": Entry(lambda: dict()),

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+import dpmech
 from dpmech import (
     ADD_REMOVE_ONE,
     REPLACE_ONE,
@@ -94,3 +95,18 @@ def test_ledger_group_privacy_converts_add_remove_events_once():
 
 def test_no_privacy_loss_event_is_unchanged_by_groups():
     assert group_privacy(NoPrivacyLossEvent(), 7) == NoPrivacyLossEvent()
+
+
+@pytest.mark.parametrize("event", [
+    dpmech.PoissonSampledEvent(dpmech.GaussianEvent(1.0), 0.01),
+    dpmech.SampledWithoutReplacementEvent(dpmech.PureEpsilonEvent(1.0), 10, 100),
+    dpmech.RandomAllocationEvent(dpmech.GaussianEvent(1.0), num_steps=100),
+])
+def test_sampled_events_refuse_groups_and_replace_one_ledgers_by_name(event):
+    # No group-privacy theorem is implemented for sampling schemes: a group and a replace-one ledger
+    # (two add/remove steps) are refused with a message naming group_size, not a generic one.
+    with pytest.raises(ValueError, match="group_size: no group-privacy theorem"):
+        group_privacy(event, 2)
+    if getattr(event, "neighbouring", None) == "add-remove-one":
+        with pytest.raises(ValueError, match="group_size: no group-privacy theorem"):
+            dpmech.PrivacyLedger(neighbouring="replace-one").record(event)
