@@ -133,7 +133,8 @@ def _confirmed_boundary(is_valid, start, valid_below):
 
 
 SERIES_RATIO = 0.9
-_SERIES_TERMS = 2000
+_SERIES_TERMS = 2048
+_SERIES_BLOCK = 64
 
 
 def log_beta_lower_tail(x, a, b):
@@ -146,9 +147,12 @@ def log_beta_lower_tail(x, a, b):
 
         I_x(a, b) = x^a (1 − x)^b / (a B(a, b)) · Σ_{n>=0} (a + b)_n / (a + 1)_n · x^n,
 
-    summed in double precision (positive terms, each ratio x(a + b + n)/(a + 1 + n) <= r < 1, so the sum's
-    relative error is a few ulps per term and the tail past the last term is below r^N/(1 − r) of it), in
-    log space with ``betaln``; elsewhere (moderate tails, where scipy is accurate) ``beta.logcdf``.
+    summed in double precision (positive terms, so the sum's relative error is a few ulps per term), in log
+    space with ``betaln``; elsewhere (moderate tails, where scipy is accurate) ``beta.logcdf``. The term
+    ratios x(a + b + n)/(a + 1 + n) = x(1 + (b − 1)/(a + 1 + n)) fall toward x when b >= 1 and rise toward
+    x when b < 1, so every ratio past term N is at most q = max(the ratio after term N, x) < 1 and the tail
+    past term N is at most q/(1 − q) times it: the sum stops once that bound is below 1e-17 of the total,
+    or after ``_SERIES_TERMS`` terms, and the bound is added, so the sum is never short of the series.
     """
     x, a, b = np.broadcast_arrays(*(np.asarray(value, dtype=float) for value in (x, a, b)))
     with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
@@ -156,12 +160,23 @@ def log_beta_lower_tail(x, a, b):
         series = (x > 0.0) & (x < 1.0) & (x * (a + b) <= SERIES_RATIO * (a + 1.0))
         if np.any(series):
             xs, as_, bs = x[series], a[series], b[series]
-            term, total = np.ones_like(xs), np.ones_like(xs)
-            for n in range(_SERIES_TERMS):
-                term = term * xs * (as_ + bs + n) / (as_ + 1.0 + n)
-                total = total + term
-                if np.all(term <= 1e-17 * total):
+            total, tail = np.ones_like(xs), np.zeros_like(xs)
+            # _SERIES_BLOCK terms per step, as a cumulative product of their ratios (a Python step per term
+            # cost more than the arithmetic); `active` are the sums whose tail bound is still too large.
+            active, last = np.arange(xs.size), np.ones_like(xs)
+            for start in range(0, _SERIES_TERMS, _SERIES_BLOCK):
+                xa, aa, ba = xs[active], as_[active], bs[active]
+                n = np.arange(start, start + _SERIES_BLOCK, dtype=float)[:, None]
+                terms = last * np.cumprod(xa * (aa + ba + n) / (aa + 1.0 + n), axis=0)
+                total[active] += terms.sum(axis=0)
+                following = start + _SERIES_BLOCK
+                bound = np.maximum(xa * (aa + ba + following) / (aa + 1.0 + following), xa)
+                tail[active] = terms[-1] * bound / (1.0 - bound)
+                going = tail[active] > 1e-17 * total[active]
+                active, last = active[going], terms[-1][going]
+                if active.size == 0:
                     break
+            total = total + tail
             result[series] = (as_ * np.log(xs) + bs * np.log1p(-xs) - np.log(as_) - special.betaln(as_, bs) + np.log(total))
     return result
 
