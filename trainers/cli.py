@@ -65,6 +65,12 @@ def register_run(subparsers) -> None:
 
 
 def _run(args) -> None:
+    # A dataset the pipeline cannot train on is refused before the main job imports torch and the audits
+    # (about 5 s of CPU; this check loads only the data module): run_main_job makes the same check later.
+    from .pipelines.targets import _check_dataset, default_dataset
+
+    _check_dataset(args.pipeline, default_dataset(args.pipeline) if args.dataset is None else args.dataset)
+
     from audits.report import delta_text, epsilon_text, lower_bound_text
 
     from .main_job import lower_bound_validity, run_main_job
