@@ -81,11 +81,16 @@ def _check_epsilon(guarantee, reference, delta):
         assert high_precision.ledger_delta(reference, lower if math.isfinite(lower) else 1e6) >= delta
 
 
+REFERENCE_ERROR = mpmath.mpf("1e-40")
+
+
 def _check_delta(guarantee, reference, epsilon):
     truth = high_precision.ledger_delta(reference, epsilon)
     with mpmath.workdps(50):  # not mpmath's global precision, which other tests may change
         assert guarantee.log_delta >= (mpmath.log(truth) if truth > 0 else -math.inf)
-    assert guarantee.delta >= truth and guarantee.delta <= 1.0
+    # The 50-digit reference carries its own rounding (1 − (1 − δ) came out 6.5e-55 above a double δ
+    # that is the exact answer): a relative 1e-40 absorbs it and still catches an answer one ulp low.
+    assert guarantee.delta >= truth * (1 - REFERENCE_ERROR) and guarantee.delta <= 1.0
     if truth > 0:
         assert guarantee.delta > 0.0
     if guarantee.certified:
