@@ -22,7 +22,7 @@ round every candidate pair is tested with each event family at
 * ``"float"``: :func:`.floating.float_dp_test`, half-lines on the lattice
   exponents of float outputs (Mironov, CCS 2012); added by ``float_bits``;
 * ``"greybox"``: :func:`.greybox.pair_noise_test` on both datasets of
-  each pair (up to 64 times the round's outputs per side, as many as fit
+  each pair (up to 256 times the round's outputs per side, as many as fit
   in a quarter of the round's time left), when the caller
   declares the noise (``noise_family`` and ``sensitivity``): small-δ bugs
   such as a Gaussian σ 10–30 % too small, which no event test sees below
@@ -100,8 +100,8 @@ from .statistical import StatisticalTestResult, statistical_dp_test
 
 GREYBOX_NOISE = ("gaussian", "laplace")
 # The grey-box family draws this many outputs per side for each of a round's: vectorised samplers draw them in
-# milliseconds, and bounding the attained shift to a few per cent takes ~10⁵ outputs at σ ~ 4Δ.
-GREYBOX_SAMPLE_FACTOR = 64
+# milliseconds, and bounding the attained shift to a few per cent takes 10⁵–10⁶ outputs at σ ~ 4Δ and small levels.
+GREYBOX_SAMPLE_FACTOR = 256
 # ... as many of those as fit in this share of the round's time left (over all pairs).
 GREYBOX_TIME_SHARE = 0.25
 OUTPUTS = ("discrete", "real", "vector")
@@ -241,7 +241,7 @@ def _greybox_samples(sampler, dataset, num_samples, seconds_per_output, deadline
 
     Without a measured cost (its first test) a pilot of ``num_samples`` outputs, drawn and discarded (no
     test sees them, so no level is spent), times the sampler: a slow sampler (a trainer) gets ``num_samples``,
-    not 64 times as many. Returns (size, measured seconds per output of both sides).
+    not 256 times as many. Returns (size, measured seconds per output of both sides).
     """
     if seconds_per_output is None:
         pilot_start = time.perf_counter()

@@ -141,7 +141,7 @@ def test_a_grey_box_violation_names_its_assumption_and_sample_size():
     from dpmech.verify.tester import assert_dp_black_box
 
     sigma = dpmech.calibrate_gaussian(EPSILON, DELTA, 1.0) * 0.5
-    with pytest.raises(DpViolation, match=r"assuming gaussian noise: attained L2 shift >= .*, from 64000 outputs per side") as caught:
+    with pytest.raises(DpViolation, match=r"assuming gaussian noise: attained L2 shift >= .*, from 256000 outputs per side") as caught:
         assert_dp_black_box(gaussian(sigma), [(0.0, 1.0)], EPSILON, DELTA, rng=0, budget_seconds=600, initial_samples=1000, max_samples=1000,
                             outputs="real", noise_family="gaussian", sensitivity=1.0, families=("cheap",))
     # The Gaussian profile's δ(1) at the bounds exceeds the claimed δ: the rejection's own evidence.
