@@ -90,7 +90,6 @@ from scipy import stats
 
 from .. import validation as check
 from .exact import DpViolation
-from ..gaussian import gaussian_delta, gaussian_epsilon
 from .confirm import confirm_candidates
 from .floating import float_dp_test
 from .greybox import pair_noise_test
