@@ -7,7 +7,10 @@
 2. Train the federation on an embedded dataset (no download), and the same pipeline
    without noise (the non-private baseline) where its configuration has a noise to
    remove (:func:`trainers.pipelines.targets.non_private_config`), and (``accuracy_curve``,
-   the default) at each ε of the curve.
+   the default) at each ε of the curve. The round is trained once
+   (:func:`trainers.pipelines.registry.fit_pipeline`) and released at each noise setting:
+   FedAUXfdp's output perturbation leaves its training the same at every ε, so only the
+   release and what is computed from it are redone; another pipeline trains again per ε.
 3. Account: the pipeline's ledger, basic and tight; each guarantee with its protected
    unit and neighbouring relation, read from the pipeline's result.
 4. Audit the trained pipeline (:mod:`audits.attacks.pipelines`), with the steps its
@@ -53,7 +56,7 @@ from audits.report import (delta_text, epsilon_text, json_record, lower_bound_te
 
 from .cli import DATASET_NAMES, ENGINES
 from .federation import PipelineResult
-from .pipelines.registry import PIPELINE_NAMES, run_pipeline
+from .pipelines.registry import PIPELINE_NAMES, fit_pipeline
 from .pipelines.targets import CALIBRATED_PIPELINES, THE_RUN, default_dataset, non_private_config, pipeline_config
 
 DEFAULT_PIPELINE = "fedauxfdp"
@@ -141,16 +144,12 @@ SUMMARY_SCHEMA = {
 }
 
 
-def _quiet_run(pipeline, data, config, seed, threads):
-    # A non-private or curve run warns that it has no guarantee; the report says so itself.
+def _quiet_accuracy(fitted, config) -> float:
+    # A non-private or curve release warns that it has no guarantee; the report says so itself. Only the
+    # accuracy is read, so the accuracy baselines are left out.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dpmech.NoGuaranteeWarning)
-        return run_pipeline(pipeline, data, config, seed, threads=threads)
-
-
-def _without_baselines(config):
-    fields = {field.name for field in dataclasses.fields(config)}
-    return dataclasses.replace(config, baselines=False) if "baselines" in fields else config
+        return float(fitted.release(config, baselines=False).accuracy)
 
 
 class StepLog:
@@ -540,9 +539,10 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
     ``epsilon`` and ``delta`` in the summary are the claim the audit tests (the tight composition
     for FedAUXfdp; ∞, written null, for Fed-ZDA). ``trials=None`` keeps each audit's own default.
     ``progress``: report the steps on stderr (a spinner on a terminal, log lines every
-    :data:`LOG_INTERVAL` seconds otherwise). ``accuracy_curve`` (default on): also train at every ε of
-    :data:`CURVE_EPSILONS` (one more training run each; pipelines with an ε to calibrate only).
-    In process the curve's runs use the in-process trainer, also with ``engine="flower"``.
+    :data:`LOG_INTERVAL` seconds otherwise). ``accuracy_curve`` (default on): also release at every ε of
+    :data:`CURVE_EPSILONS` (pipelines with an ε to calibrate only): one release of the round trained once
+    for FedAUXfdp, one more training run each for the others (:class:`trainers.pipelines.registry.PipelineFit`).
+    The curve's and the non-private runs use the in-process trainer, also with ``engine="flower"``.
     ``engine="flower"`` trains the round in Flower's simulation engine (:func:`flower_round_runner`);
     the audit still runs the pipeline's release step in process, and the delivered (ε, δ) is the
     larger of the audit's claim and the deployed round's certified guarantee.
@@ -581,8 +581,10 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
         data = load_dataset(dataset, cache_dir=cache_dir)
         log.step(f"2/{STEPS} train the one-shot federation ({pipeline})")
         with log.privacy_warnings():
+            # Trained once; the run, the non-private baseline and the curve are its releases.
+            fitted = fit_pipeline(pipeline, data, config, seed, threads=threads)
             if flower_round is None:
-                result = run_pipeline(pipeline, data, config, seed, threads=threads)
+                result = fitted.release(config)
             else:
                 # On Flower, DP-Helmet's shares are discrete so that the SecAgg+ sum is certified at the target
                 # (issue 17); the audit below still tests the in-process release with the configured noise.
@@ -591,15 +593,15 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
         curve = []
         if free_config is not None:
             log.step(f"2/{STEPS} train the non-private baseline ({pipeline}, ε = ∞)")
-            free_accuracy = float(_quiet_run(pipeline, data, free_config, seed, threads).accuracy)
+            free_accuracy = _quiet_accuracy(fitted, free_config)
         else:
             free_accuracy = (float(result.accuracy) if free_baseline == THE_RUN else
                              float(result.baselines[free_baseline]) if free_baseline in result.baselines else None)
         if accuracy_curve and pipeline in CALIBRATED_PIPELINES:
             for point in sorted(set(CURVE_EPSILONS) | {float(epsilon)}):
-                log.step(f"2/{STEPS} ε → accuracy curve: train {pipeline} at ε = {point:g}")
-                accuracy = (result.accuracy if point == epsilon else _quiet_run(
-                    pipeline, data, _without_baselines(pipeline_config(pipeline, point, delta, dataset)), seed, threads).accuracy)
+                log.step(f"2/{STEPS} ε → accuracy curve: {pipeline} at ε = {point:g}")
+                accuracy = (result.accuracy if point == epsilon else
+                            _quiet_accuracy(fitted, pipeline_config(pipeline, point, delta, dataset)))
                 curve.append({"epsilon": point, "accuracy": float(accuracy)})
             if free_accuracy is not None:
                 curve.append({"epsilon": math.inf, "accuracy": free_accuracy})

@@ -184,7 +184,15 @@ def stubbed_run(monkeypatch, tmp_path, capsys):
         warnings.warn("an unrelated warning", UserWarning, stacklevel=1)
         return result
 
-    monkeypatch.setattr(main_job, "run_pipeline", fake_run)
+    class FakeFit:
+        # The round "trained" once and released per config, as trainers.pipelines.registry.PipelineFit.
+        def __init__(self, name, data, config, seed, **_):
+            self.name, self.data, self.seed = name, data, seed
+
+        def release(self, config, **_):
+            return fake_run(self.name, self.data, config, self.seed)
+
+    monkeypatch.setattr(main_job, "fit_pipeline", FakeFit)
     monkeypatch.setattr(main_job, "pipeline_audit", lambda name: lambda *_, **__: _FakeAudit())
     monkeypatch.setattr(main_job, "write_report", lambda *_, **__: None)
 

@@ -79,7 +79,7 @@ from dpmech import REPLACE_ONE, GaussianOutputMechanism, NoGuaranteeEvent
 from dpmech import validation as check
 
 from ..data import LabelledData, PrivateData, PublicData, dirichlet_label_partition
-from ..federation import ClientMessage, PipelineResult, run_clients, worst_client_ledger
+from ..federation import ClientMessage, PipelineResult, client_generators, run_clients, worst_client_ledger
 from ..protocol import train_with_sensitivity
 from ..sklearn_adapter import LogisticRegressionTrainer
 from ._common import FeatureSets, epsilon_or_infinity, linear_accuracy, linear_scores, split_and_map
@@ -406,25 +406,28 @@ def certainty_diagnostics(messages: Sequence[ClientMessage], distillation: Label
 
 @dataclass(frozen=True)
 class ServerModels:
-    """The three heads the server can build from the messages, each (C, d + 1)."""
+    """The three heads the server can build from the messages, each (C, d + 1); the baselines
+    ``fedd`` and ``fedavg`` are None when :func:`fedauxfdp_server` was asked for FedAUXfdp's alone."""
 
     fedauxfdp: np.ndarray
-    fedd: np.ndarray
-    fedavg: np.ndarray
+    fedd: Optional[np.ndarray]
+    fedavg: Optional[np.ndarray]
 
 
 def fedauxfdp_server(messages: Sequence[ClientMessage], distillation_features: np.ndarray,
-                     regularization: float, *, tolerance: float = 1e-10) -> ServerModels:
+                     regularization: float, *, tolerance: float = 1e-10, baselines: bool = True) -> ServerModels:
     """Everything the server computes, from the client messages and public distillation features
-    only; ``tolerance`` is :func:`fit_soft_label_head`'s."""
+    only; ``tolerance`` is :func:`fit_soft_label_head`'s. ``baselines=False`` fits the FedAUXfdp
+    head alone (FedD+P's fit costs as much again; an ε → accuracy curve needs neither baseline)."""
     if not messages:
         raise ValueError("messages must hold at least one client message")
+    baselines = check.boolean("baselines", baselines)
     return ServerModels(
         fedauxfdp=fit_soft_label_head(distillation_features, certainty_weighted_soft_labels(messages, distillation_features),
                                       regularization, tolerance=tolerance),
         fedd=fit_soft_label_head(distillation_features, certainty_weighted_soft_labels(messages, distillation_features, weighted=False),
-                                 regularization, tolerance=tolerance),
-        fedavg=np.mean([m.payload["class_head"] for m in messages], axis=0),
+                                 regularization, tolerance=tolerance) if baselines else None,
+        fedavg=np.mean([m.payload["class_head"] for m in messages], axis=0) if baselines else None,
     )
 
 
@@ -438,6 +441,17 @@ class PreparedRound:
     num_classes: int
     client_seed: np.random.SeedSequence
     seed: int
+
+    def client_seed_sequence(self) -> np.random.SeedSequence:
+        """A fresh copy of ``client_seed``: spawning advances the sequence it is called on, so spawning from
+        ``client_seed`` itself would give a second release of the round other Generators."""
+        return np.random.SeedSequence(self.client_seed.entropy, spawn_key=self.client_seed.spawn_key,
+                                      pool_size=self.client_seed.pool_size)
+
+    def client_generators(self, num_clients: int) -> list:
+        """The Generators of the ``num_clients`` clients with records, in client order, the same at every call
+        (:func:`trainers.federation.client_generators` of :meth:`client_seed_sequence`)."""
+        return client_generators(self.client_seed_sequence(), num_clients)
 
 
 def prepare_round(data: LabelledData, config: FedAuxFdpConfig, seed: int) -> PreparedRound:
@@ -684,21 +698,142 @@ def round_notes(config: FedAuxFdpConfig, prepared: PreparedRound) -> list:
     ]
 
 
-def run_fedauxfdp(data: LabelledData, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int = 0, *,
+# The fields that set only the noise of the release: a round trained once (fit_fedauxfdp) is released at any
+# values of them, and at no other change of its config.
+NOISE_FIELDS = ("score_epsilon", "score_delta", "class_epsilon", "class_delta", "calibration")
+
+
+def _trained_heads(local: PrivateData, negative_features: np.ndarray, settings: ClientSettings, rng) -> ClientHeads:
+    # run_clients hands each client its Generator; training draws nothing from it (the fit is deterministic),
+    # the noise is drawn at release from Generators spawned anew from the same seed (TrainedRound.release).
+    return train_client_heads(local, negative_features, settings)
+
+
+@dataclass(frozen=True)
+class TrainedRound:
+    """A FedAUXfdp round trained up to its release step (:func:`fit_fedauxfdp`): what no noise touches.
+
+    FedAUXfdp perturbs its outputs, so everything before the release is the same at every (ε, δ): the
+    public preparation ``prepared`` (split, public features, partition), each client's ``heads``
+    (:class:`ClientHeads`, trained without noise, with their sensitivities, which depend on λ, n and
+    the bound b only) in the order of ``local_data`` (the clients that hold records). ``config`` is the
+    configuration they were trained under (with the tuned λ when ``choice``, the
+    :class:`RegularizationChoice`, is not None). :meth:`release` calibrates, draws the noise and redoes
+    what is computed from the noisy heads.
+    """
+
+    config: FedAuxFdpConfig
+    prepared: PreparedRound
+    local_data: dict[int, PrivateData]
+    heads: tuple[ClientHeads, ...]
+    choice: Optional[RegularizationChoice]
+
+    def _release_config(self, config: Optional[FedAuxFdpConfig]) -> FedAuxFdpConfig:
+        if config is None:
+            return self.config
+        if not isinstance(config, FedAuxFdpConfig):
+            raise ValueError(f"config must be a FedAuxFdpConfig (got {type(config).__name__})")
+        changed = [field.name for field in dataclasses.fields(FedAuxFdpConfig)
+                   if field.name not in NOISE_FIELDS and getattr(config, field.name) != getattr(self.config, field.name)]
+        if changed:
+            raise ValueError(f"config must differ from the trained round's only in {', '.join(NOISE_FIELDS)} "
+                             f"(got other {', '.join(changed)}): train a round for it with fit_fedauxfdp")
+        if self.choice is not None and config != self.config:
+            raise ValueError("config must be None (the round's own) for a tuned round: its λ were chosen by a "
+                             "simulation at its own noise, so another noise needs its own fit_fedauxfdp")
+        return config
+
+    def release(self, config: Optional[FedAuxFdpConfig] = None, *, baselines: bool = True) -> PipelineResult:
+        """The round released under ``config`` (None: the config it was trained under), as
+        :func:`run_fedauxfdp` with that config returns it: the same numbers, bit for bit.
+
+        ``config`` may differ from the trained round's in :data:`NOISE_FIELDS` only (ValueError
+        otherwise; a tuned round takes None only). Each head's σ comes from dpmech
+        (:func:`head_mechanisms`, Gaussian output perturbation at the head's sensitivity and (ε, δ)),
+        and each client's Generator restarts from the round's seed at every release, so one client
+        adds the same standard-normal draws z at every (ε, δ), scaled by σ(ε, δ). The server's heads,
+        the ledger, the guarantees and the diagnostics are computed anew from the noisy messages.
+        ``baselines=False`` leaves out FedAVG+P and FedD+P (``baselines`` is then empty), which an
+        ε → accuracy curve does not need (FedD+P's distillation costs as much as FedAUXfdp's).
+        """
+        config = self._release_config(config)
+        baselines = check.boolean("baselines", baselines)
+        prepared, local_data = self.prepared, self.local_data
+        sets = prepared.features
+        settings = client_settings(config, prepared.num_classes)
+        messages = [release_client_heads(client, heads, head_mechanisms(heads, settings), rng)
+                    for client, heads, rng in zip(local_data, self.heads, prepared.client_generators(len(local_data)))]
+        server = fedauxfdp_server(messages, sets.distillation.features, config.server_regularization, baselines=baselines)
+
+        ledger = worst_client_ledger(messages, config.total_delta)
+        guarantees = {
+            "basic": ledger.epsilon(config.total_delta, method="basic"),
+            "tight": ledger.epsilon(config.total_delta, method="auto"),
+        }
+        per_client = [
+            {
+                "client": message.client,
+                "num_records": len(local_data[message.client]),
+                "largest_class_share": float(np.bincount(local_data[message.client].labels).max()
+                                             / len(local_data[message.client])),
+                "score_sigma": float(getattr(message.events[0], "sigma", 0.0)),
+                "class_sigma": float(getattr(message.events[1], "sigma", 0.0)),
+                "class_head_accuracy": linear_accuracy(message.payload["class_head"], sets.test),
+            }
+            for message in messages
+        ]
+        notes = round_notes(config, prepared)
+        for name in ("score_epsilon", "class_epsilon"):
+            if getattr(config, name) == math.inf:
+                notes.append(f"{name} = ∞: that head is released WITHOUT noise, so there is no DP guarantee (ε = ∞).")
+                warnings.warn(f"FedAUXfdp: {notes[-1]}", dpmech.NoGuaranteeWarning, stacklevel=2)
+        if self.choice is not None:
+            notes.append(
+                f"λ_s = {self.choice.score_regularization:g}, λ_c = {self.choice.class_regularization:g} chosen on "
+                f"public data only (simulated round, {self.choice.num_validation} held-out public records; validation "
+                "accuracy per (λ_s, λ_c): "
+                + ", ".join(f"({s:g}, {c:g}) {100 * a:.1f} %" for (s, c), a in self.choice.validation_accuracy.items())
+                + ").")
+        if len(local_data) < config.num_clients:
+            notes.append(f"{config.num_clients - len(local_data)} of {config.num_clients} clients received no record "
+                         "and sent nothing.")
+        class_shares = np.stack([np.bincount(local_data[m.client].labels, minlength=prepared.num_classes)
+                                 / len(local_data[m.client]) for m in messages])
+        diagnostics = certainty_diagnostics(messages, sets.distillation, class_shares)
+        for entry, shares in zip(per_client, class_shares):
+            entry["class_shares"] = shares.tolist()
+        notes.append(
+            f"Certainty diagnostics (distillation set; experimenter-side, not released): spread "
+            f"{diagnostics.spread:.4f} (0: weighting does nothing), weighted true-class share "
+            f"{diagnostics.weighted_true_class_share:.4f} vs uniform {diagnostics.uniform_true_class_share:.4f}."
+        )
+        return PipelineResult(
+            pipeline="fedauxfdp",
+            accuracy=linear_accuracy(server.fedauxfdp, sets.test),
+            baselines=({"FedAVG+P": linear_accuracy(server.fedavg, sets.test),
+                        "FedD+P": linear_accuracy(server.fedd, sets.test)} if baselines else {}),
+            per_client=per_client,
+            ledger=ledger,
+            messages=messages,
+            guarantees=guarantees,
+            notes=tuple(notes),
+            config=dataclasses.asdict(config),
+            seed=prepared.seed,
+            prepared=prepared,
+        )
+
+
+def fit_fedauxfdp(data: LabelledData, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int = 0, *,
                   n_jobs: Optional[int] = None, progress: bool = False,
-                  tuning: Optional[RegularizationGrid] = None) -> PipelineResult:
-    """Run FedAUXfdp end to end on ``data`` and return its :class:`~trainers.federation.PipelineResult`.
+                  tuning: Optional[RegularizationGrid] = None) -> TrainedRound:
+    """Train a FedAUXfdp round on ``data`` up to its release step: a :class:`TrainedRound`.
 
-    Everything random derives from ``seed`` (split, partition, one Generator per client), so the
-    result is identical for any ``n_jobs`` and joblib backend. ``accuracy`` is the distilled
-    server head's test accuracy; ``baselines`` holds FedAVG+P and FedD+P on the same messages.
-    ``guarantees``: ``"basic"`` = ε_scores + ε_classes (ledger method ``"basic"``, δ split evenly)
-    and ``"tight"`` (exact composition), both at δ = δ_scores + δ_classes, for one record,
-    replace-one. Clients that receive no record send nothing (counted in ``notes``).
-
-    ``tuning``: when given, λ_s and λ_c are first chosen by :func:`tune_regularization` on the
-    round's public sets (D⁻ and distillation) over that grid, replacing the config's values;
-    ``config`` in the result holds the λs used and ``notes`` the validation accuracies.
+    The round's public preparation (:func:`prepare_round`) and every client's two heads before noise
+    (:func:`train_client_heads`, through joblib with ``n_jobs``; ``progress``: a bar on stderr).
+    ``tuning``: λ_s and λ_c are first chosen by :func:`tune_regularization` on the round's public
+    sets (D⁻ and distillation) over that grid, at ``config``'s noise, replacing the config's values.
+    Nothing is released: :meth:`TrainedRound.release` adds the noise. Everything random derives
+    from ``seed``, so the round is identical for any ``n_jobs`` and joblib backend.
     """
     prepared = prepare_round(data, config, seed)
     sets, assignment = prepared.features, prepared.assignment
@@ -711,62 +846,27 @@ def run_fedauxfdp(data: LabelledData, config: FedAuxFdpConfig = FedAuxFdpConfig(
     settings = client_settings(config, prepared.num_classes)
     clients = [client for client in range(config.num_clients) if np.any(assignment == client)]
     local_data = {client: sets.private.subset(np.flatnonzero(assignment == client)) for client in clients}
-    messages = run_clients(
-        fedauxfdp_client,
-        [(client, local_data[client], sets.negative.features, settings) for client in clients],
-        prepared.client_seed, n_jobs=n_jobs, progress="FedAUXfdp clients" if progress else None,
-    )
-    server = fedauxfdp_server(messages, sets.distillation.features, config.server_regularization)
+    heads = run_clients(_trained_heads, [(local_data[client], sets.negative.features, settings) for client in clients],
+                        prepared.client_seed_sequence(), n_jobs=n_jobs,
+                        progress="FedAUXfdp clients" if progress else None)
+    return TrainedRound(config, prepared, local_data, tuple(heads), choice)
 
-    ledger = worst_client_ledger(messages, config.total_delta)
-    guarantees = {
-        "basic": ledger.epsilon(config.total_delta, method="basic"),
-        "tight": ledger.epsilon(config.total_delta, method="auto"),
-    }
-    per_client = [
-        {
-            "client": message.client,
-            "num_records": len(local_data[message.client]),
-            "largest_class_share": float(np.bincount(local_data[message.client].labels).max()
-                                         / len(local_data[message.client])),
-            "score_sigma": float(getattr(message.events[0], "sigma", 0.0)),
-            "class_sigma": float(getattr(message.events[1], "sigma", 0.0)),
-            "class_head_accuracy": linear_accuracy(message.payload["class_head"], sets.test),
-        }
-        for message in messages
-    ]
-    notes = round_notes(config, prepared)
-    for name in ("score_epsilon", "class_epsilon"):
-        if getattr(config, name) == math.inf:
-            notes.append(f"{name} = ∞: that head is released WITHOUT noise, so there is no DP guarantee (ε = ∞).")
-            warnings.warn(f"FedAUXfdp: {notes[-1]}", dpmech.NoGuaranteeWarning, stacklevel=2)
-    if choice is not None:
-        notes.append(
-            f"λ_s = {choice.score_regularization:g}, λ_c = {choice.class_regularization:g} chosen on public data only "
-            f"(simulated round, {choice.num_validation} held-out public records; validation accuracy per (λ_s, λ_c): "
-            + ", ".join(f"({s:g}, {c:g}) {100 * a:.1f} %" for (s, c), a in choice.validation_accuracy.items()) + ").")
-    if len(clients) < config.num_clients:
-        notes.append(f"{config.num_clients - len(clients)} of {config.num_clients} clients received no record and sent nothing.")
-    class_shares = np.stack([np.bincount(local_data[m.client].labels, minlength=prepared.num_classes)
-                             / len(local_data[m.client]) for m in messages])
-    diagnostics = certainty_diagnostics(messages, sets.distillation, class_shares)
-    for entry, shares in zip(per_client, class_shares):
-        entry["class_shares"] = shares.tolist()
-    notes.append(
-        f"Certainty diagnostics (distillation set; experimenter-side, not released): spread "
-        f"{diagnostics.spread:.4f} (0: weighting does nothing), weighted true-class share "
-        f"{diagnostics.weighted_true_class_share:.4f} vs uniform {diagnostics.uniform_true_class_share:.4f}."
-    )
-    return PipelineResult(
-        pipeline="fedauxfdp",
-        accuracy=linear_accuracy(server.fedauxfdp, sets.test),
-        baselines={"FedAVG+P": linear_accuracy(server.fedavg, sets.test), "FedD+P": linear_accuracy(server.fedd, sets.test)},
-        per_client=per_client,
-        ledger=ledger,
-        messages=messages,
-        guarantees=guarantees,
-        notes=tuple(notes),
-        config=dataclasses.asdict(config),
-        seed=prepared.seed,
-        prepared=prepared,
-    )
+
+def run_fedauxfdp(data: LabelledData, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int = 0, *,
+                  n_jobs: Optional[int] = None, progress: bool = False,
+                  tuning: Optional[RegularizationGrid] = None) -> PipelineResult:
+    """Run FedAUXfdp end to end on ``data`` and return its :class:`~trainers.federation.PipelineResult`:
+    :func:`fit_fedauxfdp`, then :meth:`TrainedRound.release` at ``config``.
+
+    Everything random derives from ``seed`` (split, partition, one Generator per client), so the
+    result is identical for any ``n_jobs`` and joblib backend. ``accuracy`` is the distilled
+    server head's test accuracy; ``baselines`` holds FedAVG+P and FedD+P on the same messages.
+    ``guarantees``: ``"basic"`` = ε_scores + ε_classes (ledger method ``"basic"``, δ split evenly)
+    and ``"tight"`` (exact composition), both at δ = δ_scores + δ_classes, for one record,
+    replace-one. Clients that receive no record send nothing (counted in ``notes``).
+
+    ``tuning``: when given, λ_s and λ_c are first chosen by :func:`tune_regularization` on the
+    round's public sets (D⁻ and distillation) over that grid, replacing the config's values;
+    ``config`` in the result holds the λs used and ``notes`` the validation accuracies.
+    """
+    return fit_fedauxfdp(data, config, seed, n_jobs=n_jobs, progress=progress, tuning=tuning).release()

@@ -13,10 +13,15 @@ main job and the audits read it, and nothing else lists the pipelines.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
 
 from dpmech import validation as check
+
+if TYPE_CHECKING:
+    from ..federation import PipelineResult
 
 
 @dataclass(frozen=True)
@@ -24,7 +29,10 @@ class Pipeline:
     """One seed pipeline: its command-line name, its module and what its run function takes.
 
     ``takes_split``: the run function takes a :class:`~trainers.data.FederatedSplit` made by
-    ``split_federated(data, seed)`` rather than the raw labelled data.
+    ``split_federated(data, seed)`` rather than the raw labelled data. ``fit_function_name``: a
+    function of the run function's arguments that trains the round up to its release step and
+    returns an object whose ``release(config, *, baselines)`` returns the run's result at any
+    noise setting (output perturbation: FedAUXfdp), or None (:class:`PipelineFit`).
     """
 
     name: str
@@ -33,6 +41,7 @@ class Pipeline:
     run_function_name: str
     takes_split: bool
     seed_paper: str
+    fit_function_name: Optional[str] = None
 
     def load(self):
         """The pipeline's module (imported on first use: the pipelines import torch)."""
@@ -50,7 +59,7 @@ class Pipeline:
 PIPELINES = {
     pipeline.name: pipeline
     for pipeline in (
-        Pipeline("fedauxfdp", "fedauxfdp", "FedAuxFdpConfig", "run_fedauxfdp", False, "000 FedAUXfdp"),
+        Pipeline("fedauxfdp", "fedauxfdp", "FedAuxFdpConfig", "run_fedauxfdp", False, "000 FedAUXfdp", "fit_fedauxfdp"),
         Pipeline("dphelmet", "dphelmet", "DpHelmetConfig", "run_dphelmet", False, "002 Distributed DP-Helmet"),
         Pipeline("fedmd-nfdp", "fedmd_nfdp", "FedMdNfdpConfig", "run_fedmd_nfdp", True, "001 FedMD-NFDP"),
         Pipeline("fedgm", "fedgm", "FedGmConfig", "run_fedgm", True, "003 FedGM"),
@@ -77,20 +86,74 @@ def run_pipeline(name, data, config=None, seed: int = 0, *, n_jobs=None, progres
     fits of a round severalfold, and parallelism comes from ``n_jobs`` (joblib) instead.
     Returns the pipeline's :class:`~trainers.federation.PipelineResult`.
     """
-    from threadpoolctl import threadpool_limits
+    pipeline, config, seed, progress, threads = _checked(name, config, seed, progress, threads)
+    return _call(pipeline, pipeline.run_function, data, config, seed, n_jobs, progress, threads)
 
-    from ..data import split_federated
 
+def _checked(name, config, seed, progress, threads) -> tuple:
     pipeline = get_pipeline(name)
     config_class = pipeline.config_class
     config = config_class() if config is None else config
     if not isinstance(config, config_class):
         raise ValueError(f"config must be a {config_class.__name__} (got {type(config).__name__})")
-    seed = check.integer_scalar("seed", seed, 0)
-    progress = check.boolean("progress", progress)
-    threads = check.integer_scalar("threads", threads, 1)
+    return (pipeline, config, check.integer_scalar("seed", seed, 0), check.boolean("progress", progress),
+            check.integer_scalar("threads", threads, 1))
+
+
+def _call(pipeline: Pipeline, function, data, config, seed: int, n_jobs, progress: bool, threads: int):
+    from threadpoolctl import threadpool_limits
+
+    from ..data import split_federated
+
     with threadpool_limits(limits=threads):
         if pipeline.takes_split:
-            return pipeline.run_function(split_federated(data, seed), config, seed, n_jobs=n_jobs, progress=progress,
-                                         torch_threads=threads)
-        return pipeline.run_function(data, config, seed=seed, n_jobs=n_jobs, progress=progress)
+            return function(split_federated(data, seed), config, seed, n_jobs=n_jobs, progress=progress,
+                            torch_threads=threads)
+        return function(data, config, seed=seed, n_jobs=n_jobs, progress=progress)
+
+
+class PipelineFit:
+    """A round of one pipeline on fixed (data, seed), trained once and released at several noise settings
+    (:func:`fit_pipeline`; the ε → accuracy curve of ``dpmech run``).
+
+    :meth:`release` returns what ``run_pipeline(name, data, config, seed)`` returns. A pipeline with a
+    fit step (``fit_function_name``: FedAUXfdp, whose Gaussian output perturbation is added after
+    training) trains what the noise does not touch once, in :func:`fit_pipeline`, and each release
+    calibrates, draws the noise and redoes only what is computed from the noisy messages; any other
+    pipeline trains its whole round again at each release.
+    """
+
+    def __init__(self, pipeline: Pipeline, data, config, seed: int, n_jobs: Optional[int], progress: bool,
+                 threads: int) -> None:
+        self.pipeline, self.data, self.seed = pipeline, data, seed
+        self.n_jobs, self.progress, self.threads = n_jobs, progress, threads
+        self.trained = (None if pipeline.fit_function_name is None else
+                        _call(pipeline, getattr(pipeline.load(), pipeline.fit_function_name), data, config, seed, n_jobs,
+                              progress, threads))
+
+    def release(self, config, *, baselines: bool = True) -> PipelineResult:
+        """The round released under ``config``, a config of the pipeline's class: its
+        :class:`~trainers.federation.PipelineResult`. ``baselines=False``: the accuracy baselines,
+        which release nothing, may be left out (FedAUXfdp's FedAVG+P and FedD+P; a config with a
+        ``baselines`` field runs with it False); the other numbers are unchanged."""
+        baselines = check.boolean("baselines", baselines)
+        if self.trained is not None:
+            from threadpoolctl import threadpool_limits
+
+            with threadpool_limits(limits=self.threads):
+                return self.trained.release(config, baselines=baselines)
+        if not isinstance(config, self.pipeline.config_class):
+            raise ValueError(f"config must be a {self.pipeline.config_class.__name__} (got {type(config).__name__})")
+        if not baselines and "baselines" in {field.name for field in dataclasses.fields(config)}:
+            config = dataclasses.replace(config, baselines=False)
+        return _call(self.pipeline, self.pipeline.run_function, self.data, config, self.seed, self.n_jobs,
+                     self.progress, self.threads)
+
+
+def fit_pipeline(name, data, config=None, seed: int = 0, *, n_jobs=None, progress: bool = False,
+                 threads: int = 1) -> PipelineFit:
+    """The round of pipeline ``name`` on ``data`` and ``seed`` trained once (:class:`PipelineFit`), to be
+    released at the noise settings of several configs; the arguments are :func:`run_pipeline`'s, and
+    ``config`` is the one the fit step trains under (its noise is the release's matter)."""
+    pipeline, config, seed, progress, threads = _checked(name, config, seed, progress, threads)
+    return PipelineFit(pipeline, data, config, seed, n_jobs, progress, threads)
