@@ -14,6 +14,7 @@ import pytest
 from scipy.stats import binomtest
 
 from trainers.main_job import CURVE_EPSILONS, SUMMARY_SCHEMA, StepLog, run_main_job
+import dpmech
 from dpmech import GaussianEvent, PrivacyLedger, VacuousGuaranteeWarning
 from dpmech.directed_rounding import format_up
 from dpmech.ledger import PrivacyGuarantee
@@ -22,8 +23,15 @@ from trainers.federation import PipelineResult
 from trainers.pipelines.registry import PIPELINE_NAMES
 
 
-def test_main_job_writes_the_report_and_meets_the_target(tmp_path):
-    summary = run_main_job(dataset="digits", out=tmp_path / "report", progress=False, trials=2000)
+@pytest.fixture(scope="module")
+def digits_run(tmp_path_factory):
+    """The default main job on digits, once for the tests below: (summary, the folder holding ``report/``)."""
+    tmp_path = tmp_path_factory.mktemp("digits_run")
+    return run_main_job(dataset="digits", out=tmp_path / "report", progress=False, trials=2000), tmp_path
+
+
+def test_main_job_writes_the_report_and_meets_the_target(digits_run):
+    summary, tmp_path = digits_run
     assert summary["pipeline"] == "fedauxfdp" and summary["dataset"] == "digits"
     assert summary["epsilon"] <= 1.0 and summary["epsilon"] == pytest.approx(1.0, rel=1e-6)
     assert summary["target"] == {**summary["target"], "epsilon": 1.0, "delta": 1e-5, "met": True,
@@ -57,6 +65,38 @@ def test_main_job_writes_the_report_and_meets_the_target(tmp_path):
     # The round: 20 clients, their records, the two heads' σ and sensitivities from the ledger.
     assert "- Clients: 20 clients sent a release; records per client: min " in report
     assert report.count("calibrated for the L2 sensitivity") == 2
+
+
+def test_the_curve_released_from_one_training_is_the_curve_trained_per_epsilon(digits_run):
+    # The main job trains FedAUXfdp once and releases it per ε (trainers.pipelines.registry.fit_pipeline); before
+    # issue 32 it trained the round anew at every ε. Each point, the non-private run and every privacy number of
+    # the target's run must be those of a round trained from scratch at that setting, bit for bit.
+    from audits.report import json_record
+    from trainers.main_job import _guarantee_record, round_record
+    from trainers.pipelines.registry import run_pipeline
+    from trainers.pipelines.targets import non_private_config, pipeline_config
+
+    summary, _ = digits_run
+    data = load_dataset("digits")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpmech.NoGuaranteeWarning)
+        trained_per_epsilon = [
+            {"epsilon": epsilon, "accuracy": run_pipeline("fedauxfdp", data, pipeline_config("fedauxfdp", epsilon, 1e-5,
+                                                                                             "digits")).accuracy}
+            for epsilon in sorted({*CURVE_EPSILONS, 1.0})]
+        free = run_pipeline("fedauxfdp", data, non_private_config("fedauxfdp", 1e-5, "digits")[0])
+    assert summary["accuracy_curve"] == [*trained_per_epsilon, {"epsilon": None, "accuracy": free.accuracy}]
+    assert summary["non_private"]["accuracy"] == free.accuracy
+    target = run_pipeline("fedauxfdp", data, pipeline_config("fedauxfdp", 1.0, 1e-5, "digits"))
+
+    def plain(record):  # as the summary holds it: json_record's form, ∞ as null
+        return {key: value for key, value in json_record(record).items() if key != "non_finite"}
+
+    assert summary["accuracy"] == target.accuracy and summary["baselines"] == target.baselines
+    assert summary["guarantees"] == plain({name: _guarantee_record(target, name, guarantee)
+                                           for name, guarantee in target.guarantees.items()})
+    # Every release's σ and sensitivity, the clients' records, and the configuration.
+    assert summary["round"] == plain(round_record(target)) and summary["config"] == plain(target.summary()["config"])
 
 
 @pytest.mark.slow  # MNIST-1D generated and a CNN trained: about a minute
