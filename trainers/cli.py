@@ -59,8 +59,9 @@ def register_run(subparsers) -> None:
                      help="inprocess (default) or flower: the round in Flower's simulation engine "
                           "(dphelmet over SecAgg+, fedauxfdp; needs the [flower] extra)")
     run.add_argument("--accuracy-curve", action=argparse.BooleanOptionalAction, default=True,
-                     help="the ε → accuracy curve: one more training run per ε in 0.25 … 8 (default: on; "
-                          "--no-accuracy-curve trains only the target and the non-private run)")
+                     help="the ε → accuracy curve at ε = 0.25 … 8 (default: on): fedauxfdp is trained once and "
+                          "noised per ε, the others train once more per ε; --no-accuracy-curve releases only the "
+                          "target and the non-private run")
     run.set_defaults(handler=_run)
 
 
