@@ -67,6 +67,7 @@ from scipy import stats
 from .. import validation as check
 from ..calibration import calibrate_gaussian
 from ..gaussian import gaussian_delta, gaussian_epsilon
+from .statistical import sampler_and_pair
 
 FAMILIES = ("gaussian", "laplace")
 # calibrate_gaussian exceeds the exact smallest σ by up to 1e-11 relative; the needed
@@ -311,12 +312,7 @@ def pair_noise_test(
         alpha: level in (0, 1), split evenly between the shift's and the scale's bounds.
         sensitivity: None or the declared sensitivity (> 0), compared with the shift's upper bound only.
     """
-    if not callable(sampler):
-        raise ValueError(f"sampler must be a callable (dataset, size, rng) -> outputs (got {sampler!r})")
-    try:
-        dataset, neighbour = pair
-    except (TypeError, ValueError):
-        raise ValueError(f"pair must be a pair (dataset, neighbour) of two datasets (got {pair!r})") from None
+    dataset, neighbour = sampler_and_pair(sampler, pair)
     family = check.choice("family", family, FAMILIES)
     epsilon = float(check.non_negative("epsilon", epsilon))
     delta = float(check.in_interval("delta", delta, 0.0, 1.0, low_open=False, high_open=True))

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
@@ -266,16 +267,22 @@ def clopper_pearson_upper(successes, trials, level):
     return check.scalar_or_array(np.where(successes < trials, bound, 1.0))
 
 
-def split_sample_arguments(sampler, pair, epsilon, delta, num_samples, rng, alpha, num_thresholds,
-                           minimum_samples=1):
-    """The validated arguments every split-sample test takes: ``(dataset, neighbour, ε, δ, num_samples,
-    rng, α, num_thresholds)``; ValueError naming the first bad one."""
+def sampler_and_pair(sampler, pair) -> tuple[Any, Any]:
+    """``(dataset, neighbour)`` from ``pair``, after checking that ``sampler`` is callable; ValueError naming either."""
     if not callable(sampler):
         raise ValueError(f"sampler must be a callable (dataset, size, rng) -> outputs (got {sampler!r})")
     try:
         dataset, neighbour = pair
     except (TypeError, ValueError):
         raise ValueError(f"pair must be a pair (dataset, neighbour) of two datasets (got {pair!r})") from None
+    return dataset, neighbour
+
+
+def split_sample_arguments(sampler, pair, epsilon, delta, num_samples, rng, alpha, num_thresholds,
+                           minimum_samples=1):
+    """The validated arguments every split-sample test takes: ``(dataset, neighbour, ε, δ, num_samples,
+    rng, α, num_thresholds)``; ValueError naming the first bad one."""
+    dataset, neighbour = sampler_and_pair(sampler, pair)
     return (
         dataset,
         neighbour,
