@@ -32,21 +32,6 @@ def test_a_third_party_command_is_added_and_cannot_shadow_an_own_command(monkeyp
     assert [point.value for point in cli_main._plugins() if point.name == "audit"] == ["audits.cli:register"]
 
 
-@pytest.fixture
-def dpmech_main(monkeypatch, capsys):
-    monkeypatch.setattr(cli_main, "entry_points", lambda group: [])
-
-    def run(*arguments):
-        try:
-            status = cli_main.main(list(arguments))
-        except SystemExit as exit_:
-            status = exit_.code
-        captured = capsys.readouterr()
-        return status, captured.out, captured.err
-
-    return run
-
-
 def test_gaussian_output_json(dpmech_main):
     # (ε = 4, δ = 1e-5), N = 10^4 per side (default), α = 0.05, seed 0.
     status, out, _ = dpmech_main("audit", "gaussian-output", "--epsilon", "4", "--delta", "1e-5", "--json")

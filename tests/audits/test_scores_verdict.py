@@ -19,21 +19,7 @@ from audits import AuditScores, epsilon_from_gdp, epsilon_lower_bound
 from audits.power import detection_counts, detection_probability, largest_certifiable_epsilon, power_bound
 from audits.report import audit_scores_report, gdp_roc, privacy_region_boundary
 from audits.thresholds import _directed, level_candidates, sorted_sides
-from dpmech.cli import main as cli_main
 from dpmech.verify import clopper_pearson_lower, clopper_pearson_upper
-
-
-@pytest.fixture
-def dpmech_main(capsys):
-    def run(*arguments):
-        try:
-            status = cli_main.main(list(arguments))
-        except SystemExit as exit_:
-            status = exit_.code
-        captured = capsys.readouterr()
-        return status, captured.out, captured.err
-
-    return run
 
 
 def _gaussian_scores(shift, size, seed):
