@@ -254,19 +254,21 @@ def _continuous_laws(mechanism, pair):
     return (first, second) if _is_frozen(first) and _is_frozen(second) else None
 
 
-def _pair_renyi(mechanism, pair, order):
-    """max D_α over the pair's two orders, and "=" (exact, finite laws) or ">=" (a certified lower bound, continuous laws)."""
+def _pair_value(mechanism, pair, parameter, continuous, finite):
+    """The larger of ``continuous`` over the pair's two orders and ">=" (a certified lower bound) when the
+    mechanism returns continuous laws, else ``finite`` on the finite laws and "=" (exact)."""
     laws = _continuous_laws(mechanism, pair)
     if laws is not None:
         first, second = laws
-        return max(partition_renyi_lower_bound(first, second, order), partition_renyi_lower_bound(second, first, order)), ">="
-    return renyi_profile(mechanism, pair, order), "="
+        return max(continuous(first, second, parameter), continuous(second, first, parameter)), ">="
+    return finite(mechanism, pair, parameter), "="
+
+
+def _pair_renyi(mechanism, pair, order):
+    """max D_α over the pair's two orders, and "=" (exact, finite laws) or ">=" (a certified lower bound, continuous laws)."""
+    return _pair_value(mechanism, pair, order, partition_renyi_lower_bound, renyi_profile)
 
 
 def _pair_profile(mechanism, pair, epsilon):
     """δ(ε) of the pair, and "=" (exact, finite laws) or ">=" (a certified lower bound, continuous laws)."""
-    laws = _continuous_laws(mechanism, pair)
-    if laws is not None:
-        first, second = laws
-        return max(partition_hockey_stick_lower_bound(first, second, epsilon), partition_hockey_stick_lower_bound(second, first, epsilon)), ">="
-    return privacy_profile(mechanism, pair, epsilon), "="
+    return _pair_value(mechanism, pair, epsilon, partition_hockey_stick_lower_bound, privacy_profile)
