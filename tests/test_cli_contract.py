@@ -224,10 +224,10 @@ def _no_training():
         raise TrainingReached
 
     with pytest.MonkeyPatch.context() as patch:
-        # dpmech audit PIPELINE trains inside the audit function; dpmech run trains in run_pipeline; both load
+        # dpmech audit PIPELINE trains inside the audit function; dpmech run trains in fit_pipeline; both load
         # the data first, which for mnist1d-cnn (fedauxfdp's default) generates it and trains the public CNN.
         patch.setattr(pipelines, "audit_function", lambda name: refuse)
-        patch.setattr(main_job, "run_pipeline", refuse)
+        patch.setattr(main_job, "fit_pipeline", refuse)
         patch.setattr(data, "load_dataset", refuse)
         yield
 
