@@ -148,10 +148,12 @@ def worst_case_logistic_canary(theta, feature_bound, *, direction=None) -> tuple
     axis = theta if direction is None else _finite_parameters("direction", direction)
     if axis.shape != theta.shape:
         raise ValueError(f"direction must have the shape of theta ({theta.shape}, got {axis.shape})")
-    norm = float(np.linalg.norm(axis))
-    if norm == 0.0:
+    largest = float(np.max(np.abs(axis))) if axis.size else 0.0
+    if largest == 0.0:
         raise ValueError("direction must be non-zero; theta is 0, so give a direction explicitly")
-    feature = float(bound) * axis / norm
+    # Scaled by its largest entry first: the squares of a tiny direction (1e-162) underflow, and its norm with them.
+    axis = axis / largest
+    feature = float(bound) * axis / float(np.linalg.norm(axis))
     label = -1 if float(theta @ feature) > 0.0 else 1
     return feature, label
 
