@@ -58,7 +58,6 @@ JSON_NAME = "audit.json"
 MARKDOWN_NAME = "audit.md"
 SCORES_NAME = "scores.npz"
 ROC_NAME = "roc.png"
-DIGITS = 4
 _SUMMARY_FIELDS = ("eps_claimed", "eps_lb", "delta", "mu_claimed", "mu_actual", "mu_lb", "method", "valid_as", "alpha")
 # Lower bounds print rounded down; claims, δ and the noise actually calibrated rounded up.
 _ROUNDED_DOWN = ("eps_lb", "mu_lb", "mu_actual")
@@ -83,23 +82,6 @@ def privacy_region_boundary(fpr, epsilon, delta):
 def gdp_roc(fpr, mu):
     """TPR = Φ(μ − Φ⁻¹(1 − FPR)) of the optimal test against a μ-GDP mechanism."""
     return special.ndtr(mu - special.ndtri(1.0 - np.asarray(fpr, dtype=float)))
-
-
-def epsilon_text(value) -> str:
-    """An upper ε (a claim, a guarantee) for a report: 4 significant digits rounded up, "∞" for no guarantee."""
-    return "∞" if value is None or value == math.inf else format_up(value, DIGITS)
-
-
-def lower_bound_text(value) -> str:
-    """A lower bound (ε_lb, μ_lb) for a report: 4 significant digits rounded down."""
-    return format_down(value, DIGITS)
-
-
-def delta_text(delta, log_delta=None) -> str:
-    """δ rounded up to 4 significant digits; from its log where that is below every double, so never "0" when δ > 0."""
-    if log_delta is not None and math.isfinite(log_delta) and log_delta < -700.0:
-        return format_log_up(log_delta, DIGITS)
-    return format_up(delta, DIGITS)
 
 
 def tpr_text(tpr: float, fpr: float, num_out: int) -> str:
@@ -427,6 +409,11 @@ def write_report(audit, directory, *, title: str, extra: dict | None = None) -> 
 # Printed beside ε_lb, so that no reader takes an estimate for a certified bound.
 GDP_LABEL = "estimate, assumes the GDP shape"
 NATURAL_LABEL = "estimate: natural member/non-member scores give no coverage guarantee"
+# The JSON verdict: "detected" is reserved for a certified bound above the claim.
+DETECTED_VERDICT = "detected"
+GDP_ESTIMATE_VERDICT = "indicated by estimate (assumes GDP shape)"
+NATURAL_ESTIMATE_VERDICT = "indicated by estimate (natural member/non-member scores)"
+NOT_DETECTED_VERDICT = "not_detected"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -497,10 +484,20 @@ class ScoresAudit:
 
     @property
     def verdict(self) -> str | None:
-        """"detected" when ε_lb exceeds the claimed ε, "not_detected" otherwise; None without a claim."""
+        """What ε_lb > the claimed ε shows, in one value; None without a claim.
+
+        ``"detected"`` only for a certified bound (Clopper–Pearson on independent trials); an estimate above the
+        claim gets its own value naming what it rests on (:data:`GDP_ESTIMATE_VERDICT`,
+        :data:`NATURAL_ESTIMATE_VERDICT`), so that no reader of the JSON takes it for a certified detection;
+        ``"not_detected"`` otherwise.
+        """
         if not math.isfinite(self.eps_claimed):
             return None
-        return "detected" if self.eps_lb > self.eps_claimed else "not_detected"
+        if self.eps_lb <= self.eps_claimed:
+            return NOT_DETECTED_VERDICT
+        if self.estimator == "gdp":
+            return GDP_ESTIMATE_VERDICT
+        return DETECTED_VERDICT if self.valid_as == CERTIFIED else NATURAL_ESTIMATE_VERDICT
 
     @property
     def verdict_text(self) -> str:
@@ -509,7 +506,7 @@ class ScoresAudit:
             return "no claim tested (give epsilon and delta to test one)."
         numbers = (f"eps_lb = {lower_bound_text(self.eps_lb)} ({self.eps_lb_label}) against the claimed "
                    f"ε = {epsilon_text(self.eps_claimed)} at δ = {delta_text(self.delta)}")
-        if self.verdict == "detected":
+        if self.verdict != NOT_DETECTED_VERDICT:
             if self.estimator == "gdp":
                 return (f"violation indicated by an estimate: {numbers}. It holds only if the mechanism's privacy "
                         "curve is GDP-shaped, and it is not certified.")
@@ -648,7 +645,8 @@ def audit_scores_report(in_scores, out_scores, *, epsilon=None, delta=None, high
         power_margin: ε margin > 0 above the claim at which the power of a "not detected" verdict is stated.
         out: folder for ``audit.json``, ``audit.md``, ``scores.npz`` and ``roc.png`` (None: write nothing).
 
-    Verdict: "detected" when ε_lb > the claimed ε, else "not detected at this sample size" with the
+    Verdict: "detected" when a certified ε_lb > the claimed ε (an estimate above the claim reads
+    "indicated by estimate (...)" with what it assumes), else "not detected at this sample size" with the
     Clopper–Pearson test's power (:mod:`audits.power`): an upper bound on the probability that any
     mechanism whose true ε at δ is claim + ``power_margin`` is detected, bounds on it for the
     Gaussian mechanism with that ε, and the largest ε these sample sizes can certify at all.

@@ -155,7 +155,9 @@ def test_a_detected_violation_states_confidence_and_trial_model(tmp_path):
     assert "Certified" in certified.verdict_text and "probability at most 0.05 (independent trials" in \
         certified.verdict_text
     natural = audit_scores_report(in_scores, out_scores, epsilon=1.0, delta=1e-5)
-    assert natural.verdict == "detected" and natural.verdict_text.startswith("violation detected, as an estimate")
+    assert natural.verdict == "indicated by estimate (natural member/non-member scores)"
+    assert natural.as_dict()["verdict"] == natural.verdict and natural.valid_as == "estimate"
+    assert natural.verdict_text.startswith("violation detected, as an estimate")
     assert "not certified" in natural.verdict_text
     markdown = (tmp_path / "c" / "audit.md").read_text(encoding="utf-8")
     assert "## Verdict\n\nviolation detected: eps_lb" in markdown
@@ -189,16 +191,44 @@ def test_gdp_estimate_is_labelled_and_never_certified(dpmech_main, issue_files, 
     expected = epsilon_from_gdp(scores, delta=1e-5, two_sided=False)
     assert status == 0 and record["eps_lb"] == expected.eps_lb and record["mu_lb"] == expected.mu_lb
     assert record["eps_lb_label"] == "estimate, assumes the GDP shape" and record["valid_as"] == "estimate"
-    assert record["verdict"] == "detected" and record["verdict_text"].startswith("violation indicated by an estimate")
+    # The estimate has its own verdict value, never the certified "detected" (issue 31).
+    assert record["verdict"] == "indicated by estimate (assumes GDP shape)" and record["valid_as"] == "estimate"
+    assert record["verdict_text"].startswith("violation indicated by an estimate")
     status, text, _ = dpmech_main(*arguments, "--out", str(tmp_path / "g"))
     row = next(line for line in text.splitlines() if "eps_lb" in line)
     assert "(estimate, assumes the GDP shape)" in row and re.search(r"(?<!not )certified", text) is None
     markdown = (tmp_path / "g" / "audit.md").read_text(encoding="utf-8")
     assert "(estimate, assumes the GDP shape) |" in markdown and "| valid_as | estimate |" in markdown
+    assert "indicated by estimate (assumes GDP shape)" in text and "detected" not in text.replace("not detected", "")
+    stored = json.loads((tmp_path / "g" / "audit.json").read_text(encoding="utf-8"))
+    assert stored["verdict"] == "indicated by estimate (assumes GDP shape)"
     status, _, err = dpmech_main("audit", "scores", issue_files["in"], issue_files["out"], "--estimator", "gdp")
     assert status == 2 and len(err.strip().splitlines()) == 1 and "delta > 0" in err
     above = audit_scores_report(scores.in_scores, scores.out_scores, epsilon=6.0, delta=1e-5, estimator="gdp")
     assert above.verdict == "not_detected" and above.power is None and "No power is stated" in above.verdict_text
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    shift=st.floats(-1.0, 6.0),
+    size=st.integers(20, 400),
+    epsilon=st.floats(0.05, 3.0),
+    trials=st.sampled_from(["natural", "independent"]),
+    estimator=st.sampled_from(["clopper-pearson", "gdp"]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_detected_is_said_only_of_a_certified_bound(shift, size, epsilon, trials, estimator, seed):
+    # Every claim with ε_lb above it gets a verdict naming what was shown: "detected" exactly when certified.
+    in_scores, out_scores = _gaussian_scores(shift, size, seed)
+    audit = audit_scores_report(in_scores, out_scores, epsilon=epsilon, delta=1e-5, trials=trials,
+                                estimator=estimator)
+    expected = {
+        False: "not_detected",
+        True: "indicated by estimate (assumes GDP shape)" if estimator == "gdp" else (
+            "detected" if trials == "independent" else "indicated by estimate (natural member/non-member scores)"),
+    }[audit.eps_lb > epsilon]
+    assert audit.verdict == expected and audit.as_dict()["verdict"] == expected
+    assert (audit.verdict == "detected") == (audit.eps_lb > epsilon and audit.valid_as == "certified")
 
 
 # --- orientation and AUC below 0.5 -----------------------------------------------------------------------------
