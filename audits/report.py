@@ -44,7 +44,9 @@ import numpy as np
 from scipy import special
 
 from dpmech import validation as check
-from dpmech.directed_rounding import format_down, format_log_up, format_up
+# The report's number texts live with the rounding they apply (re-exported here for the audits' users).
+from dpmech.directed_rounding import REPORT_DIGITS as DIGITS
+from dpmech.directed_rounding import delta_text, epsilon_text, format_down, format_up, lower_bound_text
 from dpmech.json_values import json_ready
 from dpmech.verify import clopper_pearson_lower, clopper_pearson_upper
 

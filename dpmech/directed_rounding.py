@@ -12,6 +12,10 @@ prints therefore goes through one of these:
 * :func:`format_log_up` for a δ carried as its logarithm, which may lie far
   below the smallest double and must never print as 0.
 
+The reports' texts (the audits, ``dpmech run``) apply these at :data:`REPORT_DIGITS`
+significant digits: :func:`epsilon_text` for an upper ε, :func:`lower_bound_text` for a
+lower bound, :func:`delta_text` for δ.
+
 A double whose shortest round-trip text (``repr``) has at most the requested
 digits prints as that text: it parses back to the same double, so nothing is
 understated. Otherwise the decimal digits are those of the exact binary value
@@ -29,6 +33,8 @@ import math
 from . import validation as check
 
 DEFAULT_DIGITS = 10
+# Significant digits of the numbers in a report (audits, dpmech run): enough to compare, few enough to read.
+REPORT_DIGITS = 4
 
 
 def _digits(significant_digits) -> int:
@@ -100,3 +106,23 @@ def format_log_up(log_value, significant_digits=DEFAULT_DIGITS) -> str:
     if text.startswith("10"):  # the mantissa rounded up to 10
         text, exponent = "1", exponent + 1
     return f"{text}e{exponent:+d}"
+
+
+def epsilon_text(value: float | None) -> str:
+    """An upper ε (a claim, a guarantee) for a report: :data:`REPORT_DIGITS` significant digits rounded up
+    (:func:`format_up`), "∞" for no guarantee (None or +∞)."""
+    return "∞" if value is None or value == math.inf else format_up(value, REPORT_DIGITS)
+
+
+def lower_bound_text(value: float) -> str:
+    """A lower bound (ε_lb, μ_lb) for a report: :data:`REPORT_DIGITS` significant digits rounded down
+    (:func:`format_down`)."""
+    return format_down(value, REPORT_DIGITS)
+
+
+def delta_text(delta: float, log_delta: float | None = None) -> str:
+    """δ for a report, :data:`REPORT_DIGITS` significant digits rounded up; from ``log_delta`` where that lies
+    below every double (:func:`format_log_up`), so a positive δ never prints as "0"."""
+    if log_delta is not None and math.isfinite(log_delta) and log_delta < -700.0:
+        return format_log_up(log_delta, REPORT_DIGITS)
+    return format_up(delta, REPORT_DIGITS)
