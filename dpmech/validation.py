@@ -20,30 +20,35 @@ import numbers
 import os
 import pathlib
 
+from collections.abc import Collection
+from typing import Any, TypeGuard, overload
+
 import numpy as np
+from numpy.typing import NDArray
 
 _REAL_KINDS = "iuf"
 
 
-def _is_plain_real(value) -> bool:
+def _is_plain_real(value: object) -> TypeGuard[float]:
     return isinstance(value, (float, int)) and not isinstance(value, bool)
 
 
-def _is_scalar(value) -> bool:
+def _is_scalar(value: object) -> bool:
     """A number rather than an array: such inputs come back as a Python float."""
-    return not isinstance(value, np.ndarray) and np.ndim(value) == 0
+    # np.ndim takes any object at run time (what is not array-like has 0 dimensions); its stubs ask for ArrayLike.
+    return not isinstance(value, np.ndarray) and np.ndim(value) == 0  # type: ignore[arg-type]
 
 
-def _short(value) -> str:
+def _short(value: object) -> str:
     shown = repr(value)
     return shown if len(shown) <= 80 else shown[:77] + "..."
 
 
-def _type_error(name: str, value, expected: str) -> ValueError:
+def _type_error(name: str, value: object, expected: str) -> ValueError:
     return ValueError(f"{name} must be {expected} (got {type(value).__name__} {_short(value)})")
 
 
-def real_array(name: str, value, expected: str = "a real number or an array of real numbers") -> np.ndarray:
+def real_array(name: str, value: object, expected: str = "a real number or an array of real numbers") -> NDArray[np.float64]:
     """``value`` as a float array, refusing every input that is not made of real numbers.
 
     Booleans, strings, complex numbers, ``None`` and object arrays raise; so do
@@ -74,12 +79,20 @@ def real_array(name: str, value, expected: str = "a real number or an array of r
     return array.astype(float, copy=False)
 
 
-def _describe(array: np.ndarray, mask: np.ndarray) -> float:
+def _describe(array: NDArray[np.float64], mask: NDArray[np.bool_]) -> float:
     """The first offending value, as a plain float for the message."""
     return float(array[mask].flat[0]) if array.ndim else float(array)
 
 
-def real_at_least(name: str, value, minimum: float, *, inclusive: bool = True):
+# The validators that keep the input's shape return a Python float for a Python or numpy scalar and a
+# float array for an array; the overloads let a caller that passes a float keep a float.
+@overload
+def real_at_least(name: str, value: float, minimum: float, *, inclusive: bool = True) -> float: ...
+@overload
+def real_at_least(name: str, value: NDArray[Any], minimum: float, *, inclusive: bool = True) -> NDArray[np.float64]: ...
+@overload
+def real_at_least(name: str, value: object, minimum: float, *, inclusive: bool = True) -> float | NDArray[np.float64]: ...
+def real_at_least(name: str, value: object, minimum: float, *, inclusive: bool = True) -> float | NDArray[np.float64]:
     """Finite real values >= minimum (or > minimum when ``inclusive`` is False).
 
     A Python int or float comes back as a float, anything else as a float array.
@@ -96,17 +109,35 @@ def real_at_least(name: str, value, minimum: float, *, inclusive: bool = True):
     return float(array) if _is_scalar(value) else array
 
 
-def positive(name: str, value):
+@overload
+def positive(name: str, value: float) -> float: ...
+@overload
+def positive(name: str, value: NDArray[Any]) -> NDArray[np.float64]: ...
+@overload
+def positive(name: str, value: object) -> float | NDArray[np.float64]: ...
+def positive(name: str, value: object) -> float | NDArray[np.float64]:
     """Finite values > 0."""
     return real_at_least(name, value, 0.0, inclusive=False)
 
 
-def non_negative(name: str, value):
+@overload
+def non_negative(name: str, value: float) -> float: ...
+@overload
+def non_negative(name: str, value: NDArray[Any]) -> NDArray[np.float64]: ...
+@overload
+def non_negative(name: str, value: object) -> float | NDArray[np.float64]: ...
+def non_negative(name: str, value: object) -> float | NDArray[np.float64]:
     """Finite values >= 0."""
     return real_at_least(name, value, 0.0)
 
 
-def open_unit_interval(name: str, value):
+@overload
+def open_unit_interval(name: str, value: float) -> float: ...
+@overload
+def open_unit_interval(name: str, value: NDArray[Any]) -> NDArray[np.float64]: ...
+@overload
+def open_unit_interval(name: str, value: object) -> float | NDArray[np.float64]: ...
+def open_unit_interval(name: str, value: object) -> float | NDArray[np.float64]:
     """Values in the open interval (0, 1), the valid range of a δ."""
     if isinstance(value, float) and 0.0 < value < 1.0:
         return value
@@ -117,7 +148,7 @@ def open_unit_interval(name: str, value):
     return float(array) if _is_scalar(value) else array
 
 
-def in_interval(name: str, value, low: float, high: float, *, low_open: bool, high_open: bool) -> np.ndarray:
+def in_interval(name: str, value: object, low: float, high: float, *, low_open: bool, high_open: bool) -> NDArray[np.float64]:
     """Values in an interval whose ends are open or closed as requested."""
     interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
     array = real_array(name, value, f"a real number in {interval}")
@@ -129,7 +160,11 @@ def in_interval(name: str, value, low: float, high: float, *, low_open: bool, hi
     return array
 
 
-def integer_at_least(name: str, value, minimum: int = 1):
+@overload
+def integer_at_least(name: str, value: int | np.integer[Any], minimum: int = 1) -> int: ...
+@overload
+def integer_at_least(name: str, value: object, minimum: int = 1) -> int | NDArray[np.float64]: ...
+def integer_at_least(name: str, value: object, minimum: int = 1) -> int | NDArray[np.float64]:
     """Integer values >= minimum; integral floats such as 3.0 are accepted, 2.5 is not.
 
     A Python or numpy integer scalar comes back as a Python int (of any size), anything else as a
@@ -151,7 +186,7 @@ def integer_at_least(name: str, value, minimum: int = 1):
     return array
 
 
-def integer_scalar(name: str, value, minimum: int = 1) -> int:
+def integer_scalar(name: str, value: object, minimum: int = 1) -> int:
     """A single integer >= minimum, returned as a Python int."""
     result = integer_at_least(name, value, minimum)
     if isinstance(result, int):
@@ -161,42 +196,42 @@ def integer_scalar(name: str, value, minimum: int = 1) -> int:
     return int(result)
 
 
-def choice(name: str, value, options) -> str:
+def choice(name: str, value: object, options: Collection[str]) -> str:
     """One of a fixed set of strings."""
     if not isinstance(value, str) or value not in options:
         raise ValueError(f"{name} must be one of {', '.join(repr(o) for o in options)} (got {value!r})")
     return value
 
 
-def single(name: str, value) -> float:
+def single(name: str, value: float | NDArray[Any]) -> float:
     """A validated value as one Python float; ValueError naming ``name`` when it is an array."""
     if np.ndim(value) != 0:
         raise ValueError(f"{name} must be a single number (got an array of shape {np.shape(value)})")
     return float(value)
 
 
-def scalar_or_array(array: np.ndarray):
+def scalar_or_array(array: NDArray[np.float64]) -> float | NDArray[np.float64]:
     """Return a Python float for 0-d results and the array otherwise."""
     return float(array) if np.ndim(array) == 0 else array
 
 
-def generator(name: str, value) -> np.random.Generator:
+def generator(name: str, value: object) -> np.random.Generator:
     """A ``numpy.random.Generator``, or an int seed >= 0 turned into one; never global state."""
     if isinstance(value, np.random.Generator):
         return value
-    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) and value >= 0:
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) and int(value) >= 0:
         return np.random.default_rng(int(value))
     raise ValueError(f"{name} must be a numpy.random.Generator or an integer seed >= 0 (got {value!r})")
 
 
-def boolean(name: str, value) -> bool:
+def boolean(name: str, value: object) -> bool:
     """True or False exactly; 0, 1 and strings are refused rather than guessed."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise ValueError(f"{name} must be True or False (got {value!r})")
 
 
-def folder_or_none(name: str, value):
+def folder_or_none(name: str, value: object) -> pathlib.Path | None:
     """None, or a folder path (``str`` or ``os.PathLike``) as a ``pathlib.Path``; whether it exists is the caller's matter."""
     if value is None:
         return None
