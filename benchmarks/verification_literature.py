@@ -5,6 +5,7 @@ Usage::
     python benchmarks/verification_literature.py [--budget 20] [--seeds 1] [--only NAME]
     python benchmarks/verification_literature.py --false-alarms [--seeds 20] [--budget 2]
     python benchmarks/verification_literature.py --dpsniper [--budget 20] [--seeds 3]
+    python benchmarks/verification_literature.py --per-seed [--seeds 20] [--budget 20] [--correct-budget 2] [--jobs 1] [--without NAME]
 
 Default mode, per mechanism: the truth, the claim, dpmech's verdict
 (``find_violation`` with its default event families plus what the
@@ -20,7 +21,18 @@ queries, scale 2/ε) in audit mode (the whole budget, the largest ε lower
 bound, its final stage on fresh samples of its finalist events) at
 ``--seeds`` seeds (3 by default: a ratio must be stable, not lucky), with
 the verdict on the claim ε = 0.1 itself (DP-Sniper's setting), beside the ε
-lower bounds published with DP-Sniper and StatDP.
+lower bounds published with DP-Sniper and StatDP. ``--per-seed`` runs the
+whole table (issue 31's target: no false alarm and every violation found, over
+20 seeds) at seeds 0..``--seeds``−1, the (mechanism, seed) runs spread over
+``--jobs`` joblib processes (1 by default: the machine is shared), and prints
+each mechanism's verdict at every seed ("+" when it matches the truth, "X"
+when not: a false alarm or a missed violation), its largest ε lower bound and
+its CPU and wall time per seed. A buggy mechanism gets ``--budget`` (stopping at
+its first rejection), a correct one ``--correct-budget``: a false alarm's
+probability is at most α at any budget, and the correct mechanisms would
+otherwise take most of the time. The budgets are wall-clock seconds: on a
+loaded machine a run gets fewer CPU seconds, and so fewer samples, than on
+an idle one.
 
 Every ε lower bound is printed rounded down to 4 significant digits, and every
 ratio to a published bound to 3 (a bound shown never claims more than was shown).
@@ -101,6 +113,7 @@ the same session): the race could not give any pair enough outputs.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -191,6 +204,44 @@ def false_alarm_table(examples, seeds, budget):
     print(f"false alarms over all correct mechanisms and seeds: {total}")
 
 
+def _seed_run(example, seed, budget):
+    """One (mechanism, seed) run in a joblib worker: (rejected, ε lower bound, CPU seconds, wall seconds)."""
+    cpu_start = time.process_time()
+    report, wall = run(example, seed, budget)
+    return report.rejected, report.epsilon_lower_bound, time.process_time() - cpu_start, wall
+
+
+def per_seed_table(examples, seeds, budget, correct_budget, jobs):
+    from joblib import Parallel, delayed
+
+    tasks = [(example, seed) for example in examples for seed in range(seeds)]
+    outcomes = Parallel(n_jobs=jobs)(
+        delayed(_seed_run)(example, seed, correct_budget if example.correct else budget) for example, seed in tasks)
+    table = Table(title=f"dpmech.verify.find_violation over seeds 0-{seeds - 1}: buggy mechanisms {budget:g} s (to the first rejection), "
+                        f"correct ones {correct_budget:g} s, alpha 0.05, {jobs} job(s); '+' verdict matches the truth, 'X' does not")
+    for column in ("mechanism", "truth", "claim (eps, delta)", "verdict per seed", "wrong", "max eps lower bound", "CPU s/seed (max)", "wall s/seed (max)"):
+        table.add_column(column)
+    false_alarms = missed = 0
+    cpu_total = 0.0
+    for index, example in enumerate(examples):
+        rows = outcomes[index * seeds:(index + 1) * seeds]
+        matches = [rejected != example.correct for rejected, _, _, _ in rows]
+        wrong = matches.count(False)
+        false_alarms += wrong if example.correct else 0
+        missed += 0 if example.correct else wrong
+        cpu = [row[2] for row in rows]
+        wall = [row[3] for row in rows]
+        cpu_total += sum(cpu)
+        table.add_row(
+            example.name, ("correct: " if example.correct else "buggy: ") + example.truth, f"({example.epsilon:.4g}, {example.delta:g})",
+            "".join("+" if match else "X" for match in matches), f"{wrong}/{seeds}" + (" (false alarm)" if example.correct and wrong else " (missed)" if wrong else ""),
+            format_down(max(row[1] for row in rows), 4), f"{sum(cpu) / seeds:.1f} ({max(cpu):.1f})", f"{sum(wall) / seeds:.1f} ({max(wall):.1f})",
+        )
+    Console(width=230).print(table)
+    print(f"false alarms: {false_alarms}; missed violations: {missed}; over {len(examples)} mechanisms x {seeds} seeds; "
+          f"CPU time of the runs {cpu_total:.0f} s; load average {os.getloadavg()[0]:.2f}")
+
+
 def dpsniper_table(budget, seeds, only=None):
     examples = (sparse_vector_examples(PUBLISHED_EPSILON, cutoff=1, num_queries=10, threshold=0.5)[:1]
                 + sparse_vector_examples(PUBLISHED_EPSILON, cutoff=1, num_queries=10)[1:] + noisy_max_examples(PUBLISHED_EPSILON))
@@ -230,12 +281,19 @@ def main(argv=None) -> int:
     parser.add_argument("--budget", type=float, default=None, help="seconds per mechanism and seed (20; 2 with --false-alarms)")
     parser.add_argument("--seeds", type=int, default=None, help="seeds per mechanism (1; 20 with --false-alarms; 3 with --dpsniper)")
     parser.add_argument("--only", default=None, help="run the examples whose name contains this")
+    parser.add_argument("--without", default=None, help="leave out the examples whose name contains this, or that declare it as an option")
+    parser.add_argument("--correct-budget", type=float, default=2.0, help="with --per-seed: seconds per correct mechanism and seed (2)")
+    parser.add_argument("--jobs", type=int, default=1, help="with --per-seed: joblib processes (1; the machine is shared)")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--false-alarms", action="store_true", help="correct mechanisms only, counting rejections over seeds")
     mode.add_argument("--dpsniper", action="store_true", help="SVT and noisy max at DP-Sniper's settings, audit mode")
+    mode.add_argument("--per-seed", action="store_true", help="every mechanism at every seed, joblib over (mechanism, seed)")
     args = parser.parse_args(argv)
-    examples = [example for example in all_examples() if not args.only or args.only in example.name]
-    if args.dpsniper:
+    examples = [example for example in all_examples() if (not args.only or args.only in example.name)
+                and (not args.without or (args.without not in example.name and args.without not in example.options))]
+    if args.per_seed:
+        per_seed_table(examples, args.seeds or 20, args.budget or 20.0, args.correct_budget, args.jobs)
+    elif args.dpsniper:
         dpsniper_table(args.budget or 20.0, args.seeds or 3, args.only)
     elif args.false_alarms:
         false_alarm_table(examples, args.seeds or 20, args.budget or 2.0)
