@@ -1,11 +1,11 @@
-"""One-sided binomial confidence bounds for the audits: Clopper–Pearson (from :mod:`dpmech.verify`) and Jeffreys.
+"""One-sided binomial confidence bounds for the audits: Clopper–Pearson (from :mod:`dpmech.statistics`) and Jeffreys.
 
 For k successes out of n Bernoulli(p) trials:
 
 * Clopper–Pearson (Clopper & Pearson 1934): ``CP_up(k, n, a) = Beta.isf(a; k + 1, n − k)``
   (1 when k = n) and ``CP_lo(k, n, a) = Beta.ppf(a; k, n − k + 1)`` (0 when k = 0),
   exact coverage: P_p[p > CP_up(K, n, a)] <= a for every p. They have one home,
-  :func:`dpmech.verify.clopper_pearson_upper` and ``..._lower``, re-exported here.
+  :func:`dpmech.statistics.clopper_pearson_upper` and ``..._lower``, re-exported here.
 * Jeffreys upper bound: the (1 − a) quantile of the Jeffreys posterior
   Beta(k + ½, n − k + ½) (Brown, Cai & DasGupta 2001), 1 when k = n. It is the
   bound used by Andrew et al. 2024 (google-research/federated ``one_shot_epe``).
@@ -20,7 +20,7 @@ import numpy as np
 from scipy import stats
 
 from dpmech import validation as check
-from dpmech.verify import clopper_pearson_lower, clopper_pearson_upper
+from dpmech.statistics import clopper_pearson_lower, clopper_pearson_upper
 
 __all__ = ["clopper_pearson_lower", "clopper_pearson_upper", "jeffreys_upper"]
 

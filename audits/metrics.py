@@ -370,7 +370,7 @@ def max_accuracy(scores, *, prevalence: float | None = None, alpha: float | None
     1 − α for a threshold fixed in advance; maximised over the data-chosen hull,
     as there, it has no coverage guarantee and is a descriptive statistic.
     """
-    from dpmech.verify import clopper_pearson_upper
+    from dpmech.statistics import clopper_pearson_upper
 
     roc = _roc(scores, hull=True)
     num_in, num_out = roc.sides.num_in, roc.sides.num_out

@@ -28,7 +28,7 @@ import numpy as np
 from scipy import special
 
 from dpmech import validation as check
-from dpmech.verify import clopper_pearson_lower, clopper_pearson_upper
+from dpmech.statistics import clopper_pearson_lower, clopper_pearson_upper
 
 from . import _arguments as arg
 

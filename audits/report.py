@@ -46,7 +46,7 @@ from scipy import special
 from dpmech import validation as check
 from dpmech.directed_rounding import format_down, format_log_up, format_up
 from dpmech.json_values import json_ready
-from dpmech.verify import clopper_pearson_lower, clopper_pearson_upper
+from dpmech.statistics import clopper_pearson_lower, clopper_pearson_upper
 
 from . import _arguments as arg
 from .result import CERTIFIED, DEFAULT_POWER_MARGIN, ESTIMATE, SCORES_ESTIMATORS, AuditResult

@@ -45,7 +45,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from dpmech import validation as check
-from dpmech.verify import clopper_pearson_upper
+from dpmech.statistics import clopper_pearson_upper
 
 from . import intervals
 from .result import CERTIFIED, ESTIMATE

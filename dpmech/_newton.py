@@ -19,8 +19,20 @@ Inputs are 1-D float arrays; only the entries that have not converged are update
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
+
+_Floats = NDArray[np.float64]
+# evaluate(x, index) -> (upper bound on log δ, slope), at the entries ``index`` of the full problem.
+ArrayEvaluate = Callable[[_Floats, NDArray[np.integer[Any]]], tuple[_Floats, _Floats]]
+# step(x, excess, slope) -> new x.
+ArrayStep = Callable[[_Floats, _Floats, _Floats], _Floats]
+# evaluate(x) -> (upper bound on log δ, slope), or None where the array path must decide.
+ScalarEvaluate = Callable[[float], "tuple[float, float] | None"]
+ScalarStep = Callable[[float, float, float], float]
 
 # Base of the error bound on an evaluated log δ: thirty times the worst relative error of the
 # δ evaluation (about 3e-13) seen against 50-digit arithmetic. gaussian_log_delta already adds it.
@@ -33,7 +45,14 @@ _BISECTION_STEPS = 70
 _TIGHTNESS = 1e-9
 
 
-def solve(x, evaluate, step, log_target, private_end, open_end):
+def solve(
+    x: _Floats,
+    evaluate: ArrayEvaluate,
+    step: ArrayStep,
+    log_target: _Floats,
+    private_end: _Floats,
+    open_end: _Floats,
+) -> _Floats:
     """Return x with evaluate(x)[0] <= log_target, close to equality.
 
     Args:
@@ -90,7 +109,9 @@ def solve(x, evaluate, step, log_target, private_end, open_end):
     return x
 
 
-def _bisect(open_end, private_end, evaluate, log_target, index):
+def _bisect(
+    open_end: _Floats, private_end: _Floats, evaluate: ArrayEvaluate, log_target: _Floats, index: NDArray[np.integer[Any]]
+) -> _Floats:
     """Bisection on the bit patterns of positive doubles (ordered like the values): at most 64 steps."""
     if np.any(evaluate(private_end, index)[0] > log_target):
         raise ArithmeticError("the private end of the bisection is not private")
@@ -104,10 +125,11 @@ def _bisect(open_end, private_end, evaluate, log_target, index):
         to_high = private == private_is_high
         high = np.where(to_high, middle, high)
         low = np.where(to_high, low, middle)
-    return np.where(private_is_high, high, low).view(np.float64)
+    answer: _Floats = np.where(private_is_high, high, low).view(np.float64)
+    return answer
 
 
-def _finishing_step(x, excess, slope, step):
+def _finishing_step(x: _Floats, excess: _Floats, slope: _Floats, step: ArrayStep) -> _Floats:
     """A Newton step aimed past the target, and never shorter than one ulp.
 
     Where log δ is steep in x, a step of size aim/slope can round to no move at
@@ -120,7 +142,7 @@ def _finishing_step(x, excess, slope, step):
     return moved
 
 
-def solve_scalar(x, evaluate, step, log_target, open_end):
+def solve_scalar(x: float, evaluate: ScalarEvaluate, step: ScalarStep, log_target: float, open_end: float) -> float | None:
     """:func:`solve` for one float with Python-float callbacks; None wherever the array path must decide.
 
     ``evaluate(x) -> (upper bound on log δ, slope)`` or None. The same three stages; anything unusual

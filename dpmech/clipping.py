@@ -17,11 +17,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import validation as check
 
 
-def _scaled_rows(array: np.ndarray):
+def _scaled_rows(array: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intc]]:
     """Each row as 2^e·y with max|y| in [1/2, 1), e an integer per row: exact, and ‖y‖ cannot overflow or underflow."""
     largest = np.max(np.abs(array), axis=1) if array.shape[1] else np.zeros(array.shape[0])
     _, exponent = np.frexp(largest)
@@ -33,7 +34,7 @@ def _norm_error(dimension: int) -> float:
     return (dimension + 4) * 2.0**-53
 
 
-def _exactly_inside(row: np.ndarray, bound: float) -> bool:
+def _exactly_inside(row: NDArray[np.float64], bound: float) -> bool:
     """Σ x_i² <= bound² in exact rational arithmetic (every double is an integer multiple of 2⁻¹⁰⁷⁴)."""
     scale = 2**1074
     total = 0
@@ -44,7 +45,7 @@ def _exactly_inside(row: np.ndarray, bound: float) -> bool:
     return total <= (numerator * (scale // denominator)) ** 2
 
 
-def _inside_ball(array: np.ndarray, bound: float) -> np.ndarray:
+def _inside_ball(array: NDArray[np.float64], bound: float) -> NDArray[np.bool_]:
     """Per row, whether ‖x‖₂ <= bound holds exactly (not merely for a rounded norm).
 
     ‖y‖ of the scaled row is computed in floating point with relative error
@@ -60,14 +61,14 @@ def _inside_ball(array: np.ndarray, bound: float) -> np.ndarray:
     with np.errstate(over="ignore", under="ignore"):  # see above: the answer is plain when these happen
         scaled_bound = np.ldexp(bound, -exponent)
     margin = _norm_error(array.shape[1])
-    inside = norms * (1.0 + 2.0 * margin) <= scaled_bound
+    inside: NDArray[np.bool_] = norms * (1.0 + 2.0 * margin) <= scaled_bound
     unclear = np.flatnonzero(~inside & ~(norms * (1.0 - 2.0 * margin) > scaled_bound))
     for row in unclear:
         inside[row] = _exactly_inside(array[row], bound)
     return inside
 
 
-def clip_features(features, bound) -> np.ndarray:
+def clip_features(features: ArrayLike, bound: float) -> NDArray[np.float64]:
     """Scale each row x to about x·min(1, bound/‖x‖₂), so that every row has norm at most ``bound``, exactly.
 
     Rows already inside the ball (decided exactly, not by a rounded norm) are

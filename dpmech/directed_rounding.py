@@ -37,11 +37,11 @@ DEFAULT_DIGITS = 10
 REPORT_DIGITS = 4
 
 
-def _digits(significant_digits) -> int:
+def _digits(significant_digits: int) -> int:
     return check.integer_scalar("significant_digits", significant_digits, 1)
 
 
-def _format(value, significant_digits, rounding) -> str:
+def _format(value: float, significant_digits: int, rounding: str) -> str:
     value = float(check.real_array("value", value, "a real number"))
     if not math.isfinite(value):
         return str(value)
@@ -60,31 +60,31 @@ def _format(value, significant_digits, rounding) -> str:
     return f"{mantissa:f}e{rounded.adjusted():+03d}"
 
 
-def format_up(value, significant_digits=DEFAULT_DIGITS) -> str:
+def format_up(value: float, significant_digits: int = DEFAULT_DIGITS) -> str:
     """``value`` with ``significant_digits`` digits, rounded toward +∞: never below ``value``."""
     return _format(value, _digits(significant_digits), decimal.ROUND_CEILING)
 
 
-def format_down(value, significant_digits=DEFAULT_DIGITS) -> str:
+def format_down(value: float, significant_digits: int = DEFAULT_DIGITS) -> str:
     """``value`` with ``significant_digits`` digits, rounded toward −∞: never above ``value``."""
     return _format(value, _digits(significant_digits), decimal.ROUND_FLOOR)
 
 
-def round_up(value, significant_digits=DEFAULT_DIGITS) -> float:
+def round_up(value: float, significant_digits: int = DEFAULT_DIGITS) -> float:
     """The smallest double >= the decimal ``format_up(value)``; a number to store where text would do."""
     text = format_up(value, significant_digits)
     result = float(text)
     return result if decimal.Decimal(result) >= decimal.Decimal(text) else math.nextafter(result, math.inf)
 
 
-def round_down(value, significant_digits=DEFAULT_DIGITS) -> float:
+def round_down(value: float, significant_digits: int = DEFAULT_DIGITS) -> float:
     """The largest double <= the decimal ``format_down(value)``."""
     text = format_down(value, significant_digits)
     result = float(text)
     return result if decimal.Decimal(result) <= decimal.Decimal(text) else math.nextafter(result, -math.inf)
 
 
-def format_log_up(log_value, significant_digits=DEFAULT_DIGITS) -> str:
+def format_log_up(log_value: float, significant_digits: int = DEFAULT_DIGITS) -> str:
     """exp(``log_value``) as decimal text rounded up, for values far below the smallest double.
 
     The mantissa comes from log10 split into integer and fractional parts; it is

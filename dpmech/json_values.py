@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 
-def json_ready(value):
+def json_ready(value: object) -> object:
     """Plain JSON values: tuples to lists, numpy scalars to Python, non-finite floats to strings."""
     if isinstance(value, dict):
         return {str(key): json_ready(item) for key, item in value.items()}

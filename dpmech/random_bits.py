@@ -30,8 +30,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import validation as check
 
@@ -52,7 +54,7 @@ class RandomSource:
         cryptographic: True for the OS CSPRNG.
     """
 
-    words: Callable[[int], np.ndarray]
+    words: Callable[[int], NDArray[np.uint64]]
     description: str
     cryptographic: bool
 
@@ -62,7 +64,7 @@ class RandomSource:
 MAX_DRAWS_PER_CALL = 1 << 27
 
 
-def draw_count(name: str, size) -> int:
+def draw_count(name: str, size: int) -> int:
     """``size`` as a draw count in [0, MAX_DRAWS_PER_CALL]; ValueError naming ``name`` otherwise."""
     count = check.integer_scalar(name, size, 0)
     if count > MAX_DRAWS_PER_CALL:
@@ -70,11 +72,11 @@ def draw_count(name: str, size) -> int:
     return count
 
 
-def _os_words(count: int) -> np.ndarray:
+def _os_words(count: int) -> NDArray[np.uint64]:
     return np.frombuffer(os.urandom(8 * count), dtype=np.uint64).copy()
 
 
-def random_source(rng) -> RandomSource:
+def random_source(rng: np.random.Generator | int | str) -> RandomSource:
     """The :class:`RandomSource` for ``rng``: :data:`OS_RANDOMNESS` (``"os"``), a Generator or an integer seed.
 
     Raises:
@@ -91,14 +93,14 @@ def random_source(rng) -> RandomSource:
         )
     generator = check.generator("rng", rng)
 
-    def words(count: int) -> np.ndarray:
+    def words(count: int) -> NDArray[np.uint64]:
         return generator.integers(0, 2**_WORD_BITS, size=count, dtype=np.uint64)
 
     name = type(generator.bit_generator).__name__
     return RandomSource(words, f"numpy-generator ({name}, pseudo-random: for experiments, not for real releases)", False)
 
 
-def _all_zero_bits(counts: np.ndarray, source: RandomSource) -> np.ndarray:
+def _all_zero_bits(counts: NDArray[np.integer[Any]], source: RandomSource) -> NDArray[np.bool_]:
     """For each entry, whether ``counts[i]`` fresh fair bits are all zero (probability 2^−counts[i])."""
     remaining = counts.astype(np.int64)
     result = np.ones(remaining.shape, dtype=bool)
@@ -115,7 +117,7 @@ def _all_zero_bits(counts: np.ndarray, source: RandomSource) -> np.ndarray:
     return result
 
 
-def exact_bernoulli(probabilities, source: RandomSource) -> np.ndarray:
+def exact_bernoulli(probabilities: ArrayLike, source: RandomSource) -> NDArray[np.bool_]:
     """Independent Bernoulli(p) draws, each realising the double p exactly (see the module docstring).
 
     Args:
@@ -140,7 +142,7 @@ def exact_bernoulli(probabilities, source: RandomSource) -> np.ndarray:
     return result.reshape(probabilities.shape)
 
 
-def _uniform_below_32(bounds, count: int, source: RandomSource) -> np.ndarray:
+def _uniform_below_32(bounds: NDArray[np.uint64] | np.uint64, count: int, source: RandomSource) -> NDArray[np.uint64]:
     """Lemire's multiply-shift for bounds below 2³² (an array of ``count``, or one int for all).
 
     x·b >> 32 for a uniform 32-bit x, rejected exactly when (x·b mod 2³²) < 2³² mod b,
@@ -149,26 +151,26 @@ def _uniform_below_32(bounds, count: int, source: RandomSource) -> np.ndarray:
     result = np.empty(count, dtype=np.uint64)
     pending = np.arange(count)
     while pending.size:
-        bound = bounds[pending] if np.ndim(bounds) else bounds
+        bound = bounds[pending] if isinstance(bounds, np.ndarray) else bounds
         halves = source.words((pending.size + 1) // 2).view(np.uint32)[: pending.size].astype(np.uint64)
         product = halves * bound
         low = product & np.uint64(2**32 - 1)
         accepted = low >= bound
         unclear = np.flatnonzero(~accepted)
         if unclear.size:
-            unclear_bound = bound[unclear] if np.ndim(bound) else bound
+            unclear_bound = bound[unclear] if isinstance(bound, np.ndarray) else bound
             accepted[unclear] = low[unclear] >= (np.uint64(2**32) - unclear_bound) % unclear_bound
         result[pending[accepted]] = product[accepted] >> np.uint64(32)
         pending = pending[~accepted]
     return result
 
 
-def uniform_integers(bound: int, count: int, source: RandomSource) -> np.ndarray:
+def uniform_integers(bound: int, count: int, source: RandomSource) -> NDArray[np.int64]:
     """``count`` independent uniform integers in [0, bound), for one int bound in [1, 2³²)."""
     return _uniform_below_32(np.uint64(bound), count, source).astype(np.int64)
 
 
-def uniform_below(bounds, source: RandomSource) -> np.ndarray:
+def uniform_below(bounds: ArrayLike, source: RandomSource) -> NDArray[np.int64]:
     """Independent uniform integers in [0, b) for each int64 bound b >= 1, by rejection from 64-bit words (exact).
 
     A word w is accepted when w < 2⁶⁴ − (2⁶⁴ mod b), so w mod b is uniform; a

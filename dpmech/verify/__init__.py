@@ -5,8 +5,9 @@
 * :mod:`.numeric`: hockey-stick divergence of densities by quadrature, and
   the Gaussian mechanism's δ(ε) computed that way;
 * :mod:`.statistical`: black-box Clopper–Pearson test for samplers of any
-  output type (NaN, ±inf, vectors, tuples are outcomes), and the public
-  Clopper–Pearson bounds, valid down to level 1e-300;
+  output type (NaN, ±inf, vectors, tuples are outcomes); the Clopper–Pearson
+  bounds it uses, valid down to level 1e-300, live in :mod:`dpmech.statistics`
+  and are re-exported here;
 * :mod:`.learned`: events learned by classifiers (DP-Sniper), tested on a
   fresh sample;
 * :mod:`.floating`: events on the lattice exponents of float outputs,
@@ -39,6 +40,7 @@
 numpy and scipy.
 """
 
+from ..statistics import clopper_pearson_lower, clopper_pearson_upper
 from .exact import DpViolation, HockeyStick, assert_dp, hockey_stick_divergence, privacy_profile, smallest_epsilon
 from .floating import float_dp_test, lattice_exponents
 from .greybox import NoiseScaleResult, noise_scale_test
@@ -55,14 +57,7 @@ from .sensitivity import (
 from .renyi import RENYI_ORDERS, assert_gdp, assert_zcdp, density_renyi_divergence, renyi_divergence, renyi_profile
 from .claims import ClaimReport, GdpClaim, RenyiClaim, ZcdpClaim, assert_claim_black_box, find_claim_violation
 from .records import RecordBox, record_neighbours
-from .statistical import (
-    StatisticalTestResult,
-    assert_dp_statistically,
-    clopper_pearson_lower,
-    clopper_pearson_upper,
-    outcome_codes,
-    statistical_dp_test,
-)
+from .statistical import StatisticalTestResult, assert_dp_statistically, outcome_codes, statistical_dp_test
 from .tester import VerificationReport, assert_dp_black_box, find_violation, statdp_pairs
 
 __all__ = [

@@ -46,6 +46,7 @@ import numpy as np
 from .. import validation as check
 from ..conversions.fdp import gdp_epsilon
 from ..conversions.renyi import rdp_epsilon, zcdp_epsilon
+from ..statistics import clopper_pearson_lower, clopper_pearson_upper
 from .candidates import Candidate, predicted_bounds
 from .exact import DpViolation
 from .projections import projection_dp_test
@@ -54,8 +55,6 @@ from .statistical import (
     _real_counts,
     _real_event,
     _real_events,
-    clopper_pearson_lower,
-    clopper_pearson_upper,
     statistical_dp_test,
 )
 from .confirm import CHUNK_SAMPLES, ROUNDING_MARGIN, TIME_FILL, _hits
@@ -288,7 +287,7 @@ def find_claim_violation(
        :data:`.confirm.CHUNK_SAMPLES`, until the budget ends (a chunk that would end after it, at the
        slowest chunk's time per output, is not drawn) or ``max_samples`` per side; with N outputs per side,
        p⁻ = CP_lower(k, N, α/(2m)) and q⁺ = CP_upper(k', N, α/(2m))
-       (:func:`.statistical.clopper_pearson_lower`, ``_upper``), and the claim is refuted when some
+       (:func:`dpmech.statistics.clopper_pearson_lower`, ``_upper``), and the claim is refuted when some
        p⁻ − e^ε q⁺ > δ* (e^ε q⁺ rounded up). The events and δ* were fixed on outputs never counted here,
        and N depends on the wall clock only: it is independent of the counts when the sampler's running
        time is independent of the values it returns (the same assumption as the checkpoints of

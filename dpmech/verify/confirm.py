@@ -40,7 +40,7 @@ before this stage (:class:`.candidates.Candidate`) and a level β:
    (at the slowest chunk's time per output so far) is not drawn, and the counts
    of the last checkpoint reached, N_c outputs per side, are used;
 5. per finalist event, p⁻_j = CP_lower(k_j, N_c, s_c β/(2m)) and q⁺_j = CP_upper(k'_j, N_c, s_c β/(2m))
-   (:func:`.statistical.clopper_pearson_lower`, ``_upper``, both erring to
+   (:func:`dpmech.statistics.clopper_pearson_lower`, ``_upper``, both erring to
    the safe side): β is split over the checkpoints and evenly over the m
    events (Bonferroni: the events of one pair share their outputs, and the
    union bound needs no independence).
@@ -69,11 +69,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import validation as check
+from ..statistics import clopper_pearson_lower, clopper_pearson_upper
 from .candidates import Candidate, merged, predicted_bounds
 from .learned import REFIT_RANKING, REFIT_TRAINING, learned_refit
 from .quadrants import QuadrantTally
 from .refits import cheap_refit
-from .statistical import _draw, clopper_pearson_lower, clopper_pearson_upper
+from .statistical import _draw
 
 PILOT_SAMPLES = 20_000
 CHUNK_SAMPLES = 100_000
