@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 
-def logsumexp(values, axis=-1):
+def logsumexp(values: ArrayLike, axis: int = -1) -> NDArray[np.float64]:
     """log Σ e^{x} along ``axis``; −inf where every term is −inf; +inf where any term is."""
     values = np.asarray(values, dtype=float)
     if values.shape[axis] == 0:

@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from .. import validation as check
@@ -61,15 +62,25 @@ _LOG_HALF = math.log(0.5)
 # A positive δ below every double is returned as this, never as 0.
 _SMALLEST_POSITIVE = math.nextafter(0.0, 1.0)
 
+_Floats = NDArray[np.float64]
+# A point, loss or ε: one number, or an array that the public functions broadcast over.
+_Real = float | _Floats
 
-def _not_nan(name: str, value) -> np.ndarray:
+
+def _not_nan(name: str, value: ArrayLike) -> _Floats:
     array = check.real_array(name, value)
     if np.any(np.isnan(array)):
         raise ValueError(f"{name} must be a real number in [-inf, inf], not NaN")
     return array
 
 
-def _common(sensitivity, sampling_prob, adjacency, integer_sensitivity=False, adjacencies=ADJACENCIES):
+def _common(
+    sensitivity: ArrayLike,
+    sampling_prob: ArrayLike,
+    adjacency: str,
+    integer_sensitivity: bool = False,
+    adjacencies: tuple[str, ...] = ADJACENCIES,
+) -> tuple[_Floats, _Floats, str]:
     if integer_sensitivity:
         sensitivity = np.asarray(check.integer_at_least("sensitivity", sensitivity, 1), dtype=float)
     else:
@@ -79,13 +90,13 @@ def _common(sensitivity, sampling_prob, adjacency, integer_sensitivity=False, ad
     return sensitivity, sampling_prob, adjacency
 
 
-def _log_exp_minus(value, log_one_minus_q):
+def _log_exp_minus(value: _Real, log_one_minus_q: _Real) -> _Floats:
     """log(e^value − (1 − q)) for value > log(1 − q), without overflow for large value."""
     with np.errstate(divide="ignore"):
         return value + np.log1p(-np.exp(log_one_minus_q - value))
 
 
-def _log_difference_to_delta(log_a, log_b):
+def _log_difference_to_delta(log_a: _Real, log_b: _Real) -> _Floats:
     """e^log_a − e^log_b >= 0 from its logs; rounding cannot make it negative.
 
     A positive difference that underflows is the smallest positive double, never 0.
@@ -103,47 +114,48 @@ class _Noise:
     discrete = False
     bounded_loss = False  # True where the loss is flat at ±its bound beyond x <= −Δ and x >= 0
 
-    def loss(self, x, sensitivity):
+    def loss(self, x: _Real, sensitivity: _Floats) -> _Floats:
         raise NotImplementedError
 
-    def inverse(self, loss, sensitivity):
+    def inverse(self, loss: _Real, sensitivity: _Floats) -> _Floats:
         raise NotImplementedError
 
-    def log_cdf(self, x):
+    def log_cdf(self, x: _Real) -> _Floats:
         raise NotImplementedError
 
 
 class _Gaussian(_Noise):
-    def __init__(self, standard_deviation):
+    def __init__(self, standard_deviation: _Real) -> None:
         self.sigma = standard_deviation
 
-    def loss(self, x, sensitivity):
+    def loss(self, x: _Real, sensitivity: _Floats) -> _Floats:
         return sensitivity * (-0.5 * sensitivity - x) / self.sigma**2
 
-    def inverse(self, loss, sensitivity):
+    def inverse(self, loss: _Real, sensitivity: _Floats) -> _Floats:
         return -0.5 * sensitivity - loss * self.sigma**2 / sensitivity
 
-    def log_cdf(self, x):
-        return special.log_ndtr(x / self.sigma)
+    def log_cdf(self, x: _Real) -> _Floats:
+        log_cdf: _Floats = special.log_ndtr(x / self.sigma)
+        return log_cdf
 
 
 class _Laplace(_Noise):
     bounded_loss = True
 
-    def __init__(self, parameter):
+    def __init__(self, parameter: _Real) -> None:
         self.scale = parameter
 
-    def loss(self, x, sensitivity):
+    def loss(self, x: _Real, sensitivity: _Floats) -> _Floats:
         # |x| − |x + Δ| piecewise, so that the flat parts are exactly ±Δ rather than a rounded difference.
         return np.clip(-2.0 * np.asarray(x, dtype=float) - sensitivity, -sensitivity, sensitivity) / self.scale
 
-    def inverse(self, loss, sensitivity):
+    def inverse(self, loss: _Real, sensitivity: _Floats) -> _Floats:
         # The loss's range is [−Δ/b, Δ/b]; compare in loss units, as the loss itself is computed.
         largest = sensitivity / self.scale
         middle = -0.5 * (sensitivity + loss * self.scale)
         return np.where(loss > largest, -np.inf, np.where(loss <= -largest, np.inf, middle))
 
-    def log_cdf(self, x):
+    def log_cdf(self, x: _Real) -> _Floats:
         z = np.asarray(x, dtype=float) / self.scale
         with np.errstate(over="ignore"):
             return np.where(z < 0, _LOG_HALF + z, np.log1p(-0.5 * np.exp(-np.abs(z))))
@@ -155,28 +167,29 @@ class _DiscreteLaplace(_Noise):
     discrete = True
     bounded_loss = True
 
-    def __init__(self, parameter):
+    def __init__(self, parameter: _Real) -> None:
         self.a = parameter
 
-    def loss(self, x, sensitivity):
+    def loss(self, x: _Real, sensitivity: _Floats) -> _Floats:
         return np.clip(-2.0 * np.asarray(x, dtype=float) - sensitivity, -sensitivity, sensitivity) * self.a
 
-    def inverse(self, loss, sensitivity):
+    def inverse(self, loss: _Real, sensitivity: _Floats) -> _Floats:
         largest = sensitivity * self.a
         middle = np.floor(-0.5 * (sensitivity + loss / self.a))
         return np.where(loss > largest, -np.inf, np.where(loss <= -largest, np.inf, middle))
 
-    def log_cdf(self, x):
+    def log_cdf(self, x: _Real) -> _Floats:
         # P(X <= k) = e^{ak}/(1 + e^{-a}) for k < 0 and 1 − e^{−a(k+1)}/(1 + e^{−a}) for k >= 0.
         k = np.floor(np.asarray(x, dtype=float))
         log_norm = np.log1p(np.exp(-self.a))
         with np.errstate(over="ignore", invalid="ignore"):
             negative = self.a * k - log_norm
             positive = np.log1p(-np.exp(-self.a * (np.abs(k) + 1.0) - log_norm))
-        return np.where(k < 0, negative, positive)
+        log_cdf: _Floats = np.where(k < 0, negative, positive)
+        return log_cdf
 
 
-def _log_q(q):
+def _log_q(q: _Floats) -> tuple[_Floats, _Floats]:
     """log q and log(1 − q), the latter −inf at q = 1."""
     with np.errstate(divide="ignore"):
         return np.log(q), np.log1p(-q)
@@ -191,14 +204,14 @@ class _TruncatedDiscreteGaussian(_Noise):
 
     discrete = True
 
-    def __init__(self, sigma, truncation_bound):
+    def __init__(self, sigma: float, truncation_bound: int) -> None:
         self.sigma, self.bound = sigma, truncation_bound
         support = np.arange(-truncation_bound, truncation_bound + 1)
         log_mass = np.concatenate([[-np.inf], -0.5 * np.square(support) / sigma**2])
         log_cdf = np.logaddexp.accumulate(log_mass)
         self.log_cdf_table = log_cdf - log_cdf[-1]  # index 0 is x = −T − 1
 
-    def loss(self, x, sensitivity):
+    def loss(self, x: _Real, sensitivity: _Floats) -> _Floats:
         x = np.asarray(x, dtype=float)
         if np.any((x > self.bound) | (x < -self.bound - sensitivity)):
             raise ValueError(
@@ -208,17 +221,18 @@ class _TruncatedDiscreteGaussian(_Noise):
         inside = sensitivity * (-0.5 * sensitivity - x) / self.sigma**2
         return np.where(x > self.bound - sensitivity, -np.inf, np.where(x < -self.bound, np.inf, inside))
 
-    def inverse(self, loss, sensitivity):
+    def inverse(self, loss: _Real, sensitivity: _Floats) -> _Floats:
         with np.errstate(invalid="ignore"):
             inside = np.floor(np.clip(-0.5 * sensitivity - loss * self.sigma**2 / sensitivity, -self.bound - 1.0, self.bound - sensitivity))
         return np.where(np.isneginf(loss), self.bound - sensitivity, inside)
 
-    def log_cdf(self, x):
+    def log_cdf(self, x: _Real) -> _Floats:
         index = np.floor(np.clip(np.asarray(x, dtype=float), -self.bound - 1.0, float(self.bound))) + self.bound + 1.0
-        return self.log_cdf_table[index.astype(np.int64)]
+        log_cdf: _Floats = self.log_cdf_table[index.astype(np.int64)]
+        return log_cdf
 
 
-def _privacy_loss(noise, x, sensitivity, q, adjacency):
+def _privacy_loss(noise: _Noise, x: _Real, sensitivity: _Floats, q: _Floats, adjacency: str) -> _Floats:
     log_q, log_one_minus_q = _log_q(q)
     if adjacency == REPLACE:
         return _privacy_loss(noise, x, sensitivity, q, REMOVE) + _privacy_loss(noise, x, sensitivity, q, ADD)
@@ -227,7 +241,7 @@ def _privacy_loss(noise, x, sensitivity, q, adjacency):
     return -np.logaddexp(log_one_minus_q, log_q + noise.loss(-x, sensitivity))
 
 
-def _inverse_privacy_loss(noise, loss, sensitivity, q, adjacency):
+def _inverse_privacy_loss(noise: _Noise, loss: _Floats, sensitivity: _Floats, q: _Floats, adjacency: str) -> _Floats:
     """Largest x with ℓ(x) >= loss; raises where loss is outside the range of ℓ."""
     x = _inverse_privacy_loss_formula(noise, loss, sensitivity, q, adjacency)
     if not noise.bounded_loss:
@@ -241,9 +255,10 @@ def _inverse_privacy_loss(noise, loss, sensitivity, q, adjacency):
     return np.where(loss > largest, -np.inf, np.where(loss <= smallest, np.inf, np.where(loss == largest, edge, x)))
 
 
-def _inverse_privacy_loss_formula(noise, loss, sensitivity, q, adjacency):
+def _inverse_privacy_loss_formula(noise: _Noise, loss: _Floats, sensitivity: _Floats, q: _Floats, adjacency: str) -> _Floats:
     log_q, log_one_minus_q = _log_q(q)
     if adjacency == REPLACE:
+        assert isinstance(noise, _Gaussian)  # the public functions offer replace-one for the Gaussian only
         return _gaussian_replace_inverse(noise, loss, sensitivity, log_q, log_one_minus_q)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if adjacency == REMOVE:
@@ -257,7 +272,9 @@ def _inverse_privacy_loss_formula(noise, loss, sensitivity, q, adjacency):
         return sensitivity + noise.inverse(base, sensitivity)
 
 
-def _gaussian_replace_inverse(noise, loss, sensitivity, log_q, log_one_minus_q):
+def _gaussian_replace_inverse(
+    noise: _Gaussian, loss: _Floats, sensitivity: _Floats, log_q: _Floats, log_one_minus_q: _Floats
+) -> _Floats:
     """x = σ²/Δ·(arsinh(−α sinh(ℓ/2)) − ℓ/2), α = e^{Δ²/(2σ²)}(1 − q)/q (dp_accounting's derivation).
 
     The replace-one loss −2Δx/σ² + log-ratio terms covers all of (−∞, ∞), so every loss
@@ -274,7 +291,7 @@ def _gaussian_replace_inverse(noise, loss, sensitivity, log_q, log_one_minus_q):
     return np.where(np.isinf(loss), -loss, x)
 
 
-def _delta_for_epsilon(noise, epsilon, sensitivity, q, adjacency):
+def _delta_for_epsilon(noise: _Noise, epsilon: _Floats, sensitivity: _Floats, q: _Floats, adjacency: str) -> _Floats:
     """δ(ε) by the threshold rule; δ(−∞) = 1.
 
     δ(+∞) is the μ_upper-mass of infinite privacy loss: 0 for most noises, positive for the
@@ -292,18 +309,18 @@ def _delta_for_epsilon(noise, epsilon, sensitivity, q, adjacency):
     return np.where(below, 1.0, delta)
 
 
-def _plus(log_factor, log_cdf):
+def _plus(log_factor: _Real, log_cdf: _Real) -> _Floats:
     """log_factor + log_cdf, −inf where the CDF is 0 (even when the factor is +inf, at ε = +∞)."""
     return np.where(np.isneginf(log_cdf), -np.inf, log_factor + log_cdf)
 
 
-def _log_abs_expm1(value):
+def _log_abs_expm1(value: _Floats) -> _Floats:
     """log|e^value − 1| without overflow (−inf at 0)."""
     with np.errstate(divide="ignore", over="ignore"):
         return np.where(value > 0, value + np.log1p(-np.exp(-np.abs(value))), np.log(-np.expm1(np.minimum(value, 0.0))))
 
 
-def _delta_for_finite_epsilon(noise, epsilon, sensitivity, q, adjacency):
+def _delta_for_finite_epsilon(noise: _Noise, epsilon: _Floats, sensitivity: _Floats, q: _Floats, adjacency: str) -> _Floats:
     epsilon, sensitivity, q = np.broadcast_arrays(epsilon, sensitivity, q)
     log_q, log_one_minus_q = _log_q(q)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -331,24 +348,48 @@ def _delta_for_finite_epsilon(noise, epsilon, sensitivity, q, adjacency):
         return np.where(zero, 0.0, _log_difference_to_delta(log_a, log_b))
 
 
-def _x_argument(noise, x):
+def _x_argument(noise: _Noise, x: ArrayLike) -> _Floats:
     x = _not_nan("x", x)
     if noise.discrete and np.any(np.isfinite(x) & (x != np.floor(x))):
         raise ValueError("x must be an integer for discrete noise (the privacy loss is defined on the integers only)")
     return x
 
 
-def _loss(noise, x, sensitivity, sampling_prob, adjacency, integer_sensitivity=False, adjacencies=ADJACENCIES):
+def _loss(
+    noise: _Noise,
+    x: ArrayLike,
+    sensitivity: ArrayLike,
+    sampling_prob: ArrayLike,
+    adjacency: str,
+    integer_sensitivity: bool = False,
+    adjacencies: tuple[str, ...] = ADJACENCIES,
+) -> _Real:
     sensitivity, q, adjacency = _common(sensitivity, sampling_prob, adjacency, integer_sensitivity, adjacencies)
     return check.scalar_or_array(_privacy_loss(noise, _x_argument(noise, x), sensitivity, q, adjacency))
 
 
-def _inverse(noise, loss, sensitivity, sampling_prob, adjacency, integer_sensitivity=False, adjacencies=ADJACENCIES):
+def _inverse(
+    noise: _Noise,
+    loss: ArrayLike,
+    sensitivity: ArrayLike,
+    sampling_prob: ArrayLike,
+    adjacency: str,
+    integer_sensitivity: bool = False,
+    adjacencies: tuple[str, ...] = ADJACENCIES,
+) -> _Real:
     sensitivity, q, adjacency = _common(sensitivity, sampling_prob, adjacency, integer_sensitivity, adjacencies)
     return check.scalar_or_array(_inverse_privacy_loss(noise, _not_nan("privacy_loss", loss), sensitivity, q, adjacency))
 
 
-def _delta(noise, epsilon, sensitivity, sampling_prob, adjacency, integer_sensitivity=False, adjacencies=ADJACENCIES):
+def _delta(
+    noise: _Noise,
+    epsilon: ArrayLike,
+    sensitivity: ArrayLike,
+    sampling_prob: ArrayLike,
+    adjacency: str,
+    integer_sensitivity: bool = False,
+    adjacencies: tuple[str, ...] = ADJACENCIES,
+) -> _Real:
     sensitivity, q, adjacency = _common(sensitivity, sampling_prob, adjacency, integer_sensitivity, adjacencies)
     return check.scalar_or_array(_delta_for_epsilon(noise, _not_nan("epsilon", epsilon), sensitivity, q, adjacency))
 
@@ -356,7 +397,9 @@ def _delta(noise, epsilon, sensitivity, sampling_prob, adjacency, integer_sensit
 _GAUSSIAN_ADJACENCIES = (ADD, REMOVE, REPLACE)
 
 
-def gaussian_privacy_loss(x, standard_deviation, sensitivity=1.0, sampling_prob=1.0, adjacency=REMOVE):
+def gaussian_privacy_loss(
+    x: ArrayLike, standard_deviation: ArrayLike, sensitivity: ArrayLike = 1.0, sampling_prob: ArrayLike = 1.0, adjacency: str = REMOVE
+) -> _Real:
     """Privacy loss ℓ(x) of the (Poisson-subsampled) Gaussian mechanism, dp_accounting's ``GaussianPrivacyLoss``.
 
     Without subsampling ℓ(x) = Δ(−Δ/2 − x)/σ² for ``"remove"`` (μ_upper = N(−Δ, σ²),
@@ -374,7 +417,9 @@ def gaussian_privacy_loss(x, standard_deviation, sensitivity=1.0, sampling_prob=
     return _loss(noise, x, sensitivity, sampling_prob, adjacency, adjacencies=_GAUSSIAN_ADJACENCIES)
 
 
-def gaussian_inverse_privacy_loss(privacy_loss, standard_deviation, sensitivity=1.0, sampling_prob=1.0, adjacency=REMOVE):
+def gaussian_inverse_privacy_loss(
+    privacy_loss: ArrayLike, standard_deviation: ArrayLike, sensitivity: ArrayLike = 1.0, sampling_prob: ArrayLike = 1.0, adjacency: str = REMOVE
+) -> _Real:
     """The largest x with ℓ(x) >= privacy_loss for the subsampled Gaussian (±inf where none or all do).
 
     Closed form: the inverse of ln(1 − q + q e^{ℓ₀}) composed with ℓ₀⁻¹(v) = −Δ/2 − vσ²/Δ, and for
@@ -386,7 +431,9 @@ def gaussian_inverse_privacy_loss(privacy_loss, standard_deviation, sensitivity=
     return _inverse(noise, privacy_loss, sensitivity, sampling_prob, adjacency, adjacencies=_GAUSSIAN_ADJACENCIES)
 
 
-def gaussian_delta_for_epsilon(epsilon, standard_deviation, sensitivity=1.0, sampling_prob=1.0, adjacency=REMOVE):
+def gaussian_delta_for_epsilon(
+    epsilon: ArrayLike, standard_deviation: ArrayLike, sensitivity: ArrayLike = 1.0, sampling_prob: ArrayLike = 1.0, adjacency: str = REMOVE
+) -> _Real:
     """Tight δ(ε) of one direction of the subsampled Gaussian, dp_accounting's ``get_delta_for_epsilon``.
 
     δ(ε) = F_upper(x*) − e^ε F_lower(x*) at x* = ℓ⁻¹(ε) (module docstring), evaluated in log space;
@@ -397,7 +444,9 @@ def gaussian_delta_for_epsilon(epsilon, standard_deviation, sensitivity=1.0, sam
     return _delta(noise, epsilon, sensitivity, sampling_prob, adjacency, adjacencies=_GAUSSIAN_ADJACENCIES)
 
 
-def laplace_privacy_loss(x, parameter, sensitivity=1.0, sampling_prob=1.0, adjacency=REMOVE):
+def laplace_privacy_loss(
+    x: ArrayLike, parameter: ArrayLike, sensitivity: ArrayLike = 1.0, sampling_prob: ArrayLike = 1.0, adjacency: str = REMOVE
+) -> _Real:
     """Privacy loss of the (Poisson-subsampled) Laplace mechanism, dp_accounting's ``LaplacePrivacyLoss``.
 
     Noise density e^{−|x|/b}/(2b), b = ``parameter``. Without subsampling, ``"remove"``:
@@ -414,7 +463,9 @@ def laplace_privacy_loss(x, parameter, sensitivity=1.0, sampling_prob=1.0, adjac
     return _loss(_Laplace(check.positive("parameter", parameter)), x, sensitivity, sampling_prob, adjacency)
 
 
-def laplace_inverse_privacy_loss(privacy_loss, parameter, sensitivity=1.0, sampling_prob=1.0, adjacency=REMOVE):
+def laplace_inverse_privacy_loss(
+    privacy_loss: ArrayLike, parameter: ArrayLike, sensitivity: ArrayLike = 1.0, sampling_prob: ArrayLike = 1.0, adjacency: str = REMOVE
+) -> _Real:
     """The largest x with ℓ(x) >= privacy_loss for the subsampled Laplace mechanism (±inf at the flat ends).
 
     Arguments as in :func:`laplace_privacy_loss`; values outside the loss's range raise, as in dp_accounting.
@@ -422,7 +473,9 @@ def laplace_inverse_privacy_loss(privacy_loss, parameter, sensitivity=1.0, sampl
     return _inverse(_Laplace(check.positive("parameter", parameter)), privacy_loss, sensitivity, sampling_prob, adjacency)
 
 
-def laplace_delta_for_epsilon(epsilon, parameter, sensitivity=1.0, sampling_prob=1.0, adjacency=REMOVE):
+def laplace_delta_for_epsilon(
+    epsilon: ArrayLike, parameter: ArrayLike, sensitivity: ArrayLike = 1.0, sampling_prob: ArrayLike = 1.0, adjacency: str = REMOVE
+) -> _Real:
     """Tight δ(ε) of one direction of the subsampled Laplace mechanism (module docstring); ε may be negative.
 
     Without subsampling δ(ε) = 1 − e^{(ε − Δ/b)/2} for |ε| <= Δ/b, 1 − e^ε below and 0 above. Arguments as in
@@ -431,7 +484,9 @@ def laplace_delta_for_epsilon(epsilon, parameter, sensitivity=1.0, sampling_prob
     return _delta(_Laplace(check.positive("parameter", parameter)), epsilon, sensitivity, sampling_prob, adjacency)
 
 
-def discrete_laplace_privacy_loss(x, parameter, sensitivity=1, sampling_prob=1.0, adjacency=REMOVE):
+def discrete_laplace_privacy_loss(
+    x: ArrayLike, parameter: ArrayLike, sensitivity: ArrayLike = 1, sampling_prob: ArrayLike = 1.0, adjacency: str = REMOVE
+) -> _Real:
     """Privacy loss of the discrete Laplace mechanism (mass ∝ e^{−a|x|} on the integers), dp_accounting's conventions.
 
     ℓ(x) = a(|x| − |x + Δ|) for ``"remove"`` without subsampling, at integer x only.
@@ -447,13 +502,17 @@ def discrete_laplace_privacy_loss(x, parameter, sensitivity=1, sampling_prob=1.0
     return _loss(noise, x, sensitivity, sampling_prob, adjacency, integer_sensitivity=True)
 
 
-def discrete_laplace_inverse_privacy_loss(privacy_loss, parameter, sensitivity=1, sampling_prob=1.0, adjacency=REMOVE):
+def discrete_laplace_inverse_privacy_loss(
+    privacy_loss: ArrayLike, parameter: ArrayLike, sensitivity: ArrayLike = 1, sampling_prob: ArrayLike = 1.0, adjacency: str = REMOVE
+) -> _Real:
     """The largest integer x with ℓ(x) >= privacy_loss for the discrete Laplace mechanism (±inf at the ends)."""
     noise = _DiscreteLaplace(check.positive("parameter", parameter))
     return _inverse(noise, privacy_loss, sensitivity, sampling_prob, adjacency, integer_sensitivity=True)
 
 
-def discrete_laplace_delta_for_epsilon(epsilon, parameter, sensitivity=1, sampling_prob=1.0, adjacency=REMOVE):
+def discrete_laplace_delta_for_epsilon(
+    epsilon: ArrayLike, parameter: ArrayLike, sensitivity: ArrayLike = 1, sampling_prob: ArrayLike = 1.0, adjacency: str = REMOVE
+) -> _Real:
     """Tight δ(ε) of one direction of the subsampled discrete Laplace mechanism; ε may be negative."""
     noise = _DiscreteLaplace(check.positive("parameter", parameter))
     return _delta(noise, epsilon, sensitivity, sampling_prob, adjacency, integer_sensitivity=True)
@@ -463,7 +522,9 @@ REPLACE_ONE = "replace_one"
 REPLACE_SPECIAL = "replace_special"
 
 
-def randomized_response_privacy_losses(noise_parameter, num_buckets, relation=REPLACE_ONE, adjacency=REMOVE):
+def randomized_response_privacy_losses(
+    noise_parameter: float, num_buckets: int, relation: str = REPLACE_ONE, adjacency: str = REMOVE
+) -> tuple[_Floats, _Floats]:
     """The exact privacy-loss distribution of K-ary randomized response, as (losses, probabilities).
 
     dp_accounting's ``from_randomized_response`` (``pld/privacy_loss_distribution.py``) before
@@ -503,7 +564,9 @@ def randomized_response_privacy_losses(noise_parameter, num_buckets, relation=RE
     return losses[present], probabilities[present]
 
 
-def randomized_response_delta_for_epsilon(epsilon, noise_parameter, num_buckets, relation=REPLACE_ONE, adjacency=REMOVE):
+def randomized_response_delta_for_epsilon(
+    epsilon: ArrayLike, noise_parameter: float, num_buckets: int, relation: str = REPLACE_ONE, adjacency: str = REMOVE
+) -> _Real:
     """Tight δ(ε) = Σ Pr[ℓ]·(1 − e^{ε − ℓ})₊ of K-ary randomized response; broadcasts over ε.
 
     Arguments as in :func:`randomized_response_privacy_losses`; ε may be negative.
@@ -514,7 +577,7 @@ def randomized_response_delta_for_epsilon(epsilon, noise_parameter, num_buckets,
     return check.scalar_or_array(np.sum(probabilities * -np.expm1(gap), axis=-1))
 
 
-def _truncated_discrete_gaussian(sigma, sensitivity, truncation_bound):
+def _truncated_discrete_gaussian(sigma: float, sensitivity: int, truncation_bound: int | None) -> tuple[_TruncatedDiscreteGaussian, float]:
     sigma = float(check.positive("sigma", sigma))
     if truncation_bound is None:
         # Canonne, Kamath & Steinke's tail bound: mass beyond ⌈11.6σ⌉ is below 1e-30 (dp_accounting's default).
@@ -526,13 +589,17 @@ def _truncated_discrete_gaussian(sigma, sensitivity, truncation_bound):
     return _TruncatedDiscreteGaussian(sigma, bound), float(sensitivity)
 
 
-def _discrete_gaussian_arguments(sigma, sensitivity, sampling_prob, adjacency, truncation_bound):
-    noise, sensitivity = _truncated_discrete_gaussian(sigma, sensitivity, truncation_bound)
-    _, q, adjacency = _common(sensitivity, sampling_prob, adjacency)
-    return noise, np.asarray(sensitivity), q, adjacency
+def _discrete_gaussian_arguments(
+    sigma: float, sensitivity: int, sampling_prob: ArrayLike, adjacency: str, truncation_bound: int | None
+) -> tuple[_TruncatedDiscreteGaussian, _Floats, _Floats, str]:
+    noise, float_sensitivity = _truncated_discrete_gaussian(sigma, sensitivity, truncation_bound)
+    _, q, adjacency = _common(float_sensitivity, sampling_prob, adjacency)
+    return noise, np.asarray(float_sensitivity), q, adjacency
 
 
-def discrete_gaussian_privacy_loss(x, sigma, sensitivity=1, sampling_prob=1.0, adjacency=REMOVE, truncation_bound=None):
+def discrete_gaussian_privacy_loss(
+    x: ArrayLike, sigma: float, sensitivity: int = 1, sampling_prob: ArrayLike = 1.0, adjacency: str = REMOVE, truncation_bound: int | None = None
+) -> _Real:
     """Privacy loss ℓ(x) of the discrete Gaussian truncated to [−T, T] (dp_accounting's conventions).
 
     Canonne, Kamath & Steinke 2020 (the discrete Gaussian); the truncation is dp_accounting's:
@@ -541,26 +608,32 @@ def discrete_gaussian_privacy_loss(x, sigma, sensitivity=1, sampling_prob=1.0, a
     standard deviation; sensitivity Δ is an integer; x an integer where ℓ is defined
     (ValueError elsewhere). Other arguments as in the module docstring; broadcasts over x.
     """
-    noise, sensitivity, q, adjacency = _discrete_gaussian_arguments(sigma, sensitivity, sampling_prob, adjacency, truncation_bound)
-    x = _x_argument(noise, x)
-    return check.scalar_or_array(_privacy_loss(noise, x, sensitivity, q, adjacency))
+    noise, sensitivity_array, q, adjacency = _discrete_gaussian_arguments(sigma, sensitivity, sampling_prob, adjacency, truncation_bound)
+    points = _x_argument(noise, x)
+    return check.scalar_or_array(_privacy_loss(noise, points, sensitivity_array, q, adjacency))
 
 
-def discrete_gaussian_inverse_privacy_loss(privacy_loss, sigma, sensitivity=1, sampling_prob=1.0, adjacency=REMOVE, truncation_bound=None):
+def discrete_gaussian_inverse_privacy_loss(
+    privacy_loss: ArrayLike, sigma: float, sensitivity: int = 1, sampling_prob: ArrayLike = 1.0, adjacency: str = REMOVE, truncation_bound: int | None = None
+) -> _Real:
     """The largest integer x with ℓ(x) >= privacy_loss for the truncated discrete Gaussian (see above)."""
-    noise, sensitivity, q, adjacency = _discrete_gaussian_arguments(sigma, sensitivity, sampling_prob, adjacency, truncation_bound)
+    noise, sensitivity_array, q, adjacency = _discrete_gaussian_arguments(sigma, sensitivity, sampling_prob, adjacency, truncation_bound)
     loss = _not_nan("privacy_loss", privacy_loss)
-    return check.scalar_or_array(_inverse_privacy_loss(noise, loss, sensitivity, q, adjacency))
+    return check.scalar_or_array(_inverse_privacy_loss(noise, loss, sensitivity_array, q, adjacency))
 
 
-def discrete_gaussian_delta_for_epsilon(epsilon, sigma, sensitivity=1, sampling_prob=1.0, adjacency=REMOVE, truncation_bound=None):
+def discrete_gaussian_delta_for_epsilon(
+    epsilon: ArrayLike, sigma: float, sensitivity: int = 1, sampling_prob: ArrayLike = 1.0, adjacency: str = REMOVE, truncation_bound: int | None = None
+) -> _Real:
     """Tight δ(ε) of one direction for the truncated discrete Gaussian (see above); ε may be negative."""
-    noise, sensitivity, q, adjacency = _discrete_gaussian_arguments(sigma, sensitivity, sampling_prob, adjacency, truncation_bound)
-    epsilon = _not_nan("epsilon", epsilon)
-    return check.scalar_or_array(_delta_for_epsilon(noise, epsilon, sensitivity, q, adjacency))
+    noise, sensitivity_array, q, adjacency = _discrete_gaussian_arguments(sigma, sensitivity, sampling_prob, adjacency, truncation_bound)
+    epsilons = _not_nan("epsilon", epsilon)
+    return check.scalar_or_array(_delta_for_epsilon(noise, epsilons, sensitivity_array, q, adjacency))
 
 
-def _mixture_arguments(standard_deviation, sensitivities, sampling_probs, adjacency):
+def _mixture_arguments(
+    standard_deviation: float, sensitivities: ArrayLike, sampling_probs: ArrayLike, adjacency: str
+) -> tuple[float, _Floats, _Floats, str]:
     sigma = float(check.positive("standard_deviation", standard_deviation))
     sensitivities = np.atleast_1d(check.non_negative("sensitivities", sensitivities))
     probabilities = np.atleast_1d(check.in_interval("sampling_probs", sampling_probs, 0.0, 1.0, low_open=False, high_open=False))
@@ -578,7 +651,7 @@ def _mixture_arguments(standard_deviation, sensitivities, sampling_probs, adjace
     return sigma, sensitivities, np.log(probabilities), adjacency
 
 
-def _mixture_loss(x, sigma, sensitivities, log_probabilities, adjacency):
+def _mixture_loss(x: _Real, sigma: float, sensitivities: _Floats, log_probabilities: _Floats, adjacency: str) -> _Floats:
     x = np.asarray(x, dtype=float)[..., None]
     sign = 1.0 if adjacency == ADD else -1.0
     with np.errstate(invalid="ignore"):
@@ -587,7 +660,7 @@ def _mixture_loss(x, sigma, sensitivities, log_probabilities, adjacency):
     return terms if adjacency == REMOVE else -terms
 
 
-def _mixture_inverse(loss, sigma, sensitivities, log_probabilities, adjacency):
+def _mixture_inverse(loss: _Real, sigma: float, sensitivities: _Floats, log_probabilities: _Floats, adjacency: str) -> _Floats:
     """Largest x with ℓ(x) >= loss (±inf outside the loss's range), by bisection between closed-form brackets.
 
     Each component bounds the loss from one side: for REMOVE, ℓ(x) >= log p_j + t_j(x) with
@@ -600,7 +673,9 @@ def _mixture_inverse(loss, sigma, sensitivities, log_probabilities, adjacency):
         return _mixture_inverse_bisection(loss, sigma, sensitivities, log_probabilities, adjacency)
 
 
-def _mixture_inverse_bisection(loss, sigma, sensitivities, log_probabilities, adjacency):
+def _mixture_inverse_bisection(
+    loss: _Floats, sigma: float, sensitivities: _Floats, log_probabilities: _Floats, adjacency: str
+) -> _Floats:
     # Brackets of the REMOVE loss at ±loss; ADD mirrors them (ℓ_add(x) = −ℓ_remove(−x)).
     mirrored = -loss if adjacency == ADD else loss
     lower, upper, log_p0 = _mixture_bracket(mirrored, sigma, sensitivities, log_probabilities)
@@ -618,7 +693,9 @@ def _mixture_inverse_bisection(loss, sigma, sensitivities, log_probabilities, ad
     return np.where(finite, low, np.where(mirrored <= log_p0, beyond, -beyond))
 
 
-def _mixture_bracket(loss, sigma, sensitivities, log_probabilities):
+def _mixture_bracket(
+    loss: _Floats, sigma: float, sensitivities: _Floats, log_probabilities: _Floats
+) -> tuple[_Floats, _Floats, _Real]:
     """Closed-form [lower, upper] around the REMOVE inverse at ``loss`` (see :func:`_mixture_inverse`)."""
     positive = sensitivities > 0
     c, log_p = sensitivities[positive], log_probabilities[positive]
@@ -631,7 +708,9 @@ def _mixture_bracket(loss, sigma, sensitivities, log_probabilities):
     return lower, upper, log_p0
 
 
-def mixture_gaussian_privacy_loss(x, standard_deviation, sensitivities, sampling_probs, adjacency=REMOVE):
+def mixture_gaussian_privacy_loss(
+    x: ArrayLike, standard_deviation: float, sensitivities: ArrayLike, sampling_probs: ArrayLike, adjacency: str = REMOVE
+) -> _Real:
     """Privacy loss of the mixture-of-Gaussians mechanism (dp_accounting's ``MixtureGaussianPrivacyLoss``).
 
     The released value is f + N(0, σ²) where the change of f caused by one record is c_j with
@@ -651,7 +730,9 @@ def mixture_gaussian_privacy_loss(x, standard_deviation, sensitivities, sampling
     return check.scalar_or_array(_mixture_loss(x, sigma, c, log_p, adjacency))
 
 
-def mixture_gaussian_inverse_privacy_loss(privacy_loss, standard_deviation, sensitivities, sampling_probs, adjacency=REMOVE):
+def mixture_gaussian_inverse_privacy_loss(
+    privacy_loss: ArrayLike, standard_deviation: float, sensitivities: ArrayLike, sampling_probs: ArrayLike, adjacency: str = REMOVE
+) -> _Real:
     """The largest x with ℓ(x) >= privacy_loss for the mixture of Gaussians, to one ulp (bisection).
 
     dp_accounting answers to within 1e-6 only. The loss takes every value above log p_0
@@ -668,7 +749,9 @@ def mixture_gaussian_inverse_privacy_loss(privacy_loss, standard_deviation, sens
     return check.scalar_or_array(_mixture_inverse(loss, sigma, c, log_p, adjacency))
 
 
-def mixture_gaussian_delta_for_epsilon(epsilon, standard_deviation, sensitivities, sampling_probs, adjacency=REMOVE):
+def mixture_gaussian_delta_for_epsilon(
+    epsilon: ArrayLike, standard_deviation: float, sensitivities: ArrayLike, sampling_probs: ArrayLike, adjacency: str = REMOVE
+) -> _Real:
     """Tight δ(ε) of one direction for the mixture of Gaussians; ε may be negative; broadcasts over ε.
 
     δ = F_upper(x*) − e^ε F_lower(x*) at x* = ℓ⁻¹(ε), both terms as logarithms (``log_ndtr``).
@@ -688,7 +771,7 @@ def mixture_gaussian_delta_for_epsilon(epsilon, standard_deviation, sensitivitie
     return check.scalar_or_array(np.where(finite, delta, np.where(epsilon > 0, 0.0, 1.0)))
 
 
-def _mixture_delta(epsilon, sigma, c, log_p, adjacency):
+def _mixture_delta(epsilon: _Floats, sigma: float, c: _Floats, log_p: _Floats, adjacency: str) -> _Floats:
     x = _mixture_inverse(epsilon, sigma, c, log_p, adjacency)[..., None]
     with np.errstate(divide="ignore", invalid="ignore"):
         if adjacency == REMOVE:
