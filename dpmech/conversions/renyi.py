@@ -37,6 +37,7 @@ import math
 import sys
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .. import validation as check
 from ._logspace import logsumexp
@@ -54,15 +55,19 @@ _SAFETY = 1e-12
 # Rounding unit of the error bounds: the spacing of doubles at 1 (twice the unit roundoff).
 _ULP = 2.0**-52
 
+_Floats = NDArray[np.float64]
+# One number, or an array that the public functions broadcast over.
+_Real = float | _Floats
 
-def _orders(orders, minimum=1.0):
+
+def _orders(orders: ArrayLike, minimum: float = 1.0) -> _Floats:
     orders = check.real_array("orders", orders)
     if np.any(np.isnan(orders) | (orders < minimum)):
         raise ValueError(f"orders must be real numbers >= {minimum:g} (inf allowed) (got {orders!r})")
     return orders
 
 
-def _divergence(orders, weights, log_ratios):
+def _divergence(orders: _Floats, weights: _Floats, log_ratios: _Floats) -> _Floats:
     """(1/(α−1)) log E_P[e^{(α−1)ℓ}] for atoms of P-probability w_i and privacy loss ℓ_i = log(P/Q).
 
     The last axis indexes the atoms; α = 1 gives KL = Σ w_i ℓ_i and α = ∞ the largest ℓ_i.
@@ -82,7 +87,7 @@ def _divergence(orders, weights, log_ratios):
         return np.where(u == 0, kl, np.where(np.isinf(u), largest, value))
 
 
-def _symmetric_divergence(orders, log_other, log_ratio, rest):
+def _symmetric_divergence(orders: _Floats, log_other: _Floats, log_ratio: _Floats, rest: _Floats) -> _Floats:
     """D_α for P with atoms (b e^L, b, rest) and Q with (b, b e^L, rest): losses +L, −L and 0.
 
     E_P[e^{uℓ}] − 1 = b·expm1(uL)·e^{−uL}·expm1((u+1)L), a product of accurate factors (taken
@@ -110,7 +115,7 @@ def _symmetric_divergence(orders, log_other, log_ratio, rest):
         return np.where(u == 0, kl, np.where(np.isinf(u), log_ratio, np.where(log_ratio == 0, 0.0, value)))
 
 
-def gaussian_rdp(orders, sigma, sensitivity=1.0, compositions=1):
+def gaussian_rdp(orders: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike = 1.0, compositions: ArrayLike = 1) -> _Real:
     """kαΔ²/(2σ²), the RDP curve of k Gaussian releases (Mironov 2017, Prop. 7). Broadcasts.
 
     Orders must be finite: the Gaussian is not pure DP, its D_∞ is infinite.
@@ -125,7 +130,7 @@ def gaussian_rdp(orders, sigma, sensitivity=1.0, compositions=1):
     return check.scalar_or_array(rdp)
 
 
-def gaussian_zcdp(sigma, sensitivity=1.0, compositions=1):
+def gaussian_zcdp(sigma: ArrayLike, sensitivity: ArrayLike = 1.0, compositions: ArrayLike = 1) -> _Real:
     """ρ = kΔ²/(2σ²): k Gaussian releases are ρ-zCDP (Bun & Steinke 2016, Prop. 1.6)."""
     sigma = check.positive("sigma", sigma)
     sensitivity = check.positive("sensitivity", sensitivity)
@@ -137,7 +142,7 @@ def gaussian_zcdp(sigma, sensitivity=1.0, compositions=1):
     return check.scalar_or_array(rho)
 
 
-def _expm1_excess_over_square(x):
+def _expm1_excess_over_square(x: _Floats) -> _Floats:
     """(e^x − 1 − x)/x², 1/2 at x = 0, within 40 ulps for every real x <= 1.
 
     For |x| <= 1/2 its Taylor series Σ_k x^k/(k+2)! (15 terms: the 16th is below 2^-60 of the
@@ -158,7 +163,7 @@ def _expm1_excess_over_square(x):
 _EXCESS_SERIES = tuple(1.0 / math.factorial(k + 2) for k in range(14, -1, -1))
 
 
-def _log1p_over_order(order_minus_one, epsilon, rate):
+def _log1p_over_order(order_minus_one: _Floats, epsilon: _Floats, rate: _Floats) -> _Floats:
     """(1/u)·log(1 + uεK) written as εK·log1p(T)/T, T = uεK (u = α − 1 >= 0, K >= 0).
 
     A divergence whose E[(p/q)^u] − 1 = uεK has been put in this form is a product and a
@@ -171,7 +176,7 @@ def _log1p_over_order(order_minus_one, epsilon, rate):
         return epsilon * (rate * ratio)
 
 
-def _round_rdp_up(value, epsilon, orders):
+def _round_rdp_up(value: _Floats, epsilon: _Floats, orders: _Floats) -> _Floats:
     """``value`` raised past its evaluation error, capped at ε; exactly ε at α = ∞ and 0 at ε = 0.
 
     Every curve here is evaluated with a relative error below 200 ulps (4.4e-14: see the callers),
@@ -183,7 +188,7 @@ def _round_rdp_up(value, epsilon, orders):
     return np.where(np.isinf(orders) | (epsilon == 0) | np.isinf(epsilon), epsilon, np.minimum(raised, epsilon))
 
 
-def laplace_rdp(orders, scale, sensitivity=1.0):
+def laplace_rdp(orders: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike = 1.0) -> _Real:
     """RDP curve of the Laplace mechanism (Mironov 2017, Prop. 6), with ε = Δ/b, rounded up.
 
     r(α) = (1/(α−1)) log(α/(2α−1) e^{(α−1)ε} + (α−1)/(2α−1) e^{−αε}); r(1) = e^{−ε} − 1 + ε
@@ -218,7 +223,7 @@ def laplace_rdp(orders, scale, sensitivity=1.0):
     return check.scalar_or_array(_round_rdp_up(value, epsilon, orders))
 
 
-def pure_dp_rdp(orders, epsilon):
+def pure_dp_rdp(orders: ArrayLike, epsilon: ArrayLike) -> _Real:
     """The RDP curve every ε-DP mechanism satisfies, that of binary randomized response, rounded up.
 
     r(α) = (1/(α−1)) log((e^{αε} + e^{(1−α)ε})/(1 + e^ε)) (Bun & Steinke 2016, Prop. 3.3);
@@ -247,13 +252,13 @@ def pure_dp_rdp(orders, epsilon):
     return check.scalar_or_array(_round_rdp_up(value, epsilon, orders))
 
 
-def pure_dp_zcdp(epsilon):
+def pure_dp_zcdp(epsilon: ArrayLike) -> _Real:
     """ε-DP implies ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
     epsilon = check.non_negative("epsilon", epsilon)
     return check.scalar_or_array(np.square(epsilon) / 2.0)
 
 
-def randomized_response_rdp(orders, noise_parameter, num_buckets, relation=REPLACE_ONE):
+def randomized_response_rdp(orders: ArrayLike, noise_parameter: ArrayLike, num_buckets: ArrayLike, relation: str = REPLACE_ONE) -> _Real:
     """RDP curve of K-ary randomized response in dp_accounting's parametrisation.
 
     The mechanism outputs a uniformly random bucket with probability p (``noise_parameter``)
@@ -287,7 +292,7 @@ def randomized_response_rdp(orders, noise_parameter, num_buckets, relation=REPLA
     return check.scalar_or_array(np.maximum(forward, backward))
 
 
-def randomized_response_noise_parameter(epsilon, num_buckets):
+def randomized_response_noise_parameter(epsilon: ArrayLike, num_buckets: ArrayLike) -> _Real:
     """dp_accounting's noise parameter p of the K-ary randomized response that is exactly ε-DP.
 
     :mod:`dpmech.randomized_response` keeps the label with probability e^ε/(e^ε + K − 1), which is
@@ -304,7 +309,7 @@ def randomized_response_noise_parameter(epsilon, num_buckets):
     return check.scalar_or_array(k * shrink / (1.0 + (k - 1.0) * shrink))
 
 
-def _conversion_epsilon(orders, rdp, log_delta, method):
+def _conversion_epsilon(orders: _Floats, rdp: _Floats, log_delta: float, method: str) -> _Floats:
     """ε(α) of one RDP point, raised past its rounding; a valid ε for every α > 1 (inputs broadcast, validated).
 
     Rounding (every libm function within 4 ulps): the computed ε is within 8 ulps of the sum of
@@ -335,7 +340,7 @@ def _conversion_epsilon(orders, rdp, log_delta, method):
     return np.maximum(value, 0.0)
 
 
-def rdp_epsilon(delta, orders, rdp, method=IMPROVED):
+def rdp_epsilon(delta: float, orders: ArrayLike, rdp: ArrayLike, method: str = IMPROVED) -> tuple[float, float]:
     """The smallest ε over the given orders with (α, r(α))-RDP ⇒ (ε, δ)-DP; an upper bound on ε.
 
     * ``"improved"`` (default): ε = r + log(1 − 1/α) − (log δ + log α)/(α − 1), Canonne,
@@ -365,7 +370,7 @@ def rdp_epsilon(delta, orders, rdp, method=IMPROVED):
     return float(epsilons[best]), float(orders[best])
 
 
-def rdp_delta(epsilon, orders, rdp):
+def rdp_delta(epsilon: float, orders: ArrayLike, rdp: ArrayLike) -> tuple[float, float]:
     """The smallest δ over the given orders with (α, r(α))-RDP ⇒ (ε, δ)-DP; an upper bound on δ.
 
     log δ = (α − 1)(r − ε + log(1 − 1/α)) − log α (Canonne, Kamath & Steinke 2020, Prop. 12),
@@ -404,7 +409,7 @@ def rdp_delta(epsilon, orders, rdp):
     return delta, float(orders[best])
 
 
-def _curve(orders, rdp):
+def _curve(orders: ArrayLike, rdp: ArrayLike) -> tuple[_Floats, _Floats]:
     orders = np.atleast_1d(_orders(orders))
     rdp = np.atleast_1d(check.real_array("rdp", rdp))
     if orders.ndim != 1 or orders.shape != rdp.shape or orders.size == 0:
@@ -414,7 +419,7 @@ def _curve(orders, rdp):
     return orders, rdp
 
 
-def zcdp_epsilon(rho, delta, method=OPTIMAL):
+def zcdp_epsilon(rho: ArrayLike, delta: ArrayLike, method: str = OPTIMAL) -> _Real:
     """An ε with ρ-zCDP ⇒ (ε, δ)-DP, never below the exact value of the bound used.
 
     * ``"optimal"`` (default): the infimum over every real α > 1 of the bound of :func:`rdp_epsilon`
@@ -445,7 +450,7 @@ def zcdp_epsilon(rho, delta, method=OPTIMAL):
 _NEWTON_STEPS = 100
 
 
-def _optimal_zcdp_order_minus_one(rho, log_inverse_delta):
+def _optimal_zcdp_order_minus_one(rho: _Floats, log_inverse_delta: _Floats) -> _Floats:
     """An approximation û of the root u* > 0 of ρu² + log(1 + u) = L (ρ > 0), by Newton from the right.
 
     The start t = min(½ log(L/ρ), log(e^L − 1)) has each term alone reach L, so it lies right of the
@@ -464,7 +469,7 @@ def _optimal_zcdp_order_minus_one(rho, log_inverse_delta):
     return np.exp(log_u)
 
 
-def _optimal_zcdp_epsilon(rho, log_inverse_delta):
+def _optimal_zcdp_epsilon(rho: _Floats, log_inverse_delta: _Floats) -> _Floats:
     """max(0, g(û)) + its rounding bound, or 0 under Bretagnolle–Huber (see :func:`zcdp_epsilon`).
 
     Rounding (every libm function within 4 ulps, as numpy's are): with A = ρ(1 + û), l = log(1 + û),
@@ -490,7 +495,7 @@ def _optimal_zcdp_epsilon(rho, log_inverse_delta):
     return np.where(zero_rho | divergence_small, 0.0, np.maximum(bound, 0.0))
 
 
-def gaussian_rdp_epsilon(delta, sigma, sensitivity=1.0, compositions=1):
+def gaussian_rdp_epsilon(delta: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike = 1.0, compositions: ArrayLike = 1) -> _Real:
     """The RDP-route ε of k Gaussian releases: :func:`zcdp_epsilon` at ρ = kΔ²/(2σ²).
 
     An upper bound on ε, never below the exact Gaussian ε (:func:`dpmech.gaussian_epsilon`),
