@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from .. import validation as check
@@ -37,13 +38,14 @@ from ._logspace import logsumexp
 _MARGIN = 1e-12
 
 
-def _log_binomials(k: int, m: int) -> np.ndarray:
+def _log_binomials(k: int, m: int) -> NDArray[np.float64]:
     """log C(k, ℓ) for ℓ = 0..m."""
     ell = np.arange(m + 1)
-    return special.gammaln(k + 1.0) - special.gammaln(ell + 1.0) - special.gammaln(k - ell + 1.0)
+    log_binomials: NDArray[np.float64] = special.gammaln(k + 1.0) - special.gammaln(ell + 1.0) - special.gammaln(k - ell + 1.0)
+    return log_binomials
 
 
-def _log_delta_i(i: int, epsilon: float, k: int, log_binomials: np.ndarray) -> float:
+def _log_delta_i(i: int, epsilon: float, k: int, log_binomials: NDArray[np.float64]) -> float:
     if i == 0 or epsilon == 0.0:
         return -math.inf
     ell = np.arange(i)
@@ -63,7 +65,7 @@ def _total_delta(log_delta_i: float, delta: float, k: int) -> float:
     return -math.expm1(k * math.log1p(-delta) + math.log1p(-math.exp(log_delta_i)))
 
 
-def _validated(epsilon, delta, num_queries, total_delta):
+def _validated(epsilon: float, delta: float, num_queries: int, total_delta: float) -> tuple[float, float, int, float]:
     epsilon = float(check.non_negative("epsilon", epsilon))
     delta = float(check.in_interval("delta", delta, 0.0, 1.0, low_open=False, high_open=True))
     k = check.integer_scalar("num_queries", num_queries, 1)
@@ -80,7 +82,7 @@ def _validated(epsilon, delta, num_queries, total_delta):
 _ALL_AT_ONCE = 4_000_000  # (⌊k/2⌋ + 1)² up to which every δ_i is computed in one array
 
 
-def _total_deltas_all(epsilon, delta, k, log_binomials):
+def _total_deltas_all(epsilon: float, delta: float, k: int, log_binomials: NDArray[np.float64]) -> NDArray[np.float64]:
     """1 − (1 − δ)^k (1 − δ_i) for every i in 0..⌊k/2⌋ at once (an (m+1) × m array of terms)."""
     i = np.arange(log_binomials.size)[:, None]
     ell = np.arange(log_binomials.size - 1)[None, :]
@@ -91,10 +93,11 @@ def _total_deltas_all(epsilon, delta, k, log_binomials):
             -np.inf,
         )
         log_delta_i = logsumexp(log_terms, axis=1)
-        return -np.expm1(k * np.log1p(-delta) + np.log1p(-np.exp(np.minimum(log_delta_i, 0.0))))
+        total_deltas: NDArray[np.float64] = -np.expm1(k * np.log1p(-delta) + np.log1p(-np.exp(np.minimum(log_delta_i, 0.0))))
+        return total_deltas
 
 
-def _advanced_composition(epsilon, delta, k, total_delta):
+def _advanced_composition(epsilon: float, delta: float, k: int, total_delta: float) -> float:
     m = k // 2
     log_binomials = _log_binomials(k, m)
     if epsilon == 0.0:
@@ -105,7 +108,7 @@ def _advanced_composition(epsilon, delta, k, total_delta):
         admissible = _total_deltas_all(epsilon, delta, k, log_binomials) * (1.0 + _MARGIN) <= total_delta
         return epsilon * (k - 2 * int(np.flatnonzero(admissible).max(initial=0)))
 
-    def admissible_at(i):
+    def admissible_at(i: int) -> bool:
         return _total_delta(_log_delta_i(i, epsilon, k, log_binomials), delta, k) * (1.0 + _MARGIN) <= total_delta
 
     low, high = 0, m  # δ_i grows with i: bisect for the largest admissible i
@@ -118,7 +121,7 @@ def _advanced_composition(epsilon, delta, k, total_delta):
     return epsilon * (k - 2 * low)
 
 
-def advanced_composition(epsilon, delta, num_queries, total_delta):
+def advanced_composition(epsilon: float, delta: float, num_queries: int, total_delta: float) -> float:
     """Smallest total ε of Kairouz–Oh–Viswanath Thm. 3.3 for k uses of an (ε, δ)-DP mechanism.
 
     Same semantics as dp_accounting's ``pld.accountant.advanced_composition``: the
@@ -135,7 +138,7 @@ def advanced_composition(epsilon, delta, num_queries, total_delta):
     return _advanced_composition(epsilon, delta, k, total_delta)
 
 
-def smallest_epsilon_from_advanced_composition(total_epsilon, total_delta, num_queries, delta=0.0):
+def smallest_epsilon_from_advanced_composition(total_epsilon: float, total_delta: float, num_queries: int, delta: float = 0.0) -> float:
     """Largest per-use ε whose k-fold composition is (total_epsilon, total_delta)-DP by Thm. 3.3.
 
     dp_accounting's ``get_smallest_epsilon_from_advanced_composition``: bisection on ε in
@@ -154,7 +157,7 @@ def smallest_epsilon_from_advanced_composition(total_epsilon, total_delta, num_q
     m = k // 2
     log_binomials = _log_binomials(k, m)
 
-    def meets_target(epsilon):
+    def meets_target(epsilon: float) -> bool:
         # The composition meets total_epsilon iff some admissible i has (k − 2i)ε <= total_epsilon;
         # δ_i grows with i, so it suffices to test the smallest such i (testing one i can only
         # be stricter than testing all of them, never more lenient).
@@ -177,7 +180,9 @@ def smallest_epsilon_from_advanced_composition(total_epsilon, total_delta, num_q
     return low
 
 
-def drv_composition(epsilon, delta, num_queries, delta_slack):
+def drv_composition(
+    epsilon: ArrayLike, delta: ArrayLike, num_queries: ArrayLike, delta_slack: ArrayLike
+) -> tuple[float | NDArray[np.float64], ...]:
     """(ε√(2k log(1/δ')) + kε(e^ε − 1), kδ + δ'): Dwork, Rothblum & Vadhan 2010, Thm. III.3.
 
     Broadcasts. Each total is raised by one ulp to cover the rounding of its evaluation.

@@ -33,6 +33,7 @@ their evaluation error: a trade-off curve used as a guarantee must never lie abo
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from .. import validation as check
@@ -40,7 +41,12 @@ from ..calibration import calibrate_gaussian
 from ..gaussian import _validated_mu, gaussian_delta, gaussian_epsilon
 
 
-def _alpha(alpha):
+_Floats = NDArray[np.float64]
+# One number, or an array that the functions broadcast over.
+_Real = float | _Floats
+
+
+def _alpha(alpha: ArrayLike) -> _Floats:
     return check.in_interval("alpha", alpha, 0.0, 1.0, low_open=False, high_open=False)
 
 
@@ -52,7 +58,7 @@ _ULP = 2.0**-52
 _SPECIAL_ULPS = 16.0
 
 
-def gdp_tradeoff(alpha, mu):
+def gdp_tradeoff(alpha: ArrayLike, mu: ArrayLike) -> _Real:
     """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ), the trade-off curve of μ-GDP (Dong, Roth & Su 2019), rounded down.
 
     Φ⁻¹(1 − α) is evaluated as −Φ⁻¹(α), which keeps full relative accuracy for α near 0. A lower
@@ -80,7 +86,7 @@ def gdp_tradeoff(alpha, mu):
     return check.scalar_or_array(np.where(alpha == 0, 1.0, np.where(value > 0, lowered, 0.0)))
 
 
-def approximate_dp_tradeoff(alpha, epsilon, delta):
+def approximate_dp_tradeoff(alpha: ArrayLike, epsilon: ArrayLike, delta: ArrayLike) -> _Real:
     """f_{ε,δ}(α) = max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2019; Wasserman & Zhou 2010).
 
     Args:
@@ -94,13 +100,13 @@ def approximate_dp_tradeoff(alpha, epsilon, delta):
     return check.scalar_or_array(_approximate_dp_tradeoff(alpha, epsilon, delta))
 
 
-def _approximate_dp_tradeoff(alpha, epsilon, delta):
+def _approximate_dp_tradeoff(alpha: _Floats, epsilon: _Real, delta: _Floats) -> _Floats:
     with np.errstate(over="ignore", invalid="ignore"):
         steep = np.where(alpha == 0, 1.0 - delta, 1.0 - delta - np.exp(epsilon) * alpha)
         return np.maximum(np.maximum(0.0, steep), np.exp(-epsilon) * (1.0 - delta - alpha))
 
 
-def _exp_with_error(x):
+def _exp_with_error(x: _Floats) -> tuple[_Floats, _Floats]:
     """e^x and a bound on the absolute error of numpy's value (4 ulps relative, plus the
     spacing of subnormals once it underflows)."""
     with np.errstate(over="ignore", under="ignore"):
@@ -108,7 +114,7 @@ def _exp_with_error(x):
     return value, 4.0 * _ULP * value + 2.0**-1074
 
 
-def laplace_tradeoff(alpha, mu):
+def laplace_tradeoff(alpha: ArrayLike, mu: ArrayLike) -> _Real:
     """T(Lap(0, 1), Lap(μ, 1))(α), the trade-off curve of the Laplace mechanism with μ = Δ/b, rounded down.
 
     1 − e^μ α for α < e^{−μ}/2; e^{−μ}/(4α) for e^{−μ}/2 <= α <= 1/2; e^{−μ}(1 − α) for α > 1/2
@@ -142,7 +148,7 @@ def laplace_tradeoff(alpha, mu):
     return check.scalar_or_array(np.where(alpha == 0, 1.0, np.maximum(result, 0.0)))
 
 
-def randomized_response_tradeoff(alpha, epsilon, num_buckets):
+def randomized_response_tradeoff(alpha: ArrayLike, epsilon: ArrayLike, num_buckets: ArrayLike) -> _Real:
     """Trade-off curve of K-ary randomized response between two different true labels, rounded down.
 
     R(x) outputs x with probability a = e^ε/(e^ε + K − 1) and each other label with
@@ -178,7 +184,7 @@ def randomized_response_tradeoff(alpha, epsilon, num_buckets):
     return check.scalar_or_array(result)
 
 
-def tradeoff_from_profile(alpha, epsilons, deltas):
+def tradeoff_from_profile(alpha: ArrayLike, epsilons: ArrayLike, deltas: ArrayLike) -> _Real:
     """A valid trade-off curve from points (ε_i, δ_i) of a privacy profile (Dong, Roth & Su 2019, Prop. 2.12).
 
     f(α) = max_i f_{ε_i, δ_i}(α). Each term is a trade-off curve the mechanism satisfies when
@@ -202,7 +208,7 @@ def tradeoff_from_profile(alpha, epsilons, deltas):
     return check.scalar_or_array(curves.max(axis=-1) * (1.0 - 1e-12))
 
 
-def _profile_points(epsilons, deltas):
+def _profile_points(epsilons: ArrayLike, deltas: ArrayLike) -> tuple[_Floats, _Floats]:
     epsilons = np.atleast_1d(check.non_negative("epsilons", epsilons))
     deltas = np.atleast_1d(check.in_interval("deltas", deltas, 0.0, 1.0, low_open=False, high_open=False))
     if epsilons.ndim != 1 or epsilons.shape != deltas.shape:
@@ -210,7 +216,7 @@ def _profile_points(epsilons, deltas):
     return epsilons, deltas
 
 
-def profile_from_tradeoff(epsilon, alpha_grid, tradeoff_values):
+def profile_from_tradeoff(epsilon: ArrayLike, alpha_grid: ArrayLike, tradeoff_values: ArrayLike) -> _Real:
     """An upper bound on δ(ε) = sup_α [1 − f(α) − e^ε α] from samples of a convex trade-off curve f.
 
     Dong, Roth & Su 2019, Prop. 2.12: an f-DP mechanism is (ε, 1 + f*(−e^ε))-DP. The function
@@ -265,7 +271,7 @@ def profile_from_tradeoff(epsilon, alpha_grid, tradeoff_values):
     return check.scalar_or_array(np.clip(bound + 1e-12, 0.0, 1.0))
 
 
-def gaussian_gdp_mu(sigma, sensitivity=1.0, compositions=1):
+def gaussian_gdp_mu(sigma: ArrayLike, sensitivity: ArrayLike = 1.0, compositions: ArrayLike = 1) -> _Real:
     """μ = Δ√k/σ: k Gaussian releases with noise σ and sensitivity Δ are exactly μ-GDP.
 
     Dong, Roth & Su 2019: the Gaussian mechanism is (Δ/σ)-GDP and μ-GDP composes to
@@ -278,7 +284,7 @@ def gaussian_gdp_mu(sigma, sensitivity=1.0, compositions=1):
     return check.scalar_or_array(mu)
 
 
-def gdp_delta(epsilon, mu):
+def gdp_delta(epsilon: ArrayLike, mu: ArrayLike) -> _Real:
     """The exact δ(ε) of μ-GDP, Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong, Roth & Su 2019, Cor. 2.13).
 
     :func:`dpmech.gaussian_delta` with σ = 1 and Δ = μ: a proven upper bound (relative error about 1e-13
@@ -289,14 +295,14 @@ def gdp_delta(epsilon, mu):
     return gaussian_delta(epsilon, 1.0, mu)
 
 
-def gdp_epsilon(delta, mu):
+def gdp_epsilon(delta: ArrayLike, mu: ArrayLike) -> _Real:
     """The smallest ε with μ-GDP ⇒ (ε, δ)-DP, never below the exact one (:func:`dpmech.gaussian_epsilon`)."""
     delta = check.open_unit_interval("delta", delta)
     mu = check.positive("mu", mu)
     return gaussian_epsilon(delta, 1.0, mu)
 
 
-def gdp_mu(epsilon, delta):
+def gdp_mu(epsilon: ArrayLike, delta: ArrayLike) -> _Real:
     """The largest μ such that μ-GDP implies (ε, δ)-DP, rounded down (never above the exact μ).
 
     μ = 1/σ for the smallest σ of a sensitivity-1 Gaussian that is (ε, δ)-DP
