@@ -1,6 +1,7 @@
 """PrivacyLedger: record releases as events, then ask for ε(δ) or δ(ε) by a named method.
 
-Methods (one module each in :mod:`dpmech.accountants`):
+Methods (the accountants registered in :mod:`dpmech.accountants`; a third party adds one with
+:func:`dpmech.accountants.register_accountant`):
 
 * ``"exact"``: Gaussians, the randomized-response family, generic pure ε and
   (ε, δ) events and events with no privacy loss, composed exactly in log
@@ -31,23 +32,22 @@ that raises.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import math
 import numbers
+import os
 from dataclasses import asdict, dataclass
-from typing import Optional
+from typing import Optional, Union
 
 import numpy as np
 from scipy import special
 
 from . import validation as check
-from .accountants import exact
+from .accountants import accountant_names, exact, get_accountant
 from .events import (
     ADD_REMOVE_ONE,
     EVENT_TYPES,
     NEIGHBOURING_RELATIONS,
     REPLACE_ONE,
-    ApproximateDpEvent,
     GaussianEvent,
     LaplaceEvent,
     NoGuaranteeEvent,
@@ -58,15 +58,10 @@ from .events import (
     SelfComposedEvent,
     flatten,
 )
+from .events.base import PrivacyEvent
 from .gaussian import _log_delta_bounds_scalar
 from .group_privacy import group_privacy
-
-METHODS = ("auto", "exact", "numeric", "pld", "prv", "basic")
-
-
-def _accountant(method: str):
-    # dp_accounting and prv_accountant take about a second to import; load them only when asked.
-    return importlib.import_module(f".accountants.{method}", __package__)
+from .interval import Interval
 
 
 _SMALLEST_POSITIVE = 5e-324
@@ -201,9 +196,10 @@ class PrivacyLedger:
             for imported, _ in self.from_dp_event(event, self.neighbouring)._entries:
                 self.record(imported, count, label)
             return self
-        if not isinstance(event, EVENT_TYPES):
+        if not isinstance(event, PrivacyEvent):
             raise ValueError(
-                f"event must be one of {', '.join(t.__name__ for t in EVENT_TYPES)} (got {type(event).__name__})"
+                f"event must be a dpmech event such as {', '.join(t.__name__ for t in EVENT_TYPES)} "
+                f"(got {type(event).__name__})"
             )
         count = check.integer_scalar("count", count, 1)
         self._convert(event)  # refuse an incompatible relation now, not at query time
@@ -230,9 +226,7 @@ class PrivacyLedger:
         An add/remove event in a replace-one ledger becomes its group-privacy
         event for k = 2, stated under replace-one, so it is converted once only.
         """
-        inner = event
-        while isinstance(inner, SelfComposedEvent):
-            inner = inner.event
+        inner, _ = event.flattened()
         relation = getattr(inner, "neighbouring", None)
         if relation is None or relation == self.neighbouring:
             return event
@@ -254,23 +248,24 @@ class PrivacyLedger:
         ValueError when the ledger holds any other event. Audits compare their μ lower bounds to it.
         """
         pairs = self._pairs()
-        others = sorted({type(event).__name__ for event, _ in pairs if not isinstance(event, GaussianEvent)})
+        others = sorted({event.describe() for event, _ in pairs if event.gaussian_mu() is None})
         if others:
             raise ValueError(f"gaussian_mu applies only to Gaussian events (this ledger also holds {', '.join(others)})")
         return exact.composed_mu(pairs)
 
     def _resolve(self, method, pairs):
-        method = check.choice("method", method, METHODS)
+        method = check.choice("method", method, ("auto",) + accountant_names())
         if method != "auto":
             return method
-        accounted = [(event, count) for event, count in pairs if not isinstance(event, NoGuaranteeEvent)]
+        accounted = [(event, count) for event, count in pairs if event.missing_guarantee is None]
         if exact.supports(accounted):
             return "exact"
-        if _accountant("numeric").supports(accounted):
+        numeric = get_accountant("numeric")
+        if numeric.supports(accounted):
             return "numeric"
-        kinds = sorted({type(event).__name__ for event, _ in accounted
-                        if not _accountant("numeric").supports([(event, 1)])})
-        able = [name for name in ("pld", "prv", "basic") if _accountant(name).supports(accounted)]
+        kinds = sorted({type(event).__name__ for event, _ in accounted if not numeric.supports([(event, 1)])})
+        able = [name for name in accountant_names()
+                if name not in ("exact", "numeric") and get_accountant(name).supports(accounted)]
         advice = f"method {' or '.join(repr(name) for name in able)} can" if able else "no method here can"
         raise ValueError(
             f"method 'auto' cannot account {', '.join(kinds)} (neither 'exact' nor 'numeric' takes it: "
@@ -292,7 +287,7 @@ class PrivacyLedger:
         return cached[1]
 
     def _no_guarantee(self, pairs):
-        reasons = [event.reason for event, _ in pairs if isinstance(event, NoGuaranteeEvent)]
+        reasons = [event.missing_guarantee for event, _ in pairs if event.missing_guarantee is not None]
         return "no formal guarantee: " + "; ".join(reasons) if reasons else None
 
     def epsilon(self, delta, method: str = "auto", **options):
@@ -318,7 +313,7 @@ class PrivacyLedger:
             if reason:
                 return PrivacyGuarantee(math.inf, delta, method, self.neighbouring, "epsilon",
                                         (math.inf, math.inf, math.inf), True, reason)
-            interval = _accountant(method).epsilon(pairs, delta, **options)
+            interval = get_accountant(method).epsilon(pairs, delta, **options)
         values = (float(interval.lower), float(interval.estimate), float(interval.upper))
         return PrivacyGuarantee(values[2], delta, method, self.neighbouring, "epsilon", values,
                                 interval.certified, interval.note)
@@ -343,7 +338,7 @@ class PrivacyLedger:
             if reason:
                 return PrivacyGuarantee(epsilon, 1.0, method, self.neighbouring, "delta", (1.0, 1.0, 1.0), True,
                                         reason, 0.0)
-            accountant = _accountant(method)
+            accountant = get_accountant(method)
             if hasattr(accountant, "log_delta_interval"):
                 logs = accountant.log_delta_interval(pairs, epsilon, **options)
         if logs is not None:
@@ -361,6 +356,33 @@ class PrivacyLedger:
             certified, note = interval.certified, interval.note
         return PrivacyGuarantee(epsilon, upper, method, self.neighbouring, "delta", (lower, estimate, upper),
                                 certified, note, min(log_upper, 0.0))
+
+    def to_json(self) -> str:
+        """The ledger (relation, events, counts, labels) as JSON text that :meth:`from_json` reads back exactly
+        (the format: :mod:`dpmech.ledger_json`)."""
+        from .ledger_json import ledger_to_json
+
+        return ledger_to_json(self)
+
+    @classmethod
+    def from_json(cls, text: str) -> "PrivacyLedger":
+        """The ledger written by :meth:`to_json`; ValueError naming the field for malformed text or an unknown event."""
+        from .ledger_json import ledger_from_json
+
+        return ledger_from_json(text, cls)
+
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        """Write :meth:`to_json` to ``path`` (UTF-8)."""
+        from .ledger_json import save_ledger
+
+        save_ledger(self, path)
+
+    @classmethod
+    def load(cls, path: Union[str, os.PathLike]) -> "PrivacyLedger":
+        """The ledger :meth:`save` wrote to ``path``."""
+        from .ledger_json import load_ledger
+
+        return load_ledger(path, cls)
 
     def group_privacy(self, group_size: int) -> "PrivacyLedger":
         """A new ledger for neighbours that differ in ``group_size`` records (see :mod:`dpmech.group_privacy`)."""
@@ -431,38 +453,22 @@ class PrivacyLedger:
         """
         from dp_accounting import dp_event
 
-        def convert(event):
-            if isinstance(event, SelfComposedEvent):
-                inner = convert(event.event)
-                if isinstance(inner, dp_event.RandomizedResponseDpEvent):
-                    return dp_event.ComposedDpEvent([inner] * event.count)
-                return dp_event.SelfComposedDpEvent(inner, event.count)
-            if isinstance(event, GaussianEvent):
-                return dp_event.GaussianDpEvent(noise_multiplier=event.sigma / event.sensitivity)
-            if isinstance(event, PureEpsilonEvent):
-                outcomes = event.num_outcomes or 2
-                return dp_event.RandomizedResponseDpEvent(
-                    noise_parameter=outcomes / (math.exp(event.epsilon) + outcomes - 1), num_buckets=outcomes
-                )
-            if isinstance(event, LaplaceEvent):
-                return dp_event.LaplaceDpEvent(noise_multiplier=event.scale / event.sensitivity)
-            if isinstance(event, PoissonSampledEvent):
-                return dp_event.PoissonSampledDpEvent(event.sampling_probability, convert(event.event))
-            if isinstance(event, NoPrivacyLossEvent):
-                return dp_event.NoOpDpEvent()
-            if isinstance(event, (ApproximateDpEvent, SampledWithoutReplacementEvent)):
-                return dp_event.UnsupportedDpEvent()
-            return dp_event.NonPrivateDpEvent()
+        exported = [self._convert(event).dp_accounting_event() for event in self.events]
 
-        pairs = self._pairs()
-        if any(isinstance(event, PoissonSampledEvent) for event, _ in pairs) and any(
-            isinstance(event, PureEpsilonEvent) for event, _ in pairs
-        ):
+        def top_level(item):
+            if isinstance(item, dp_event.ComposedDpEvent):
+                return [kind for inner in item.events for kind in top_level(inner)]
+            if isinstance(item, dp_event.SelfComposedDpEvent):
+                return top_level(item.event)
+            return [type(item)]
+
+        kinds = {kind for item in exported for kind in top_level(item)}
+        if {dp_event.PoissonSampledDpEvent, dp_event.RandomizedResponseDpEvent} <= kinds:
             raise ValueError(
                 "to_dp_event: dp_accounting accounts randomized response under REPLACE_ONE only and Poisson "
                 "sampling here under ADD_OR_REMOVE_ONE; export them as separate ledgers"
             )
-        return dp_event.ComposedDpEvent([convert(self._convert(event)) for event in self.events])
+        return dp_event.ComposedDpEvent(exported)
 
     @classmethod
     def from_dp_event(cls, event, neighbouring: str = ADD_REMOVE_ONE) -> "PrivacyLedger":
@@ -563,7 +569,7 @@ def _gaussians_alone(pairs):
     """exact.composed_mu of a ledger of Gaussians alone, where it is finite and positive; else None."""
     if not pairs:
         return None
-    if not all(isinstance(event, GaussianEvent) for event, _ in pairs):
+    if any(event.gaussian_mu() is None for event, _ in pairs):
         return None
     mu = exact.composed_mu(pairs)
     return mu if 0.0 < mu < math.inf and _gaussian_margin() is not None else None
@@ -639,7 +645,7 @@ def _gaussian_epsilon(mu: float, delta: float):
     start, first = exact._lower_start(lower_profile, log_target, near) if math.isfinite(near) else (near, None)
     lower = exact._search(lower_profile, log_target, False, start, far, first)[0]
     lower = min(lower, upper)
-    return exact.Interval(lower, 0.5 * (lower + upper), upper, True, "")
+    return Interval(lower, 0.5 * (lower + upper), upper, True, "")
 
 
 def _gaussian_log_delta_interval(mu: float, epsilon: float):

@@ -1,33 +1,111 @@
 """Accountants: each turns (event, count) pairs into an interval for ε(δ) or δ(ε).
 
-One small module per method, in the style of prv_accountant:
+An accountant is generic: it asks each event for the mathematics it needs through the hooks of
+:class:`dpmech.events.base.PrivacyEvent` and refuses, by name, an event that has none for it.
+It is any object (a module will do) with
 
-* :mod:`~dpmech.accountants.exact`: Gaussians only, composed exactly through μ-GDP.
-* :mod:`~dpmech.accountants.numeric`: every event, sampled ones included, through dpmech's
-  own privacy-loss-distribution engine (:mod:`dpmech.pld`), with a certified interval.
-* :mod:`~dpmech.accountants.pld`: dp_accounting's privacy loss distributions,
-  pessimistic for the bound and optimistic for the lower end.
-* :mod:`~dpmech.accountants.prv`: prv_accountant's (lower, estimate, upper).
-* :mod:`~dpmech.accountants.basic`: sums of per-release ε and δ.
+* ``supports(pairs) -> bool``: a dry run of the conversion its queries start with (same code
+  path, nothing computed, nothing changed), as dp_accounting's ``supports``;
+* ``epsilon(pairs, delta, **options) -> Interval`` and ``delta(pairs, epsilon, **options) -> Interval``;
+* optionally ``log_delta_interval(pairs, epsilon, **options)``, the (lower, estimate, upper) of log δ(ε)
+  (an :class:`Interval` or a plain triple, certified unless it says otherwise), which the ledger
+  prefers where δ is below the smallest double.
 
-Every function returns an :class:`Interval` ``(lower, estimate, upper)``; the
-upper end never understates the privacy loss. The ledger
-(:class:`dpmech.PrivacyLedger`) chooses among them.
+Accountants are found by name in a registry (:func:`register_accountant`, :func:`get_accountant`), so
+a third party may add one and use it through :class:`dpmech.PrivacyLedger` like the built-in ones:
+
+* ``"exact"`` (:mod:`~dpmech.accountants.exact`): Gaussians and finite-support events, composed exactly;
+* ``"numeric"`` (:mod:`~dpmech.accountants.numeric`): every event with a dominating pair, sampled ones
+  included, through dpmech's own privacy-loss-distribution engine (:mod:`dpmech.pld`), certified;
+* ``"pld"`` (:mod:`~dpmech.accountants.dp_accounting_pld`): dp_accounting's privacy loss distributions,
+  pessimistic for the bound and optimistic for the lower end;
+* ``"prv"`` (:mod:`~dpmech.accountants.prv`): prv_accountant's (lower, estimate, upper);
+* ``"basic"`` (:mod:`~dpmech.accountants.basic`): sums of per-release ε and δ.
+
+Every query returns an :class:`Interval` ``(lower, estimate, upper)``; the upper end never
+understates the privacy loss. The built-in accountants are imported on first use: dp_accounting and
+prv_accountant take about a second to import.
 """
 
-from typing import NamedTuple
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .. import validation as check
+from ..interval import Interval
+
+_FACTORIES: dict[str, Callable[[], Any]] = {}
+_ACCOUNTANTS: dict[str, Any] = {}
+# "auto" is the ledger's choice among the registered accountants, never one of them.
+_RESERVED = ("auto",)
 
 
-class Interval(NamedTuple):
-    """(lower, estimate, upper) for a solved-for ε or δ.
+def register_accountant(name: str, factory: Callable[[], Any]) -> None:
+    """Register ``factory`` (called once, on first use) as the accountant ``name``.
 
-    ``upper`` is always a proven bound: it never understates ε or δ.
-    ``certified`` says the lower end is proven too, so the interval contains
-    the exact value.
+    Args:
+        name: a non-empty string, not "auto" and not already registered.
+        factory: a callable with no arguments returning the accountant (see the module docstring).
     """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty string (got {name!r})")
+    if name in _RESERVED or name in _FACTORIES:
+        raise ValueError(f"name must not be 'auto' or an accountant already registered (got {name!r})")
+    if not callable(factory):
+        raise ValueError(f"factory must be a callable returning an accountant (got {type(factory).__name__})")
+    _FACTORIES[name] = factory
 
-    lower: float
-    estimate: float
-    upper: float
-    certified: bool
-    note: str = ""
+
+def accountant_names() -> tuple[str, ...]:
+    """The registered accountants' names, in the order they were registered."""
+    return tuple(_FACTORIES)
+
+
+def get_accountant(name: str) -> Any:
+    """The accountant registered as ``name``; a ValueError naming the registered ones otherwise."""
+    name = check.choice("method", name, accountant_names())
+    if name not in _ACCOUNTANTS:
+        accountant = _FACTORIES[name]()
+        missing = [attribute for attribute in ("supports", "epsilon", "delta") if not callable(
+            getattr(accountant, attribute, None))]
+        if missing:
+            raise ValueError(f"method: the accountant registered as {name!r} has no {', '.join(missing)}")
+        _ACCOUNTANTS[name] = accountant
+    return _ACCOUNTANTS[name]
+
+
+def _exact():
+    from . import exact
+
+    return exact
+
+
+def _numeric():
+    from . import numeric
+
+    return numeric
+
+
+def _dp_accounting_pld():
+    from . import dp_accounting_pld
+
+    return dp_accounting_pld
+
+
+def _prv():
+    from . import prv
+
+    return prv
+
+
+def _basic():
+    from . import basic
+
+    return basic
+
+
+for _name, _factory in (("exact", _exact), ("numeric", _numeric), ("pld", _dp_accounting_pld), ("prv", _prv),
+                        ("basic", _basic)):
+    register_accountant(_name, _factory)
+
+__all__ = ["Interval", "accountant_names", "get_accountant", "register_accountant"]

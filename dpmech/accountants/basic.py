@@ -1,7 +1,8 @@
 """Basic composition: ε and δ add up (Dwork et al. 2006; Dwork & Roth 2014, Thm. 3.16).
 
 This is how FedAUXfdp reports its total (ε_scores + ε_classes). Each event
-needs its own (ε_i, δ_i):
+states its own (ε_i, δ_i), or its curve δ_i(ε_i), in its module
+(:meth:`~dpmech.events.base.PrivacyEvent.basic_cost`):
 
 * pure-ε and (ε, δ) events bring their own, a Laplace release Δ/b;
 * a subsampled pure-ε, (ε, δ) or Laplace event is amplified to
@@ -25,35 +26,8 @@ from fractions import Fraction
 
 from scipy import special
 
-from ..events import (
-    ApproximateDpEvent,
-    GaussianEvent,
-    LaplaceEvent,
-    NoPrivacyLossEvent,
-    PoissonSampledEvent,
-    PureEpsilonEvent,
-    RandomAllocationEvent,
-    SampledWithoutReplacementEvent,
-)
-from ..gaussian import gaussian_epsilon, gaussian_log_delta
-from . import Interval
-
-
-def _fixed_cost(event):
-    """(ε, δ) of an event with a fixed cost, or None; amplified for a sampled pure, (ε, δ) or Laplace event."""
-    if isinstance(event, (PureEpsilonEvent, LaplaceEvent)):
-        return event.epsilon, 0.0
-    if isinstance(event, ApproximateDpEvent):
-        return event.epsilon, event.delta
-    if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
-        inner = _fixed_cost(event.event)
-        if inner is None:
-            return None
-        rate = event.sampling_probability if isinstance(event, PoissonSampledEvent) else event.sampling_fraction
-        epsilon = math.nextafter(math.log1p(rate * math.expm1(inner[0])), math.inf)
-        delta = math.nextafter(rate * inner[1], math.inf) if inner[1] else 0.0
-        return epsilon, delta
-    return None
+from ..events.base import FixedCost, UnsupportedEvent
+from ..interval import Interval
 
 
 def _sum_up(terms) -> float:
@@ -63,36 +37,39 @@ def _sum_up(terms) -> float:
     return value if Fraction(value) >= exact else math.nextafter(value, math.inf)
 
 
-def _as_release(pairs):
-    """The pairs with each epoch of random allocation replaced by its inner release (its basic cost)."""
-    return [(event.event if isinstance(event, RandomAllocationEvent) else event, count) for event, count in pairs]
+def _costs(pairs):
+    """(fixed (ε, δ) costs with counts, cost curves with counts, refused names): each event asked for its
+    :meth:`~dpmech.events.base.PrivacyEvent.basic_cost`."""
+    fixed, curves, refused = [], [], set()
+    for event, count in pairs:
+        try:
+            cost = event.basic_cost()
+        except UnsupportedEvent:
+            refused.add(event.describe())
+            continue
+        (fixed if isinstance(cost, FixedCost) else curves).append((cost, count))
+    return fixed, curves, refused
 
 
 def supports(pairs) -> bool:
-    pairs = _as_release(pairs)
-    return all(isinstance(event, (GaussianEvent, NoPrivacyLossEvent)) or _fixed_cost(event) is not None
-               for event, _ in pairs)
+    """Whether every event has a basic cost (a dry run of the conversion :func:`epsilon` and :func:`delta` make)."""
+    return not _costs(pairs)[2]
 
 
 def _split(pairs):
-    pairs = _as_release(pairs)
-    unknown = sorted({type(event).__name__ for event, _ in pairs
-                      if not isinstance(event, (GaussianEvent, NoPrivacyLossEvent)) and _fixed_cost(event) is None})
-    if unknown:
+    fixed, curves, refused = _costs(pairs)
+    if refused:
         # Summing only the known types would silently drop a release's cost.
-        raise ValueError(f"method 'basic' cannot account {', '.join(unknown)}")
-    gaussians = [(event, count) for event, count in pairs if isinstance(event, GaussianEvent)]
-    costs = [(_fixed_cost(event), count) for event, count in pairs
-             if not isinstance(event, (GaussianEvent, NoPrivacyLossEvent))]
-    fixed_epsilon = _sum_up(count * Fraction(cost[0]) for cost, count in costs)
-    fixed_delta = _sum_up(count * Fraction(cost[1]) for cost, count in costs)
-    releases = sum(count for _, count in gaussians)
-    return gaussians, fixed_epsilon, fixed_delta, releases
+        raise ValueError(f"method 'basic' cannot account {', '.join(sorted(refused))}")
+    fixed_epsilon = _sum_up(count * Fraction(cost.epsilon) for cost, count in fixed)
+    fixed_delta = _sum_up(count * Fraction(cost.delta) for cost, count in fixed)
+    releases = sum(count for _, count in curves)
+    return curves, fixed_epsilon, fixed_delta, releases
 
 
 def epsilon(pairs, delta: float) -> Interval:
-    gaussians, fixed_epsilon, fixed_delta, releases = _split(pairs)
-    if not gaussians:
+    curves, fixed_epsilon, fixed_delta, releases = _split(pairs)
+    if not curves:
         total = fixed_epsilon if fixed_delta <= delta else math.inf
         return Interval(0.0, total, total, True)
     remaining = delta - fixed_delta
@@ -100,26 +77,24 @@ def epsilon(pairs, delta: float) -> Interval:
         return Interval(0.0, math.inf, math.inf, True, "the fixed events alone spend more than delta")
     # Rounded down twice so that the shares never add up to more than the budget left.
     share = math.nextafter(math.nextafter(remaining, 0.0) / releases, 0.0)
-    total = fixed_epsilon + math.fsum(
-        count * gaussian_epsilon(share, event.sigma, event.sensitivity) for event, count in gaussians
-    )
+    total = fixed_epsilon + math.fsum(count * curve.epsilon(share) for curve, count in curves)
     total = total * (1.0 + 1e-15)
     return Interval(0.0, total, total, True, f"delta split evenly: {share:.3g} per Gaussian release")
 
 
 def delta(pairs, epsilon: float) -> Interval:
-    gaussians, fixed_epsilon, fixed_delta, releases = _split(pairs)
+    curves, fixed_epsilon, fixed_delta, releases = _split(pairs)
     remaining = epsilon - fixed_epsilon
     if remaining < 0.0:
         return Interval(0.0, 1.0, 1.0, True, "the fixed events alone spend more than epsilon")
-    if not gaussians:
+    if not curves:
         total = min(fixed_delta, 1.0)
         return Interval(0.0, total, total, True)
     # Rounded down twice so that the shares never add up to more than the budget left.
     share = math.nextafter(math.nextafter(remaining, 0.0) / releases, 0.0)
     # In log space, so that a δ_i below the smallest double is not lost: Relative 1e-11 covers the
     # evaluation error of each δ_i (see dpmech._newton); a positive total never comes back as 0.
-    logs = [math.log(count) + gaussian_log_delta(share, event.sigma, event.sensitivity) for event, count in gaussians]
+    logs = [math.log(count) + curve.log_delta(share) for curve, count in curves]
     if fixed_delta:
         logs.append(math.log(fixed_delta))
     log_total = float(special.logsumexp(logs)) + 1e-11

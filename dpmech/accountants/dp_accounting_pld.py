@@ -1,6 +1,9 @@
-"""Composition through dp_accounting's privacy loss distributions (Koskela et al. 2020; Doroshenko et al. 2022).
+"""The accountant ``"pld"``: composition through dp_accounting's privacy loss distributions (Koskela et al. 2020;
+Doroshenko et al. 2022). Not to be confused with dpmech's own engine :mod:`dpmech.pld` (the ``"numeric"``
+accountant).
 
-A cross-check of :mod:`.exact`. Each event contributes the PLD of its dominating pair:
+A cross-check of :mod:`.exact`. Each event contributes the PLD of its dominating pair, which its module
+builds (:meth:`~dpmech.events.base.PrivacyEvent.dp_accounting_pld`):
 
 * Gaussians are merged first (exactly, μ = √(Σ kμᵢ²)) into one Gaussian PLD;
 * K-ary randomized response: ``from_randomized_response`` with noise parameter
@@ -37,81 +40,49 @@ from __future__ import annotations
 import functools
 import math
 
-from dp_accounting.pld import common
 from dp_accounting.pld import privacy_loss_distribution as pld_library
 
-from ..events import (
-    ApproximateDpEvent,
-    GaussianEvent,
-    LaplaceEvent,
-    NoPrivacyLossEvent,
-    PoissonSampledEvent,
-    PureEpsilonEvent,
-)
-from . import Interval
-from .exact import composed_mu
+from ..events.base import UnsupportedEvent
+from ..interval import Interval
+from .exact import _composed_mu
 
 DEFAULT_DISCRETIZATION = 1e-4
 UPPER_MARGIN = 1e-8
-SUPPORTED = (GaussianEvent, LaplaceEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent)
 _NOTE = "lower end: dp_accounting's optimistic estimate (not proven)"
 
 
-def _supported(event) -> bool:
-    if isinstance(event, PoissonSampledEvent):
-        return isinstance(event.event, (GaussianEvent, LaplaceEvent))
-    return isinstance(event, SUPPORTED)
+def _builders(pairs):
+    """(Gaussian (μ, count) pairs, (PLD builder, count) pairs, refused names): each event asked for its
+    :meth:`~dpmech.events.base.PrivacyEvent.dp_accounting_pld`; nothing is built here."""
+    gaussians, builders, refused = [], [], set()
+    for event, count in pairs:
+        mu = event.gaussian_mu()
+        if mu is not None:
+            gaussians.append((mu, count))
+            continue
+        try:
+            builders.append((event.dp_accounting_pld(), count))
+        except UnsupportedEvent:
+            refused.add(event.describe())
+    return gaussians, builders, refused
 
 
 def supports(pairs) -> bool:
-    return all(_supported(event) for event, _ in pairs)
+    """Whether every event has a dp_accounting PLD (a dry run of the conversion the queries make)."""
+    return not _builders(pairs)[2]
 
 
-def _event_pld(event, count, pessimistic, discretization):
-    sampling = 1.0
-    if isinstance(event, PoissonSampledEvent):
-        sampling, event = event.sampling_probability, event.event
-    if isinstance(event, GaussianEvent):
-        pld = pld_library.from_gaussian_mechanism(
-            standard_deviation=event.sigma / event.sensitivity,
-            pessimistic_estimate=pessimistic,
-            value_discretization_interval=discretization,
-            sampling_prob=sampling,
-            use_connect_dots=pessimistic,
-        )
-    elif isinstance(event, LaplaceEvent):
-        pld = pld_library.from_laplace_mechanism(
-            parameter=event.scale / event.sensitivity,
-            pessimistic_estimate=pessimistic,
-            value_discretization_interval=discretization,
-            sampling_prob=sampling,
-            use_connect_dots=pessimistic,
-        )
-    elif isinstance(event, PureEpsilonEvent):
-        outcomes = event.num_outcomes or 2
-        pld = pld_library.from_randomized_response(
-            noise_parameter=outcomes / (math.exp(event.epsilon) + outcomes - 1),
-            num_buckets=outcomes,
-            pessimistic_estimate=pessimistic,
-            value_discretization_interval=discretization,
-        )
-    else:
-        pld = pld_library.from_privacy_parameters(
-            common.DifferentialPrivacyParameters(event.epsilon, event.delta),
-            value_discretization_interval=discretization,
-        )
-    return pld.self_compose(count) if count > 1 else pld
-
-
-def _composed_pld(pairs, pessimistic, discretization):
-    gaussians = [(event, count) for event, count in pairs if isinstance(event, GaussianEvent)]
-    others = [(event, count) for event, count in pairs
-              if not isinstance(event, (GaussianEvent, NoPrivacyLossEvent))]
-    plds = [_event_pld(event, count, pessimistic, discretization) for event, count in others]
+def _composed_pld(gaussians, builders, pessimistic, discretization):
+    """The composed PLD on one side, or None when nothing on that side has privacy loss."""
+    plds = []
+    for build, count in builders:
+        pld = build(pessimistic, discretization)
+        if pld is not None:
+            plds.append(pld.self_compose(count) if count > 1 else pld)
     if gaussians:
         plds.append(
             pld_library.from_gaussian_mechanism(
-                standard_deviation=1.0 / composed_mu(gaussians),
+                standard_deviation=1.0 / _composed_mu(gaussians),
                 pessimistic_estimate=pessimistic,
                 value_discretization_interval=discretization,
                 use_connect_dots=pessimistic,
@@ -123,24 +94,18 @@ def _composed_pld(pairs, pessimistic, discretization):
 
 
 def _interval(pairs, query, value, discretization, cap):
-    unknown = sorted({type(event).__name__ for event, _ in pairs if not _supported(event)})
-    if unknown:
+    gaussians, builders, refused = _builders(pairs)
+    if refused:
         raise ValueError(
-            f"method 'pld' cannot account {', '.join(unknown)} (it takes Poisson sampling of Gaussian or "
+            f"method 'pld' cannot account {', '.join(sorted(refused))} (it takes Poisson sampling of Gaussian or "
             "Laplace events only)"
         )
-    pessimistic = _composed_pld(pairs, True, discretization)
+    pessimistic = _composed_pld(gaussians, builders, True, discretization)
     if pessimistic is None:
         return Interval(0.0, 0.0, 0.0, True)
     estimate = getattr(pessimistic, query)(value)
     upper = min(estimate * (1.0 + UPPER_MARGIN), cap)
-    exact_kinds = [
-        (event, count)
-        for event, count in pairs
-        if isinstance(event, (GaussianEvent, LaplaceEvent, PoissonSampledEvent))
-        or (isinstance(event, PureEpsilonEvent) and event.num_outcomes)
-    ]
-    optimistic = _composed_pld(exact_kinds, False, discretization)
+    optimistic = _composed_pld(gaussians, builders, False, discretization)
     lower = getattr(optimistic, query)(value) if optimistic is not None else 0.0
     return Interval(min(lower, upper), min(estimate, upper), upper, False, _NOTE)
 

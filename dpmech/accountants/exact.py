@@ -70,16 +70,10 @@ import numpy as np
 from scipy import special
 
 from .._newton import LOG_DELTA_MARGIN
-from ..events import (
-    ApproximateDpEvent,
-    GaussianEvent,
-    NoPrivacyLossEvent,
-    PureEpsilonEvent,
-)
+from ..events.base import LatticeStep, UnsupportedEvent
 from ..gaussian import _log_delta_bounds
-from . import Interval
+from ..interval import Interval
 
-SUPPORTED = (GaussianEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent)
 MAX_ATOMS = 2048
 # Past this many repetitions of a three-atom step, powers by squaring (O(MAX_ATOMS² log n)) beat the
 # O(n²) closed form (0.19 s against 0.04 s at n = 1000; equal near n = 200), at a few times the width.
@@ -95,66 +89,64 @@ _MAX_SEARCH_STEPS = 400
 _LARGEST_SEARCHED = 1e300
 
 
+def _parts(pairs):
+    """(Gaussian (μ, count) pairs, {LatticeStep: count}) of the ledger: each event asked for its μ-GDP μ
+    (:meth:`~dpmech.events.base.PrivacyEvent.gaussian_mu`), else its finite pair
+    (:meth:`~dpmech.events.base.PrivacyEvent.lattice_step`, None for no loss). Equal steps are merged.
+    Refuses, by name, every event that answers neither."""
+    gaussians, steps, refused = [], {}, set()
+    for event, count in pairs:
+        mu = event.gaussian_mu()
+        if mu is not None:
+            gaussians.append((mu, count))
+            continue
+        try:
+            step = event.lattice_step()
+        except UnsupportedEvent:
+            refused.add(event.describe())
+            continue
+        if step is not None:
+            steps[step] = steps.get(step, 0) + count
+    if refused:
+        raise ValueError(
+            f"method 'exact' cannot account {', '.join(sorted(refused))}; it takes Gaussian releases and events "
+            "whose dominating pair has the privacy losses ε·{+1, 0, −1} and +∞ (pure ε, (ε, δ), no loss)"
+        )
+    return gaussians, steps
+
+
 def supports(pairs) -> bool:
-    """Whether every event is one this accountant composes exactly."""
-    return all(isinstance(event, SUPPORTED) for event, _ in pairs)
-
-
-applies = supports
-
-
-def _refuse(pairs):
-    kinds = sorted({type(event).__name__ for event, _ in pairs if not isinstance(event, SUPPORTED)})
-    raise ValueError(
-        f"method 'exact' cannot account {', '.join(kinds)}; it supports "
-        f"{', '.join(t.__name__ for t in SUPPORTED)}"
-    )
+    """Whether every event is one this accountant composes exactly: a dry run of the conversion that
+    :func:`epsilon` and :func:`delta` start with."""
+    try:
+        _parts(pairs)
+    except ValueError:
+        return False
+    return True
 
 
 def composed_mu(pairs) -> float:
-    """μ of the Gaussian part: √(Σ count·μᵢ²) rounded up, scaled so that a huge μᵢ does not overflow (inf past
-    the largest double)."""
-    gaussians = [(event, count) for event, count in pairs if isinstance(event, GaussianEvent)]
-    if any(not isinstance(event, SUPPORTED) for event, _ in pairs):
-        _refuse(pairs)
+    """μ of the Gaussian part (the events with a μ-GDP :meth:`~dpmech.events.base.PrivacyEvent.gaussian_mu`):
+    √(Σ count·μᵢ²) rounded up, scaled so that a huge μᵢ does not overflow (inf past the largest double)."""
+    return _composed_mu([(event.gaussian_mu(), count) for event, count in pairs
+                         if event.gaussian_mu() is not None])
+
+
+def _composed_mu(gaussians) -> float:
+    """:func:`composed_mu` of (μ, count) pairs."""
     if not gaussians:
         return 0.0
-    largest = max(event.mu for event, _ in gaussians)
+    largest = max(mu for mu, _ in gaussians)
     if not math.isfinite(largest):
         return math.inf
     if len(gaussians) == 1 and gaussians[0][1] == 1:
         return float(largest)
     with np.errstate(over="ignore"):
-        value = float(largest * math.sqrt(math.fsum(count * (event.mu / largest) ** 2 for event, count in gaussians)))
+        value = float(largest * math.sqrt(math.fsum(count * (mu / largest) ** 2 for mu, count in gaussians)))
     # Rounded up, since δ grows with μ: the ratio, its square, the product with the count, the correctly
     # rounded sum, the root and the last product each round by at most one ulp (six in all, the root
     # halving those before it); 8 ulps and one more step up cover them.
     return math.nextafter(value * (1 + 8 * 2.0**-53), math.inf) if math.isfinite(value) else value
-
-
-@dataclass(frozen=True)
-class _Step:
-    """One finite-support pair: privacy loss ε·{+1, 0, −1} with these log-probabilities, plus +∞ with mass δ."""
-
-    epsilon: float
-    log_plus: float
-    log_zero: float
-    log_minus: float
-    delta: float
-
-
-def _step(event) -> _Step:
-    if isinstance(event, PureEpsilonEvent):
-        outcomes = event.num_outcomes or 2
-        log_keep = -math.log1p((outcomes - 1) * math.exp(-event.epsilon))
-        log_other = log_keep - event.epsilon
-        log_zero = math.log(outcomes - 2) + log_other if outcomes > 2 else -math.inf
-        return _Step(event.epsilon, log_keep, log_zero, log_other, 0.0)
-    # ApproximateDpEvent: the finite part of the four-point pair, normalised; its +∞ atom carries δ.
-    if event.epsilon == 0.0:
-        return _Step(0.0, -math.inf, 0.0, -math.inf, event.delta)
-    log_plus = -math.log1p(math.exp(-event.epsilon))
-    return _Step(event.epsilon, log_plus, -math.inf, log_plus - event.epsilon, event.delta)
 
 
 def _logsumexp_by_index(index, log_p):
@@ -175,7 +167,7 @@ def _logsumexp_by_index(index, log_p):
         return index[starts], finite_peak + np.log(np.add.reduceat(scaled, starts)), int(run.max())
 
 
-def _lattice_power(step: _Step, count: int):
+def _lattice_power(step: LatticeStep, count: int):
     """Law of the n-fold sum of one step on the lattice ℤ: (multiples of ε, log-probabilities)."""
     n = count
     if step.log_zero == -math.inf or step.log_plus == -math.inf:
@@ -408,7 +400,7 @@ class _Profile:
         return float(log_a[k] + math.log1p(-math.exp(log_d - log_a[k])) - log_b[k])
 
 
-def _finite_magnitude(step: _Step) -> float:
+def _finite_magnitude(step: LatticeStep) -> float:
     """Largest |log-probability| among the step's atoms that have positive probability."""
     return max(abs(value) for value in (step.log_plus, step.log_zero, step.log_minus, 0.0) if math.isfinite(value))
 
@@ -437,14 +429,8 @@ def _profiles(pairs, negligible=_NEGLIGIBLE_LOG_PROBABILITY):
     ``negligible``: atoms below this log-probability may be moved to +∞ (upper
     side) or dropped (lower side) when atoms must be merged.
     """
-    if not supports(pairs):
-        _refuse(pairs)
-    mu = composed_mu(pairs)
-    groups: dict = {}
-    for event, count in pairs:
-        if isinstance(event, (PureEpsilonEvent, ApproximateDpEvent)):
-            step = _step(event)
-            groups[step] = groups.get(step, 0) + count
+    gaussians, groups = _parts(pairs)
+    mu = _composed_mu(gaussians)
     log_finite = math.fsum(count * math.log1p(-step.delta) for step, count in groups.items())
     with np.errstate(divide="ignore"):
         log_infinite = math.log(-math.expm1(log_finite)) if log_finite < 0.0 else -math.inf

@@ -64,137 +64,68 @@ import numpy as np
 
 from .. import pld
 from .. import validation as check
-from ..events import (
-    ADD_REMOVE_ONE,
-    REPLACE_ONE,
-    ApproximateDpEvent,
-    GaussianEvent,
-    LaplaceEvent,
-    NoPrivacyLossEvent,
-    PoissonSampledEvent,
-    PureEpsilonEvent,
-    RandomAllocationEvent,
-    SampledWithoutReplacementEvent,
-    SelfComposedEvent,
-)
+from ..events.base import UnboundedPrivacyLoss, UnsupportedEvent
+from ..interval import Interval
 from ..pld import accountant as engine
-from . import Interval
-from .exact import composed_mu
+from .exact import _composed_mu
 
-UNSAMPLED = (GaussianEvent, LaplaceEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent)
 _MAX_COARSENINGS = 4
 
 
-def _inner(event):
-    """The sampled event's inner event with self-compositions of Gaussians merged (a Gaussian with μ√k), or None."""
-    inner, count = event.event, 1
-    while isinstance(inner, SelfComposedEvent):
-        count *= inner.count
-        inner = inner.event
-    relation = ADD_REMOVE_ONE if isinstance(event, PoissonSampledEvent) else REPLACE_ONE
-    if getattr(inner, "neighbouring", None) not in (None, relation):
-        return None
-    if isinstance(inner, NoPrivacyLossEvent):
-        return inner
-    if isinstance(inner, GaussianEvent):
-        if count == 1:
-            return inner
-        return GaussianEvent(inner.sigma, inner.sensitivity * math.sqrt(count))  # μ√k, μ rounded to nearest
-    if count == 1 and isinstance(inner, UNSAMPLED):
-        return inner
-    return None
+def _convert(pairs):
+    """(Gaussian (μ, count) pairs, {event: count} of the others, refused names, whether some loss is unbounded).
 
-
-def _supported(event) -> bool:
-    if isinstance(event, RandomAllocationEvent):
-        return True  # its own checks admit only a Gaussian step under add/remove-one, one step per record
-    if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
-        return _inner(event) is not None
-    return isinstance(event, UNSAMPLED)
+    Each event is asked for its pair (:meth:`~dpmech.events.base.PrivacyEvent.privacy_loss_pair`); Gaussians
+    are kept apart to be merged into one. Nothing is built here beyond the question.
+    """
+    gaussians, counts, refused, unbounded = [], Counter(), set(), False
+    for event, count in pairs:
+        mu = event.gaussian_mu()
+        if mu is not None:
+            gaussians.append((mu, count))
+            continue
+        try:
+            event.privacy_loss_pair()
+        except UnsupportedEvent:
+            refused.add(event.describe())
+            continue
+        except UnboundedPrivacyLoss:
+            unbounded = True
+        counts[event] += count
+    return gaussians, counts, refused, unbounded
 
 
 def supports(pairs) -> bool:
-    """Whether every event maps to a pair this accountant composes."""
-    return all(_supported(event) for event, _ in pairs)
-
-
-def _refuse(pairs):
-    kinds = sorted({_describe(event) for event, _ in pairs if not _supported(event)})
-    raise ValueError(
-        f"method 'numeric' cannot account {', '.join(kinds)}; it takes Gaussian, Laplace, pure epsilon, "
-        "(epsilon, delta) and no-loss events, Poisson sampling (add-remove-one) or sampling without "
-        "replacement (replace-one) of one of them (or of repeated Gaussians) stated under the sampling's relation, "
-        "and random allocation of a Gaussian step"
-    )
-
-
-def _describe(event):
-    if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
-        return f"{type(event).__name__}({_describe(event.event)})"
-    if isinstance(event, SelfComposedEvent):
-        return f"SelfComposedEvent({_describe(event.event)})"
-    return type(event).__name__
-
-
-class _Unbounded(Exception):
-    """A pair with infinite privacy loss (σ or a Laplace scale underflowing against its sensitivity)."""
-
-
-def _base_pair(event):
-    """The dominating pair of an unsampled event, None for no privacy loss."""
-    if isinstance(event, NoPrivacyLossEvent):
-        return None
-    if isinstance(event, GaussianEvent):
-        if not math.isfinite(event.mu):
-            raise _Unbounded
-        return pld.GaussianPair(event.mu)
-    if isinstance(event, LaplaceEvent):
-        scale = event.scale / event.sensitivity
-        if scale == 0.0:
-            raise _Unbounded
-        return pld.LaplacePair(scale)
-    if isinstance(event, PureEpsilonEvent):
-        return pld.randomized_response_pair(event.epsilon, event.num_outcomes or 2)
-    return pld.approximate_dp_pair(event.epsilon, event.delta)
-
-
-def _entry(event):
-    """The engine's pairs for one distinct event: a Pair (symmetric) or (first, second) directions; None if lossless."""
-    if isinstance(event, PoissonSampledEvent):
-        inner = _base_pair(_inner(event))
-        return None if inner is None else pld.poisson_subsampled(inner, event.sampling_probability)
-    if isinstance(event, RandomAllocationEvent):
-        if not math.isfinite(event.event.mu):
-            raise _Unbounded
-        return pld.random_allocation(event.event.mu, event.num_steps)
-    if isinstance(event, SampledWithoutReplacementEvent):
-        inner = _base_pair(_inner(event))
-        return None if inner is None else pld.sampled_without_replacement(inner, event.sample_size, event.source_size)
-    return _base_pair(event)
+    """Whether every event has a dominating pair this accountant composes (a dry run of :func:`engine_ledger`'s
+    conversion)."""
+    return not _convert(pairs)[2]
 
 
 def engine_ledger(pairs):
     """The ledger's (event, count) pairs as :mod:`dpmech.pld` entries ``[(pairs, count), ...]``.
 
     Equal events are merged into one entry with their counts added, and all Gaussians into
-    one Gaussian. Raises ValueError for an unsupported event and :class:`_Unbounded` for
-    an event with unbounded privacy loss.
+    one Gaussian. Raises ValueError for an unsupported event and
+    :class:`~dpmech.events.UnboundedPrivacyLoss` for an event with unbounded privacy loss.
     """
-    if not supports(pairs):
-        _refuse(pairs)
-    gaussians = [(event, count) for event, count in pairs if isinstance(event, GaussianEvent)]
-    counts = Counter()
-    for event, count in pairs:
-        if not isinstance(event, (GaussianEvent, NoPrivacyLossEvent)):
-            counts[event] += count
+    gaussians, counts, refused, unbounded = _convert(pairs)
+    if refused:
+        raise ValueError(
+            f"method 'numeric' cannot account {', '.join(sorted(refused))}; it takes the events with a "
+            "dominating pair: Gaussian, Laplace, pure epsilon, (epsilon, delta) and no-loss events, Poisson "
+            "sampling (add-remove-one) or sampling without replacement (replace-one) of one of them (or of "
+            "repeated Gaussians) stated under the sampling's relation, and random allocation of a Gaussian step"
+        )
+    if unbounded:
+        raise UnboundedPrivacyLoss
     entries = []
     if gaussians:
-        mu = composed_mu(gaussians)
+        mu = _composed_mu(gaussians)
         if not math.isfinite(mu):
-            raise _Unbounded
+            raise UnboundedPrivacyLoss
         entries.append((pld.GaussianPair(mu), 1))
     for event, count in counts.items():
-        pair = _entry(event)
+        pair = event.privacy_loss_pair()
         if pair is not None:
             entries.append((pair, count))
     return entries
@@ -231,7 +162,7 @@ def epsilon(pairs, delta: float, discretization=None, width=None, max_points=eng
     delta = check.open_unit_interval("delta", delta)
     try:
         entries = engine_ledger(pairs)
-    except _Unbounded:
+    except UnboundedPrivacyLoss:
         return Interval(math.inf, math.inf, math.inf, True, "a Gaussian or Laplace scale near 0: no guarantee")
     if not entries:
         return Interval(0.0, 0.0, 0.0, True)
@@ -250,7 +181,7 @@ def log_delta_interval(pairs, epsilon: float, discretization=None, width=None, m
     epsilon = check.non_negative("epsilon", epsilon)
     try:
         entries = engine_ledger(pairs)
-    except _Unbounded:
+    except UnboundedPrivacyLoss:
         return Interval(0.0, 0.0, 0.0, True, "a Gaussian or Laplace scale near 0: no guarantee")
     if not entries:
         return Interval(-math.inf, -math.inf, -math.inf, True)

@@ -23,37 +23,56 @@ import prv_accountant
 
 import math
 
-from ..events import ApproximateDpEvent, GaussianEvent, NoPrivacyLossEvent, PureEpsilonEvent
-from . import Interval
-from .exact import composed_mu
+from ..events.base import UnsupportedEvent
+from ..interval import Interval
+from .exact import _composed_mu
 
 UPPER_MARGIN = 1e-8
-SUPPORTED = (GaussianEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent)
-
-
-def supports(pairs) -> bool:
-    return all(isinstance(event, SUPPORTED) for event, _ in pairs)
 
 
 DEFAULT_EPSILON_ERROR = 1e-2
 DEFAULT_DELTA_ERROR_FOR_DELTA = 1e-10
 
 
-def _variables(pairs):
-    variables, counts = [], []
-    gaussians = [(event, count) for event, count in pairs if isinstance(event, GaussianEvent)]
-    if gaussians:
-        variables.append(prv_accountant.GaussianMechanism(noise_multiplier=1.0 / composed_mu(gaussians)))
-        counts.append(1)
+def _mechanisms(pairs):
+    """(Gaussian (μ, count) pairs, (prv_accountant mechanism, count) pairs, refused names): each event asked for
+    its :meth:`~dpmech.events.base.PrivacyEvent.prv_mechanism` (None: no loss, left out)."""
+    gaussians, mechanisms, refused = [], [], set()
     for event, count in pairs:
-        if isinstance(event, PureEpsilonEvent):
-            variables.append(prv_accountant.PureDPMechanism(eps=event.epsilon))
-        elif isinstance(event, ApproximateDpEvent):
-            variables.append(prv_accountant.ApproximateDPMechanism(epsilon=event.epsilon, delta=event.delta))
-        elif isinstance(event, (GaussianEvent, NoPrivacyLossEvent)):
+        mu = event.gaussian_mu()
+        if mu is not None:
+            gaussians.append((mu, count))
             continue
-        else:
-            raise ValueError(f"method 'prv' cannot account {type(event).__name__}")
+        try:
+            mechanism = event.prv_mechanism()
+        except UnsupportedEvent:
+            refused.add(event.describe())
+            continue
+        if mechanism is not None:
+            mechanisms.append((mechanism, count))
+    return gaussians, mechanisms, refused
+
+
+def _dominated(pairs) -> bool:
+    """Whether some event enters through a mechanism that only dominates its own pair (its lower end is then no bound)."""
+    return any(mechanism is not None and not mechanism.own_pair for mechanism, _ in _mechanisms(pairs)[1])
+
+
+def supports(pairs) -> bool:
+    """Whether every event has a prv_accountant mechanism (a dry run of the conversion the queries make)."""
+    return not _mechanisms(pairs)[2]
+
+
+def _variables(pairs):
+    gaussians, mechanisms, refused = _mechanisms(pairs)
+    if refused:
+        raise ValueError(f"method 'prv' cannot account {', '.join(sorted(refused))}")
+    variables, counts = [], []
+    if gaussians:
+        variables.append(prv_accountant.GaussianMechanism(noise_multiplier=1.0 / _composed_mu(gaussians)))
+        counts.append(1)
+    for mechanism, count in mechanisms:
+        variables.append(mechanism.mechanism)
         counts.append(count)
     return variables, counts
 
@@ -70,7 +89,7 @@ def _run(pairs, query, value, epsilon_error, delta_error, cap):
     except (ValueError, RuntimeError) as error:
         raise ValueError(f"method 'prv' failed ({error}); use method='exact' or 'pld'") from None
     upper = min(float(upper) * (1.0 + UPPER_MARGIN), cap)
-    kary = any(isinstance(event, PureEpsilonEvent) and (event.num_outcomes or 2) > 2 for event, _ in pairs)
+    kary = _dominated(pairs)
     note = ("K-ary randomized response accounted as binary: the upper end is valid, the lower end is not a bound"
             if kary else "lower end: prv_accountant's estimate (not proven)")
     return Interval(min(max(float(lower), 0.0), upper), min(float(estimate), upper), upper, False, note)

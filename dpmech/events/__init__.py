@@ -1,15 +1,17 @@
 """Immutable records of privacy-relevant releases, in the style of dp_accounting's ``DpEvent``.
 
-An event says what was released, not what it costs: accountants in
-:mod:`dpmech.accountants` turn a sequence of events into an (ε, δ) statement.
-One module per event type states its dominating pair, which every accountant
-works from. Each event may name the neighbouring relation its parameters were
-derived under (see :mod:`.relations`); ``None`` means "the ledger's relation".
+An event says what was released and, through the hooks of
+:class:`~dpmech.events.base.PrivacyEvent`, what mathematics accounts for it:
+one module per event type states its dominating pair, its fixed (basic) cost
+and its group form, and the accountants of :mod:`dpmech.accountants` ask the
+event for them. A new event type is its module, its line here and its test.
+Each event may name the neighbouring relation its parameters were derived under (see :mod:`.relations`); ``None`` means "the ledger's relation".
 """
 
 from typing import Union
 
 from .approximate import ApproximateDpEvent
+from .base import PrivacyEvent, UnboundedPrivacyLoss, UnsupportedEvent
 from .gaussian import GaussianEvent
 from .laplace import LaplaceEvent
 from .no_guarantee import NoGuaranteeEvent
@@ -41,10 +43,13 @@ __all__ = [
     "NoGuaranteeEvent",
     "NoPrivacyLossEvent",
     "PoissonSampledEvent",
+    "PrivacyEvent",
     "PureEpsilonEvent",
     "RandomAllocationEvent",
     "SampledWithoutReplacementEvent",
     "SelfComposedEvent",
+    "UnboundedPrivacyLoss",
+    "UnsupportedEvent",
     "check_relation",
     "flatten",
 ]

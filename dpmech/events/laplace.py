@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .. import validation as check
+from .base import FixedCost, PldBuilder, PrivacyEvent, UnboundedPrivacyLoss
 from .relations import check_relation
 
 
 @dataclass(frozen=True)
-class LaplaceEvent:
+class LaplaceEvent(PrivacyEvent):
     """One release f(D) + Lap(0, scale) per coordinate with ‖f(D) − f(D')‖₁ <= sensitivity."""
 
     scale: float
@@ -34,3 +35,40 @@ class LaplaceEvent:
     def epsilon(self) -> float:
         """Δ/b: the release is pure ε-DP with this ε (may be inf for a tiny scale)."""
         return self.sensitivity / self.scale
+
+    def privacy_loss_pair(self):
+        """(Lap(1, b), Lap(0, b)) with b = scale/Δ, symmetric (Koskela et al. 2021)."""
+        from ..pld.pairs import LaplacePair
+
+        scale = self.scale / self.sensitivity
+        if scale == 0.0:
+            raise UnboundedPrivacyLoss
+        return LaplacePair(scale)
+
+    def basic_cost(self) -> FixedCost:
+        return FixedCost(self.epsilon, 0.0)
+
+    def group_form(self, group_size: int) -> "LaplaceEvent":
+        return LaplaceEvent(self.scale, group_size * self.sensitivity, self.neighbouring)
+
+    def dp_accounting_pld(self, sampling_probability: float = 1.0) -> PldBuilder:
+        """dp_accounting's ``from_laplace_mechanism`` with parameter b/Δ."""
+
+        def build(pessimistic: bool, discretization: float):
+            from dp_accounting.pld import privacy_loss_distribution as pld_library
+
+            return pld_library.from_laplace_mechanism(
+                parameter=self.scale / self.sensitivity,
+                pessimistic_estimate=pessimistic,
+                value_discretization_interval=discretization,
+                sampling_prob=sampling_probability,
+                use_connect_dots=pessimistic,
+            )
+
+        return build
+
+    def dp_accounting_event(self):
+        """``LaplaceDpEvent(b/Δ)`` (sensitivity 1 in dp_accounting's accountants)."""
+        from dp_accounting import dp_event
+
+        return dp_event.LaplaceDpEvent(noise_multiplier=self.scale / self.sensitivity)

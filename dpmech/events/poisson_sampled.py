@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .. import validation as check
+from .base import FixedCost, PldBuilder, PrivacyEvent, UnsupportedEvent, amplified_cost, sampled_inner_pair
 from .relations import ADD_REMOVE_ONE, check_relation
 
 
 @dataclass(frozen=True)
-class PoissonSampledEvent:
+class PoissonSampledEvent(PrivacyEvent):
     """``event`` applied to a Poisson sample with inclusion probability ``sampling_probability``."""
 
     event: object
@@ -30,9 +31,7 @@ class PoissonSampledEvent:
     neighbouring: Optional[str] = ADD_REMOVE_ONE
 
     def __post_init__(self):
-        from . import EVENT_TYPES
-
-        if not isinstance(self.event, EVENT_TYPES):
+        if not isinstance(self.event, PrivacyEvent):
             raise ValueError(f"event must be a dpmech event (got {type(self.event).__name__})")
         object.__setattr__(
             self,
@@ -43,3 +42,27 @@ class PoissonSampledEvent:
         check_relation(self.neighbouring)
         if self.neighbouring != ADD_REMOVE_ONE:
             raise ValueError("neighbouring: a PoissonSampledEvent is defined under add-remove-one only")
+
+    def describe(self) -> str:
+        return f"{type(self).__name__}({self.event.describe()})"
+
+    def privacy_loss_pair(self):
+        """(qP + (1−q)Q, Q) for the removal and its reverse for the addition (Zhu, Dong & Wang 2022, Thm. 11)."""
+        from ..pld.subsampling import poisson_subsampled
+
+        inner = sampled_inner_pair(self.event, ADD_REMOVE_ONE)
+        return None if inner is None else poisson_subsampled(inner, self.sampling_probability)
+
+    def basic_cost(self) -> FixedCost:
+        return amplified_cost(self.event, self.sampling_probability)
+
+    def dp_accounting_pld(self, sampling_probability: float = 1.0) -> PldBuilder:
+        """The inner event's PLD at dp_accounting's ``sampling_prob`` (which holds both directions); not nested."""
+        if sampling_probability != 1.0:
+            raise UnsupportedEvent(self.describe())
+        return self.event.dp_accounting_pld(self.sampling_probability)
+
+    def dp_accounting_event(self):
+        from dp_accounting import dp_event
+
+        return dp_event.PoissonSampledDpEvent(self.sampling_probability, self.event.dp_accounting_event())

@@ -9,6 +9,10 @@ is symmetric. A generic ε-DP mechanism (``num_outcomes=None``) is dominated by
 binary randomized response (K = 2), the worst ε-DP pair (Kairouz, Oh &
 Viswanath 2015, Thm. 2.1); its tight lower bound is 0, since an ε-DP
 mechanism may reveal nothing.
+
+Basic cost: (ε, 0). Group privacy: kε (Dwork & Roth 2014, Thm. 2.2); the
+randomized-response structure does not survive, so ``num_outcomes`` is
+dropped.
 """
 
 from __future__ import annotations
@@ -18,11 +22,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .. import validation as check
+from .base import FixedCost, LatticeStep, PldBuilder, PrivacyEvent, PrvMechanism, UnsupportedEvent
 from .relations import check_relation
 
 
 @dataclass(frozen=True)
-class PureEpsilonEvent:
+class PureEpsilonEvent(PrivacyEvent):
     """A pure ε-DP release.
 
     With ``num_outcomes = K`` it is K-ary randomized response (or a mechanism
@@ -46,3 +51,60 @@ class PureEpsilonEvent:
         """Probability e^ε/(e^ε+K−1) that K-ary randomized response keeps the true value."""
         outcomes = 2 if self.num_outcomes is None else self.num_outcomes
         return 1.0 / (1.0 + (outcomes - 1) * math.exp(-self.epsilon))
+
+    def privacy_loss_pair(self):
+        """K-ary randomized response's pair (binary for a generic ε-DP event)."""
+        from ..pld.pairs import randomized_response_pair
+
+        return randomized_response_pair(self.epsilon, self.num_outcomes or 2)
+
+    def lattice_step(self) -> LatticeStep:
+        """Loss +ε with probability p, −ε with q, 0 with (K−2)q (see the module docstring), in logs."""
+        outcomes = self.num_outcomes or 2
+        log_keep = -math.log1p((outcomes - 1) * math.exp(-self.epsilon))
+        log_other = log_keep - self.epsilon
+        log_zero = math.log(outcomes - 2) + log_other if outcomes > 2 else -math.inf
+        return LatticeStep(self.epsilon, log_keep, log_zero, log_other, 0.0)
+
+    def basic_cost(self) -> FixedCost:
+        return FixedCost(self.epsilon, 0.0)
+
+    def group_form(self, group_size: int) -> "PureEpsilonEvent":
+        return PureEpsilonEvent(group_size * self.epsilon, None, self.neighbouring)
+
+    def dp_accounting_pld(self, sampling_probability: float = 1.0) -> PldBuilder:
+        """``from_randomized_response`` with noise parameter K/(e^ε+K−1); on the optimistic side only for a
+        K-ary event (a generic ε-DP mechanism may reveal nothing). dp_accounting has no sampled form of it."""
+        if sampling_probability != 1.0:
+            raise UnsupportedEvent(self.describe())
+
+        def build(pessimistic: bool, discretization: float):
+            from dp_accounting.pld import privacy_loss_distribution as pld_library
+
+            if not pessimistic and not self.num_outcomes:
+                return None
+            outcomes = self.num_outcomes or 2
+            return pld_library.from_randomized_response(
+                noise_parameter=outcomes / (math.exp(self.epsilon) + outcomes - 1),
+                num_buckets=outcomes,
+                pessimistic_estimate=pessimistic,
+                value_discretization_interval=discretization,
+            )
+
+        return build
+
+    def prv_mechanism(self) -> PrvMechanism:
+        """prv_accountant's ``PureDPMechanism``: binary randomized response, which dominates the K-ary one
+        (prv_accountant has no K-ary randomized response)."""
+        import prv_accountant
+
+        return PrvMechanism(prv_accountant.PureDPMechanism(eps=self.epsilon), (self.num_outcomes or 2) == 2)
+
+    def dp_accounting_event(self):
+        """``RandomizedResponseDpEvent`` with noise parameter K/(e^ε+K−1): its REPLACE_ONE pair is K-ary RR's."""
+        from dp_accounting import dp_event
+
+        outcomes = self.num_outcomes or 2
+        return dp_event.RandomizedResponseDpEvent(
+            noise_parameter=outcomes / (math.exp(self.epsilon) + outcomes - 1), num_buckets=outcomes
+        )

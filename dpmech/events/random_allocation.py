@@ -25,16 +25,18 @@ information), so every (ε, δ) of the inner event holds for the epoch.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Optional
 
 from .. import validation as check
+from .base import BasicCost, PrivacyEvent, UnboundedPrivacyLoss
 from .gaussian import GaussianEvent
 from .relations import ADD_REMOVE_ONE, check_relation
 
 
 @dataclass(frozen=True)
-class RandomAllocationEvent:
+class RandomAllocationEvent(PrivacyEvent):
     """One epoch of ``num_steps`` releases of ``event``, each record allocated to ``num_selected`` of them."""
 
     event: object
@@ -61,3 +63,21 @@ class RandomAllocationEvent:
         check_relation(self.neighbouring)
         if self.neighbouring != ADD_REMOVE_ONE:
             raise ValueError("neighbouring: a RandomAllocationEvent is defined under add-remove-one only")
+
+    def privacy_loss_pair(self):
+        """Feldman & Shenfeld's (remove, add) pairs, bounded by the lattice pairs of :mod:`dpmech.pld.allocation`."""
+        from ..pld.allocation import random_allocation
+
+        if not math.isfinite(self.event.mu):
+            raise UnboundedPrivacyLoss
+        return random_allocation(self.event.mu, self.num_steps)
+
+    def basic_cost(self) -> BasicCost:
+        """The inner release's own cost (see the module docstring)."""
+        return self.event.basic_cost()
+
+    def dp_accounting_event(self):
+        # Exported as dp_accounting's NonPrivateDpEvent (ε = ∞), as before the hooks: never under-stated.
+        from dp_accounting import dp_event
+
+        return dp_event.NonPrivateDpEvent()

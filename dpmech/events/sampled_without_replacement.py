@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .. import validation as check
+from .base import FixedCost, PrivacyEvent, amplified_cost, sampled_inner_pair
 from .relations import REPLACE_ONE, check_relation
 
 
 @dataclass(frozen=True)
-class SampledWithoutReplacementEvent:
+class SampledWithoutReplacementEvent(PrivacyEvent):
     """``event`` applied to a uniform sample of ``sample_size`` records out of ``source_size``."""
 
     event: object
@@ -27,9 +28,7 @@ class SampledWithoutReplacementEvent:
     neighbouring: Optional[str] = REPLACE_ONE
 
     def __post_init__(self):
-        from . import EVENT_TYPES
-
-        if not isinstance(self.event, EVENT_TYPES):
+        if not isinstance(self.event, PrivacyEvent):
             raise ValueError(f"event must be a dpmech event (got {type(self.event).__name__})")
         object.__setattr__(self, "sample_size", check.integer_scalar("sample_size", self.sample_size, 1))
         object.__setattr__(self, "source_size", check.integer_scalar("source_size", self.source_size, 1))
@@ -44,3 +43,16 @@ class SampledWithoutReplacementEvent:
     @property
     def sampling_fraction(self) -> float:
         return self.sample_size / self.source_size
+
+    def describe(self) -> str:
+        return f"{type(self).__name__}({self.event.describe()})"
+
+    def privacy_loss_pair(self):
+        """The mixture pair with γ = m/n in both orders (Balle, Barthe & Gaboardi 2018, Thm. 10; Zhu et al. 2022)."""
+        from ..pld.subsampling import sampled_without_replacement
+
+        inner = sampled_inner_pair(self.event, REPLACE_ONE)
+        return None if inner is None else sampled_without_replacement(inner, self.sample_size, self.source_size)
+
+    def basic_cost(self) -> FixedCost:
+        return amplified_cost(self.event, self.sampling_fraction)

@@ -8,7 +8,8 @@ in the two directions of the neighbouring relation (e.g. the remove and add pair
 composed in the same direction, and δ(ε) is the larger of the two directions (a pair
 of neighbours is fixed for the whole composition; Zhu, Dong & Wang 2022, Sec. 3).
 
-The answer to every query is an :class:`Interval` proven to contain the exact value
+The answer to every query is an :class:`~dpmech.interval.Interval` (certified; its estimate is its
+upper end, the connect-the-dots value) proven to contain the exact value
 for the composed dominating pairs, under the accuracy premise of
 :mod:`dpmech.pld.pairs` (see :mod:`dpmech.pld.discretization` for the discretisation,
 :mod:`dpmech.pld.composition` for the floating-point error of the FFT, the aliasing of
@@ -30,11 +31,11 @@ also carries as ``suggested`` so that a caller may coarsen instead of refusing.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from .. import validation as check
+from ..interval import Interval, certified_enclosure
 from . import discretization as grid
 from . import composition
 from .distribution import TAIL
@@ -57,15 +58,6 @@ class GridTooLarge(ValueError):
     def __init__(self, message, suggested):
         super().__init__(message)
         self.suggested = suggested
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A certified enclosure lower <= truth <= upper (floats or arrays)."""
-
-    lower: object
-    upper: object
-    note: str = ""
 
 
 def _directions(pairs):
@@ -265,7 +257,8 @@ class ComposedLoss:
         lower = np.array([-math.inf if low is None else low for low, _ in ends])
         upper = np.array([up for _, up in ends])
         shape = np.shape(values)
-        return Interval(check.scalar_or_array(lower.reshape(shape)), check.scalar_or_array(upper.reshape(shape)))
+        return certified_enclosure(check.scalar_or_array(lower.reshape(shape)),
+                                   check.scalar_or_array(upper.reshape(shape)))
 
     def delta(self, epsilon):
         """Interval of δ(ε); a positive lower end that underflows is returned as the smallest subnormal."""
@@ -274,7 +267,8 @@ class ComposedLoss:
             lower = np.exp(logs.lower)
             upper = np.exp(logs.upper)
         upper = np.where((upper == 0) & np.isfinite(logs.upper), 5e-324, upper)
-        return Interval(check.scalar_or_array(np.minimum(lower, upper)), check.scalar_or_array(np.minimum(upper, 1.0)))
+        return certified_enclosure(check.scalar_or_array(np.minimum(lower, upper)),
+                                   check.scalar_or_array(np.minimum(upper, 1.0)))
 
     def epsilon(self, delta):
         """Interval of the smallest ε >= 0 with δ(ε) <= delta, vectorised over delta ∈ (0, 1)."""
@@ -284,15 +278,16 @@ class ComposedLoss:
         lower = np.array([0.0 if low is None else max(low, 0.0) for low, _ in ends])
         upper = np.array([up for _, up in ends])
         shape = np.shape(values)
-        return Interval(check.scalar_or_array(lower.reshape(shape)), check.scalar_or_array(upper.reshape(shape)))
+        return certified_enclosure(check.scalar_or_array(lower.reshape(shape)),
+                                   check.scalar_or_array(upper.reshape(shape)))
 
 
 def _intersection(first, second):
     """Both intervals certified, so their intersection is: refinement never widens the answer."""
     if first is None:
         return second
-    return Interval(check.scalar_or_array(np.maximum(first.lower, second.lower)),
-                    check.scalar_or_array(np.minimum(first.upper, second.upper)))
+    return certified_enclosure(check.scalar_or_array(np.maximum(first.lower, second.lower)),
+                               check.scalar_or_array(np.minimum(first.upper, second.upper)))
 
 
 def epsilon_goal(answer: Interval) -> np.ndarray:
@@ -346,15 +341,15 @@ def refine(ledger, query, target, width, discretization, max_points, tilt_at, go
             message = (f"the interval stopped narrowing at discretization {step:.3g} (width {float(np.max(achieved)):.3g}): "
                        "the step is not what limits it")
             if width is None:
-                return Interval(best.lower, best.upper, message)
+                return certified_enclosure(best.lower, best.upper, message)
             raise ValueError(f"width {width:g} was not reached: {message}; ask for a wider interval")
         factor = float(np.min(np.sqrt(wanted[open_] / achieved[open_])))
         finer = step * max(0.03, min(0.7, 0.75 * factor))
         smallest = plan.span / (composition.coarsening_ratio(plan.counts) * (max_points - 3))
         if finer < smallest:
             if width is None:
-                return Interval(best.lower, best.upper,
-                                f"discretization coarsened to {step:.3g} (the default width needs about {finer:.3g}) "
+                return certified_enclosure(best.lower, best.upper,
+                                           f"discretization coarsened to {step:.3g} (the default width needs about {finer:.3g}) "
                                 f"to stay within max_points = {max_points} grid points (pass a larger max_points "
                                 "for a narrower interval)")
             reachable = float(np.max(achieved)) * (smallest / step) ** 2

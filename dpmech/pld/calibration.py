@@ -316,37 +316,3 @@ def poisson_subsampled_gaussian_sigma(sampling_probability: float, steps: int, e
                 guess, low = low, low / 64.0
     raise ValueError(f"no noise multiplier in [{low:g}, {high:g}] is the answer for (epsilon, delta) = "
                      f"({epsilon!r}, {delta!r}) with q = {rate!r} and {steps} steps")
-
-
-def calibrate_ledger(template: Callable[[float], object], epsilon: float, delta: float, low: float, high: float, *,
-                     more_private: str = "larger", guess: float | None = None, discretization: float | None = None,
-                     relative_tolerance: float = 1e-3) -> CalibratedParameter:
-    """The parameter of a ledger template whose certified upper δ(ε) is at most ``delta``: never under-noised.
-
-    ``template`` maps the parameter (a noise σ or scale, or an RR ε with ``more_private='smaller'``) to a
-    :class:`dpmech.PrivacyLedger`; its events are accounted by the ``numeric`` method's pairs
-    (:mod:`dpmech.accountants.numeric`: sampled events included), so ``ledger.delta(epsilon,
-    method="numeric", discretization=p.discretization)`` at the returned parameter p is at most ``delta``.
-    The template must be monotone in the parameter (see the module docstring). Other arguments and the
-    result as in :func:`calibrate`.
-    """
-    from ..accountants.numeric import _Unbounded, engine_ledger
-    from ..ledger import PrivacyLedger
-
-    if not callable(template):
-        raise ValueError("template must be a callable from the parameter to a PrivacyLedger")  # noqa: TRY004 - dpmech refuses bad input with ValueError
-
-    def family(value):
-        ledger = template(value)
-        if not isinstance(ledger, PrivacyLedger):
-            raise ValueError(f"template must return a PrivacyLedger (got {type(ledger).__name__})")  # noqa: TRY004 - dpmech refuses bad input with ValueError
-        try:
-            entries = engine_ledger(ledger._pairs())
-        except _Unbounded:
-            raise ValueError(f"template at {value!r} has unbounded privacy loss; narrow [low, high]") from None
-        if not entries:
-            raise ValueError(f"template at {value!r} has no privacy loss: nothing to calibrate")
-        return entries
-
-    return calibrate(family, epsilon, delta, low, high, more_private=more_private, guess=guess,
-                     discretization=discretization, relative_tolerance=relative_tolerance)
