@@ -11,15 +11,19 @@
 * :mod:`.accountant`: δ(ε), log δ(ε) and ε(δ) as certified intervals on a grid chosen from the
   query and refined until the interval is as narrow as asked, with guards;
 * :mod:`.calibration`: the smallest noise parameter whose certified upper δ meets a target,
-  for engine ledgers, :class:`dpmech.PrivacyLedger` templates and DP-SGD.
+  for engine ledgers and DP-SGD (:class:`dpmech.PrivacyLedger` templates:
+  :func:`dpmech.ledger_calibration.calibrate_ledger`, above the ledger).
 
 ``dpmech.PrivacyLedger`` uses this engine as its ``numeric`` method
-(:mod:`dpmech.accountants.numeric`).
+(:mod:`dpmech.accountants.numeric`); the engine never imports the accountants or the ledger.
+Every answer is a :class:`dpmech.interval.Interval`.
 """
 
-from .accountant import ComposedLoss, GridTooLarge, Interval, delta, epsilon, log_delta
+import warnings
+
+from .accountant import ComposedLoss, GridTooLarge, delta, epsilon, log_delta
 from .allocation import AllocationPair, random_allocation
-from .calibration import calibrate, calibrate_ledger, poisson_subsampled_gaussian_sigma
+from .calibration import calibrate, poisson_subsampled_gaussian_sigma
 from .pairs import (
     FinitePair,
     GaussianPair,
@@ -38,14 +42,12 @@ __all__ = [
     "GridTooLarge",
     "FinitePair",
     "GaussianPair",
-    "Interval",
     "LaplacePair",
     "MixturePair",
     "Pair",
     "ReversedPair",
     "approximate_dp_pair",
     "calibrate",
-    "calibrate_ledger",
     "delta",
     "epsilon",
     "log_delta",
@@ -56,3 +58,37 @@ __all__ = [
     "reverse",
     "sampled_without_replacement",
 ]
+
+
+def _engine_interval(lower, upper, note=""):
+    """The old ``dpmech.pld.Interval(lower, upper, note)``: a certified enclosure (see :mod:`dpmech.interval`)."""
+    from ..interval import certified_enclosure
+
+    return certified_enclosure(lower, upper, note)
+
+
+def _calibrate_ledger(*args, **kwargs):
+    """The old ``dpmech.pld.calibrate_ledger``: :func:`dpmech.ledger_calibration.calibrate_ledger`."""
+    # The one upward reach left, on use only and for this release only: the ledger and the accountants sit
+    # above the engine, which otherwise never imports them.
+    from ..ledger_calibration import calibrate_ledger
+
+    return calibrate_ledger(*args, **kwargs)
+
+
+# Old names kept for one release, each with a DeprecationWarning on access.
+_DEPRECATED = {
+    "Interval": (_engine_interval, "dpmech.pld.Interval is deprecated: the engine answers in dpmech.interval.Interval "
+                                   "(lower, estimate, upper, certified, note); build one with "
+                                   "dpmech.interval.certified_enclosure(lower, upper, note)"),
+    "calibrate_ledger": (_calibrate_ledger, "dpmech.pld.calibrate_ledger is deprecated: it moved above the ledger, "
+                                            "to dpmech.ledger_calibration.calibrate_ledger"),
+}
+
+
+def __getattr__(name):
+    if name in _DEPRECATED:
+        value, message = _DEPRECATED[name]
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
