@@ -84,9 +84,12 @@ they accept:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any, overload
 
 import numpy as np
 from numpy.polynomial.legendre import leggauss
+from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from . import _newton
@@ -124,8 +127,12 @@ _FAR_COEFFICIENTS = tuple((-1.0) ** n * c / (2 * n + 1) for n, c in enumerate(_A
 # A shared μ's array may use one error bound for every point when it exceeds the 1e-11 base by at most this.
 _UNIFORM_ERROR_SLACK = 1e-12
 
+_Floats = NDArray[np.float64]
+# One number, or an array: the public functions broadcast, and one pair of floats takes a faster path.
+_Real = float | _Floats
 
-def _asymptotic_series(u):
+
+def _asymptotic_series(u: _Floats) -> _Floats:
     """Σ (−1)^{n+1} c_n u^{n−1}: the slope 2/√π − 2x·erfcx(x) is (2/√π)·u·series(u) at u = 1/x²,
     below 1e-18 relative error for x >= 25."""
     series = np.zeros_like(u)
@@ -134,10 +141,10 @@ def _asymptotic_series(u):
     return series
 
 
-def _erfcx_slope(x):
+def _erfcx_slope(x: _Floats) -> _Floats:
     """−d/dx erfcx(x) = 2/√π − 2x·erfcx(x) > 0; past x = 25 the direct form cancels by 2x², so the series."""
     near = np.minimum(x, _ASYMPTOTIC_FROM)
-    slopes = _TWO_OVER_SQRT_PI - 2.0 * near * special.erfcx(near)
+    slopes: _Floats = _TWO_OVER_SQRT_PI - 2.0 * near * special.erfcx(near)
     far = x > _ASYMPTOTIC_FROM
     if np.any(far):
         u = 1.0 / np.square(x[far])
@@ -145,7 +152,7 @@ def _erfcx_slope(x):
     return slopes
 
 
-def _far_mean(lower, upper):
+def _far_mean(lower: _Real, upper: _Real) -> _Real:
     """Mean of series(s²) over s in [lower, upper] (0 < lower <= upper <= 1/25), floats or arrays.
 
     In closed form for the truncated series: Σ (−1)^{n+1} c_n/(2n−1) · P_{2n−2}, with
@@ -154,8 +161,9 @@ def _far_mean(lower, upper):
     terms, so nothing cancels however close the ends are; the alternating sum is 0.5 within 1e-3.
     """
     ends, upper_squared, lower_squared = upper + lower, upper * upper, lower * lower
-    power, complete = lower, 1.0
-    total = _FAR_COEFFICIENTS[0]
+    power = lower
+    complete: _Real = 1.0
+    total: _Real = _FAR_COEFFICIENTS[0]
     for coefficient in _FAR_COEFFICIENTS[1:]:
         complete = upper_squared * complete + power * ends
         total = total + coefficient * complete
@@ -163,13 +171,18 @@ def _far_mean(lower, upper):
     return total
 
 
-def _far_log_bracket(x_a, x_b, log_h, log=np.log):
+@overload
+def _far_log_bracket(x_a: float, x_b: float, log_h: float, log: Callable[[float], float]) -> float: ...
+@overload
+def _far_log_bracket(x_a: _Floats, x_b: _Floats, log_h: _Real) -> _Floats: ...
+def _far_log_bracket(x_a: _Real, x_b: _Real, log_h: _Real, log: Callable[[Any], Any] = np.log) -> _Real:
     """log[erfcx(x_a) − erfcx(x_b)] for x_a >= 25, x_b = x_a + h: (2/√π)·(1/x_a − 1/x_b)·mean, the length
     h/(x_a x_b) formed in logs (floats with ``log=math.log``, or arrays)."""
-    return log_h - log(x_a) - log(x_b) + log(_TWO_OVER_SQRT_PI * _far_mean(1.0 / x_b, 1.0 / x_a))
+    bracket: _Real = log_h - log(x_a) - log(x_b) + log(_TWO_OVER_SQRT_PI * _far_mean(1.0 / x_b, 1.0 / x_a))
+    return bracket
 
 
-def _short_log_bracket(x_a, h, log_h):
+def _short_log_bracket(x_a: _Floats, h: _Floats, log_h: _Floats) -> _Floats:
     """log[erfcx(x_a) − erfcx(x_a + h)] for 1-D arrays of short intervals (x_a < 25): 8-point Gauss–Legendre
     on the slope."""
     nodes = x_a[:, None] + h[:, None] * _UNIT_NODES
@@ -188,7 +201,7 @@ def _short_log_bracket_scalar(x_a: float, h: float, log_h: float) -> float:
     return log_h + math.log(_TWO_OVER_SQRT_PI - (x_a * plain + h * tilted))
 
 
-def _fused_log_delta(a, x_a, x_b, upper_half, offset=0.0):
+def _fused_log_delta(a: _Floats, x_a: _Floats, x_b: _Floats, upper_half: bool, offset: _Real = 0.0) -> _Floats:
     """log δ + offset where the plain difference serves (module docstring), from one erfcx pass over |x_a|
     and one over x_b (1-D arrays; ``offset`` a float or an array like them).
 
@@ -207,18 +220,22 @@ def _fused_log_delta(a, x_a, x_b, upper_half, offset=0.0):
         upper_values = np.log1p(-(0.5 * np.exp(-0.5 * a_above * a_above) * (x_a[above] + x_b[above])))
     np.subtract(x_a, x_b, out=x_a)
     np.log(x_a, out=x_a)
-    if np.ndim(offset):
+    if isinstance(offset, np.ndarray):  # a float, or a 1-D array like ``a``
         np.subtract(_LOG_HALF, a, out=a)
         a += offset
     else:
         np.subtract(_LOG_HALF + offset, a, out=a)
     a += x_a
     if above is not None and above.size:
-        a[above] = upper_values + (offset[above] if np.ndim(offset) else offset)
+        a[above] = upper_values + (offset[above] if isinstance(offset, np.ndarray) else offset)
     return a
 
 
-def _error_bound(size_a, spread):
+@overload
+def _error_bound(size_a: float, spread: float) -> float: ...
+@overload
+def _error_bound(size_a: _Floats, spread: _Real) -> _Floats: ...
+def _error_bound(size_a: _Real, spread: _Real) -> _Real:
     """E = 1e-11 + 16u[(|a|+1)·spread + a²] + (16u·spread)², spread = μ/2 + ε/μ + |a| (module docstring);
     floats or arrays."""
     rounding = (16.0 * _UNIT_ROUNDOFF) * spread
@@ -226,7 +243,7 @@ def _error_bound(size_a, spread):
         16.0 * _UNIT_ROUNDOFF) * size_a * size_a + rounding * rounding
 
 
-def _log_delta_and_error_scalar(epsilon: float, mu: float):
+def _log_delta_and_error_scalar(epsilon: float, mu: float) -> tuple[float, float] | None:
     """:func:`_log_delta_and_error` for one pair of floats, the same formulas on Python floats (microseconds)."""
     if not (mu < _HUGE_A and epsilon / mu < _HUGE_A):
         return None  # overflow territory: the array path handles it
@@ -249,7 +266,7 @@ def _log_delta_and_error_scalar(epsilon: float, mu: float):
     return _LOG_HALF - 0.5 * a * a + log_bracket, error
 
 
-def _upper_scalar(epsilon: float, mu: float):
+def _upper_scalar(epsilon: float, mu: float) -> tuple[float, float] | None:
     """(evaluated log δ, upper bound) for floats, or None where only the array path decides."""
     pair = _log_delta_and_error_scalar(epsilon, mu)
     if pair is None or not math.isfinite(pair[0]) or not math.isfinite(pair[1]):
@@ -257,7 +274,7 @@ def _upper_scalar(epsilon: float, mu: float):
     return pair[0], min(pair[0] + pair[1], 0.0)
 
 
-def _log_delta_and_error(epsilon, mu):
+def _log_delta_and_error(epsilon: _Floats, mu: _Floats) -> tuple[_Floats, _Floats]:
     """(evaluated log δ, bound E on its absolute error) for validated 1-D float arrays with μ > 0 (μ may be inf).
 
     Entries with |a| >= 1e154 come back as (log δ <= 0 for a > 0, −inf for a < 0; E = 0).
@@ -292,7 +309,7 @@ def _log_delta_and_error(epsilon, mu):
     return log_delta, error
 
 
-def _log_delta_bounds_scalar(epsilon: float, mu: float):
+def _log_delta_bounds_scalar(epsilon: float, mu: float) -> tuple[float, float, float] | None:
     """:func:`_log_delta_bounds` for one pair of floats (the array path takes this for one entry); None to defer."""
     pair = _log_delta_and_error_scalar(epsilon, mu)
     if pair is None:
@@ -304,7 +321,7 @@ def _log_delta_bounds_scalar(epsilon: float, mu: float):
     return log_delta, lower, upper
 
 
-def _log_delta_bounds(epsilon, mu):
+def _log_delta_bounds(epsilon: _Floats, mu: _Floats) -> tuple[_Floats, _Floats, _Floats]:
     """(evaluated log δ, lower bound, upper bound on the exact log δ) from one evaluation, for validated
     1-D float arrays (μ > 0, possibly inf).
 
@@ -314,7 +331,8 @@ def _log_delta_bounds(epsilon, mu):
     if epsilon.size == 1:
         bounds = _log_delta_bounds_scalar(float(epsilon[0]), float(mu[0]))
         if bounds is not None:
-            return tuple(np.array([value]) for value in bounds)
+            log_delta_value, lower_value, upper_value = bounds
+            return np.array([log_delta_value]), np.array([lower_value]), np.array([upper_value])
     log_delta, error = _log_delta_and_error(epsilon, mu)
     with np.errstate(invalid="ignore"):
         upper = log_delta + error
@@ -327,7 +345,7 @@ def _log_delta_bounds(epsilon, mu):
     return log_delta, lower, upper
 
 
-def _log_delta_evaluated_and_upper(epsilon, mu):
+def _log_delta_evaluated_and_upper(epsilon: _Floats, mu: _Floats) -> tuple[_Floats, _Floats]:
     """(evaluated log δ, upper bound on the exact log δ) for validated 1-D float arrays (μ > 0, possibly inf).
 
     The upper bound is never NaN or ±inf; the evaluated value (for Newton slopes) may be −inf.
@@ -336,7 +354,7 @@ def _log_delta_evaluated_and_upper(epsilon, mu):
     return log_delta, upper
 
 
-def _log_delta_upper_shared_mu(epsilon, mu: float):
+def _log_delta_upper_shared_mu(epsilon: _Floats, mu: float) -> _Floats | None:
     """The upper bound on log δ for a 1-D float array of ε (validated) and one float μ; None to defer.
 
     One fused pass (:func:`_fused_log_delta`) over the whole array, where every point that is not in the
@@ -362,10 +380,10 @@ def _log_delta_upper_shared_mu(epsilon, mu: float):
         return None
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         a = np.divide(epsilon, mu)
-        error = _error_bound(size, 0.5 * mu + ratio_high + size)
+        error: _Real = _error_bound(size, 0.5 * mu + ratio_high + size)
         if error > _newton.LOG_DELTA_MARGIN + _UNIFORM_ERROR_SLACK:
-            error = np.abs(np.subtract(0.5 * mu, a))
-            error = _error_bound(error, 0.5 * mu + a + error)
+            size_a = np.abs(np.subtract(0.5 * mu, a))
+            error = _error_bound(size_a, 0.5 * mu + a + size_a)
         np.subtract(0.5 * mu, a, out=a)
         x_a = np.divide(a, -_SQRT2)
         far = None
@@ -373,18 +391,18 @@ def _log_delta_upper_shared_mu(epsilon, mu: float):
             far = np.flatnonzero(x_a >= _ASYMPTOTIC_FROM)
             a_far, x_far = a[far], x_a[far]
             far_values = _LOG_HALF - 0.5 * np.square(a_far) + _far_log_bracket(
-                x_far, x_far + h, math.log(mu) - _HALF_LOG_2) + (error[far] if np.ndim(error) else error)
+                x_far, x_far + h, math.log(mu) - _HALF_LOG_2) + (error[far] if isinstance(error, np.ndarray) else error)
         upper = _fused_log_delta(a, x_a, np.add(x_a, h), a_high > 0.0, error)
         if far is not None:
             upper[far] = far_values
         # log δ + E passes 0 only above the median (a > 0) or where E may pass log 2 (log δ <= log ½ elsewhere);
         # fmin: log δ <= 0 holds everywhere, also in place of a NaN (none is expected here).
-        if a_high > 0.0 or np.ndim(error) or not error < 0.5:
+        if a_high > 0.0 or isinstance(error, np.ndarray) or not error < 0.5:
             np.fmin(upper, 0.0, out=upper)
         return upper
 
 
-def _log_delta_mu(epsilon, mu):
+def _log_delta_mu(epsilon: _Real, mu: _Real) -> _Real:
     """An upper bound on log δ(ε; μ), never NaN or ±inf; inputs validated (μ > 0, possibly inf), broadcast.
 
     A float for two scalar inputs, else an array of the broadcast shape.
@@ -404,7 +422,7 @@ def _log_delta_mu(epsilon, mu):
     return float(upper[0]) if scalar else upper.reshape(epsilon.shape)
 
 
-def _root_parts(compositions):
+def _root_parts(compositions: int | _Floats) -> tuple[_Real, int]:
     """(root, exponent) with √k <= root·2^exponent (a Python int of any size), or √k for a float array."""
     if isinstance(compositions, int):
         if compositions.bit_length() <= 1000:
@@ -416,7 +434,7 @@ def _root_parts(compositions):
     return np.sqrt(compositions), 0
 
 
-def _ratio_up(numerator, compositions, denominator):
+def _ratio_up(numerator: _Real, compositions: int | _Floats, denominator: _Real) -> _Real:
     """numerator·√compositions/denominator rounded upward from exact frexp mantissas; inf on overflow."""
     root, root_exponent = _root_parts(compositions)
     if isinstance(numerator, float) and isinstance(denominator, float) and isinstance(root, float):
@@ -433,22 +451,22 @@ def _ratio_up(numerator, compositions, denominator):
             # (at most one ulp above, not one and a half, so a σ → μ round trip can come back to μ).
             return math.ldexp(max(math.ceil(math.ldexp(mantissa, exponent + _SUBNORMAL_BITS)), 1), -_SUBNORMAL_BITS)
         return value
-    numerator_mantissa, numerator_exponent = np.frexp(numerator)
-    denominator_mantissa, denominator_exponent = np.frexp(denominator)
-    mantissa = numerator_mantissa * root / denominator_mantissa * _UPWARD
-    exponent = numerator_exponent - denominator_exponent + root_exponent
+    numerator_mantissas, numerator_exponents = np.frexp(numerator)
+    denominator_mantissas, denominator_exponents = np.frexp(denominator)
+    mantissas = numerator_mantissas * root / denominator_mantissas * _UPWARD
+    exponents = numerator_exponents - denominator_exponents + root_exponent
     with np.errstate(over="ignore", under="ignore"):
         # ldexp overflows to inf; below the normal range it rounds to nearest, so the mantissa is rounded
         # up onto that grid instead.
-        value = np.ldexp(mantissa, np.clip(exponent, -10_000, 10_000))
-        subnormal = value < _SMALLEST_NORMAL
+        values: _Floats = np.ldexp(mantissas, np.clip(exponents, -10_000, 10_000))
+        subnormal = values < _SMALLEST_NORMAL
         if np.any(subnormal):
-            units = np.ceil(np.ldexp(mantissa, np.clip(exponent + _SUBNORMAL_BITS, -10_000, 10_000)))
-            value = np.where(subnormal, np.ldexp(np.maximum(units, 1.0), -_SUBNORMAL_BITS), value)
-    return float(value) if np.ndim(value) == 0 else value
+            units = np.ceil(np.ldexp(mantissas, np.clip(exponents + _SUBNORMAL_BITS, -10_000, 10_000)))
+            values = np.where(subnormal, np.ldexp(np.maximum(units, 1.0), -_SUBNORMAL_BITS), values)
+    return float(values) if np.ndim(values) == 0 else values
 
 
-def _validated_mu(sigma, sensitivity, compositions):
+def _validated_mu(sigma: ArrayLike, sensitivity: ArrayLike, compositions: ArrayLike) -> _Real:
     """μ = Δ√k/σ rounded upward (δ grows with μ); inf where it exceeds the largest double."""
     sigma = check.positive("sigma", sigma)
     sensitivity = check.positive("sensitivity", sensitivity)
@@ -456,7 +474,9 @@ def _validated_mu(sigma, sensitivity, compositions):
     return _ratio_up(sensitivity, compositions, sigma)
 
 
-def gaussian_log_delta(epsilon, sigma, sensitivity=1.0, compositions=1):
+def gaussian_log_delta(
+    epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike = 1.0, compositions: ArrayLike = 1
+) -> _Real:
     """An upper bound on the natural log of the tight δ(ε) of the Gaussian mechanism (module docstring).
 
     Parameters broadcast against each other.
@@ -478,7 +498,9 @@ def gaussian_log_delta(epsilon, sigma, sensitivity=1.0, compositions=1):
     return _log_delta_mu(epsilon, mu)
 
 
-def gaussian_delta(epsilon, sigma, sensitivity=1.0, compositions=1):
+def gaussian_delta(
+    epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike = 1.0, compositions: ArrayLike = 1
+) -> _Real:
     """An upper bound on the tight δ(ε) of the Gaussian mechanism, never 0: ``exp(gaussian_log_delta(...))`` rounded up.
 
     δ(ε) = Φ(Δ'/(2σ) − εσ/Δ') − e^ε Φ(−Δ'/(2σ) − εσ/Δ') with Δ' = Δ√k
@@ -497,7 +519,7 @@ def gaussian_delta(epsilon, sigma, sensitivity=1.0, compositions=1):
     return np.minimum(log_delta, 1.0, out=log_delta)
 
 
-def _delta_from_log_upper(log_delta):
+def _delta_from_log_upper(log_delta: _Real) -> _Floats:
     """exp of an upper bound on log δ, one ulp up (exp is within an ulp), so never 0 and never below δ.
 
     One ulp up is the next bit pattern: exp of a log δ <= 0 is a double in [0, 1], where the int64
@@ -509,7 +531,11 @@ def _delta_from_log_upper(log_delta):
     return np.minimum(delta, 1.0, out=delta)
 
 
-def _solver_log_target(delta):
+@overload
+def _solver_log_target(delta: float) -> float: ...
+@overload
+def _solver_log_target(delta: _Floats) -> _Floats: ...
+def _solver_log_target(delta: _Real) -> _Real:
     """The log δ the inversions aim at: log(delta) lowered so that exp and its ulp up stay <= delta.
 
     log rounds by a relative u and exp by an ulp; below 1e-305 the ulps of δ are coarse, so half of δ.
@@ -517,26 +543,27 @@ def _solver_log_target(delta):
     if isinstance(delta, float):
         log_delta = math.log(delta) - (math.log(2.0) if delta < 1e-305 else 0.0)
         return log_delta - (4.0 * _UNIT_ROUNDOFF) * (abs(log_delta) + 2.0)
-    delta = np.asarray(delta, dtype=float)
-    log_delta = np.log(delta) - np.where(delta < 1e-305, math.log(2.0), 0.0)
-    return log_delta - (4.0 * _UNIT_ROUNDOFF) * (np.abs(log_delta) + 2.0)
+    deltas = np.asarray(delta, dtype=float)
+    log_deltas: _Floats = np.log(deltas) - np.where(deltas < 1e-305, math.log(2.0), 0.0)
+    return log_deltas - (4.0 * _UNIT_ROUNDOFF) * (np.abs(log_deltas) + 2.0)
 
 
-def _log_delta_slope_in_epsilon(epsilon, mu, log_delta):
+def _log_delta_slope_in_epsilon(epsilon: _Floats, mu: _Floats, log_delta: _Floats) -> _Floats:
     """d log δ / dε = −e^ε Φ(b) / δ, with e^ε Φ(b) = ½ e^{−a²/2} erfcx(x_b) (x_b > 0 always)."""
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         a = 0.5 * mu - epsilon / mu
         x_b = (0.5 * mu + epsilon / mu) / _SQRT2
-        return -np.exp(_LOG_HALF - 0.5 * a * a + np.log(special.erfcx(x_b)) - log_delta)
+        slope: _Floats = -np.exp(_LOG_HALF - 0.5 * a * a + np.log(special.erfcx(x_b)) - log_delta)
+        return slope
 
 
-def _epsilon_step(epsilon, excess, slope):
+def _epsilon_step(epsilon: _Floats, excess: _Floats, slope: _Floats) -> _Floats:
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         moved = epsilon - excess / slope
     return np.clip(np.where(np.isnan(moved), epsilon, moved), 0.0, _LARGEST)
 
 
-def _upper_quantile(log_probability):
+def _upper_quantile(log_probability: _Floats) -> _Floats:
     """z with Φ(−z) = e^log_probability, a Newton start only: past e^−700 by Φ(−z) ≈ φ(z)/z (one correction)."""
     with np.errstate(under="ignore"):
         direct = -special.ndtri(np.exp(np.maximum(log_probability, -700.0)))
@@ -545,7 +572,7 @@ def _upper_quantile(log_probability):
     return np.where(log_probability > -700.0, direct, tail)
 
 
-def _epsilon_for_mu(log_target, mu):
+def _epsilon_for_mu(log_target: _Floats, mu: _Floats) -> tuple[_Floats, NDArray[np.bool_]]:
     """Smallest ε >= 0 with the upper bound on log δ(ε; μ) <= log_target, for 1-D arrays.
 
     log δ(ε) is convex and decreasing; Newton's method starts at the ε where
@@ -563,7 +590,7 @@ def _epsilon_for_mu(log_target, mu):
         with np.errstate(over="ignore"):
             start = np.clip(m * z + 0.5 * m * m, 0.0, _LARGEST)
 
-        def evaluate(values, index):
+        def evaluate(values: _Floats, index: NDArray[np.integer[Any]]) -> tuple[_Floats, _Floats]:
             log_delta, upper = _log_delta_evaluated_and_upper(values, m[index])
             return upper, _log_delta_slope_in_epsilon(values, m[index], log_delta)
 
@@ -571,7 +598,7 @@ def _epsilon_for_mu(log_target, mu):
     return epsilon, unreachable
 
 
-def _epsilon_scalar(delta: float, mu: float):
+def _epsilon_scalar(delta: float, mu: float) -> float | None:
     """gaussian_epsilon for one float pair on Python floats, checked as the array path checks; None to defer."""
     log_target = float(_solver_log_target(delta))
     at_zero = _upper_scalar(0.0, mu)
@@ -582,7 +609,7 @@ def _epsilon_scalar(delta: float, mu: float):
     z = float(_upper_quantile(np.array([log_target]))[0])
     start = min(max(mu * z + 0.5 * mu * mu, 0.0), _LARGEST)
 
-    def evaluate(epsilon):
+    def evaluate(epsilon: float) -> tuple[float, float] | None:
         pair = _upper_scalar(epsilon, mu)
         if pair is None:
             return None
@@ -592,7 +619,7 @@ def _epsilon_scalar(delta: float, mu: float):
             slope = -math.exp(min(_LOG_HALF - 0.5 * a * a + math.log(float(special.erfcx(x_b))) - pair[0], 700.0))
         return pair[1], slope
 
-    def step(epsilon, excess, slope):
+    def step(epsilon: float, excess: float, slope: float) -> float:
         moved = epsilon - excess / slope if slope < 0.0 else epsilon
         return min(max(moved, 0.0), _LARGEST) if math.isfinite(moved) else epsilon
 
@@ -605,7 +632,9 @@ def _epsilon_scalar(delta: float, mu: float):
     return epsilon
 
 
-def gaussian_epsilon(delta, sigma, sensitivity=1.0, compositions=1):
+def gaussian_epsilon(
+    delta: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike = 1.0, compositions: ArrayLike = 1
+) -> _Real:
     """Smallest ε >= 0 with δ(ε) <= delta for the Gaussian mechanism, never below the exact one.
 
     Inverts the upper bound of :func:`gaussian_log_delta` on the tight profile

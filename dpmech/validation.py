@@ -210,7 +210,7 @@ def single(name: str, value: float | NDArray[Any]) -> float:
     return float(value)
 
 
-def scalar_or_array(array: NDArray[np.float64]) -> float | NDArray[np.float64]:
+def scalar_or_array(array: float | NDArray[np.float64]) -> float | NDArray[np.float64]:
     """Return a Python float for 0-d results and the array otherwise."""
     return float(array) if np.ndim(array) == 0 else array
 
