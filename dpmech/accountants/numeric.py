@@ -1,10 +1,12 @@
 r"""dpmech's own numeric privacy-loss-distribution accountant, for every event, sampled or not.
 
-Truth. Each event is replaced by its dominating pair (its module in
-:mod:`dpmech.events` states it) and the composition of those pairs is
-accounted by :mod:`dpmech.pld`; the interval returned contains the tight
-profile δ(ε) (or its inverse ε(δ)) of that composition, as for
-:mod:`.exact`. The pairs:
+Truth. Each event is replaced by its dominating pair, which its module in
+:mod:`dpmech.events` states
+(:meth:`~dpmech.events.base.PrivacyEvent.privacy_loss_pair`; an event without
+one is refused by name), and the composition of those pairs is accounted by
+:mod:`dpmech.pld`; the interval returned contains the tight profile δ(ε) (or
+its inverse ε(δ)) of that composition, as for :mod:`.exact`. The pairs of
+the events dpmech defines, for instance:
 
 * Gaussian: (N(μ, 1), N(0, 1)) with μ = Δ/σ; all Gaussians of a ledger are
   first merged into one with μ = √(Σ kᵢμᵢ²) (Dong, Roth & Su 2019, Cor. 3.3);
@@ -73,32 +75,35 @@ _MAX_COARSENINGS = 4
 
 
 def _convert(pairs):
-    """(Gaussian (μ, count) pairs, {event: count} of the others, refused names, whether some loss is unbounded).
+    """(Gaussian (μ, count) pairs, {event: count} of the others, {event: its pair}, refused names, whether some
+    loss is unbounded).
 
-    Each event is asked for its pair (:meth:`~dpmech.events.base.PrivacyEvent.privacy_loss_pair`); Gaussians
-    are kept apart to be merged into one. Nothing is built here beyond the question.
+    Each distinct event is asked once for its pair (:meth:`~dpmech.events.base.PrivacyEvent.privacy_loss_pair`);
+    Gaussians are kept apart to be merged into one. Nothing is composed here.
     """
-    gaussians, counts, refused, unbounded = [], Counter(), set(), False
+    gaussians, counts, entries, refused, unbounded = [], Counter(), {}, set(), False
     for event, count in pairs:
         mu = event.gaussian_mu()
         if mu is not None:
             gaussians.append((mu, count))
             continue
-        try:
-            event.privacy_loss_pair()
-        except UnsupportedEvent:
-            refused.add(event.describe())
-            continue
-        except UnboundedPrivacyLoss:
-            unbounded = True
+        if event not in entries:
+            try:
+                entries[event] = event.privacy_loss_pair()
+            except UnsupportedEvent:
+                refused.add(event.describe())
+                continue
+            except UnboundedPrivacyLoss:
+                unbounded = True
+                entries[event] = None
         counts[event] += count
-    return gaussians, counts, refused, unbounded
+    return gaussians, counts, entries, refused, unbounded
 
 
 def supports(pairs) -> bool:
     """Whether every event has a dominating pair this accountant composes (a dry run of :func:`engine_ledger`'s
     conversion)."""
-    return not _convert(pairs)[2]
+    return not _convert(pairs)[3]
 
 
 def engine_ledger(pairs):
@@ -108,7 +113,7 @@ def engine_ledger(pairs):
     one Gaussian. Raises ValueError for an unsupported event and
     :class:`~dpmech.events.UnboundedPrivacyLoss` for an event with unbounded privacy loss.
     """
-    gaussians, counts, refused, unbounded = _convert(pairs)
+    gaussians, counts, pairs_of, refused, unbounded = _convert(pairs)
     if refused:
         raise ValueError(
             f"method 'numeric' cannot account {', '.join(sorted(refused))}; it takes the events with a "
@@ -125,7 +130,7 @@ def engine_ledger(pairs):
             raise UnboundedPrivacyLoss
         entries.append((pld.GaussianPair(mu), 1))
     for event, count in counts.items():
-        pair = event.privacy_loss_pair()
+        pair = pairs_of[event]
         if pair is not None:
             entries.append((pair, count))
     return entries
