@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import dpmech
+from dpmech import clipping
 
 
 def exact_squared_norms(array):
@@ -73,6 +74,23 @@ def test_issue_11_extreme_rows(features, bound):
     assert np.any(clipped != 0.0)
     # The direction survives: the sign of every coordinate is kept (no coordinate flips sign).
     assert np.all(np.sign(clipped) * np.sign(features) >= 0)
+
+
+@given(
+    st.integers(1, 300),
+    st.integers(1, 40),
+    st.floats(1e-300, 1e300),
+    st.integers(0, 2**32 - 1),
+)
+def test_rows_put_on_the_sphere_are_decided_as_exact_arithmetic_decides(dimension, rows, bound, seed):
+    # A normalisation (bound·x/‖x‖) puts every row within a few ulps of the sphere, where the rounded
+    # norm cannot decide; the twice-precision check (clipping._excess_signs) decides them, vectorised.
+    directions = np.random.default_rng(seed).normal(size=(rows, dimension))
+    features = directions * (bound / np.linalg.norm(directions, axis=1, keepdims=True))
+    limit = Fraction(bound) ** 2
+    exact_inside = np.array([norm <= limit for norm in exact_squared_norms(features)])
+    np.testing.assert_array_equal(clipping._inside_ball(features, bound), exact_inside)
+    assert_exactly_clipped(features, bound, dpmech.clip_features(features, bound))
 
 
 def test_a_row_exactly_on_the_bound_is_inside():
