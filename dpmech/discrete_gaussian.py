@@ -29,15 +29,17 @@ import math
 from fractions import Fraction
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import validation as check
 from .discrete_laplace import (
     MAX_INTEGER,
+    RationalInput,
     bernoulli_exp_minus,
     rational,
     sample_discrete_laplace,
 )
-from .random_bits import RandomSource, draw_count, random_source
+from .random_bits import RandomSource, RngChoice, draw_count, random_source
 
 # M below this has M² < 2⁶³.
 _SQUARE_SAFE = 3_037_000_499
@@ -53,7 +55,7 @@ def laplace_parameter(sigma_squared: Fraction) -> int:
     return root + 1
 
 
-def _acceptance_constants(sigma_squared: Fraction):
+def _acceptance_constants(sigma_squared: Fraction) -> tuple[int, int, int]:
     """(t, g, D) with g = gcd(b·t, a) and D = 2abt²/g² for σ² = a/b."""
     a, b = sigma_squared.numerator, sigma_squared.denominator
     t = laplace_parameter(sigma_squared)
@@ -61,7 +63,7 @@ def _acceptance_constants(sigma_squared: Fraction):
     return t, common, 2 * a * b * t * t // (common * common)
 
 
-def validated_sigma_squared(sigma_squared) -> Fraction:
+def validated_sigma_squared(sigma_squared: RationalInput) -> Fraction:
     """σ² as a Fraction a/b whose acceptance denominator D (module docstring) stays below 2⁶²."""
     exact = rational("sigma_squared", sigma_squared)
     if _acceptance_constants(exact)[2] >= MAX_INTEGER:
@@ -73,7 +75,9 @@ def validated_sigma_squared(sigma_squared) -> Fraction:
     return exact
 
 
-def _acceptance_exponent(magnitudes: np.ndarray, sigma_squared: Fraction):
+def _acceptance_exponent(
+    magnitudes: NDArray[np.int64], sigma_squared: Fraction
+) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
     """q = ⌊M²/D⌋ (capped at 2⁶²) and r = M² mod D for M = |b·t·|Y| − a|/g (module docstring)."""
     a, b = sigma_squared.numerator, sigma_squared.denominator
     t, common, denominator = _acceptance_constants(sigma_squared)
@@ -91,7 +95,7 @@ def _acceptance_exponent(magnitudes: np.ndarray, sigma_squared: Fraction):
     return whole, remainder, denominator
 
 
-def sample_discrete_gaussian(sigma_squared: Fraction, count: int, source: RandomSource) -> np.ndarray:
+def sample_discrete_gaussian(sigma_squared: Fraction, count: int, source: RandomSource) -> NDArray[np.int64]:
     """``count`` draws of N_Z(0, σ²) by CKS Alg. 3 (already validated arguments)."""
     t = laplace_parameter(sigma_squared)
     result = np.empty(count, dtype=np.int64)
@@ -105,7 +109,9 @@ def sample_discrete_gaussian(sigma_squared: Fraction, count: int, source: Random
     return result
 
 
-def discrete_gaussian(sigma_squared, size, rng):
+def discrete_gaussian(
+    sigma_squared: RationalInput, size: int | tuple[int, ...], rng: RngChoice
+) -> tuple[NDArray[np.int64], str]:
     """Exact discrete Gaussian noise: P(x) ∝ exp(−x²/(2σ²)) on the integers (CKS 2020, Alg. 3).
 
     Args:
@@ -126,7 +132,7 @@ def discrete_gaussian(sigma_squared, size, rng):
     return sample_discrete_gaussian(sigma_squared, math.prod(shape), source).reshape(shape), source.description
 
 
-def _shape(size) -> tuple:
+def _shape(size: int | tuple[int, ...]) -> tuple[int, ...]:
     shape = tuple(check.integer_scalar("size", entry, 0) for entry in (size if isinstance(size, tuple) else (size,)))
     draw_count("size", math.prod(shape))
     return shape

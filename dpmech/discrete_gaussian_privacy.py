@@ -35,13 +35,15 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import validation as check
 from .calibration import calibrate_gaussian
-from .discrete_laplace import rational
+from .discrete_laplace import RationalInput, rational
 
 _MARGIN = 1e-9
 _TAIL_WIDTH = 40.0
@@ -54,11 +56,11 @@ SIGMA_SQUARED_DENOMINATOR = 64
 _INTEGER_FROM = 2**12
 
 
-def _validated_epsilon(epsilon) -> np.ndarray:
+def _validated_epsilon(epsilon: ArrayLike) -> NDArray[np.float64]:
     return np.asarray(check.non_negative("epsilon", epsilon), dtype=float)
 
 
-def _one_dimensional_delta(epsilon: np.ndarray, sigma_squared: Fraction, sensitivity: int) -> np.ndarray:
+def _one_dimensional_delta(epsilon: NDArray[np.float64], sigma_squared: Fraction, sensitivity: int) -> NDArray[np.float64]:
     # ⌊c⌋ for c = εσ²/Δ − Δ/2 in exact rational arithmetic (a double c can round across an integer,
     # e.g. 1 − 2⁻⁵⁴ to 1); then P[X > c] = P[X >= ⌊c⌋ + 1] and P[X > c + Δ] = P[X >= ⌊c⌋ + Δ + 1].
     floor_low = [math.floor(Fraction(value) * sigma_squared / sensitivity - Fraction(sensitivity, 2))
@@ -76,11 +78,12 @@ def _one_dimensional_delta(epsilon: np.ndarray, sigma_squared: Fraction, sensiti
     # tail[i] = Σ_{x >= support[i]} w(x): a reversed cumulative sum, with 0 past the end.
     tail = np.append(np.cumsum(weights[::-1])[::-1], 0.0)
 
-    def at_least(first_integers):
+    def at_least(first_integers: Sequence[int]) -> NDArray[np.float64]:
         # Exact Python integers (Δ may pass 2⁶³), clipped to the grid before indexing: below it the whole
         # mass, above it none.
         positions = [min(max(first + width, 0), support.size) for first in first_integers]
-        return tail[np.array(positions, dtype=np.int64).reshape(epsilon.shape)] / total
+        fractions: NDArray[np.float64] = tail[np.array(positions, dtype=np.int64).reshape(epsilon.shape)] / total
+        return fractions
 
     upper = at_least([low + 1 for low in floor_low]) * (1.0 + 3 * _MARGIN)
     lower = at_least([low + sensitivity + 1 for low in floor_low]) * (1.0 - 3 * _MARGIN)
@@ -90,17 +93,20 @@ def _one_dimensional_delta(epsilon: np.ndarray, sigma_squared: Fraction, sensiti
     return np.minimum(np.maximum(delta, _SMALLEST), 1.0)
 
 
-def _zcdp_delta(epsilon: np.ndarray, rho: float) -> np.ndarray:
+def _zcdp_delta(epsilon: NDArray[np.float64], rho: float) -> NDArray[np.float64]:
     orders = 1.0 + np.geomspace(1e-3, 1e5, 2000)
     log_delta = (orders[None, :] - 1.0) * (orders[None, :] * rho - epsilon[:, None] + np.log1p(-1.0 / orders[None, :]))
     log_delta -= np.log(orders)[None, :]
     best = log_delta.min(axis=1)
     # Rounding of the few operations above: a relative 1e-12 of the terms' size, pushed upward.
     best += 1e-12 * (np.abs(best) + orders.max() * (rho + epsilon))
-    return np.minimum(np.maximum(np.exp(best), _SMALLEST), 1.0)
+    delta: NDArray[np.float64] = np.minimum(np.maximum(np.exp(best), _SMALLEST), 1.0)
+    return delta
 
 
-def discrete_gaussian_delta(epsilon, sigma_squared, sensitivity, dimension=1):
+def discrete_gaussian_delta(
+    epsilon: ArrayLike, sigma_squared: RationalInput, sensitivity: float, dimension: int = 1
+) -> float | NDArray[np.float64]:
     """Upper bound on δ(ε) of q(D) + N_Z(0, σ²)^d (see the module docstring).
 
     For d = 1 the bound exceeds the exact δ by at most 1e-8·(P[X > c] + e^ε P[X > c + Δ]),
@@ -133,7 +139,7 @@ def discrete_gaussian_delta(epsilon, sigma_squared, sensitivity, dimension=1):
     return check.scalar_or_array(delta.reshape(epsilon_array.shape))
 
 
-def calibrate_discrete_gaussian(epsilon, delta, sensitivity, dimension=1) -> Fraction:
+def calibrate_discrete_gaussian(epsilon: float, delta: float, sensitivity: float, dimension: int = 1) -> Fraction:
     """The smallest σ² on the grid (1/64)·Z (σ² < 2¹², else on the integers t·c with t = ⌊√(tc)⌋) that meets δ.
 
     Never under-noised: the returned σ² satisfies :func:`discrete_gaussian_delta` <= δ.
@@ -150,8 +156,8 @@ def calibrate_discrete_gaussian(epsilon, delta, sensitivity, dimension=1) -> Fra
     continuous_sensitivity = (
         check.integer_scalar("sensitivity", sensitivity, 1) if dimension == 1 else check.positive("sensitivity", sensitivity)
     )
-    if continuous_sensitivity > sys.float_info.max:
-        # Even at ε = 1.8e308 such a sensitivity needs σ² far above the 2**31 grid units supported.
+    if isinstance(continuous_sensitivity, int) and continuous_sensitivity > sys.float_info.max:
+        # Only an integer Δ can pass the largest double (a float one is finite). Even at ε = 1.8e308 such a sensitivity needs σ² far above the 2**31 grid units supported.
         raise ValueError(f"sensitivity must be at most {sys.float_info.max:.17g} here (got an integer of "
                          f"{continuous_sensitivity.bit_length()} bits)")
     start = calibrate_gaussian(epsilon, delta, float(continuous_sensitivity)) ** 2
@@ -164,7 +170,7 @@ def calibrate_discrete_gaussian(epsilon, delta, sensitivity, dimension=1) -> Fra
     denominator = SIGMA_SQUARED_DENOMINATOR if start < _INTEGER_FROM else 1
 
     def meets(value: Fraction) -> bool:
-        return discrete_gaussian_delta(epsilon, value, sensitivity, dimension) <= delta
+        return bool(discrete_gaussian_delta(epsilon, value, sensitivity, dimension) <= delta)
 
     low = max(1, math.floor(start * denominator / 4))
     while low > 1 and meets(Fraction(low, denominator)):
@@ -172,7 +178,9 @@ def calibrate_discrete_gaussian(epsilon, delta, sensitivity, dimension=1) -> Fra
     return smallest_grid_variance(meets, low, max(low + 1, math.ceil(start * denominator)), denominator)
 
 
-def smallest_grid_variance(meets, low: int, high: int, denominator: int, too_large: str = "") -> Fraction:
+def smallest_grid_variance(
+    meets: Callable[[Fraction], bool], low: int, high: int, denominator: int, too_large: str = ""
+) -> Fraction:
     """The smallest σ² = u/denominator (u > ``low``) for which ``meets(σ²)`` holds, ``meets`` monotone in σ².
 
     ``low`` fails (or lies below the grid's smallest value); ``high`` is the first guess, doubled until

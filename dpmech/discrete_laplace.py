@@ -24,24 +24,28 @@ assumes (no floating-point attack in the style of Mironov, CCS 2012).
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import validation as check
-from .random_bits import RandomSource, draw_count, random_source, uniform_below, uniform_integers
+from .random_bits import RandomSource, RngChoice, draw_count, random_source, uniform_below, uniform_integers
 
 # A rational scale or σ² is held as int64 numerator and denominator: both below 2**62.
 MAX_INTEGER = 2**62
+# A number taken at its exact rational value: an int, a Fraction, a float or a numpy scalar.
+RationalInput = float | Fraction | np.integer[Any] | np.floating[Any]
 
 
-def _bernoulli_ratio(numerators: np.ndarray, denominator: int, source: RandomSource) -> np.ndarray:
+def _bernoulli_ratio(numerators: NDArray[np.int64], denominator: int, source: RandomSource) -> NDArray[np.bool_]:
     """Bernoulli(n/d) for 0 <= n <= d, one d for all: a uniform integer below d is below n."""
     if denominator < 2**32:
         return uniform_integers(denominator, numerators.size, source) < numerators
     return uniform_below(np.full(numerators.size, denominator), source) < numerators
 
 
-def _bernoulli_exp_of_fraction(numerators, denominator: int, source: RandomSource) -> np.ndarray:
+def _bernoulli_exp_of_fraction(numerators: NDArray[np.int64], denominator: int, source: RandomSource) -> NDArray[np.bool_]:
     """Bernoulli(exp(−n/d)) for 0 <= n <= d (CKS Alg. 1); all active draws share d and the step k."""
     result = np.empty(numerators.shape, dtype=bool)
     active = np.arange(numerators.size)
@@ -56,7 +60,7 @@ def _bernoulli_exp_of_fraction(numerators, denominator: int, source: RandomSourc
     return result
 
 
-def _bernoulli_exp_minus_one(count: int, source: RandomSource) -> np.ndarray:
+def _bernoulli_exp_minus_one(count: int, source: RandomSource) -> NDArray[np.bool_]:
     """Bernoulli(exp(−1)): CKS Alg. 1 at γ = 1, whose first step (Bernoulli(1)) always succeeds."""
     result = np.empty(count, dtype=bool)
     active = np.arange(count)
@@ -69,7 +73,7 @@ def _bernoulli_exp_minus_one(count: int, source: RandomSource) -> np.ndarray:
     return result
 
 
-def bernoulli_exp_minus(whole, numerators, denominator: int, source: RandomSource) -> np.ndarray:
+def bernoulli_exp_minus(whole: ArrayLike, numerators: ArrayLike, denominator: int, source: RandomSource) -> NDArray[np.bool_]:
     """Bernoulli(exp(−(w + n/d))) exactly, for int64 arrays w >= 0 and 0 <= n < d, one int d in [1, 2⁶²).
 
     exp(−w) is w independent Bernoulli(exp(−1)) draws that all succeed; the
@@ -91,7 +95,7 @@ def bernoulli_exp_minus(whole, numerators, denominator: int, source: RandomSourc
     return result
 
 
-def geometric_exp_minus_one(count: int, source: RandomSource) -> np.ndarray:
+def geometric_exp_minus_one(count: int, source: RandomSource) -> NDArray[np.int64]:
     """Number of Bernoulli(exp(−1)) successes before the first failure: P(V = v) = (1 − e⁻¹)e^{−v}."""
     result = np.zeros(count, dtype=np.int64)
     active = np.arange(count)
@@ -102,10 +106,11 @@ def geometric_exp_minus_one(count: int, source: RandomSource) -> np.ndarray:
     return result
 
 
-def rational(name: str, value) -> Fraction:
+def rational(name: str, value: RationalInput) -> Fraction:
     """A positive rational from an int, a Fraction or a float (taken exactly), numerator and denominator < 2**62."""
     check.positive(name, value)
-    if np.ndim(value):
+    # np.ndim takes any object at run time (an array passed here is refused); its stubs leave out Fraction.
+    if np.ndim(value):  # type: ignore[arg-type]
         raise ValueError(f"{name} must be a single positive rational number (got an array)")
     exact = Fraction(value) if not isinstance(value, np.generic) else Fraction(value.item())
     if exact.numerator >= MAX_INTEGER or exact.denominator >= MAX_INTEGER:
@@ -116,7 +121,7 @@ def rational(name: str, value) -> Fraction:
     return exact
 
 
-def sample_discrete_laplace(scale: Fraction, count: int, source: RandomSource) -> np.ndarray:
+def sample_discrete_laplace(scale: Fraction, count: int, source: RandomSource) -> NDArray[np.int64]:
     """``count`` draws of Lap_Z(scale), scale = t/s, by CKS Alg. 2 (already validated arguments)."""
     t, s = scale.numerator, scale.denominator
     result = np.empty(count, dtype=np.int64)
@@ -133,7 +138,7 @@ def sample_discrete_laplace(scale: Fraction, count: int, source: RandomSource) -
     return result
 
 
-def discrete_laplace(scale, size, rng):
+def discrete_laplace(scale: RationalInput, size: int, rng: RngChoice) -> tuple[NDArray[np.int64], str]:
     """Exact discrete Laplace noise: P(x) = (e^{1/b} − 1)/(e^{1/b} + 1) · e^{−|x|/b} on the integers, b = ``scale``.
 
     Args:

@@ -41,15 +41,16 @@ import math
 from fractions import Fraction
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import validation as check
 from .calibration import calibrate_gaussian
 from .conversions.renyi import rdp_epsilon
 from .discrete_gaussian import sample_discrete_gaussian, validated_sigma_squared
 from .discrete_gaussian_privacy import smallest_grid_variance
-from .discrete_laplace import rational
+from .discrete_laplace import RationalInput, rational
 from .events import ApproximateDpEvent, _check_relation
-from .random_bits import random_source
+from .random_bits import RngChoice, random_source
 
 # KLS 2021 Prop. 14 needs σ >= 1/2.
 MIN_SIGMA_SQUARED = Fraction(1, 4)
@@ -63,7 +64,9 @@ _DENOMINATOR = 64
 _INTEGER_FROM = 1 << 12
 
 
-def _validated(sigma_squared, num_shares, sensitivity, dimension):
+def _validated(
+    sigma_squared: RationalInput, num_shares: int, sensitivity: float, dimension: int
+) -> tuple[Fraction, int, float, int]:
     sigma_squared = rational("sigma_squared", sigma_squared)
     if sigma_squared < MIN_SIGMA_SQUARED:
         raise ValueError(f"sigma_squared must be >= 1/4 (σ >= 1/2, KLS 2021 Prop. 14; got {sigma_squared})")
@@ -75,7 +78,7 @@ def _validated(sigma_squared, num_shares, sensitivity, dimension):
     return sigma_squared, num_shares, float(sensitivity), dimension
 
 
-def sum_tau(sigma_squared, num_shares) -> float:
+def sum_tau(sigma_squared: RationalInput, num_shares: int) -> float:
     """τ = 10·Σ_{k=1}^{n−1} exp(−2π²σ²k/(k+1)) of KLS 2021 (0 for n = 1), rounded up and positive for n >= 2.
 
     The terms decrease in k; beyond k = 2²⁰ they are bounded by the 2²⁰-th term.
@@ -93,7 +96,9 @@ def sum_tau(sigma_squared, num_shares) -> float:
     return max(10.0 * total * (1.0 + 1e-9), _SMALLEST)
 
 
-def distributed_discrete_gaussian_rdp(orders, sigma_squared, num_shares, sensitivity, dimension):
+def distributed_discrete_gaussian_rdp(
+    orders: ArrayLike, sigma_squared: RationalInput, num_shares: int, sensitivity: float, dimension: int
+) -> float | NDArray[np.float64]:
     """r(α) = α·Δ₂²/(2nσ²) + τd, an upper bound on the Rényi divergence of order α (KLS 2021 Prop. 14).
 
     Args:
@@ -115,7 +120,9 @@ def distributed_discrete_gaussian_rdp(orders, sigma_squared, num_shares, sensiti
     return check.scalar_or_array(curve)
 
 
-def distributed_discrete_gaussian_epsilon(delta, sigma_squared, num_shares, sensitivity, dimension) -> float:
+def distributed_discrete_gaussian_epsilon(
+    delta: float, sigma_squared: RationalInput, num_shares: int, sensitivity: float, dimension: int
+) -> float:
     """An upper bound on ε at δ of q(D) + Y, Y the sum of n N_Z(0, σ²)^d (module docstring)."""
     delta = check.open_unit_interval("delta", delta)
     if np.ndim(delta):
@@ -124,7 +131,9 @@ def distributed_discrete_gaussian_epsilon(delta, sigma_squared, num_shares, sens
     return rdp_epsilon(float(delta), _ORDERS, curve)[0]
 
 
-def calibrate_distributed_discrete_gaussian(epsilon, delta, sensitivity, num_shares, dimension) -> Fraction:
+def calibrate_distributed_discrete_gaussian(
+    epsilon: float, delta: float, sensitivity: float, num_shares: int, dimension: int
+) -> Fraction:
     """The smallest σ² of each share, on the sampler's grid (see ``_DENOMINATOR``), whose sum of n meets (ε, δ).
 
     Never under-noised: :func:`distributed_discrete_gaussian_epsilon` of the result is <= ε. The bound
@@ -156,8 +165,15 @@ def calibrate_distributed_discrete_gaussian(epsilon, delta, sensitivity, num_sha
     return result
 
 
-def distributed_discrete_gaussian_event(delta, sigma_squared, num_shares, sensitivity, dimension,
-                                        neighbouring=None, description: str = "") -> ApproximateDpEvent:
+def distributed_discrete_gaussian_event(
+    delta: float,
+    sigma_squared: RationalInput,
+    num_shares: int,
+    sensitivity: float,
+    dimension: int,
+    neighbouring: str | None = None,
+    description: str = "",
+) -> ApproximateDpEvent:
     """The ledger event of one released sum: (ε, δ) with ε = :func:`distributed_discrete_gaussian_epsilon`."""
     _check_relation(neighbouring)
     epsilon = distributed_discrete_gaussian_epsilon(delta, sigma_squared, num_shares, sensitivity, dimension)
@@ -168,7 +184,7 @@ def distributed_discrete_gaussian_event(delta, sigma_squared, num_shares, sensit
                               description=f"{text}; {description}" if description else text)
 
 
-def share_noise_bound(sigma_squared, dimension, failure_probability) -> int:
+def share_noise_bound(sigma_squared: RationalInput, dimension: int, failure_probability: float) -> int:
     """An integer λ with P[max_i |X_i| > λ] <= p for X ~ N_Z(0, σ²)^d: λ >= σ·√(2 ln(2d/p)) (subgaussian tail).
 
     Used to choose a modular range that a noisy share leaves with probability at most p.
@@ -180,7 +196,9 @@ def share_noise_bound(sigma_squared, dimension, failure_probability) -> int:
     return math.ceil(needed)
 
 
-def grid_share(values, granularity, sigma_squared, rng):
+def grid_share(
+    values: ArrayLike, granularity: float, sigma_squared: RationalInput, rng: RngChoice
+) -> tuple[NDArray[np.int64], str]:
     """One user's share on the grid: round(values/γ) + N_Z(0, σ²) per coordinate, as int64 grid units.
 
     Args:

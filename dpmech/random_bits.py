@@ -38,6 +38,8 @@ from numpy.typing import ArrayLike, NDArray
 from . import validation as check
 
 OS_RANDOMNESS = "os"
+# What the samplers' ``rng`` parameters take: "os" (the OS CSPRNG), a numpy Generator or an integer seed.
+RngChoice = np.random.Generator | int | str
 
 _WORD_BITS = 64
 _MANTISSA_BITS = 53
@@ -76,7 +78,7 @@ def _os_words(count: int) -> NDArray[np.uint64]:
     return np.frombuffer(os.urandom(8 * count), dtype=np.uint64).copy()
 
 
-def random_source(rng: np.random.Generator | int | str) -> RandomSource:
+def random_source(rng: RngChoice) -> RandomSource:
     """The :class:`RandomSource` for ``rng``: :data:`OS_RANDOMNESS` (``"os"``), a Generator or an integer seed.
 
     Raises:
