@@ -51,11 +51,14 @@ probabilities, with any below 2⁻¹⁰⁷⁴ (possible only there) shown as 2�
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import validation as check
 from .events import REPLACE_ONE, NoPrivacyLossEvent, PureEpsilonEvent
-from .random_bits import exact_bernoulli, random_source, uniform_below
+from .random_bits import RngChoice, exact_bernoulli, random_source, uniform_below
 
 PRIOR_SUM_TOLERANCE = 1e-9
 # Labels are int64 and a uniform label draw must be exact: at most 2**53 classes.
@@ -65,14 +68,14 @@ MAX_DISTRIBUTION_ENTRIES = 2**24
 _SMALLEST_PROBABILITY = np.nextafter(0.0, 1.0)
 
 
-def _validated_num_classes(num_classes) -> int:
+def _validated_num_classes(num_classes: int) -> int:
     num_classes = check.integer_scalar("num_classes", num_classes, 2)
     if num_classes > MAX_NUM_CLASSES:
         raise ValueError(f"num_classes must be an integer in [2, 2**53] (got {num_classes!r})")
     return num_classes
 
 
-def _validated_epsilon(epsilon) -> float:
+def _validated_epsilon(epsilon: float) -> float:
     """One ε > 0 for the whole call: an array of ε would release several randomisations of each label."""
     value = check.positive("epsilon", epsilon)
     if np.ndim(value):
@@ -80,7 +83,7 @@ def _validated_epsilon(epsilon) -> float:
     return float(value)
 
 
-def _labels_array(labels) -> np.ndarray:
+def _labels_array(labels: ArrayLike) -> NDArray[Any]:
     try:
         array = np.asarray(labels)
     except (TypeError, ValueError, OverflowError):
@@ -92,7 +95,7 @@ def _labels_array(labels) -> np.ndarray:
     return array
 
 
-def _validated_labels(labels, num_classes: int) -> np.ndarray:
+def _validated_labels(labels: ArrayLike, num_classes: int) -> NDArray[np.int64]:
     array = _labels_array(labels)
     if array.dtype.kind not in "iu" and array.size:
         array = np.asarray(check.integer_at_least("labels", array, 0))
@@ -105,7 +108,7 @@ def _validated_labels(labels, num_classes: int) -> np.ndarray:
     return array.astype(np.int64)
 
 
-def _validated_priors(priors, num_examples: int) -> np.ndarray:
+def _validated_priors(priors: ArrayLike, num_examples: int) -> NDArray[np.float64]:
     array = np.array(check.real_array("priors", priors, "an (n, K) array of probabilities"))
     if array.ndim != 2 or array.shape[0] != num_examples or array.shape[1] < 2:
         raise ValueError(
@@ -123,13 +126,13 @@ def _validated_priors(priors, num_examples: int) -> np.ndarray:
     return array
 
 
-def _validated_label_inputs(labels, priors):
+def _validated_label_inputs(labels: ArrayLike, priors: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     labels_array = _labels_array(labels)
     priors = _validated_priors(priors, labels_array.shape[0])
     return _validated_labels(labels_array, priors.shape[1]), priors
 
 
-def _uniform_probability(epsilon: float, k) -> np.ndarray:
+def _uniform_probability(epsilon: float, k: int | NDArray[np.int64]) -> NDArray[np.float64]:
     """u = k/(e^ε + k − 1) rounded up, the probability of replacing the label by a uniform draw from k labels.
 
     For ε <= 700 the double evaluation k/(expm1(ε) + k) errs by at most 4
@@ -148,10 +151,11 @@ def _uniform_probability(epsilon: float, k) -> np.ndarray:
         exponent = np.log2(k) - epsilon * np.log2(np.e)
         estimate = np.exp2(exponent + np.abs(exponent) * 2.0**-40)
     upper = np.nextafter(estimate * (1.0 + 2.0**-48), np.inf)
-    return np.clip(upper, _SMALLEST_PROBABILITY, 1.0)
+    probability: NDArray[np.float64] = np.clip(upper, _SMALLEST_PROBABILITY, 1.0)
+    return probability
 
 
-def _keep_and_other(epsilon: float, k):
+def _keep_and_other(epsilon: float, k: int | NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The realised P[label] = (1 − u) + u/k and P[each other member] = u/k (≥ 2⁻¹⁰⁷⁴), with u rounded up.
 
     Written so that u = 1 (tiny ε) gives two equal doubles, the uniform channel it is.
@@ -162,19 +166,19 @@ def _keep_and_other(epsilon: float, k):
     return (1.0 - uniform) + uniform / k, other
 
 
-def _prior_order(priors: np.ndarray) -> np.ndarray:
+def _prior_order(priors: NDArray[np.float64]) -> NDArray[np.int64]:
     """Labels by descending prior, ties to the lower label index (a stable sort of −prior)."""
     return np.argsort(-priors, axis=1, kind="stable")
 
 
-def _ranks(order: np.ndarray) -> np.ndarray:
+def _ranks(order: NDArray[np.int64]) -> NDArray[np.int64]:
     """rank[i, j] = position of label j in row i of ``order``."""
     ranks = np.empty_like(order)
     np.put_along_axis(ranks, order, np.arange(order.shape[1])[None, :], axis=1)
     return ranks
 
 
-def _optimal_k(priors: np.ndarray, order: np.ndarray, epsilon: float, google_compat: bool) -> np.ndarray:
+def _optimal_k(priors: NDArray[np.float64], order: NDArray[np.int64], epsilon: float, google_compat: bool) -> NDArray[np.int64]:
     """k* = argmax_k w_k per row, with w_k = e^ε/(e^ε+k−1)·Σ_{j∈Y_k} p_j (smallest k on ties).
 
     ``google_compat`` uses the denominator 1 + (k−2)e^{−ε} of
@@ -188,10 +192,11 @@ def _optimal_k(priors: np.ndarray, order: np.ndarray, epsilon: float, google_com
     # Google's k = 1 weight may overflow to +inf for subnormal ε: it is then the largest, as it should be.
     with np.errstate(over="ignore"):
         weights = top_mass / (-np.expm1(-epsilon) + (k - offset + 1.0) * np.exp(-epsilon))
-    return np.argmax(weights, axis=1) + 1
+    best_k: NDArray[np.int64] = np.argmax(weights, axis=1) + 1
+    return best_k
 
 
-def _top_k_distribution(labels, priors, k, epsilon) -> np.ndarray:
+def _top_k_distribution(labels: NDArray[np.int64], priors: NDArray[np.float64], k: NDArray[np.int64], epsilon: float) -> NDArray[np.float64]:
     """Output probabilities of RRTop-k with one k per row."""
     rows = np.arange(labels.shape[0])
     ranks = _ranks(_prior_order(priors))
@@ -204,7 +209,7 @@ def _top_k_distribution(labels, priors, k, epsilon) -> np.ndarray:
     return probabilities
 
 
-def _sample_top_k(labels, priors, k, epsilon, rng) -> np.ndarray:
+def _sample_top_k(labels: NDArray[np.int64], priors: NDArray[np.float64], k: NDArray[np.int64], epsilon: float, rng: RngChoice) -> NDArray[np.int64]:
     """Draw RRTop-k outputs with one k per row, without a probability matrix (see the module docstring).
 
     A member of Y_k is replaced by a uniform draw from Y_k with probability
@@ -219,7 +224,7 @@ def _sample_top_k(labels, priors, k, epsilon, rng) -> np.ndarray:
     return np.where(replaced, order[rows, position], labels)
 
 
-def randomized_response_distribution(labels, epsilon, num_classes) -> np.ndarray:
+def randomized_response_distribution(labels: ArrayLike, epsilon: float, num_classes: int) -> NDArray[np.float64]:
     """Exact output probabilities of K-ary randomized response, an (n, K) matrix.
 
     Row i is e^ε/(e^ε+K−1) at ``labels[i]`` and 1/(e^ε+K−1) elsewhere
@@ -241,7 +246,7 @@ def randomized_response_distribution(labels, epsilon, num_classes) -> np.ndarray
     return probabilities
 
 
-def randomized_response(labels, epsilon, num_classes, rng) -> np.ndarray:
+def randomized_response(labels: ArrayLike, epsilon: float, num_classes: int, rng: RngChoice) -> NDArray[np.int64]:
     """K-ary randomized response: each label is output with probability e^ε/(e^ε+K−1), each other class 1/(e^ε+K−1).
 
     Drawn as: with probability K/(e^ε+K−1), rounded up, a uniform class,
@@ -269,19 +274,19 @@ def randomized_response(labels, epsilon, num_classes, rng) -> np.ndarray:
     return np.where(replaced, uniform_below(np.full(labels.shape[0], num_classes), source), labels)
 
 
-def randomized_response_event(epsilon, num_classes) -> PureEpsilonEvent:
+def randomized_response_event(epsilon: float, num_classes: int) -> PureEpsilonEvent:
     """Ledger event of one :func:`randomized_response` call: K-ary RR, exactly, under replace-one."""
     return PureEpsilonEvent(epsilon, num_outcomes=_validated_num_classes(num_classes), neighbouring=REPLACE_ONE)
 
 
-def _validated_k(k, num_classes: int) -> int:
+def _validated_k(k: int, num_classes: int) -> int:
     k = check.integer_scalar("k", k, 1)
     if k > num_classes:
         raise ValueError(f"k must be an integer in [1, K] = [1, {num_classes}] (got {k!r})")
     return k
 
 
-def rr_top_k_distribution(labels, priors, k, epsilon) -> np.ndarray:
+def rr_top_k_distribution(labels: ArrayLike, priors: ArrayLike, k: int, epsilon: float) -> NDArray[np.float64]:
     """Exact output probabilities of RRTop-k, an (n, K) matrix (arguments as in :func:`rr_top_k`)."""
     epsilon = _validated_epsilon(epsilon)
     labels, priors = _validated_label_inputs(labels, priors)
@@ -289,7 +294,7 @@ def rr_top_k_distribution(labels, priors, k, epsilon) -> np.ndarray:
     return _top_k_distribution(labels, priors, np.full(labels.shape[0], k), epsilon)
 
 
-def rr_top_k(labels, priors, k, epsilon, rng) -> np.ndarray:
+def rr_top_k(labels: ArrayLike, priors: ArrayLike, k: int, epsilon: float, rng: RngChoice) -> NDArray[np.int64]:
     """RRTop-k (Ghazi et al. 2021, Alg. 2; FedGM Alg. 2): randomized response restricted to Y_k.
 
     Y_k is the set of the k labels of highest prior in the example's row of
@@ -324,7 +329,7 @@ def rr_top_k(labels, priors, k, epsilon, rng) -> np.ndarray:
     return _sample_top_k(labels, priors, np.full(labels.shape[0], k), epsilon, rng)
 
 
-def rr_top_k_event(epsilon, k):
+def rr_top_k_event(epsilon: float, k: int) -> NoPrivacyLossEvent | PureEpsilonEvent:
     """Ledger event of one :func:`rr_top_k` call: k-ary randomized response, under replace-one.
 
     Claim: for all labels y, y' and all α >= 0 the hockey-stick divergence
@@ -354,7 +359,7 @@ def rr_top_k_event(epsilon, k):
     return PureEpsilonEvent(epsilon, num_outcomes=k, neighbouring=REPLACE_ONE)
 
 
-def rr_with_prior_optimal_k(priors, epsilon, google_compat=False) -> np.ndarray:
+def rr_with_prior_optimal_k(priors: ArrayLike, epsilon: float, google_compat: bool = False) -> NDArray[np.int64]:
     """k* of RRWithPrior for each row of an (n, K) prior (see :func:`rr_with_prior`)."""
     epsilon = _validated_epsilon(epsilon)
     google_compat = check.boolean("google_compat", google_compat)
@@ -365,7 +370,7 @@ def rr_with_prior_optimal_k(priors, epsilon, google_compat=False) -> np.ndarray:
     return _optimal_k(priors, _prior_order(priors), epsilon, google_compat)
 
 
-def rr_with_prior_distribution(labels, priors, epsilon, google_compat=False) -> np.ndarray:
+def rr_with_prior_distribution(labels: ArrayLike, priors: ArrayLike, epsilon: float, google_compat: bool = False) -> NDArray[np.float64]:
     """Exact output probabilities of RRWithPrior, an (n, K) matrix (arguments as in :func:`rr_with_prior`)."""
     epsilon = _validated_epsilon(epsilon)
     google_compat = check.boolean("google_compat", google_compat)
@@ -374,7 +379,9 @@ def rr_with_prior_distribution(labels, priors, epsilon, google_compat=False) -> 
     return _top_k_distribution(labels, priors, k, epsilon)
 
 
-def rr_with_prior(labels, priors, epsilon, rng, google_compat=False) -> np.ndarray:
+def rr_with_prior(
+    labels: ArrayLike, priors: ArrayLike, epsilon: float, rng: RngChoice, google_compat: bool = False
+) -> NDArray[np.int64]:
     """RRWithPrior (Ghazi et al. 2021, Alg. 3; FedGM Alg. 3): RRTop-k with the k that maximises P[output = y].
 
     k* = argmax_{k ∈ [1, K]} w_k, w_k = e^ε/(e^ε+k−1) · Σ_{j∈Y_k} p_j, which is
@@ -411,12 +418,12 @@ def rr_with_prior(labels, priors, epsilon, rng, google_compat=False) -> np.ndarr
     return _sample_top_k(labels, priors, k, epsilon, rng)
 
 
-def rr_with_prior_event(epsilon) -> PureEpsilonEvent:
+def rr_with_prior_event(epsilon: float) -> PureEpsilonEvent:
     """Ledger event of one :func:`rr_with_prior` call: generic ε-DP (binary RR dominates it), replace-one."""
     return PureEpsilonEvent(epsilon, neighbouring=REPLACE_ONE)
 
 
-def worst_case_log_ratio(distribution) -> float:
+def worst_case_log_ratio(distribution: ArrayLike) -> float:
     """ε of a finite mechanism given as a channel matrix: max over rows y, y' and columns o of log(P[y,o]/P[y',o]).
 
     Rows are the output distributions for each input (all inputs that are
