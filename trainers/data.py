@@ -27,39 +27,10 @@ import dpmech
 from dpmech import validation as check
 
 from ._features import as_feature_matrix
+from .records import LabelledData, PrivateData, PublicData  # re-exported: trainers.data.PrivateData etc.
 
 # Seed 000 (FedAUXfdp, after Sattler et al. 2021): α = 2^k · 10^-2 for k in {0, 2, 4, 10}.
 ALPHA_GRID = (0.01, 0.04, 0.16, 10.24)
-
-
-@dataclass(frozen=True)
-class LabelledData:
-    """Feature rows and their integer class labels."""
-
-    features: np.ndarray
-    labels: np.ndarray
-
-    def __post_init__(self):
-        features = as_feature_matrix("features", self.features)
-        labels = np.asarray(self.labels)
-        if labels.shape != (features.shape[0],) or labels.dtype.kind not in "iu":
-            raise ValueError(f"labels must be integers of shape ({features.shape[0]},) (got {labels.dtype} {labels.shape})")
-        object.__setattr__(self, "features", features)
-        object.__setattr__(self, "labels", labels.astype(np.int64))
-
-    def __len__(self):
-        return self.features.shape[0]
-
-    def subset(self, indices):
-        return type(self)(self.features[indices], self.labels[indices])
-
-
-class PublicData(LabelledData):
-    """Data that may be used without privacy cost (auxiliary data: negative and distillation sets)."""
-
-
-class PrivateData(LabelledData):
-    """The clients' records; every release computed from them must be accounted by dpmech."""
 
 
 def load_digits_dataset() -> LabelledData:

@@ -43,7 +43,7 @@ from dpmech import validation as check
 
 from . import networks
 from ._features import as_feature_matrix
-from .data import LabelledData, PublicData
+from .records import LabelledData, PublicData
 
 
 NORMALIZATIONS = ("quantile", "unit", "centered")

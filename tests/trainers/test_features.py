@@ -116,3 +116,17 @@ def test_split_sizes_are_checked(signals):
         public_private_split(signals, len(signals), np.random.default_rng(0))
     with pytest.raises(ValueError, match="num_public"):
         public_private_split(signals, 0, np.random.default_rng(0))
+
+
+def test_data_and_features_import_each_other_in_one_direction_only():
+    # trainers.data imports trainers.features lazily (for the CNN dataset); features takes the record
+    # classes from the leaf trainers.records, so neither module's load needs the other one loaded first.
+    import ast
+    import pathlib
+
+    import trainers.features
+
+    tree = ast.parse(pathlib.Path(trainers.features.__file__).read_text(encoding="utf-8"))
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert not imported & {"data", "trainers.data"}, imported
+    assert LabelledData.__module__ == PublicData.__module__ == PrivateData.__module__ == "trainers.records"
