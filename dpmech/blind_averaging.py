@@ -57,6 +57,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import validation as check
 from .calibration import calibrate_gaussian
@@ -65,27 +66,29 @@ from .distributed_discrete_gaussian import (
     distributed_discrete_gaussian_event,
     grid_share,
 )
-from .events import GaussianEvent
+from .discrete_laplace import RationalInput
+from .events import ApproximateDpEvent, GaussianEvent
+from .random_bits import RngChoice
 from .output_perturbation import rounded_grid_sensitivity
 
 # |U| is used as a double: beyond 2**53 it is not held exactly.
 MAX_USERS = 2**53
 
 
-def _validated_setting(local_sensitivity, num_users, honest_fraction):
+def _validated_setting(local_sensitivity: float, num_users: int, honest_fraction: float) -> tuple[float, int, float]:
     local_sensitivity = check.positive("local_sensitivity", local_sensitivity)
     if np.ndim(local_sensitivity):
         raise ValueError("local_sensitivity must be a single finite number > 0 (got an array)")
     num_users = check.integer_scalar("num_users", num_users, 1)
     if num_users > MAX_USERS:
         raise ValueError(f"num_users must be an integer in [1, 2**53] (got {num_users!r})")
-    honest_fraction = check.in_interval("honest_fraction", honest_fraction, 0.0, 1.0, low_open=True, high_open=False)
-    if np.ndim(honest_fraction):
+    fraction = check.in_interval("honest_fraction", honest_fraction, 0.0, 1.0, low_open=True, high_open=False)
+    if np.ndim(fraction):
         raise ValueError("honest_fraction must be a single number in (0, 1] (got an array)")
-    return float(local_sensitivity), num_users, float(honest_fraction)
+    return float(local_sensitivity), num_users, float(fraction)
 
 
-def average_sensitivity(local_sensitivity, num_users) -> float:
+def average_sensitivity(local_sensitivity: float, num_users: int) -> float:
     """s/|U|: sensitivity of the average of |U| local models each of sensitivity s (DP-Helmet Lemma 5.1).
 
     Assumes the differing record (or, with a user-level s, the differing
@@ -101,7 +104,14 @@ def average_sensitivity(local_sensitivity, num_users) -> float:
     return quotient
 
 
-def calibrate_user_noise(epsilon, delta, local_sensitivity, num_users, honest_fraction, method="analytic") -> float:
+def calibrate_user_noise(
+    epsilon: float,
+    delta: float,
+    local_sensitivity: float,
+    num_users: int,
+    honest_fraction: float,
+    method: str = "analytic",
+) -> float:
     """Per-user noise std σ_u = σ/√(t·|U|) with σ = calibrate_gaussian(ε, δ, s) (DP-Helmet Lemma 5.2).
 
     With at least t·|U| honest users, the honest noise on the sum has std at
@@ -134,7 +144,9 @@ def calibrate_user_noise(epsilon, delta, local_sensitivity, num_users, honest_fr
     return math.nextafter(math.nextafter(sum_sigma / math.sqrt(honest_fraction * num_users), math.inf), math.inf)
 
 
-def blind_averaging_event(user_noise_std, local_sensitivity, num_users, honest_fraction, neighbouring=None):
+def blind_averaging_event(
+    user_noise_std: float, local_sensitivity: float, num_users: int, honest_fraction: float, neighbouring: str | None = None
+) -> GaussianEvent:
     """Ledger event of one blind average: GaussianEvent(σ_u√(t|U|)/|U|, s/|U|), on the average's scale.
 
     The σ of the event is the honest noise guaranteed on the average, so the
@@ -159,7 +171,7 @@ def blind_averaging_event(user_noise_std, local_sensitivity, num_users, honest_f
     return GaussianEvent(average_sigma, average_sensitivity, neighbouring=neighbouring)
 
 
-def blind_average(local_models, user_noise_std, rng) -> np.ndarray:
+def blind_average(local_models: ArrayLike, user_noise_std: float, rng: np.random.Generator | int) -> NDArray[np.float64]:
     """Each user adds N(0, σ_u² I) to its model; the noisy models are summed and divided by |U|.
 
     Secure summation is simulated by a plain sum. No projection or clipping
@@ -182,15 +194,15 @@ def blind_average(local_models, user_noise_std, rng) -> np.ndarray:
     noise = check.positive("user_noise_std", user_noise_std)
     if np.ndim(noise):
         raise ValueError("user_noise_std must be a single finite number > 0 (got an array)")
-    rng = check.generator("rng", rng)
-    noisy_models = models + rng.normal(0.0, float(noise), size=models.shape)
-    average = noisy_models.sum(axis=0) / models.shape[0]
+    generator = check.generator("rng", rng)
+    noisy_models = models + generator.normal(0.0, float(noise), size=models.shape)
+    average: NDArray[np.float64] = noisy_models.sum(axis=0) / models.shape[0]
     if not np.all(np.isfinite(average)):
         raise ValueError("local_models and user_noise_std must be small enough that the noisy sum is finite")
     return average
 
 
-def honest_shares(num_users, honest_fraction) -> int:
+def honest_shares(num_users: int, honest_fraction: float) -> int:
     """⌈t·|U|⌉, the honest noise shares guaranteed in a blind average without dropouts (Lemma 5.2).
 
     t·|U| is rounded to 9 decimals before the ceiling, so that a product that is an integer up to
@@ -200,7 +212,7 @@ def honest_shares(num_users, honest_fraction) -> int:
     return max(1, math.ceil(round(honest_fraction * num_users, 9)))
 
 
-def _discrete_setting(local_sensitivity, granularity, dimension, num_shares):
+def _discrete_setting(local_sensitivity: float, granularity: float, dimension: int, num_shares: int) -> tuple[float, int, int]:
     local_sensitivity = float(check.single("local_sensitivity", check.positive("local_sensitivity", local_sensitivity)))
     granularity = float(check.single("granularity", check.positive("granularity", granularity)))
     dimension = check.integer_scalar("dimension", dimension, 1)
@@ -208,7 +220,9 @@ def _discrete_setting(local_sensitivity, granularity, dimension, num_shares):
     return rounded_grid_sensitivity(local_sensitivity, granularity, dimension), dimension, num_shares
 
 
-def calibrate_discrete_user_noise(epsilon, delta, local_sensitivity, granularity, dimension, num_shares) -> Fraction:
+def calibrate_discrete_user_noise(
+    epsilon: float, delta: float, local_sensitivity: float, granularity: float, dimension: int, num_shares: int
+) -> Fraction:
     """σ² (grid units²) of each user's discrete Gaussian share so that the sum of ``num_shares`` honest
     shares meets (ε, δ) against the rounded sensitivity (module docstring, "Discrete option").
 
@@ -219,8 +233,16 @@ def calibrate_discrete_user_noise(epsilon, delta, local_sensitivity, granularity
     return calibrate_distributed_discrete_gaussian(epsilon, delta, grid_sensitivity, num_shares, dimension)
 
 
-def discrete_blind_averaging_event(delta, sigma_squared, local_sensitivity, granularity, dimension, num_shares,
-                                   neighbouring=None, randomness: str = "not stated"):
+def discrete_blind_averaging_event(
+    delta: float,
+    sigma_squared: RationalInput,
+    local_sensitivity: float,
+    granularity: float,
+    dimension: int,
+    num_shares: int,
+    neighbouring: str | None = None,
+    randomness: str = "not stated",
+) -> ApproximateDpEvent:
     """The (ε, δ) event of a discrete blind average with ``num_shares`` honest shares (module docstring)."""
     grid_sensitivity, dimension, num_shares = _discrete_setting(local_sensitivity, granularity, dimension, num_shares)
     return distributed_discrete_gaussian_event(
@@ -228,7 +250,9 @@ def discrete_blind_averaging_event(delta, sigma_squared, local_sensitivity, gran
         description=f"blind average on the grid {granularity!r}·Z^{dimension}; randomness: {randomness}")
 
 
-def discrete_blind_average(local_models, granularity, sigma_squared, rng):
+def discrete_blind_average(
+    local_models: ArrayLike, granularity: float, sigma_squared: RationalInput, rng: RngChoice
+) -> tuple[NDArray[np.float64], str]:
     """Each user's model rounded to γZ^d plus N_Z(0, σ²)^d (grid units); the integer sum times γ/|U|.
 
     Args:

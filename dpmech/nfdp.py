@@ -49,6 +49,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import validation as check
 from .events import ADD_REMOVE_ONE, ApproximateDpEvent, NoGuaranteeEvent
@@ -86,7 +87,7 @@ class NfdpGuarantee:
     replacement: bool
     warning: str
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("epsilon", "delta"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not value >= 0:
@@ -100,7 +101,7 @@ class NfdpGuarantee:
             raise ValueError(f"warning must be a string (got {type(self.warning).__name__})")
 
     @property
-    def event(self):
+    def event(self) -> NoGuaranteeEvent | ApproximateDpEvent:
         """Ledger event: the stated (ε, δ) under add/remove-one, or no guarantee when δ = 1."""
         if self.delta >= 1.0:
             return NoGuaranteeEvent(
@@ -121,7 +122,7 @@ class NfdpGuarantee:
 MAX_SIZE = 2**53
 
 
-def _validated_sample_size(n, k, replacement):
+def _validated_sample_size(n: int, k: int, replacement: bool) -> tuple[int, int, bool]:
     n = check.integer_scalar("n", n, 1)
     k = check.integer_scalar("k", k, 1)
     replacement = check.boolean("replacement", replacement)
@@ -133,7 +134,7 @@ def _validated_sample_size(n, k, replacement):
     return n, k, replacement
 
 
-def nfdp_guarantee(n, k, replacement) -> NfdpGuarantee:
+def nfdp_guarantee(n: int, k: int, replacement: bool) -> NfdpGuarantee:
     """(ε, δ) of FedMD-NFDP Theorem 1 (without replacement) or Theorem 2 (with replacement).
 
     * without replacement: ε = ln((n+1)/(n+1−k)), δ = k/n, for 1 <= k <= n;
@@ -171,7 +172,7 @@ def nfdp_guarantee(n, k, replacement) -> NfdpGuarantee:
     return NfdpGuarantee(epsilon, delta, n, k, replacement, warning)
 
 
-def nfdp_subsample(n, k, replacement, rng) -> np.ndarray:
+def nfdp_subsample(n: int, k: int, replacement: bool, rng: np.random.Generator | int) -> NDArray[np.int64]:
     """Indices of the NFDP subsample: k of range(n), uniform without replacement or i.i.d. with it.
 
     Args:
@@ -182,7 +183,7 @@ def nfdp_subsample(n, k, replacement, rng) -> np.ndarray:
         int64 array of k indices in [0, n); distinct when ``replacement`` is False.
     """
     n, k, replacement = _validated_sample_size(n, k, replacement)
-    rng = check.generator("rng", rng)
+    generator = check.generator("rng", rng)
     if replacement:
-        return rng.integers(0, n, size=k)
-    return rng.choice(n, size=k, replace=False).astype(np.int64)
+        return generator.integers(0, n, size=k)
+    return generator.choice(n, size=k, replace=False).astype(np.int64)
