@@ -12,6 +12,7 @@ from typing import Union
 
 from .approximate import ApproximateDpEvent
 from .base import PrivacyEvent, UnboundedPrivacyLoss, UnsupportedEvent
+from .discrete_gaussian import DiscreteGaussianEvent
 from .gaussian import GaussianEvent
 from .laplace import LaplaceEvent
 from .no_guarantee import NoGuaranteeEvent
@@ -27,9 +28,11 @@ from .self_composed import SelfComposedEvent, flatten
 _check_relation = check_relation
 
 Event = Union[GaussianEvent, LaplaceEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent,
-              NoGuaranteeEvent, PoissonSampledEvent, SampledWithoutReplacementEvent, SelfComposedEvent, RandomAllocationEvent]
+              NoGuaranteeEvent, PoissonSampledEvent, SampledWithoutReplacementEvent, SelfComposedEvent, RandomAllocationEvent,
+              DiscreteGaussianEvent]
 EVENT_TYPES = (GaussianEvent, LaplaceEvent, PureEpsilonEvent, ApproximateDpEvent, NoPrivacyLossEvent,
-               NoGuaranteeEvent, PoissonSampledEvent, SampledWithoutReplacementEvent, SelfComposedEvent, RandomAllocationEvent)
+               NoGuaranteeEvent, PoissonSampledEvent, SampledWithoutReplacementEvent, SelfComposedEvent, RandomAllocationEvent,
+               DiscreteGaussianEvent)
 
 __all__ = [
     "ADD_REMOVE_ONE",
@@ -37,6 +40,7 @@ __all__ = [
     "NEIGHBOURING_RELATIONS",
     "REPLACE_ONE",
     "ApproximateDpEvent",
+    "DiscreteGaussianEvent",
     "Event",
     "GaussianEvent",
     "LaplaceEvent",

@@ -1,0 +1,126 @@
+r"""The discrete Gaussian release q(D) + N_Z(0, σ²) with q(D) an integer and |q(D) − q(D')| <= Δ.
+
+N_Z(μ, σ²) puts mass ∝ exp(−(x − μ)²/(2σ²)) on each integer x (Canonne, Kamath & Steinke 2020,
+"The discrete Gaussian for differential privacy"); :func:`dpmech.discrete_gaussian.discrete_gaussian`
+samples it, exactly. One coordinate; Δ is an integer in grid units, under the relation it was
+computed for.
+
+Dominating pair: (N_Z(0, σ²), N_Z(Δ, σ²)), the worst pair of neighbours (a shift by less than Δ is a
+post-processing of one by Δ; Canonne, Kamath & Steinke 2020, Thm. 7, whose tight δ(ε) is this pair's).
+Its privacy loss at x is (Δ² − 2Δx)/(2σ²), on finitely many values only through the tails, so the pair
+handed to the numeric engine keeps the integers of [−N, Δ + N], N = ⌈40σ⌉ + 1, and moves the P-mass
+outside them to an atom of loss +∞ (and the Q-mass, by reflection, to −∞). That pair dominates the
+mechanism in both directions (the moved mass only adds to every hockey-stick divergence) and exceeds its
+δ(ε) by at most the moved mass, 2Σ_{x>N} e^{−x²/(2σ²)}/Z < e^{−790} (the bound used for it is the
+geometric one, Σ_{x>=k} e^{−x²/(2σ²)} <= e^{−k²/(2σ²)}/(1 − e^{−(2k+1)/(2σ²)})). The reflection x ↦ Δ − x
+maps the window to itself and P to Q, so Q's masses are P's reversed and the pair is exactly symmetric.
+The log-masses are −x²/(2σ²) − log Z with Z a correctly rounded sum: within a relative 1e-12, the
+engine's accuracy premise (:mod:`dpmech.pld.pairs`).
+
+Basic cost: the curve of Canonne, Kamath & Steinke's Thm. 7, as
+:func:`dpmech.discrete_gaussian_privacy.discrete_gaussian_delta` bounds it from above; ε(δ) is the
+smallest point of a bisection at which that bound is at most δ. Group privacy is exact: k steps apart,
+|q(D) − q(D')| <= kΔ. The exact accountant (finite three-point steps) and the dp_accounting and
+prv_accountant cross-checks have no form of it and refuse it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Optional
+
+import numpy as np
+
+from .. import validation as check
+from .base import PrivacyEvent
+from .relations import check_relation
+
+_TAIL_WIDTH = 40.0
+# ε(δ) is searched up to this; past it δ(ε) is below the smallest double for every σ² dpmech accepts.
+_LARGEST_EPSILON = 2.0**60
+_BISECTIONS = 80
+
+
+@dataclass(frozen=True)
+class DiscreteGaussianCostCurve:
+    """Canonne, Kamath & Steinke's tight δ(ε) of one discrete Gaussian release (an upper bound of it) and ε(δ)."""
+
+    sigma_squared: Fraction
+    sensitivity: int
+
+    def _delta(self, epsilon):
+        from ..discrete_gaussian_privacy import discrete_gaussian_delta
+
+        return discrete_gaussian_delta(epsilon, self.sigma_squared, self.sensitivity)
+
+    def log_delta(self, epsilon: float) -> float:
+        """log of the proven upper bound on δ(ε), rounded up."""
+        return min(math.nextafter(math.log(float(self._delta(epsilon))), math.inf), 0.0)
+
+    def epsilon(self, delta: float) -> float:
+        """The smallest ε found by bisection whose proven δ(ε) bound is at most ``delta`` (so the release is
+        (ε, delta)-DP); inf if none up to 2^60."""
+        if self._delta(0.0) <= delta:
+            return 0.0
+        low, high = 0.0, 1.0
+        while self._delta(high) > delta:
+            low, high = high, 2.0 * high
+            if high > _LARGEST_EPSILON:
+                return math.inf
+        for _ in range(_BISECTIONS):
+            middle = 0.5 * (low + high)
+            if not low < middle < high:
+                break
+            if self._delta(middle) <= delta:
+                high = middle
+            else:
+                low = middle
+        return high
+
+
+@dataclass(frozen=True)
+class DiscreteGaussianEvent(PrivacyEvent):
+    """One release q(D) + N_Z(0, σ²) with an integer query of sensitivity Δ (in grid units)."""
+
+    sigma_squared: Fraction
+    sensitivity: int = 1
+    neighbouring: Optional[str] = None
+
+    def __post_init__(self):
+        from ..discrete_gaussian_privacy import MAX_SIGMA_SQUARED
+        from ..discrete_laplace import rational
+
+        sigma_squared = rational("sigma_squared", self.sigma_squared)
+        if sigma_squared > MAX_SIGMA_SQUARED:
+            raise ValueError(f"sigma_squared must be <= 2**32 grid units² (got {float(sigma_squared):g})")
+        object.__setattr__(self, "sigma_squared", sigma_squared)
+        object.__setattr__(self, "sensitivity", check.integer_scalar("sensitivity", self.sensitivity, 1))
+        check_relation(self.neighbouring)
+
+    def privacy_loss_pair(self):
+        """The truncated pair of the module docstring (a :class:`~dpmech.pld.pairs.FinitePair`), symmetric."""
+        from ..pld.pairs import FinitePair
+
+        variance = float(self.sigma_squared)
+        reach = math.ceil(_TAIL_WIDTH * math.sqrt(variance)) + 1
+        # Z over |x| <= reach + Δ + 1, which holds the window and its reflection; beyond, below e^-800 of Z.
+        span = np.arange(-(reach + self.sensitivity + 1), reach + self.sensitivity + 2, dtype=float)
+        log_normaliser = math.log(math.fsum(np.exp(-(span * span) / (2.0 * variance)).tolist()))
+        window = np.arange(-reach, self.sensitivity + reach + 1, dtype=float)
+        log_p = -(window * window) / (2.0 * variance) - log_normaliser
+        # Σ_{x>reach} e^{−x²/(2σ²)}, bounded geometrically, on each side: the P-mass outside the window
+        # (the right tail, beyond Δ + reach, is smaller than the left one).
+        first = reach + 1.0
+        log_tail = (-(first * first) / (2.0 * variance) - math.log(-math.expm1(-(2.0 * first + 1.0) / (2.0 * variance)))
+                    - log_normaliser + math.log(2.0))
+        log_p = np.concatenate([log_p, [log_tail, -math.inf]])
+        log_q = np.concatenate([log_p[-3::-1], [-math.inf, log_tail]])
+        return FinitePair(log_p=log_p, log_q=log_q)
+
+    def basic_cost(self) -> DiscreteGaussianCostCurve:
+        return DiscreteGaussianCostCurve(self.sigma_squared, self.sensitivity)
+
+    def group_form(self, group_size: int) -> "DiscreteGaussianEvent":
+        return DiscreteGaussianEvent(self.sigma_squared, group_size * self.sensitivity, self.neighbouring)
