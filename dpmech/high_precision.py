@@ -9,33 +9,35 @@ the "never under-noised" property. μ = Δ√k/σ throughout. Not imported by
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 import mpmath
 
 DIGITS = 50
 
 
-def delta(epsilon, mu):
+def delta(epsilon: float, mu: float) -> mpmath.mpf:
     """δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ) (Balle & Wang 2018), as an mpmath number."""
     with mpmath.workdps(DIGITS):
         epsilon, mu = mpmath.mpf(epsilon), mpmath.mpf(mu)
         return mpmath.ncdf(mu / 2 - epsilon / mu) - mpmath.exp(epsilon) * mpmath.ncdf(-mu / 2 - epsilon / mu)
 
 
-def sigma(epsilon, target_delta, start):
+def sigma(epsilon: float, target_delta: float, start: float) -> mpmath.mpf:
     """The σ (sensitivity 1, one release) with δ(ε; σ) = target, by root finding from ``start``."""
     with mpmath.workdps(DIGITS):
         target = mpmath.log(mpmath.mpf(target_delta))
         return mpmath.findroot(lambda s: mpmath.log(delta(epsilon, 1 / s)) - target, mpmath.mpf(start))
 
 
-def epsilon(target_delta, mu, start):
+def epsilon(target_delta: float, mu: float, start: float) -> mpmath.mpf:
     """The ε with δ(ε; μ) = target, by root finding from ``start``."""
     with mpmath.workdps(DIGITS):
         target = mpmath.log(mpmath.mpf(target_delta))
         return mpmath.findroot(lambda e: mpmath.log(delta(e, mu)) - target, mpmath.mpf(start))
 
 
-def poisson_subsampled_gaussian_delta(epsilon, mu, rate, direction):
+def poisson_subsampled_gaussian_delta(epsilon: float, mu: float, rate: float, direction: str) -> mpmath.mpf:
     """δ(ε) of one Poisson-subsampled Gaussian, P = (1−q)N(0,1) + qN(μ,1) against Q = N(0,1).
 
     ``direction`` 'remove' is δ(P‖Q), 'add' is δ(Q‖P) (Zhu, Dong & Wang 2022, Sec. 5). The
@@ -46,7 +48,10 @@ def poisson_subsampled_gaussian_delta(epsilon, mu, rate, direction):
         epsilon, mu, rate = mpmath.mpf(epsilon), mpmath.mpf(mu), mpmath.mpf(rate)
         if direction == "remove":
             cut = (mpmath.log((mpmath.exp(epsilon) - 1 + rate) / rate) + mu**2 / 2) / mu
-            tail = lambda shift: mpmath.ncdf(-(cut - shift))
+
+            def tail(shift: mpmath.mpf) -> mpmath.mpf:
+                return mpmath.ncdf(-(cut - shift))
+
             return (1 - rate) * tail(0) + rate * tail(mu) - mpmath.exp(epsilon) * tail(0)
         if direction != "add":
             raise ValueError(f"direction must be 'remove' or 'add' (got {direction!r})")
@@ -54,11 +59,14 @@ def poisson_subsampled_gaussian_delta(epsilon, mu, rate, direction):
         if inner <= 0:
             return mpmath.mpf(0)
         cut = (mpmath.log(inner / rate) + mu**2 / 2) / mu
-        head = lambda shift: mpmath.ncdf(cut - shift)
+
+        def head(shift: mpmath.mpf) -> mpmath.mpf:
+            return mpmath.ncdf(cut - shift)
+
         return head(0) - mpmath.exp(epsilon) * ((1 - rate) * head(0) + rate * head(mu))
 
 
-def finite_pairs_delta(atom_lists, epsilon):
+def finite_pairs_delta(atom_lists: Iterable[Iterable[tuple[float, float]]], epsilon: float) -> mpmath.mpf:
     """δ(ε) of the composition of finite pairs, by exact enumeration of the composed loss.
 
     ``atom_lists`` holds one (loss, p_mass) sequence per composed pair (losses may be +∞);
@@ -67,7 +75,7 @@ def finite_pairs_delta(atom_lists, epsilon):
     with mpmath.workdps(DIGITS):
         law = {mpmath.mpf(0): mpmath.mpf(1)}
         for atoms in atom_lists:
-            composed = {}
+            composed: dict[mpmath.mpf, mpmath.mpf] = {}
             for loss, mass in law.items():
                 for atom_loss, atom_mass in atoms:
                     if atom_mass == 0:
@@ -85,7 +93,9 @@ def finite_pairs_delta(atom_lists, epsilon):
         return total
 
 
-def subsampled_gaussian_delta(epsilon, sigma, sampling_prob, adjacency, sensitivity=1):
+def subsampled_gaussian_delta(
+    epsilon: float, sigma: float, sampling_prob: float, adjacency: str, sensitivity: float = 1
+) -> mpmath.mpf:
     """Tight δ(ε) of one direction of the Poisson-subsampled Gaussian in dp_accounting's conventions.
 
     ``"remove"`` compares (1 − q)N(0, σ²) + qN(−Δ, σ²) with N(0, σ²), ``"add"`` N(0, σ²) with
@@ -97,7 +107,7 @@ def subsampled_gaussian_delta(epsilon, sigma, sampling_prob, adjacency, sensitiv
         return poisson_subsampled_gaussian_delta(epsilon, mu, sampling_prob, adjacency)
 
 
-def renyi_divergence(order, p, q):
+def renyi_divergence(order: float, p: Iterable[float], q: Iterable[float]) -> mpmath.mpf:
     """D_α(P ‖ Q) = log(Σ p_i^α q_i^{1−α})/(α − 1) of two finite distributions, as an mpmath number (α > 1)."""
     with mpmath.workdps(DIGITS):
         a = mpmath.mpf(order)
@@ -105,7 +115,7 @@ def renyi_divergence(order, p, q):
         return mpmath.log(total) / (a - 1)
 
 
-def _log_ncdf(x):
+def _log_ncdf(x: mpmath.mpf) -> mpmath.mpf:
     """log Φ(x) at the working precision; past |x| = 1e4 by the asymptotic series (mpmath's erfc overflows there)."""
     if x > 0:
         return mpmath.log1p(-mpmath.exp(_log_ncdf(-x)))
@@ -120,7 +130,7 @@ def _log_ncdf(x):
     return -x * x / 2 - mpmath.log(-x) - mpmath.log(2 * mpmath.pi) / 2 + mpmath.log(series)
 
 
-def log_delta(epsilon, mu):
+def log_delta(epsilon: float, mu: float) -> mpmath.mpf:
     """log δ(ε; μ) to 50 significant digits at any double inputs (μ from subnormal to 1e308, ε up to 1e308).
 
     The working precision grows with the cancellation the formula suffers:
@@ -131,7 +141,7 @@ def log_delta(epsilon, mu):
     return _log_delta(epsilon, lambda: mpmath.mpf(mu), 0)
 
 
-def log_delta_of_noise(epsilon, sigma, sensitivity=1.0, compositions=1):
+def log_delta_of_noise(epsilon: float, sigma: float, sensitivity: float = 1.0, compositions: int = 1) -> mpmath.mpf:
     """As :func:`log_delta` with μ = Δ√k/σ formed exactly in the working precision (the quantity double code rounds)."""
     return _log_delta(
         epsilon,
@@ -140,13 +150,13 @@ def log_delta_of_noise(epsilon, sigma, sensitivity=1.0, compositions=1):
     )
 
 
-def _log_delta(epsilon, make_mu, more_digits):
+def _log_delta(epsilon: float, make_mu: Callable[[], mpmath.mpf], more_digits: int) -> mpmath.mpf:
     with mpmath.workdps(40 + more_digits):
         mu = make_mu()
         epsilon = mpmath.mpf(epsilon)
         size_a = abs(mu / 2 - epsilon / mu) + 1
 
-        def digits(value):
+        def digits(value: mpmath.mpf) -> float:
             return max(float(mpmath.log10(value)), 0.0)
 
         extra = 2 * digits(size_a) + digits(size_a / mu) + digits(mu) + digits(epsilon / mu + 1) + digits(epsilon + 1)
@@ -160,7 +170,7 @@ def _log_delta(epsilon, make_mu, more_digits):
         return +(log_first + mpmath.log(-mpmath.expm1(log_second - log_first)))
 
 
-def gaussian_profile(t, mu):
+def gaussian_profile(t: float, mu: float) -> mpmath.mpf:
     """δ_G(t) = Φ(μ/2 − t/μ) − e^t Φ(−μ/2 − t/μ) at any real t (valid for t < 0 too); (1 − e^t)₊ at μ = 0.
 
     The difference can cancel to far below its terms (small μ and t): the working precision grows
@@ -182,7 +192,7 @@ def gaussian_profile(t, mu):
         digits *= 2
 
 
-def event_atoms(event):
+def event_atoms(event: object) -> dict[mpmath.mpf, mpmath.mpf]:
     """Privacy-loss atoms {loss: probability under P} of one event's dominating pair, in 50 digits.
 
     Gaussian events are not atoms (see :func:`ledger_delta`). K-ary RR: +ε, 0, −ε with
@@ -195,8 +205,10 @@ def event_atoms(event):
     with mpmath.workdps(DIGITS):
         if isinstance(event, NoPrivacyLossEvent):
             return {mpmath.mpf(0): mpmath.mpf(1)}
-        epsilon = mpmath.mpf(event.epsilon)
+        # ε is read inside each branch: an event of another kind (a GaussianEvent has no ε) reaches the
+        # ValueError below rather than an AttributeError.
         if isinstance(event, PureEpsilonEvent):
+            epsilon = mpmath.mpf(event.epsilon)
             outcomes = event.num_outcomes or 2
             other = 1 / (mpmath.exp(epsilon) + outcomes - 1)
             atoms = {epsilon: mpmath.exp(epsilon) * other, -epsilon: other}
@@ -204,6 +216,7 @@ def event_atoms(event):
                 atoms[mpmath.mpf(0)] = (outcomes - 2) * other
             return atoms
         if isinstance(event, ApproximateDpEvent):
+            epsilon = mpmath.mpf(event.epsilon)
             delta = mpmath.mpf(event.delta)
             atoms = {mpmath.inf: delta}
             up = (1 - delta) * mpmath.exp(epsilon) / (1 + mpmath.exp(epsilon))
@@ -214,8 +227,8 @@ def event_atoms(event):
     raise ValueError(f"event must be a finite-support dpmech event (got {type(event).__name__})")
 
 
-def _convolve(left, right):
-    out = {}
+def _convolve(left: dict[mpmath.mpf, mpmath.mpf], right: dict[mpmath.mpf, mpmath.mpf]) -> dict[mpmath.mpf, mpmath.mpf]:
+    out: dict[mpmath.mpf, mpmath.mpf] = {}
     for loss_a, p_a in left.items():
         for loss_b, p_b in right.items():
             loss = loss_a + loss_b
@@ -223,7 +236,7 @@ def _convolve(left, right):
     return out
 
 
-def ledger_delta(pairs, epsilon):
+def ledger_delta(pairs: Iterable[tuple[object, int]], epsilon: float) -> mpmath.mpf:
     """Tight δ(ε) of the composition of (event, count) pairs' dominating pairs, in 50 digits.
 
     Gaussians merge to one μ = √(Σ kμ²); finite atoms are convolved one repetition at a
@@ -250,7 +263,7 @@ def ledger_delta(pairs, epsilon):
         return total
 
 
-def ledger_epsilon(pairs, target_delta, high=1e4, steps=80):
+def ledger_epsilon(pairs: Iterable[tuple[object, int]], target_delta: float, high: float = 1e4, steps: int = 80) -> mpmath.mpf:
     """The ε with :func:`ledger_delta` = target (0 if δ(0) <= target), by bisection on [0, high].
 
     Slow (each step evaluates :func:`ledger_delta`); tests should prefer checking
