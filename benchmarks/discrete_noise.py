@@ -96,7 +96,7 @@ def profile_table() -> Table:
     for sigma_squared in (Fraction(1, 4), 1, 4, 25, 400):
         sigma = float(sigma_squared) ** 0.5
         for epsilon in (0.5, 1.0, 2.0):
-            discrete = dpmech.discrete_gaussian_delta(epsilon, sigma_squared, 1)
+            discrete = dpmech.mechanisms.discrete_gaussian_delta(epsilon, sigma_squared, 1)
             continuous = dpmech.gaussian_delta(epsilon, sigma, 1.0)
             ratio = format_down(discrete / continuous, 4) if continuous > 0 else "-"
             table.add_row(f"{sigma:g}", f"{epsilon:g}", format_up(discrete, 6), format_up(continuous, 6), ratio)

@@ -72,7 +72,7 @@ def implied_n(k: int, table_delta: float, upper: int = 20_000) -> int:
     # A search over n, not a release: the vacuity warning of each candidate says nothing here.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dpmech.VacuousGuaranteeWarning)
-        deltas = np.array([dpmech.nfdp_guarantee(int(n), k, True).delta for n in candidates])
+        deltas = np.array([dpmech.mechanisms.nfdp_guarantee(int(n), k, True).delta for n in candidates])
     return int(candidates[np.argmin(np.abs(deltas - table_delta))])
 
 
@@ -84,8 +84,8 @@ def main(console: Console | None = None) -> list:
         table.add_column(column, justify="right")
     rows = []
     for dataset, n, k, table_epsilon, table_delta in TABLE_2:
-        with_replacement = dpmech.nfdp_guarantee(n, k, True)
-        without = dpmech.nfdp_guarantee(n, k, False)
+        with_replacement = dpmech.mechanisms.nfdp_guarantee(n, k, True)
+        without = dpmech.mechanisms.nfdp_guarantee(n, k, False)
         base_ten = with_replacement.epsilon / math.log(10.0)
         row = dict(dataset=dataset, n=n, k=k, table_epsilon=table_epsilon, table_delta=table_delta,
                    theorem2_epsilon=with_replacement.epsilon, theorem2_epsilon_log10=base_ten,
@@ -94,7 +94,7 @@ def main(console: Console | None = None) -> list:
                    epsilon_matches_theorem2=_matches(table_epsilon, with_replacement.epsilon),
                    delta_matches_theorem2=_matches(table_delta, with_replacement.delta),
                    implied_n=implied_n(k, table_delta))
-        row["implied_epsilon_log10"] = dpmech.nfdp_guarantee(row["implied_n"], k, True).epsilon / math.log(10.0)
+        row["implied_epsilon_log10"] = dpmech.mechanisms.nfdp_guarantee(row["implied_n"], k, True).epsilon / math.log(10.0)
         rows.append(row)
         table.add_row(dataset, str(n), str(k), f"{table_epsilon:.4f}", f"{table_delta:.4f}",
                       f"{with_replacement.epsilon:.4f}", f"{base_ten:.4f}", f"{with_replacement.delta:.4f}",

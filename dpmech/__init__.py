@@ -3,6 +3,20 @@
 The core is pure numpy and scipy (with dp-accounting and prv-accountant behind
 two accountants). It never imports torch, ``trainers`` or ``audits``.
 
+The top level holds the core (``__all__``, at most 30 names): the ledger and its guarantee, the
+neighbouring relations, the events, Gaussian accounting and calibration, group privacy, the most used
+mechanisms and the privacy warnings. The rest lives in subpackages:
+
+* :mod:`dpmech.mechanisms`: every mechanism (randomized response and its variants, Gaussian output
+  perturbation, clipping, blind averaging, NFDP, exact discrete noise, random sources);
+* :mod:`dpmech.accountants`: the accountants behind :meth:`PrivacyLedger.epsilon` and a registry for
+  new ones; :mod:`dpmech.events`: the event types; :mod:`dpmech.pld`: the numeric PLD engine;
+* :mod:`dpmech.verify`: testers of DP claims for users' own test suites;
+* :mod:`dpmech.integrations`: drop-in accountants for opacus and dp_accounting (not imported here).
+
+Names that left the top level (``_MOVED`` below) still load from it for one release, with a
+DeprecationWarning naming their new home.
+
 Every public name loads on first use (PEP 562 module ``__getattr__``), so ``import dpmech``
 and each command of the ``dpmech`` CLI pay only for the submodules they touch. To add a public
 name: one import line under ``if TYPE_CHECKING:`` below and its entry in ``__all__``; the
@@ -15,11 +29,9 @@ TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     __version__: str
-    from .blind_averaging import average_sensitivity, blind_average, blind_averaging_event, calibrate_user_noise
     from .calibration import calibrate_gaussian, split_gaussian_budget
     from .clipping import clip_features
     from .discrete_gaussian import discrete_gaussian
-    from .discrete_gaussian_privacy import calibrate_discrete_gaussian, discrete_gaussian_delta
     from .discrete_laplace import discrete_laplace
     from .events import (
         ADD_REMOVE_ONE,
@@ -38,77 +50,65 @@ if TYPE_CHECKING:
     from .gaussian import gaussian_delta, gaussian_epsilon, gaussian_log_delta
     from .group_privacy import group_privacy
     from .ledger import PrivacyGuarantee, PrivacyLedger
-    from .nfdp import NfdpGuarantee, nfdp_guarantee, nfdp_subsample
     from .output_perturbation import GaussianOutputMechanism
     from .privacy_warnings import NoGuaranteeWarning, PrivacyWarning, UnprotectedReleaseWarning, VacuousGuaranteeWarning
-    from .random_bits import OS_RANDOMNESS, exact_bernoulli, random_source
-    from .randomized_response import (
-        randomized_response,
-        randomized_response_distribution,
-        randomized_response_event,
-        rr_top_k,
-        rr_top_k_distribution,
-        rr_top_k_event,
-        rr_with_prior,
-        rr_with_prior_distribution,
-        rr_with_prior_event,
-        rr_with_prior_optimal_k,
-    )
+    from .randomized_response import randomized_response, randomized_response_event
 
 
 __all__ = [
-    "NoGuaranteeWarning",
-    "PrivacyWarning",
-    "UnprotectedReleaseWarning",
-    "VacuousGuaranteeWarning",
+    # the ledger and what it answers
+    "PrivacyGuarantee",
+    "PrivacyLedger",
+    # neighbouring relations
     "ADD_REMOVE_ONE",
     "REPLACE_ONE",
+    # events (dpmech.events)
     "ApproximateDpEvent",
     "GaussianEvent",
-    "GaussianOutputMechanism",
     "LaplaceEvent",
-    "NfdpGuarantee",
     "NoGuaranteeEvent",
     "NoPrivacyLossEvent",
     "PoissonSampledEvent",
-    "PrivacyGuarantee",
-    "PrivacyLedger",
     "PureEpsilonEvent",
     "RandomAllocationEvent",
     "SampledWithoutReplacementEvent",
     "SelfComposedEvent",
-    "average_sensitivity",
-    "blind_average",
-    "blind_averaging_event",
+    # the Gaussian mechanism's accounting and calibration; group privacy
     "calibrate_gaussian",
-    "calibrate_user_noise",
-    "clip_features",
     "gaussian_delta",
     "gaussian_epsilon",
     "gaussian_log_delta",
     "group_privacy",
-    "nfdp_guarantee",
-    "nfdp_subsample",
-    "randomized_response",
-    "randomized_response_distribution",
-    "randomized_response_event",
-    "rr_top_k",
-    "rr_top_k_distribution",
-    "rr_top_k_event",
-    "rr_with_prior",
-    "rr_with_prior_distribution",
-    "rr_with_prior_event",
-    "rr_with_prior_optimal_k",
     "split_gaussian_budget",
-    # exact discrete noise and randomness sources (mech)
-    "OS_RANDOMNESS",
-    "calibrate_discrete_gaussian",
+    # the most used mechanisms (all of them: dpmech.mechanisms)
+    "GaussianOutputMechanism",
+    "clip_features",
     "discrete_gaussian",
-    "discrete_gaussian_delta",
     "discrete_laplace",
-    "exact_bernoulli",
-    "random_source",
+    "randomized_response",
+    "randomized_response_event",
+    # warnings
+    "NoGuaranteeWarning",
+    "PrivacyWarning",
+    "UnprotectedReleaseWarning",
+    "VacuousGuaranteeWarning",
 ]
+
+# Names that left the top level: name -> (defining submodule, documented new home). They still load
+# from ``dpmech`` for one release, with a DeprecationWarning; then they go.
+_MOVED = {
+    name: (module, "dpmech.mechanisms")
+    for module, names in (
+        ("blind_averaging", ("average_sensitivity", "blind_average", "blind_averaging_event", "calibrate_user_noise")),
+        ("discrete_gaussian_privacy", ("calibrate_discrete_gaussian", "discrete_gaussian_delta")),
+        ("nfdp", ("NfdpGuarantee", "nfdp_guarantee", "nfdp_subsample")),
+        ("random_bits", ("OS_RANDOMNESS", "exact_bernoulli", "random_source")),
+        ("randomized_response", ("randomized_response_distribution", "rr_top_k", "rr_top_k_distribution",
+                                 "rr_top_k_event", "rr_with_prior", "rr_with_prior_distribution",
+                                 "rr_with_prior_event", "rr_with_prior_optimal_k")),
+    )
+    for name in names
+}
 
 
 import sys as _sys
@@ -146,6 +146,14 @@ if not TYPE_CHECKING:
         elif name in _exports():
             module, attribute = _exports()[name]
             value = getattr(importlib.import_module(f".{module}", __name__), attribute)
+        elif name in _MOVED:
+            import warnings
+
+            module, home = _MOVED[name]
+            # Not cached in globals(), so that every module that still imports it from here is told.
+            warnings.warn(f"dpmech.{name} has moved to {home}: import it from there (from {home} import {name}); "
+                          f"the top-level name goes in the next release", DeprecationWarning, stacklevel=2)
+            return getattr(importlib.import_module(f".{module}", __name__), name)
         elif importlib.util.find_spec(f"{__name__}.{name}") is not None:
             # A submodule, as when ``import dpmech`` loaded them all: ``dpmech.validation.positive`` still works.
             return importlib.import_module(f".{name}", __name__)

@@ -1,6 +1,7 @@
 """The bad-input contract over every public callable of dpmech (issue 11, "Make it impossible").
 
-Every callable in ``dpmech.__all__`` needs an entry in ``REGISTRY``: a valid
+Every callable of the public surface, ``dpmech.__all__`` and ``dpmech.mechanisms.__all__``, needs an
+entry in ``REGISTRY``: a valid
 base call and which of its arguments are real numbers, integers, arrays or
 flags. Hypothesis replaces one argument at a time by a bad or extreme draw
 (NaN, ±inf, 0, negatives, subnormals, 1e308, huge integers, strings, bools,
@@ -26,6 +27,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import dpmech
+import dpmech.mechanisms
 from tests.profiles import examples
 
 
@@ -67,7 +69,7 @@ REGISTRY: dict[str, Entry] = {
     "discrete_gaussian_delta": Entry(lambda: dict(epsilon=1.0, sigma_squared=16, sensitivity=1, dimension=1),
                                      numeric=("epsilon", "sigma_squared"), integer=("sensitivity", "dimension")),
     "discrete_laplace": Entry(lambda: dict(scale=2, size=5, rng=_rng()), numeric=("scale",), integer=("size",)),
-    "exact_bernoulli": Entry(lambda: dict(probabilities=np.array([0.25, 0.5]), source=dpmech.random_source(_rng())),
+    "exact_bernoulli": Entry(lambda: dict(probabilities=np.array([0.25, 0.5]), source=dpmech.mechanisms.random_source(_rng())),
                              array=("probabilities",)),
     "random_source": Entry(lambda: dict(rng=_rng())),
     "ApproximateDpEvent": Entry(lambda: dict(epsilon=1.0, delta=1e-5), numeric=("epsilon", "delta")),
@@ -179,8 +181,13 @@ def _finite(value, seen=0) -> bool:
     return True
 
 
+def _public(name: str):
+    """The public object ``name``, from the top level or, for the mechanisms that left it, dpmech.mechanisms."""
+    return getattr(dpmech, name) if name in dpmech.__all__ else getattr(dpmech.mechanisms, name)
+
+
 def _exports():
-    return sorted(name for name in dpmech.__all__ if callable(getattr(dpmech, name)))
+    return sorted(name for name in set(dpmech.__all__) | set(dpmech.mechanisms.__all__) if callable(_public(name)))
 
 
 def test_every_export_has_an_entry():
@@ -195,7 +202,7 @@ def test_every_export_has_an_entry():
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_base_call_is_valid_and_finite(name):
-    result = getattr(dpmech, name)(**REGISTRY[name].base())
+    result = _public(name)(**REGISTRY[name].base())
     assert _finite(result), (name, result)
 
 
@@ -203,7 +210,7 @@ def _check(name, argument, value):
     kwargs = REGISTRY[name].base()
     kwargs[argument] = value
     try:
-        result = getattr(dpmech, name)(**kwargs)
+        result = _public(name)(**kwargs)
     except ValueError as error:
         assert argument in str(error), f"{name}({argument}={value!r}) raised ValueError not naming {argument!r}: {error}"
         return
@@ -232,3 +239,51 @@ def test_bad_input_is_refused_by_name_or_answered_finitely(name):
         _check(name, *draw)
 
     contract()
+
+
+# The surface (issue 30): a top level of at most 30 core names, kept lazy; every name that left it still
+# loads from it for one release, with a DeprecationWarning naming its new home, and is the same object there.
+def test_the_top_level_holds_at_most_30_names_each_loadable():
+    assert len(dpmech.__all__) <= 30 and len(set(dpmech.__all__)) == len(dpmech.__all__)
+    for name in dpmech.__all__:
+        getattr(dpmech, name)
+
+
+def test_every_mechanism_is_in_dpmech_mechanisms_and_the_top_level_ones_are_the_same_objects():
+    # Re-exported from the module that defines each, not copied.
+    for name in dpmech.mechanisms.__all__:
+        value = getattr(dpmech.mechanisms, name)
+        if callable(value):
+            assert value.__module__.startswith("dpmech.") and value.__module__ != "dpmech.mechanisms", (name, value.__module__)
+    shared = set(dpmech.__all__) & set(dpmech.mechanisms.__all__)
+    assert shared and all(getattr(dpmech, name) is getattr(dpmech.mechanisms, name) for name in shared)
+
+
+@pytest.mark.parametrize("name", sorted(dpmech._MOVED))
+def test_a_name_that_left_the_top_level_still_loads_with_a_deprecation_warning_naming_its_home(name):
+    home = dpmech._MOVED[name][1]
+    assert name not in dpmech.__all__ and name in dpmech.mechanisms.__all__ and home == "dpmech.mechanisms"
+    with pytest.warns(DeprecationWarning, match=rf"dpmech\.{name} has moved to dpmech\.mechanisms: import it from there"):
+        namespace: dict = {}
+        exec(f"from dpmech import {name}", namespace)
+    assert namespace[name] is getattr(dpmech.mechanisms, name)
+    with pytest.warns(DeprecationWarning, match=rf"dpmech\.{name} has moved"):
+        assert getattr(dpmech, name) is getattr(dpmech.mechanisms, name)
+    assert name not in dir(dpmech)
+
+
+def test_a_core_name_loads_without_a_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        from dpmech import PrivacyLedger, randomized_response  # noqa: F401
+
+
+def test_import_dpmech_stays_lazy():
+    import subprocess
+    import sys
+
+    code = "import sys, dpmech; print(sorted(m for m in sys.modules if m.startswith('dpmech.') or m in ('numpy', 'scipy')))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

@@ -57,7 +57,7 @@ def label_canary_scores(num_canaries, num_classes, rng, release) -> AuditScores:
     """Scores of m label canaries (module docstring) after ONE call ``release(held_labels, rng)``.
 
     ``release`` is the label mechanism audited (for example ``dpmech.randomized_response`` or
-    ``dpmech.rr_with_prior`` with fixed priors); it receives the m held labels and the same
+    ``dpmech.mechanisms.rr_with_prior`` with fixed priors); it receives the m held labels and the same
     generator, after the memberships, labels and alternatives have been drawn from it.
     """
     num_canaries = check.integer_scalar("num_canaries", num_canaries, 2)

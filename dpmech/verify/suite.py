@@ -9,7 +9,7 @@ claimed (ε, δ), the worst value measured, verdict):
   black-box test (:mod:`.statistical`) on the samplers;
 * ``nfdp``: the exact law of the released subsample, enumerated over every
   subset (or draw sequence), under add/remove-one and replace-one, against
-  :func:`dpmech.nfdp_guarantee`;
+  :func:`dpmech.mechanisms.nfdp_guarantee`;
 * ``gaussian-output``: δ(ε) of :class:`dpmech.GaussianOutputMechanism`'s σ by
   quadrature against the target δ and against :func:`dpmech.gaussian_delta`,
   and the black-box test on its ``release``;

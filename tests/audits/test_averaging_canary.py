@@ -22,7 +22,7 @@ def _worlds(num_users, dimension, local_sensitivity, rng):
 def test_blind_averaging_audit_is_tight_at_the_calibrated_noise(epsilon):
     rng = np.random.default_rng(0)
     num_users, local_sensitivity = 20, 0.3
-    user_std = dpmech.calibrate_user_noise(epsilon, DELTA, local_sensitivity, num_users, honest_fraction=1.0)
+    user_std = dpmech.mechanisms.calibrate_user_noise(epsilon, DELTA, local_sensitivity, num_users, honest_fraction=1.0)
     models, with_canary = _worlds(num_users, 5, local_sensitivity, rng)
     scores = averaging_canary_scores(models, with_canary, user_std, TRIALS, rng)
     mu_claimed = local_sensitivity / dpmech.calibrate_gaussian(epsilon, DELTA, local_sensitivity)
@@ -34,7 +34,7 @@ def test_blind_averaging_audit_is_tight_at_the_calibrated_noise(epsilon):
 def test_an_honest_fraction_below_one_only_adds_noise():
     # t = 1/2 doubles every user's variance when all users are in fact honest: the audit sees a smaller μ.
     rng = np.random.default_rng(1)
-    user_std = dpmech.calibrate_user_noise(2.0, DELTA, 0.3, 20, honest_fraction=0.5)
+    user_std = dpmech.mechanisms.calibrate_user_noise(2.0, DELTA, 0.3, 20, honest_fraction=0.5)
     models, with_canary = _worlds(20, 5, 0.3, rng)
     result = epsilon_from_gdp(averaging_canary_scores(models, with_canary, user_std, TRIALS, rng), delta=DELTA)
     assert result.eps_lb < 2.0

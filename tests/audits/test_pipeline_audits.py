@@ -55,7 +55,7 @@ def test_an_under_noised_dphelmet_is_caught(digits, monkeypatch):
 
     def under_noised(data, config, seed):
         prepared = original(data, config, seed)
-        wrong = dpmech.calibrate_user_noise(1.0, 1e-5, prepared.sensitivity / config.num_users, config.num_users,
+        wrong = dpmech.mechanisms.calibrate_user_noise(1.0, 1e-5, prepared.sensitivity / config.num_users, config.num_users,
                                             config.honest_fraction)
         return dataclasses.replace(prepared, settings=dataclasses.replace(prepared.settings, user_noise_std=wrong))
 

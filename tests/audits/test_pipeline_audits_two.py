@@ -88,7 +88,7 @@ def test_nfdp_defaults_to_the_pipeline_config_and_refuses_another(digits):
 
 
 def test_fedgm_label_bound_stays_below_the_claimed_epsilon(audits):
-    # One run, m = 4000 canary labels through dpmech.rr_with_prior with the run's priors, α = 0.05, δ = 0.
+    # One run, m = 4000 canary labels through dpmech.mechanisms.rr_with_prior with the run's priors, α = 0.05, δ = 0.
     audit = audits["fedgm"]
     assert audit.eps_claimed == TINY["fedgm"][0].label_epsilon and audit.delta == 0.0
     assert audit.method == "one-run" and audit.valid_as == "certified"

@@ -72,7 +72,7 @@ def test_fedgm_labels_randomised_at_a_larger_epsilon_than_claimed_are_caught(dig
 
     def larger_epsilon(true_labels, prior, config, rng):
         noisy, _ = original(true_labels, prior, FedGmConfig(**{**FEDGM.__dict__, "label_epsilon": 4.0}), rng)
-        return noisy, dpmech.rr_with_prior_event(config.label_epsilon)
+        return noisy, dpmech.mechanisms.rr_with_prior_event(config.label_epsilon)
 
     monkeypatch.setattr(fedgm, "release_labels", larger_epsilon)
     audit = audit_function("fedgm")(digits, FEDGM, seed=0, trials=4000, result=result)

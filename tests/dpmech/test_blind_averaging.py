@@ -19,14 +19,14 @@ import dpmech
     st.floats(0.01, 1.0),
 )
 def test_honest_noise_alone_meets_the_central_gaussian_target(epsilon, delta, local_sensitivity, num_users, honest_fraction):
-    user_std = dpmech.calibrate_user_noise(epsilon, delta, local_sensitivity, num_users, honest_fraction)
+    user_std = dpmech.mechanisms.calibrate_user_noise(epsilon, delta, local_sensitivity, num_users, honest_fraction)
     central_sum_sigma = dpmech.calibrate_gaussian(epsilon, delta, local_sensitivity)
     # Honest users contribute at least t|U| shares of variance σ_u² to the sum.
     honest_sum_variance = honest_fraction * num_users * user_std**2
     assert honest_sum_variance == pytest.approx(central_sum_sigma**2, rel=1e-12)
     # On the average's scale: std σ/|U| against sensitivity s/|U|, the same (ε, δ).
-    event = dpmech.blind_averaging_event(user_std, local_sensitivity, num_users, honest_fraction)
-    assert event.sensitivity == pytest.approx(dpmech.average_sensitivity(local_sensitivity, num_users), rel=1e-15)
+    event = dpmech.mechanisms.blind_averaging_event(user_std, local_sensitivity, num_users, honest_fraction)
+    assert event.sensitivity == pytest.approx(dpmech.mechanisms.average_sensitivity(local_sensitivity, num_users), rel=1e-15)
     assert event.sigma == pytest.approx(central_sum_sigma / num_users, rel=1e-12)
     assert dpmech.gaussian_delta(epsilon, event.sigma, event.sensitivity) <= delta * (1 + 1e-9)
 
@@ -36,9 +36,9 @@ def test_reading_sigma_on_the_average_scale_would_under_noise_by_the_number_of_u
     # the honest noise on the average would be σ/|U|: |U| times too little.
     epsilon, delta, s, users, t = 1.0, 1e-5, 0.1, 100, 0.5
     wrong_user_std = dpmech.calibrate_gaussian(epsilon, delta, s / users) / math.sqrt(t * users)
-    wrong = dpmech.blind_averaging_event(wrong_user_std, s, users, t)
+    wrong = dpmech.mechanisms.blind_averaging_event(wrong_user_std, s, users, t)
     assert dpmech.gaussian_delta(epsilon, wrong.sigma, wrong.sensitivity) > 0.5
-    assert wrong_user_std == pytest.approx(dpmech.calibrate_user_noise(epsilon, delta, s, users, t) / users, rel=1e-12)
+    assert wrong_user_std == pytest.approx(dpmech.mechanisms.calibrate_user_noise(epsilon, delta, s, users, t) / users, rel=1e-12)
 
 
 def test_blind_average_has_the_expected_mean_and_variance():
@@ -47,37 +47,37 @@ def test_blind_average_has_the_expected_mean_and_variance():
     users, user_std = 10, 0.3
     rng = np.random.default_rng(20260103)
     models = rng.normal(size=(users, 500))
-    averages = np.stack([dpmech.blind_average(models, user_std, rng) for _ in range(200)])
+    averages = np.stack([dpmech.mechanisms.blind_average(models, user_std, rng) for _ in range(200)])
     residual = (averages - models.mean(axis=0)).ravel()
     variance = user_std**2 / users
     statistic = np.sum(residual**2) / variance
     assert stats.chi2.ppf(5e-5, residual.size) < statistic < stats.chi2.ppf(1 - 5e-5, residual.size)
     assert abs(residual.mean()) / math.sqrt(variance / residual.size) < stats.norm.ppf(1 - 5e-5)
-    assert dpmech.blind_average(models, user_std, 1).shape == (500,)
-    np.testing.assert_array_equal(dpmech.blind_average(models, user_std, 9), dpmech.blind_average(models, user_std, np.random.default_rng(9)))
+    assert dpmech.mechanisms.blind_average(models, user_std, 1).shape == (500,)
+    np.testing.assert_array_equal(dpmech.mechanisms.blind_average(models, user_std, 9), dpmech.mechanisms.blind_average(models, user_std, np.random.default_rng(9)))
 
 
 def test_models_are_not_projected_after_noise():
     # Models on the sphere of radius R = 1: the noisy average is not pulled back into the ball.
     models = np.tile([1.0, 0.0], (4, 1))
-    average = dpmech.blind_average(models, 50.0, 3)
+    average = dpmech.mechanisms.blind_average(models, 50.0, 3)
     assert np.linalg.norm(average) > 1.0
 
 
 BAD_INPUTS = [
-    ("honest_fraction", lambda: dpmech.calibrate_user_noise(1.0, 1e-5, 1.0, 10, 0.0)),
-    ("honest_fraction", lambda: dpmech.calibrate_user_noise(1.0, 1e-5, 1.0, 10, 1.5)),
-    ("honest_fraction", lambda: dpmech.blind_averaging_event(1.0, 1.0, 10, -0.5)),
-    ("num_users", lambda: dpmech.calibrate_user_noise(1.0, 1e-5, 1.0, 0, 0.5)),
-    ("num_users", lambda: dpmech.average_sensitivity(1.0, 2.5)),
-    ("local_sensitivity", lambda: dpmech.calibrate_user_noise(1.0, 1e-5, 0.0, 10, 0.5)),
-    ("epsilon", lambda: dpmech.calibrate_user_noise(0.0, 1e-5, 1.0, 10, 0.5)),
-    ("delta", lambda: dpmech.calibrate_user_noise(1.0, 0.0, 1.0, 10, 0.5)),
-    ("user_noise_std", lambda: dpmech.blind_average(np.ones((3, 2)), 0.0, 0)),
-    ("user_noise_std", lambda: dpmech.blind_averaging_event(-1.0, 1.0, 10, 0.5)),
-    ("local_models", lambda: dpmech.blind_average(np.ones((0, 2)), 1.0, 0)),
-    ("local_models", lambda: dpmech.blind_average([[1.0, np.nan]], 1.0, 0)),
-    ("rng", lambda: dpmech.blind_average(np.ones((3, 2)), 1.0, None)),
+    ("honest_fraction", lambda: dpmech.mechanisms.calibrate_user_noise(1.0, 1e-5, 1.0, 10, 0.0)),
+    ("honest_fraction", lambda: dpmech.mechanisms.calibrate_user_noise(1.0, 1e-5, 1.0, 10, 1.5)),
+    ("honest_fraction", lambda: dpmech.mechanisms.blind_averaging_event(1.0, 1.0, 10, -0.5)),
+    ("num_users", lambda: dpmech.mechanisms.calibrate_user_noise(1.0, 1e-5, 1.0, 0, 0.5)),
+    ("num_users", lambda: dpmech.mechanisms.average_sensitivity(1.0, 2.5)),
+    ("local_sensitivity", lambda: dpmech.mechanisms.calibrate_user_noise(1.0, 1e-5, 0.0, 10, 0.5)),
+    ("epsilon", lambda: dpmech.mechanisms.calibrate_user_noise(0.0, 1e-5, 1.0, 10, 0.5)),
+    ("delta", lambda: dpmech.mechanisms.calibrate_user_noise(1.0, 0.0, 1.0, 10, 0.5)),
+    ("user_noise_std", lambda: dpmech.mechanisms.blind_average(np.ones((3, 2)), 0.0, 0)),
+    ("user_noise_std", lambda: dpmech.mechanisms.blind_averaging_event(-1.0, 1.0, 10, 0.5)),
+    ("local_models", lambda: dpmech.mechanisms.blind_average(np.ones((0, 2)), 1.0, 0)),
+    ("local_models", lambda: dpmech.mechanisms.blind_average([[1.0, np.nan]], 1.0, 0)),
+    ("rng", lambda: dpmech.mechanisms.blind_average(np.ones((3, 2)), 1.0, None)),
 ]
 
 

@@ -109,7 +109,7 @@ def test_a_sensitivity_beyond_64_bit_integers_is_answered_not_overflowed(epsilon
     # At ε = 1e308 the threshold εσ²/Δ − Δ/2 passes the largest double: both tails are 0.
     assert discrete_gaussian_delta(1e308, sigma_squared, sensitivity) == 5e-324
     with pytest.raises(ValueError, match="sensitivity"):
-        dpmech.calibrate_discrete_gaussian(1.0, 1e-5, sensitivity)
+        dpmech.mechanisms.calibrate_discrete_gaussian(1.0, 1e-5, sensitivity)
 
 
 @pytest.mark.parametrize("epsilon", [7.999999999999999, 8.0, 8.000000000000002])

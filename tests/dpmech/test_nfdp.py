@@ -38,7 +38,7 @@ def sizes(draw, replacement=None):
 @given(sizes())
 def test_closed_forms_in_50_digits_are_never_understated(setting):
     n, k, replacement = setting
-    guarantee = dpmech.nfdp_guarantee(n, k, replacement)
+    guarantee = dpmech.mechanisms.nfdp_guarantee(n, k, replacement)
     epsilon, delta = exact(n, k, replacement)
     assert epsilon <= guarantee.epsilon <= epsilon * (1 + 1e-14)
     assert delta <= guarantee.delta <= min(1, delta * (1 + 1e-14))
@@ -48,7 +48,7 @@ def test_closed_forms_in_50_digits_are_never_understated(setting):
 @given(sizes())
 def test_delta_is_never_below_one_over_n_and_the_warning_is_always_there(setting):
     n, k, replacement = setting
-    guarantee = dpmech.nfdp_guarantee(n, k, replacement)
+    guarantee = dpmech.mechanisms.nfdp_guarantee(n, k, replacement)
     assert exact(n, k, replacement)[1] >= (1 - mpmath.mpf(10) ** -40) / n  # equality at k = 1
     assert guarantee.delta >= 1.0 / n
     assert "in the clear" in guarantee.warning and "1/n" in guarantee.warning
@@ -72,7 +72,7 @@ def test_seed_table_epsilon_is_a_base_10_logarithm():
     # Seed 001, Table 2: FEDMNIST k = n = 2880 lists (0.4342, 0.6321); CIFAR-10 k = n = 300 lists (0.4336, 0.6327).
     # δ matches Theorem 2 (truncated to 4 digits); ε matches only log10: it is understated by a factor ln 10.
     for n, table_epsilon, table_delta in ((2880, 0.4342, 0.6321), (300, 0.4336, 0.6327)):
-        guarantee = dpmech.nfdp_guarantee(n, n, replacement=True)
+        guarantee = dpmech.mechanisms.nfdp_guarantee(n, n, replacement=True)
         assert guarantee.delta == pytest.approx(table_delta, abs=1e-4)
         assert guarantee.epsilon / math.log(10) == pytest.approx(table_epsilon, abs=1e-4)
         assert guarantee.epsilon > 2.3 * table_epsilon
@@ -103,7 +103,7 @@ def neighbour_pairs(n):
 def test_stated_guarantee_holds_by_enumeration_under_every_relation(replacement):
     for n in range(1, 6):
         for k in range(1, n + 1):
-            guarantee = dpmech.nfdp_guarantee(n, k, replacement)
+            guarantee = dpmech.mechanisms.nfdp_guarantee(n, k, replacement)
             for relation, dataset, neighbour in neighbour_pairs(n):
                 if not replacement and len(neighbour) < k:
                     continue
@@ -119,20 +119,20 @@ def test_stated_guarantee_holds_by_enumeration_under_every_relation(replacement)
 
 
 def test_event_is_add_remove_approximate_dp_or_no_guarantee_at_delta_one():
-    event = dpmech.nfdp_guarantee(1000, 500, False).event
+    event = dpmech.mechanisms.nfdp_guarantee(1000, 500, False).event
     assert isinstance(event, dpmech.ApproximateDpEvent)
     assert event.neighbouring == dpmech.ADD_REMOVE_ONE
     assert event.epsilon == pytest.approx(math.log(1001 / 501), rel=1e-14) and event.delta == pytest.approx(0.5)
     assert "in the clear" in event.description
-    assert isinstance(dpmech.nfdp_guarantee(10, 10, False).event, dpmech.NoGuaranteeEvent)
-    assert isinstance(dpmech.nfdp_guarantee(1, 3, True).event, dpmech.NoGuaranteeEvent)
+    assert isinstance(dpmech.mechanisms.nfdp_guarantee(10, 10, False).event, dpmech.NoGuaranteeEvent)
+    assert isinstance(dpmech.mechanisms.nfdp_guarantee(1, 3, True).event, dpmech.NoGuaranteeEvent)
 
 
 @pytest.mark.parametrize("replacement", [False, True])
 def test_subsample_is_uniform(replacement):
     # N = 20,000 subsamples of k = 3 of n = 7; index counts against uniform, chi-square at α = 1e-4.
     rng = np.random.default_rng(5)
-    draws = np.stack([dpmech.nfdp_subsample(7, 3, replacement, rng) for _ in range(20_000)])
+    draws = np.stack([dpmech.mechanisms.nfdp_subsample(7, 3, replacement, rng) for _ in range(20_000)])
     assert draws.dtype == np.int64 and draws.min() >= 0 and draws.max() < 7
     if not replacement:
         assert all(len(set(row)) == 3 for row in draws)
@@ -141,19 +141,19 @@ def test_subsample_is_uniform(replacement):
         assert stats.chisquare(list(subsets.values())).pvalue > 1e-4
     assert stats.chisquare(np.bincount(draws.ravel(), minlength=7)).pvalue > 1e-4
     np.testing.assert_array_equal(
-        dpmech.nfdp_subsample(50, 10, replacement, 3), dpmech.nfdp_subsample(50, 10, replacement, np.random.default_rng(3))
+        dpmech.mechanisms.nfdp_subsample(50, 10, replacement, 3), dpmech.mechanisms.nfdp_subsample(50, 10, replacement, np.random.default_rng(3))
     )
 
 
 BAD_INPUTS = [
-    ("n", lambda: dpmech.nfdp_guarantee(0, 1, False)),
-    ("n", lambda: dpmech.nfdp_guarantee(2.5, 1, True)),
-    ("k", lambda: dpmech.nfdp_guarantee(10, 0, True)),
-    ("k", lambda: dpmech.nfdp_guarantee(10, 11, False)),
-    ("k", lambda: dpmech.nfdp_subsample(10, 11, False, 0)),
-    ("replacement", lambda: dpmech.nfdp_guarantee(10, 2, "yes")),
-    ("replacement", lambda: dpmech.nfdp_guarantee(10, 2, 1)),
-    ("rng", lambda: dpmech.nfdp_subsample(10, 2, True, None)),
+    ("n", lambda: dpmech.mechanisms.nfdp_guarantee(0, 1, False)),
+    ("n", lambda: dpmech.mechanisms.nfdp_guarantee(2.5, 1, True)),
+    ("k", lambda: dpmech.mechanisms.nfdp_guarantee(10, 0, True)),
+    ("k", lambda: dpmech.mechanisms.nfdp_guarantee(10, 11, False)),
+    ("k", lambda: dpmech.mechanisms.nfdp_subsample(10, 11, False, 0)),
+    ("replacement", lambda: dpmech.mechanisms.nfdp_guarantee(10, 2, "yes")),
+    ("replacement", lambda: dpmech.mechanisms.nfdp_guarantee(10, 2, 1)),
+    ("rng", lambda: dpmech.mechanisms.nfdp_subsample(10, 2, True, None)),
 ]
 
 
@@ -170,6 +170,6 @@ def test_every_guarantee_warns_that_it_is_vacuous(setting):
     # (``-W error::dpmech.PrivacyWarning``) has to stop every NFDP guarantee, δ = 1 included.
     n, k, replacement = setting
     with pytest.warns(dpmech.VacuousGuaranteeWarning, match="delta >= 1/n") as caught:
-        guarantee = dpmech.nfdp_guarantee(n, k, replacement)
+        guarantee = dpmech.mechanisms.nfdp_guarantee(n, k, replacement)
     assert guarantee.delta >= 1.0 / n
     assert all(record.filename == __file__ for record in caught if issubclass(record.category, dpmech.PrivacyWarning))

@@ -78,7 +78,7 @@ def k_ary_rr_hockey_stick(epsilon, k, alpha):
 @given(label_settings())
 def test_rr_channel_rows_and_worst_case_ratio_is_e_to_epsilon(setting):
     num_classes, epsilon, _ = setting
-    matrix = channel(dpmech.randomized_response_distribution, num_classes, epsilon, num_classes)
+    matrix = channel(dpmech.mechanisms.randomized_response_distribution, num_classes, epsilon, num_classes)
     np.testing.assert_allclose(matrix.sum(axis=1), 1.0, rtol=1e-14)
     assert np.all(np.diag(matrix) == matrix.max(axis=1))
     assert max_ratio(matrix) == pytest.approx(math.exp(epsilon), rel=RATIO_RTOL)
@@ -89,7 +89,7 @@ def test_rr_channel_rows_and_worst_case_ratio_is_e_to_epsilon(setting):
 def test_rr_top_k_support_is_documented_top_set_and_worst_case_ratio_is_e_to_epsilon(setting):
     num_classes, epsilon, prior = setting
     for k in range(1, num_classes + 1):
-        matrix = channel(dpmech.rr_top_k_distribution, num_classes, k, epsilon, prior=prior)
+        matrix = channel(dpmech.mechanisms.rr_top_k_distribution, num_classes, k, epsilon, prior=prior)
         np.testing.assert_allclose(matrix.sum(axis=1), 1.0, rtol=1e-14)
         top = reference_top_set(prior, k)
         outside = np.setdiff1d(np.arange(num_classes), top)
@@ -105,13 +105,13 @@ def test_rr_top_k_support_is_documented_top_set_and_worst_case_ratio_is_e_to_eps
 def test_rr_with_prior_uses_the_optimal_k_and_worst_case_ratio_is_e_to_epsilon(setting, google_compat):
     num_classes, epsilon, prior = setting
     weights = reference_optimal_k(prior, epsilon, google_compat)
-    optimal_k = int(dpmech.rr_with_prior_optimal_k(prior[None, :], epsilon, google_compat=google_compat)[0])
+    optimal_k = int(dpmech.mechanisms.rr_with_prior_optimal_k(prior[None, :], epsilon, google_compat=google_compat)[0])
     best = max(weights)
     # k* attains the maximum weight (up to rounding in the cumulative sums).
     assert weights[optimal_k - 1] >= best * (1 - 1e-12)
-    matrix = channel(dpmech.rr_with_prior_distribution, num_classes, epsilon, google_compat, prior=prior)
+    matrix = channel(dpmech.mechanisms.rr_with_prior_distribution, num_classes, epsilon, google_compat, prior=prior)
     np.testing.assert_array_equal(
-        matrix, channel(dpmech.rr_top_k_distribution, num_classes, optimal_k, epsilon, prior=prior)
+        matrix, channel(dpmech.mechanisms.rr_top_k_distribution, num_classes, optimal_k, epsilon, prior=prior)
     )
     expected = math.exp(epsilon) if optimal_k >= 2 else 1.0
     assert max_ratio(matrix) == pytest.approx(expected, rel=RATIO_RTOL)
@@ -121,23 +121,23 @@ def test_rr_with_prior_paper_and_google_k_differ_on_a_known_prior():
     # ε = 1, p = (0.6, 0.3, 0.1): paper w = (0.600, 0.658, 0.576) -> k* = 2;
     # Google w = (0.6/(1 - e^{-1}), 0.9, 1/(1 + e^{-1})) = (0.949, 0.900, 0.731) -> k* = 1.
     prior = np.array([[0.6, 0.3, 0.1]])
-    assert dpmech.rr_with_prior_optimal_k(prior, 1.0)[0] == 2
-    assert dpmech.rr_with_prior_optimal_k(prior, 1.0, google_compat=True)[0] == 1
+    assert dpmech.mechanisms.rr_with_prior_optimal_k(prior, 1.0)[0] == 2
+    assert dpmech.mechanisms.rr_with_prior_optimal_k(prior, 1.0, google_compat=True)[0] == 1
 
 
 def test_uniform_prior_gives_k_star_equal_to_k():
-    assert np.all(dpmech.rr_with_prior_optimal_k(np.full((3, 5), 0.2), 0.5) == 5)
+    assert np.all(dpmech.mechanisms.rr_with_prior_optimal_k(np.full((3, 5), 0.2), 0.5) == 5)
 
 
 def test_ties_in_the_prior_go_to_the_lower_label():
     prior = np.array([[0.1, 0.3, 0.3, 0.3]])
-    matrix = dpmech.rr_top_k_distribution([0], prior, 2, 1.0)
+    matrix = dpmech.mechanisms.rr_top_k_distribution([0], prior, 2, 1.0)
     np.testing.assert_allclose(matrix[0], [0.0, 0.5, 0.5, 0.0])
 
 
 def wrong_rr_top_k_distribution(labels, priors, k, epsilon):
     """The public variant that draws from ALL labels when y is not in Y_k (not DP)."""
-    matrix = dpmech.rr_top_k_distribution(labels, priors, k, epsilon)
+    matrix = dpmech.mechanisms.rr_top_k_distribution(labels, priors, k, epsilon)
     num_classes = priors.shape[1]
     outside = matrix[np.arange(len(labels)), labels] == 0
     matrix[outside] = 1.0 / num_classes
@@ -168,21 +168,21 @@ def test_rr_top_k_is_dominated_by_k_ary_randomized_response(setting):
     num_classes, epsilon, prior = setting
     alpha = np.exp(np.linspace(-epsilon - 1.0, epsilon + 1.0, 41))
     for k in range(2, num_classes + 1):
-        matrix = channel(dpmech.rr_top_k_distribution, num_classes, k, epsilon, prior=prior)
+        matrix = channel(dpmech.mechanisms.rr_top_k_distribution, num_classes, k, epsilon, prior=prior)
         bound = k_ary_rr_hockey_stick(epsilon, k, alpha)
         divergence = np.maximum(matrix[:, None, None, :] - alpha[None, None, :, None] * matrix[None, :, None, :], 0.0)
         assert np.all(divergence.sum(axis=-1) <= bound[None, None, :] + 1e-14)
-        event = dpmech.rr_top_k_event(epsilon, k)
+        event = dpmech.mechanisms.rr_top_k_event(epsilon, k)
         assert event.num_outcomes == k and event.neighbouring == dpmech.REPLACE_ONE
 
 
 def test_events():
     assert dpmech.randomized_response_event(1.0, 10) == dpmech.PureEpsilonEvent(1.0, 10, dpmech.REPLACE_ONE)
     # k = 1 outputs the prior's top label whatever the label: no privacy loss at all.
-    assert isinstance(dpmech.rr_top_k_event(1.0, 1), dpmech.NoPrivacyLossEvent)
-    assert dpmech.rr_with_prior_event(2.0) == dpmech.PureEpsilonEvent(2.0, None, dpmech.REPLACE_ONE)
+    assert isinstance(dpmech.mechanisms.rr_top_k_event(1.0, 1), dpmech.NoPrivacyLossEvent)
+    assert dpmech.mechanisms.rr_with_prior_event(2.0) == dpmech.PureEpsilonEvent(2.0, None, dpmech.REPLACE_ONE)
     assert dpmech.randomized_response_event(1.0, 10).keep_probability == pytest.approx(
-        dpmech.randomized_response_distribution([0], 1.0, 10)[0, 0], rel=1e-15
+        dpmech.mechanisms.randomized_response_distribution([0], 1.0, 10)[0, 0], rel=1e-15
     )
 
 
@@ -222,21 +222,21 @@ def batch():
 def test_randomized_response_sampler_frequencies(epsilon):
     labels, _ = batch()
     samples = dpmech.randomized_response(labels, epsilon, 5, rng=20260101)
-    assert_frequencies_match(samples, LABELS, PRIORS, dpmech.randomized_response_distribution(LABELS, epsilon, 5))
+    assert_frequencies_match(samples, LABELS, PRIORS, dpmech.mechanisms.randomized_response_distribution(LABELS, epsilon, 5))
 
 
 @pytest.mark.parametrize("k", [1, 2, 4])
 def test_rr_top_k_sampler_frequencies(k):
     labels, priors = batch()
-    samples = dpmech.rr_top_k(labels, priors, k, 1.0, rng=np.random.default_rng(7))
-    assert_frequencies_match(samples, LABELS, PRIORS, dpmech.rr_top_k_distribution(LABELS, PRIORS, k, 1.0))
+    samples = dpmech.mechanisms.rr_top_k(labels, priors, k, 1.0, rng=np.random.default_rng(7))
+    assert_frequencies_match(samples, LABELS, PRIORS, dpmech.mechanisms.rr_top_k_distribution(LABELS, PRIORS, k, 1.0))
 
 
 @pytest.mark.parametrize("google_compat", [False, True])
 def test_rr_with_prior_sampler_frequencies(google_compat):
     labels, priors = batch()
-    samples = dpmech.rr_with_prior(labels, priors, 0.8, rng=11, google_compat=google_compat)
-    distribution = dpmech.rr_with_prior_distribution(LABELS, PRIORS, 0.8, google_compat=google_compat)
+    samples = dpmech.mechanisms.rr_with_prior(labels, priors, 0.8, rng=11, google_compat=google_compat)
+    distribution = dpmech.mechanisms.rr_with_prior_distribution(LABELS, PRIORS, 0.8, google_compat=google_compat)
     assert_frequencies_match(samples, LABELS, PRIORS, distribution)
 
 
@@ -245,8 +245,8 @@ def test_samplers_take_the_os_csprng():
     priors = np.tile(PRIORS[0], (2000, 1))
     for out in (
         dpmech.randomized_response(labels, 1.0, 5, "os"),
-        dpmech.rr_top_k(labels, priors, 3, 1.0, "os"),
-        dpmech.rr_with_prior(labels, priors, 1.0, "os"),
+        dpmech.mechanisms.rr_top_k(labels, priors, 3, 1.0, "os"),
+        dpmech.mechanisms.rr_with_prior(labels, priors, 1.0, "os"),
     ):
         assert out.dtype == np.int64 and np.all((out >= 0) & (out < 5)) and np.any(out != labels)
 
@@ -256,15 +256,15 @@ def test_samplers_are_reproducible_from_a_seed_and_take_a_generator():
     priors = np.tile(PRIORS[0], (50, 1))
     for sample in (
         lambda rng: dpmech.randomized_response(labels, 1.0, 5, rng),
-        lambda rng: dpmech.rr_top_k(labels, priors, 3, 1.0, rng),
-        lambda rng: dpmech.rr_with_prior(labels, priors, 1.0, rng),
+        lambda rng: dpmech.mechanisms.rr_top_k(labels, priors, 3, 1.0, rng),
+        lambda rng: dpmech.mechanisms.rr_with_prior(labels, priors, 1.0, rng),
     ):
         np.testing.assert_array_equal(sample(3), sample(np.random.default_rng(3)))
         assert sample(3).dtype == np.int64
 
 
 def test_empty_batch():
-    assert dpmech.rr_with_prior(np.zeros(0, dtype=int), np.zeros((0, 3)), 1.0, 0).shape == (0,)
+    assert dpmech.mechanisms.rr_with_prior(np.zeros(0, dtype=int), np.zeros((0, 3)), 1.0, 0).shape == (0,)
 
 
 # --- bad input --------------------------------------------------------------------------------------
@@ -278,22 +278,22 @@ BAD_INPUTS = [
     ("labels", lambda: dpmech.randomized_response([0.5, 1], 1.0, 3, 0)),
     ("labels", lambda: dpmech.randomized_response([[0, 1]], 1.0, 3, 0)),
     ("labels", lambda: dpmech.randomized_response(np.array([True, False]), 1.0, 3, 0)),
-    ("labels", lambda: dpmech.rr_top_k([0, 3], GOOD_PRIORS, 2, 1.0, 0)),
+    ("labels", lambda: dpmech.mechanisms.rr_top_k([0, 3], GOOD_PRIORS, 2, 1.0, 0)),
     ("num_classes", lambda: dpmech.randomized_response([0], 1.0, 1, 0)),
     ("epsilon", lambda: dpmech.randomized_response([0], 0.0, 3, 0)),
-    ("epsilon", lambda: dpmech.rr_top_k(GOOD_LABELS, GOOD_PRIORS, 2, -1.0, 0)),
-    ("epsilon", lambda: dpmech.rr_with_prior(GOOD_LABELS, GOOD_PRIORS, math.inf, 0)),
-    ("priors", lambda: dpmech.rr_top_k(GOOD_LABELS, [[0.6, 0.5, -0.1], [0.2, 0.3, 0.5]], 2, 1.0, 0)),
-    ("priors", lambda: dpmech.rr_top_k(GOOD_LABELS, [[0.5, 0.3, 0.2 + 1e-8], [0.2, 0.3, 0.5]], 2, 1.0, 0)),
-    ("priors", lambda: dpmech.rr_with_prior(GOOD_LABELS, GOOD_PRIORS[:1], 1.0, 0)),
-    ("priors", lambda: dpmech.rr_with_prior(GOOD_LABELS, [[np.nan, 0.5, 0.5], [0.2, 0.3, 0.5]], 1.0, 0)),
-    ("priors", lambda: dpmech.rr_with_prior_optimal_k([0.5, 0.5], 1.0)),
-    ("k", lambda: dpmech.rr_top_k(GOOD_LABELS, GOOD_PRIORS, 0, 1.0, 0)),
-    ("k", lambda: dpmech.rr_top_k(GOOD_LABELS, GOOD_PRIORS, 4, 1.0, 0)),
-    ("k", lambda: dpmech.rr_top_k_distribution(GOOD_LABELS, GOOD_PRIORS, 1.5, 1.0)),
-    ("rng", lambda: dpmech.rr_top_k(GOOD_LABELS, GOOD_PRIORS, 2, 1.0, None)),
+    ("epsilon", lambda: dpmech.mechanisms.rr_top_k(GOOD_LABELS, GOOD_PRIORS, 2, -1.0, 0)),
+    ("epsilon", lambda: dpmech.mechanisms.rr_with_prior(GOOD_LABELS, GOOD_PRIORS, math.inf, 0)),
+    ("priors", lambda: dpmech.mechanisms.rr_top_k(GOOD_LABELS, [[0.6, 0.5, -0.1], [0.2, 0.3, 0.5]], 2, 1.0, 0)),
+    ("priors", lambda: dpmech.mechanisms.rr_top_k(GOOD_LABELS, [[0.5, 0.3, 0.2 + 1e-8], [0.2, 0.3, 0.5]], 2, 1.0, 0)),
+    ("priors", lambda: dpmech.mechanisms.rr_with_prior(GOOD_LABELS, GOOD_PRIORS[:1], 1.0, 0)),
+    ("priors", lambda: dpmech.mechanisms.rr_with_prior(GOOD_LABELS, [[np.nan, 0.5, 0.5], [0.2, 0.3, 0.5]], 1.0, 0)),
+    ("priors", lambda: dpmech.mechanisms.rr_with_prior_optimal_k([0.5, 0.5], 1.0)),
+    ("k", lambda: dpmech.mechanisms.rr_top_k(GOOD_LABELS, GOOD_PRIORS, 0, 1.0, 0)),
+    ("k", lambda: dpmech.mechanisms.rr_top_k(GOOD_LABELS, GOOD_PRIORS, 4, 1.0, 0)),
+    ("k", lambda: dpmech.mechanisms.rr_top_k_distribution(GOOD_LABELS, GOOD_PRIORS, 1.5, 1.0)),
+    ("rng", lambda: dpmech.mechanisms.rr_top_k(GOOD_LABELS, GOOD_PRIORS, 2, 1.0, None)),
     ("rng", lambda: dpmech.randomized_response([0], 1.0, 3, -1)),
-    ("google_compat", lambda: dpmech.rr_with_prior(GOOD_LABELS, GOOD_PRIORS, 1.0, 0, google_compat=1)),
+    ("google_compat", lambda: dpmech.mechanisms.rr_with_prior(GOOD_LABELS, GOOD_PRIORS, 1.0, 0, google_compat=1)),
     ("distribution", lambda: worst_case_log_ratio([[0.5, -0.1]])),
 ]
 
@@ -324,15 +324,15 @@ def test_samplers_can_still_change_a_label_at_large_epsilon(monkeypatch, epsilon
     labels = np.zeros(200, dtype=np.int64)
     priors = np.tile([0.4, 0.3, 0.2, 0.1], (200, 1))
     assert np.any(dpmech.randomized_response(labels, epsilon, 4, 0) != labels)
-    assert np.any(dpmech.rr_top_k(labels, priors, 3, epsilon, 0) != labels)
-    assert np.any(dpmech.rr_with_prior(labels, np.tile([0.25, 0.25, 0.25, 0.25], (200, 1)), epsilon, 0) != labels)
+    assert np.any(dpmech.mechanisms.rr_top_k(labels, priors, 3, epsilon, 0) != labels)
+    assert np.any(dpmech.mechanisms.rr_with_prior(labels, np.tile([0.25, 0.25, 0.25, 0.25], (200, 1)), epsilon, 0) != labels)
     assert len(seen) == 3 and min(seen) > 0
 
 
 @given(st.integers(2, 10**6), st.floats(30.0, 1e300))
 def test_randomized_response_distribution_at_large_epsilon_is_positive_and_within_epsilon(num_classes, epsilon):
     # Before: 1/(e^ε+K−1) underflowed to 0 past ε ≈ 745, a deterministic channel (ratio ∞) under a pure-ε event.
-    matrix = dpmech.randomized_response_distribution([0, 1], epsilon, num_classes if num_classes < 2**23 else 2)
+    matrix = dpmech.mechanisms.randomized_response_distribution([0, 1], epsilon, num_classes if num_classes < 2**23 else 2)
     assert np.all(matrix > 0)
     assert worst_case_log_ratio(matrix) <= epsilon * (1 + 1e-12)
 
@@ -353,15 +353,15 @@ def test_uniform_replacement_probability_is_an_upper_bound_in_the_unit_interval(
 
 ONE_RELEASE_PER_LABEL = [
     ("epsilon", lambda: dpmech.randomized_response([1], [1.0, 2.0], 10, 0)),
-    ("epsilon", lambda: dpmech.randomized_response_distribution([1], [1.0, 2.0], 10)),
-    ("epsilon", lambda: dpmech.rr_top_k([1], [[0.5, 0.5]], 2, [1.0, 2.0], 0)),
-    ("epsilon", lambda: dpmech.rr_top_k_distribution([1], [[0.5, 0.5]], 2, np.array([1.0, 2.0]))),
-    ("epsilon", lambda: dpmech.rr_with_prior([1], [[0.5, 0.5]], [1.0, 2.0], 0)),
-    ("epsilon", lambda: dpmech.rr_with_prior_distribution([1], [[0.5, 0.5]], [1.0, 2.0])),
-    ("epsilon", lambda: dpmech.rr_with_prior_optimal_k([[0.5, 0.5]], [1.0, 2.0])),
-    ("num_classes", lambda: dpmech.randomized_response_distribution([1], 1.0, 10**12)),
+    ("epsilon", lambda: dpmech.mechanisms.randomized_response_distribution([1], [1.0, 2.0], 10)),
+    ("epsilon", lambda: dpmech.mechanisms.rr_top_k([1], [[0.5, 0.5]], 2, [1.0, 2.0], 0)),
+    ("epsilon", lambda: dpmech.mechanisms.rr_top_k_distribution([1], [[0.5, 0.5]], 2, np.array([1.0, 2.0]))),
+    ("epsilon", lambda: dpmech.mechanisms.rr_with_prior([1], [[0.5, 0.5]], [1.0, 2.0], 0)),
+    ("epsilon", lambda: dpmech.mechanisms.rr_with_prior_distribution([1], [[0.5, 0.5]], [1.0, 2.0])),
+    ("epsilon", lambda: dpmech.mechanisms.rr_with_prior_optimal_k([[0.5, 0.5]], [1.0, 2.0])),
+    ("num_classes", lambda: dpmech.mechanisms.randomized_response_distribution([1], 1.0, 10**12)),
     ("num_classes", lambda: dpmech.randomized_response([1], 1.0, 2**60, 0)),
-    ("labels", lambda: dpmech.rr_top_k([], [[0.5, 0.5]], 2, 1.0, 0)),
+    ("labels", lambda: dpmech.mechanisms.rr_top_k([], [[0.5, 0.5]], 2, 1.0, 0)),
 ]
 
 
@@ -383,5 +383,5 @@ def test_sampler_reaches_one_random_draw_per_label_and_huge_num_classes_works():
 def test_google_compat_k_star_is_defined_at_subnormal_epsilon():
     # 1 − e^{−ε} rounded to 0 for ε < 1.1e-16: 0/0 weights. Now the weights stay finite or +inf, never NaN.
     with np.errstate(divide="raise", invalid="raise"):
-        optimal_k = dpmech.rr_with_prior_optimal_k([[0.0, 0.5, 0.5], [0.5, 0.5, 0.0]], 5e-324, google_compat=True)
+        optimal_k = dpmech.mechanisms.rr_with_prior_optimal_k([[0.0, 0.5, 0.5], [0.5, 0.5, 0.0]], 5e-324, google_compat=True)
     assert np.all((optimal_k >= 1) & (optimal_k <= 3))

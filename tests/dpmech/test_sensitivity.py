@@ -364,7 +364,7 @@ def test_closed_forms():
     ) == pytest.approx(2 * math.sqrt(10), rel=1e-15)
     assert sensitivity.psgd_bolt_on_sensitivity(3.0, 2.0, 10) == pytest.approx(0.3, rel=1e-15)
     assert sensitivity.user_level_sensitivity(0.05) == 0.1
-    assert dpmech.average_sensitivity(sensitivity.user_level_sensitivity(0.05), 100) == pytest.approx(0.001, rel=1e-15)
+    assert dpmech.mechanisms.average_sensitivity(sensitivity.user_level_sensitivity(0.05), 100) == pytest.approx(0.001, rel=1e-15)
 
 
 BAD_INPUTS = [

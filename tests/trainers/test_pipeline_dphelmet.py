@@ -49,8 +49,8 @@ def test_messages_hold_only_the_noisy_model_and_the_average_is_their_mean(tiny_r
 def test_ledger_is_dpmechs_blind_averaging_event(tiny_result):
     sensitivity = SoftmaxSLPTrainer(regularization=TINY.regularization, input_clip=TINY.feature_bound,
                                     projection_radius=TINY.projection_radius).sensitivity(TINY.records_per_user)
-    user_noise = dpmech.calibrate_user_noise(TINY.epsilon * (1 - 1e-9), TINY.delta, sensitivity, TINY.num_users, TINY.honest_fraction)
-    expected = dpmech.blind_averaging_event(user_noise, sensitivity, TINY.num_users, TINY.honest_fraction,
+    user_noise = dpmech.mechanisms.calibrate_user_noise(TINY.epsilon * (1 - 1e-9), TINY.delta, sensitivity, TINY.num_users, TINY.honest_fraction)
+    expected = dpmech.mechanisms.blind_averaging_event(user_noise, sensitivity, TINY.num_users, TINY.honest_fraction,
                                             neighbouring=dpmech.REPLACE_ONE)
     assert tiny_result.ledger.events == (expected,)
     assert tiny_result.per_client[0]["user_noise_std"] == user_noise

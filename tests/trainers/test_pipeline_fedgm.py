@@ -49,9 +49,9 @@ def test_same_seed_gives_identical_accuracy_and_messages(split, config, result):
 
 
 def test_label_dp_accounting_equals_dpmechs(result):
-    reference = dpmech.PrivacyLedger(dpmech.REPLACE_ONE).record(dpmech.rr_with_prior_event(EPSILON))
+    reference = dpmech.PrivacyLedger(dpmech.REPLACE_ONE).record(dpmech.mechanisms.rr_with_prior_event(EPSILON))
     assert result.ledger.events == reference.events
-    assert all(message.events == (dpmech.rr_with_prior_event(EPSILON),) for message in result.messages)
+    assert all(message.events == (dpmech.mechanisms.rr_with_prior_event(EPSILON),) for message in result.messages)
     labels = result.guarantees["synthetic_labels"]
     assert (labels.epsilon, labels.delta) == (EPSILON, 0.0)
     assert result.ledger.epsilon(1e-6).epsilon == reference.epsilon(1e-6).epsilon
@@ -79,7 +79,7 @@ def test_stage_two_prior_is_recomputed_from_stage_one_messages_alone(result, con
     for message, prior in zip(second, priors):
         np.testing.assert_array_equal(message.payload["prior"], prior)
         # every released label lies in the top-k* of that prior: RRTop-k* never leaves Y_k*
-        k = dpmech.rr_with_prior_optimal_k(prior, EPSILON)
+        k = dpmech.mechanisms.rr_with_prior_optimal_k(prior, EPSILON)
         ranks = np.argsort(np.argsort(-prior, axis=1, kind="stable"), axis=1)
         assert np.all(ranks[np.arange(prior.shape[0]), message.payload["labels"]] < k)
 

@@ -36,13 +36,13 @@ def test_same_seed_gives_identical_accuracy_and_messages(split, result):
 
 def test_guarantee_and_warning_are_dpmechs_for_the_smallest_party(result):
     sizes = [entry["records"] for entry in result.per_client]
-    expected = dpmech.nfdp_guarantee(min(sizes), TINY["subsample_size"], False)
+    expected = dpmech.mechanisms.nfdp_guarantee(min(sizes), TINY["subsample_size"], False)
     assert any(expected.warning in note for note in result.notes)
     assert result.ledger.events == (expected.event,)
     assert result.ledger.neighbouring == dpmech.ADD_REMOVE_ONE
     assert (result.guarantees["nfdp"].epsilon, result.guarantees["nfdp"].delta) == (expected.epsilon, expected.delta)
     for entry in result.per_client:
-        own = dpmech.nfdp_guarantee(entry["records"], TINY["subsample_size"], False)
+        own = dpmech.mechanisms.nfdp_guarantee(entry["records"], TINY["subsample_size"], False)
         assert (entry["epsilon"], entry["delta"]) == (own.epsilon, own.delta)
     assert result.guarantees["nfdp"].delta >= 1.0 / min(sizes)
 
@@ -64,7 +64,7 @@ def test_subsample_with_replacement_uses_theorem_two(split):
     config = FedMdNfdpConfig(**dict(TINY, replacement=True, subsample_size=20, rounds=1, initial_epochs=1))
     result = run_fedmd_nfdp(split, config, seed=1, progress=False)
     smallest = min(entry["records"] for entry in result.per_client)
-    assert result.ledger.events == (dpmech.nfdp_guarantee(smallest, 20, True).event,)
+    assert result.ledger.events == (dpmech.mechanisms.nfdp_guarantee(smallest, 20, True).event,)
 
 
 @pytest.mark.parametrize("field,value", [
@@ -96,6 +96,6 @@ def test_public_data_of_other_classes():
     result = run_fedmd_nfdp(split, config, seed=2)
     sizes = [len(party) for party in parties]
     assert [entry["records"] for entry in result.per_client] == sizes
-    assert result.ledger.events == (dpmech.nfdp_guarantee(min(sizes), TINY["subsample_size"], False).event,)
+    assert result.ledger.events == (dpmech.mechanisms.nfdp_guarantee(min(sizes), TINY["subsample_size"], False).event,)
     # the test set holds private classes only: a public class is never the right answer
     assert split.test.labels.min() >= 5

@@ -6,7 +6,7 @@ N(0, σ_u² I) with σ_u = σ/√(t·|U|), so that t·|U| honest shares sum to t
 have been honest, so only h = ⌈t·|U|⌉ − (|U| − n) honest shares are guaranteed in the sum
 (:func:`guaranteed_honest_shares`). The sum then holds honest noise of std σ_u·√h against
 sensitivity s (a record sits at one user), and the average over the n survivors the same ratio:
-:func:`surviving_sum_event` is ``dpmech.blind_averaging_event`` with |U| replaced by n and t·|U|
+:func:`surviving_sum_event` is ``dpmech.mechanisms.blind_averaging_event`` with |U| replaced by n and t·|U|
 by h. With |U| = 10, t = 0.5 calibrated to ε = 1 at δ = 1e-5, h = 4 / 3 / 2 / 1 gives
 ε = 1.13 / 1.32 / 1.66 / 2.44 (tracker issue 17). A round refuses to release when h is below the
 user's floor (:func:`require_honest_shares`).
@@ -103,7 +103,7 @@ def surviving_sum_event(user_noise_std, local_sensitivity, num_survivors, honest
                         neighbouring=REPLACE_ONE) -> GaussianEvent:
     """The unquantised secure average of n survivors with h >= 1 guaranteed honest shares.
 
-    GaussianEvent(σ_u·√h/n, s/n): ``dpmech.blind_averaging_event`` with |U| replaced by n and t·|U|
+    GaussianEvent(σ_u·√h/n, s/n): ``dpmech.mechanisms.blind_averaging_event`` with |U| replaced by n and t·|U|
     by h (DP-Helmet Lemmas 5.1-5.2 with the realised counts), replace-one, a record at one user.
     σ is stepped down two ulps (three roundings of at most half an ulp each) and s/n up one (one
     rounding), so the event never overstates the noise nor understates the sensitivity.
@@ -190,7 +190,7 @@ def dropout_table(epsilon, delta, local_sensitivity, num_users, honest_fraction,
     num_users = check.integer_scalar("num_users", num_users, 1)
     if num_dropped >= num_users:
         raise ValueError(f"num_dropped must be < num_users = {num_users} (got {num_dropped})")
-    user_noise_std = dpmech.calibrate_user_noise(epsilon, delta, local_sensitivity, num_users, honest_fraction)
+    user_noise_std = dpmech.mechanisms.calibrate_user_noise(epsilon, delta, local_sensitivity, num_users, honest_fraction)
     rows = []
     for dropped in range(num_dropped + 1):
         survivors = num_users - dropped

@@ -9,7 +9,7 @@ Protocol (one round; one :class:`~trainers.federation.ClientMessage` per user):
 2. |U| users each receive ``records_per_user`` = N private records (disjoint, uniformly at random).
 3. User u trains Softmax-SLP-SGD (Alg. 1, :class:`~trainers.psgd.SoftmaxSLPTrainer`) or one-vs-rest
    Huber SVM-SGD (Alg. 2, :class:`~trainers.psgd.HuberSVMTrainer`) and adds N(0, σ_u² I) with
-   σ_u = ``dpmech.calibrate_user_noise(ε, δ, s, |U|, t)`` = σ/√(t|U|), σ calibrated to s
+   σ_u = ``dpmech.mechanisms.calibrate_user_noise(ε, δ, s, |U|, t)`` = σ/√(t|U|), σ calibrated to s
    (Lemma 5.2). Its message is that noisy model, its input to secure summation.
 4. The server learns only Σ_u f̃_u and divides by |U| (secure summation is simulated by a plain
    sum). Nothing is projected or clipped after the noise: DP-Helmet's code re-projects each noisy
@@ -28,7 +28,7 @@ model: R for Softmax-SLP (the whole (W, b) is projected onto the R-ball) and √
 the "2R" comment in DP-Helmet's code misses.
 
 Privacy. Record level: one record of one user, replace-one, with the honest fraction t and |U|
-public. The ledger holds ``dpmech.blind_averaging_event``: the honest noise on the average
+public. The ledger holds ``dpmech.mechanisms.blind_averaging_event``: the honest noise on the average
 against s/|U| (Lemma 5.1), so the guarantee holds whatever the dishonest users do. It covers the
 secure sum only: one user's noisy model seen alone carries just σ_u = σ/√(t|U|). With
 ``privacy_unit="record"`` the result also states two user-level guarantees for the same noise:
@@ -338,9 +338,9 @@ def prepare_users(data: LabelledData, config: DpHelmetConfig, seed: int) -> Prep
     else:
         # Calibrated for ε(1 − 1e-9): the ledger's certified upper end carries evaluation margins of order
         # 1e-11, and the round must report at most the configured ε (as FedAUXfdp's budget split does).
-        user_noise_std = dpmech.calibrate_user_noise(config.epsilon * (1.0 - 1e-9), config.delta, sensitivity,
+        user_noise_std = dpmech.mechanisms.calibrate_user_noise(config.epsilon * (1.0 - 1e-9), config.delta, sensitivity,
                                                      config.num_users, config.honest_fraction, method=config.calibration)
-        event = dpmech.blind_averaging_event(user_noise_std, sensitivity, config.num_users, config.honest_fraction,
+        event = dpmech.mechanisms.blind_averaging_event(user_noise_std, sensitivity, config.num_users, config.honest_fraction,
                                              neighbouring=REPLACE_ONE)
     settings = UserSettings(config, num_classes, user_noise_std, event)
     return PreparedUsers(sets, shares, num_classes, sensitivity, settings, user_seed)
@@ -415,7 +415,7 @@ def run_dphelmet(data: LabelledData, config: DpHelmetConfig = DpHelmetConfig(), 
                 local_models[0].size, dpmech.blind_averaging.honest_shares(config.num_users, config.honest_fraction),
                 neighbouring=REPLACE_ONE, randomness=messages[0].events[0].description.rsplit("randomness: ", 1)[-1])
         else:
-            user_event = GaussianEvent(event.sigma, dpmech.average_sensitivity(user_sum_sensitivity, config.num_users))
+            user_event = GaussianEvent(event.sigma, dpmech.mechanisms.average_sensitivity(user_sum_sensitivity, config.num_users))
         guarantees["user, Cor. 5.5"] = PrivacyLedger(REPLACE_ONE).record(user_event).epsilon(config.delta)
     per_client = [
         {

@@ -46,14 +46,14 @@ upper reference), and non-private FedAvg (multi-round and one-shot).
 
 Labels, two stages (seed 003 §4.4 and Algorithm 4; Ghazi et al. 2021 multi-stage training): each
 client splits its synthetic set into two halves at random. Stage 1: the first half's labels go
-through ``dpmech.rr_with_prior`` with the uniform prior (which is K-ary RR); the server trains a
+through ``dpmech.mechanisms.rr_with_prior`` with the uniform prior (which is K-ary RR); the server trains a
 stage-1 model on the union of the stage-1 sets and returns it. Stage 2: the second half's labels
-go through ``dpmech.rr_with_prior`` with the prior softmax(stage-1 logits / T), which depends on
+go through ``dpmech.mechanisms.rr_with_prior`` with the prior softmax(stage-1 logits / T), which depends on
 the stage-1 releases and the second half's images only, never on its labels. The server then
 trains on the union of both stages, continuing from the stage-1 weights.
 
 Ledger: each synthetic label is randomised exactly once and the halves are disjoint, so the
-release is ε-label-DP by parallel composition (``dpmech.rr_with_prior_event``) under replace-one
+release is ε-label-DP by parallel composition (``dpmech.mechanisms.rr_with_prior_event``) under replace-one
 on labels. Note that these labels are the classes the synthetic images were generated for, so
 the statement is about the released synthetic labels; it bounds nothing about the private
 records.
@@ -377,16 +377,16 @@ def distil(features, labels, config: FedGmConfig, device, rng):
 def release_labels(true_labels, prior, config: FedGmConfig, rng):
     """The label release step: the only path from synthetic labels to a message.
 
-    Each label goes once through ``dpmech.rr_with_prior`` at ``config.label_epsilon`` with its
+    Each label goes once through ``dpmech.mechanisms.rr_with_prior`` at ``config.label_epsilon`` with its
     label-independent prior row; returns the noisy labels and the release's event
-    (``dpmech.rr_with_prior_event``). Both stages call it, and the audit samples its canaries
+    (``dpmech.mechanisms.rr_with_prior_event``). Both stages call it, and the audit samples its canaries
     through it.
     """
     true_labels = np.asarray(true_labels)
     if true_labels.shape[0] == 0:
-        return true_labels, dpmech.rr_with_prior_event(config.label_epsilon)
-    return (dpmech.rr_with_prior(true_labels, prior, config.label_epsilon, rng),
-            dpmech.rr_with_prior_event(config.label_epsilon))
+        return true_labels, dpmech.mechanisms.rr_with_prior_event(config.label_epsilon)
+    return (dpmech.mechanisms.rr_with_prior(true_labels, prior, config.label_epsilon, rng),
+            dpmech.mechanisms.rr_with_prior_event(config.label_epsilon))
 
 
 def _distil_and_release_stage_one(features, labels, client, config, device, rng):

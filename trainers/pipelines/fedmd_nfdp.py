@@ -5,7 +5,7 @@ Protocol (seed 001, Algorithm 1; the losses as in FedMD_clean's ``FedMD.py``):
 
 1. Initialisation, per party i (one-shot, through :func:`trainers.federation.run_clients`):
    transfer learning on the labelled public set for ``public_epochs``, then draw the NFDP
-   subsample of k of its n_i records (``dpmech.nfdp_subsample``, with or without replacement)
+   subsample of k of its n_i records (``dpmech.mechanisms.nfdp_subsample``, with or without replacement)
    and train on it for ``initial_epochs`` (T1). It sends its logits on the first alignment set.
 2. Collaboration, R rounds. The server averages the parties' logits (unweighted mean of logits)
    and draws the next alignment subset of the public data. Each party digests for T2 epochs
@@ -17,7 +17,7 @@ public inputs are exchanged.
 
 Privacy. Everything party i releases is a function of its subsample, the public data and the
 other parties' releases, so its whole transcript is post-processing of the subsample and carries
-the guarantee of ``dpmech.nfdp_guarantee`` once: Theorem 1 (without replacement)
+the guarantee of ``dpmech.mechanisms.nfdp_guarantee`` once: Theorem 1 (without replacement)
 (ln((n+1)/(n+1−k)), k/n) or Theorem 2 (with replacement) (k·ln((n+1)/n), 1 − ((n−1)/n)^k), under
 add/remove-one. A record lives at one party, so the record-level guarantee is the worst party's
 (the smallest n_i). That guarantee is vacuous: δ >= 1/n, and publishing the k sampled records in
@@ -108,15 +108,15 @@ def party_datasets(split: FederatedSplit, config: FedMdNfdpConfig, seed: int) ->
     return client_datasets(split.private, config.num_clients, config.alpha, config.num_classes, partition)
 
 
-def party_guarantee(num_records: int, config: FedMdNfdpConfig) -> dpmech.NfdpGuarantee:
+def party_guarantee(num_records: int, config: FedMdNfdpConfig) -> dpmech.mechanisms.NfdpGuarantee:
     """The NFDP guarantee (and its event) of a party with ``num_records`` records under ``config``."""
-    return dpmech.nfdp_guarantee(num_records, config.subsample_size, config.replacement)
+    return dpmech.mechanisms.nfdp_guarantee(num_records, config.subsample_size, config.replacement)
 
 
 def initial_phase(features, labels, public_features, public_labels, alignment_features, client, config, device, rng):
     """Transfer learning on public data, NFDP subsample, T1 epochs on it, logits on X_p[0].
 
-    The subsample (``dpmech.nfdp_subsample``) is the party's privacy mechanism: everything it
+    The subsample (``dpmech.mechanisms.nfdp_subsample``) is the party's privacy mechanism: everything it
     releases afterwards is a function of that subsample and public data. Returns the model state,
     the subsample's indices and the logits; audits sample the phase through this function.
     """
@@ -124,7 +124,7 @@ def initial_phase(features, labels, public_features, public_labels, alignment_fe
     architecture = config.architecture(client)
     model = networks.build_classifier(architecture, config.input_shape, config.num_classes, generator, device)
     _train(model, public_features, public_labels, networks.cross_entropy, config.public_epochs, config, generator, device)
-    subsample = dpmech.nfdp_subsample(len(labels), config.subsample_size, config.replacement, rng)
+    subsample = dpmech.mechanisms.nfdp_subsample(len(labels), config.subsample_size, config.replacement, rng)
     _train(model, features[subsample], labels[subsample], networks.cross_entropy, config.initial_epochs, config, generator, device)
     return networks.state_arrays(model), subsample, _logits(model, alignment_features, config, device)
 

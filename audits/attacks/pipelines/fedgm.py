@@ -1,8 +1,8 @@
 """Auditing FedGM: a one-run audit of its label release, and membership inference on its synthetic images.
 
-Claim. Each synthetic label is released once by ``dpmech.rr_with_prior`` at ε = ``label_epsilon``
+Claim. Each synthetic label is released once by ``dpmech.mechanisms.rr_with_prior`` at ε = ``label_epsilon``
 with a label-independent prior (uniform in stage 1, the stage-1 model's softmax in stage 2):
-ε-label-DP, replace-one (``dpmech.rr_with_prior_event``). The synthetic images carry no guarantee.
+ε-label-DP, replace-one (``dpmech.mechanisms.rr_with_prior_event``). The synthetic images carry no guarantee.
 
 (a) Label audit, black-box, one run (Steinke, Nasr & Jagielski 2023). m canary labels, each with
 a prior row taken at random from the priors the pipeline itself used in the audited run (the

@@ -11,7 +11,7 @@ value, labelled with the party's rarest class. World IN is the party's data plus
 (n + 1 records), world OUT the data alone (n records). Each of R runs per world is an
 independent run of the pipeline's own initial phase
 (:func:`trainers.pipelines.fedmd_nfdp.initial_phase`: transfer learning on the public set, a
-fresh ``dpmech.nfdp_subsample``, T1 epochs on it) from its own seed; the score is the trained
+fresh ``dpmech.mechanisms.nfdp_subsample``, T1 epochs on it) from its own seed; the score is the trained
 model's log-probability of the canary's label on the canary (a negative loss: higher means IN).
 The collaboration rounds only revisit the same subsample and are left out: the claim already
 fails to exclude what the initial phase reveals.

@@ -21,9 +21,9 @@ from dpmech import (
     PrivacyLedger,
     PureEpsilonEvent,
     high_precision,
-    rr_top_k_event,
 )
 from dpmech.accountants import basic
+from dpmech.mechanisms import rr_top_k_event
 
 
 def _contains_truth(guarantee, pairs, delta):

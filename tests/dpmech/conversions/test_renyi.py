@@ -158,7 +158,7 @@ def test_order_one_gives_kl_and_infinity_gives_the_largest_loss():
 
 @given(epsilon=st.floats(0.001, 30.0), k=st.integers(2, 100))
 def test_noise_parameter_of_epsilon_rr_gives_epsilon_at_order_infinity_and_dpmech_probabilities(epsilon, k):
-    from dpmech import randomized_response_distribution
+    from dpmech.mechanisms import randomized_response_distribution
 
     p = renyi.randomized_response_noise_parameter(epsilon, k)
     assert renyi.randomized_response_rdp(np.inf, p, k) == pytest.approx(epsilon, rel=1e-9)

@@ -33,9 +33,9 @@ def label_settings(draw):
 
 def family(num_classes, epsilon, prior, k, compat):
     return {
-        "rr": lambda y: dpmech.randomized_response_distribution([y], epsilon, num_classes)[0],
-        "top-k": lambda y: dpmech.rr_top_k_distribution([y], prior[None, :], k, epsilon)[0],
-        "with-prior": lambda y: dpmech.rr_with_prior_distribution([y], prior[None, :], epsilon, google_compat=compat)[0],
+        "rr": lambda y: dpmech.mechanisms.randomized_response_distribution([y], epsilon, num_classes)[0],
+        "top-k": lambda y: dpmech.mechanisms.rr_top_k_distribution([y], prior[None, :], k, epsilon)[0],
+        "with-prior": lambda y: dpmech.mechanisms.rr_with_prior_distribution([y], prior[None, :], epsilon, google_compat=compat)[0],
     }
 
 
@@ -63,7 +63,7 @@ def broken_top_k_distribution(label, prior, k, epsilon):
     """The public variant that draws uniformly over ALL labels when y is outside Y_k (not DP)."""
     num_classes = prior.size
     if np.argsort(-prior, kind="stable").tolist().index(label) < k:
-        return dpmech.rr_top_k_distribution([label], prior[None, :], k, epsilon)[0]
+        return dpmech.mechanisms.rr_top_k_distribution([label], prior[None, :], k, epsilon)[0]
     return np.full(num_classes, 1.0 / num_classes)
 
 

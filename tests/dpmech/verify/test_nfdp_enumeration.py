@@ -32,7 +32,7 @@ def test_stated_guarantee_holds_and_is_carried_by_delta_alone(replacement):
     for flag, n, k, relation, dataset, neighbour in cases(5):
         if flag != replacement:
             continue
-        claim = dpmech.nfdp_guarantee(n, k, replacement)
+        claim = dpmech.mechanisms.nfdp_guarantee(n, k, replacement)
         mechanism = lambda records, k=k: subsample_distribution(records, k, replacement)  # noqa: E731
         pair = (dataset, neighbour)
         assert_dp(mechanism, pair, claim.epsilon, claim.delta, rtol=0.0)
@@ -55,5 +55,5 @@ def test_add_direction_matches_the_closed_form_that_gives_theorem_1s_epsilon():
             for epsilon in (0.0, 0.1, 0.5):
                 expected = max(0.0, 1.0 - math.exp(epsilon) * (n + 1 - k) / (n + 1))
                 assert hockey_stick_divergence(first, second, epsilon, rtol=0.0).divergence == pytest.approx(expected, abs=1e-14)
-            theorem_epsilon = dpmech.nfdp_guarantee(n, k, False).epsilon
+            theorem_epsilon = dpmech.mechanisms.nfdp_guarantee(n, k, False).epsilon
             assert hockey_stick_divergence(first, second, theorem_epsilon, rtol=0.0).divergence <= 1e-15

@@ -14,7 +14,7 @@ def broken_rr_top_k(labels, prior, k, epsilon, rng):
     """RRTop-k that draws uniformly over ALL K labels when y is outside Y_k (the public bug; not DP)."""
     top = np.argsort(-prior, kind="stable")[:k]
     inside = np.isin(labels, top)
-    correct = dpmech.rr_top_k(labels, np.tile(prior, (labels.size, 1)), k, epsilon, rng)
+    correct = dpmech.mechanisms.rr_top_k(labels, np.tile(prior, (labels.size, 1)), k, epsilon, rng)
     return np.where(inside, correct, rng.integers(0, prior.size, size=labels.size))
 
 
@@ -46,8 +46,8 @@ def test_rejects_rr_with_epsilon_in_place_of_e_to_the_epsilon():
 def test_accepts_the_dpmech_label_samplers(epsilon):
     samplers = {
         "rr": lambda y, size, rng: dpmech.randomized_response(np.full(size, y), epsilon, 5, rng),
-        "top-k": lambda y, size, rng: dpmech.rr_top_k(np.full(size, y), np.tile(PRIOR, (size, 1)), 2, epsilon, rng),
-        "with-prior": lambda y, size, rng: dpmech.rr_with_prior(np.full(size, y), np.tile(PRIOR, (size, 1)), epsilon, rng),
+        "top-k": lambda y, size, rng: dpmech.mechanisms.rr_top_k(np.full(size, y), np.tile(PRIOR, (size, 1)), 2, epsilon, rng),
+        "with-prior": lambda y, size, rng: dpmech.mechanisms.rr_with_prior(np.full(size, y), np.tile(PRIOR, (size, 1)), epsilon, rng),
     }
     for name, sampler in samplers.items():
         for pair in ((0, 1), (4, 0), (1, 4)):

@@ -41,7 +41,7 @@ def test_surviving_event_never_overstates_the_honest_noise(user_noise_std, sensi
     from fractions import Fraction
     assert Fraction(event.sigma) ** 2 * survivors**2 <= Fraction(user_noise_std) ** 2 * honest
     assert Fraction(event.sensitivity) * survivors >= Fraction(sensitivity)
-    reference = dpmech.blind_averaging_event(user_noise_std, sensitivity, survivors, honest / survivors)
+    reference = dpmech.mechanisms.blind_averaging_event(user_noise_std, sensitivity, survivors, honest / survivors)
     assert event.sigma == pytest.approx(reference.sigma, rel=1e-14)
 
 
