@@ -15,7 +15,10 @@ A second table times the statistics at 10^6 scores per side (IN ~ N(1, 1), OUT ~
 in this thread's CPU time (target: MIA metrics and the one-run bound within 3× the sort). Run it with
 ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1``.
 
-With ``--soundness N`` a third table gives, over N repetitions, the rate at which the certified
+A third table times ``epsilon_one_run`` alone at 10^4, 10^5 and 10^6 scores per side against ``np.sort`` of
+the same pooled scores (its fixed cost shows at the smaller sizes).
+
+With ``--soundness N`` a further table gives, over N repetitions, the rate at which the certified
 estimators exceed the truth: ε_lb > 0 on null scores (IN and OUT both N(0, 1), 1000 per side; one run of
 2000 canaries with scores independent of membership) and ε_lb > ε at the claimed ε (one-run f-DP on exact
 ε = 2 randomized response, m = 1000). Every rate must stay at or below α up to Monte-Carlo error.
@@ -152,6 +155,23 @@ def _speed_table(repetitions, rng):
     return table
 
 
+def _one_run_scaling_table(repetitions, rng):
+    """epsilon_one_run at δ = 1e-5 against np.sort of the same pooled scores, at 10^4, 10^5 and 10^6 per side."""
+    table = Table(title=f"epsilon_one_run (δ = {DELTA:g}, two-sided, 10 guess counts) against np.sort of the same "
+                        f"pooled scores; IN ~ N(1, 1), OUT ~ N(0, 1); thread CPU time, best of {repetitions}")
+    for column in ("scores per side", "np.sort ms", "one-run δ=0 ms", "× sort", "one-run δ=1e-5 ms", "× sort"):
+        table.add_column(column, justify="right")
+    for size in (10_000, 100_000, 1_000_000):
+        scores = AuditScores(rng.normal(1, 1, size), rng.normal(0, 1, size), trials="independent")
+        pooled = np.concatenate([scores.in_scores, scores.out_scores])
+        sort_cpu = _best_time(lambda: np.sort(pooled), repetitions)[1]
+        pure_cpu = _best_time(lambda: epsilon_one_run(scores), repetitions)[1]
+        delta_cpu = _best_time(lambda: epsilon_one_run(scores, delta=DELTA), repetitions)[1]
+        table.add_row(f"{size:,}", f"{1e3 * sort_cpu:.3f}", f"{1e3 * pure_cpu:.2f}", f"{pure_cpu / sort_cpu:.2f}",
+                      f"{1e3 * delta_cpu:.2f}", f"{delta_cpu / sort_cpu:.2f}")
+    return table
+
+
 def _one_run_analysis_rows(repetitions, rng):
     rows = []
     for epsilon in (1.0, 4.0):
@@ -207,7 +227,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repetitions", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--speed-only", action="store_true", help="only the cost table at 10^6 scores per side")
+    parser.add_argument("--speed-only", action="store_true", help="only the cost tables (10^6 scores per side, and one-run at 10^4..10^6)")
     parser.add_argument("--soundness", type=int, default=0, metavar="N",
                         help="also the soundness table over N repetitions")
     args = parser.parse_args()
@@ -215,6 +235,7 @@ def main():
     if args.soundness:
         Console(width=200).print(_soundness_table(args.soundness, rng))
     Console(width=200).print(_speed_table(args.repetitions, rng))
+    Console(width=200).print(_one_run_scaling_table(args.repetitions, rng))
     if args.speed_only:
         return
     table = Table(title=f"audits estimators (α={ALPHA}, median of {args.repetitions} data sets, seed {args.seed})")
