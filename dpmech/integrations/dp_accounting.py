@@ -42,7 +42,8 @@ RELATIONS = {
 _SAMPLED = (dp_event.PoissonSampledDpEvent, dp_event.SampledWithoutReplacementDpEvent)
 
 
-class DpmechAccountant(privacy_accountant.PrivacyAccountant):
+# dp_accounting ships no type information, so its PrivacyAccountant is Any to mypy.
+class DpmechAccountant(privacy_accountant.PrivacyAccountant):  # type: ignore[misc]
     """A dp_accounting ``PrivacyAccountant`` whose answers are dpmech's certified upper ends.
 
     ``neighboring_relation``: ``NeighboringRelation.ADD_OR_REMOVE_ONE`` (default) or ``REPLACE_ONE``.
@@ -56,7 +57,8 @@ class DpmechAccountant(privacy_accountant.PrivacyAccountant):
             raise ValueError(f"neighboring_relation must be one of {', '.join(str(r) for r in RELATIONS)} "
                              f"(got {neighboring_relation!r}; dpmech has no REPLACE_SPECIAL)")
         super().__init__(neighboring_relation)
-        self._built: tuple = (None, None)  # (dp_accounting's composed event, its dpmech ledger)
+        # (dp_accounting's composed event, its dpmech ledger), once built
+        self._built: tuple[dp_event.DpEvent, PrivacyLedger] | None = None
 
     @property
     def relation(self) -> str:
@@ -99,11 +101,11 @@ class DpmechAccountant(privacy_accountant.PrivacyAccountant):
     def privacy_ledger(self) -> PrivacyLedger:
         """The events composed so far as a :class:`dpmech.PrivacyLedger` under this accountant's relation."""
         built = self.ledger
-        if self._built[0] is not built:
+        if self._built is None or self._built[0] is not built:
             self._built = (built, PrivacyLedger.from_dp_event(built, self.relation))
         return self._built[1]
 
-    def _kinds(self) -> tuple:
+    def _kinds(self) -> tuple[bool, bool]:
         """(whether some event carries no guarantee, whether every event is free of privacy loss)."""
         events = [event for event, _ in self.privacy_ledger()._pairs()]
         return (any(isinstance(event, NoGuaranteeEvent) for event in events),

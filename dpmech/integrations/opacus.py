@@ -45,7 +45,7 @@ _LEDGER_OPTIONS = ("discretization", "width", "max_points")
 _WHOLE_STEPS_RELATIVE = 1e-12
 
 
-def _validated_history(history: Sequence) -> list:
+def _validated_history(history: Sequence[Any]) -> list[tuple[float, float, int]]:
     """``history`` as a list of (σ >= 0, q ∈ (0, 1], steps >= 1) tuples, or a ValueError naming the entry."""
     if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
         raise ValueError(f"history must be a list of (noise_multiplier, sample_rate, steps) (got {history!r})")
@@ -62,7 +62,7 @@ def _validated_history(history: Sequence) -> list:
     return entries
 
 
-def history_ledger(history: Sequence) -> PrivacyLedger:
+def history_ledger(history: Sequence[Any]) -> PrivacyLedger:
     """The add/remove :class:`dpmech.PrivacyLedger` of an opacus history [(σ, q, steps), ...].
 
     Each entry is ``steps`` repetitions of ``PoissonSampledEvent(GaussianEvent(σ), q)`` (noise
@@ -80,7 +80,8 @@ def history_ledger(history: Sequence) -> PrivacyLedger:
     return ledger
 
 
-class OpacusAccountant(IAccountant):
+# opacus ships no type information, so its IAccountant is Any to mypy.
+class OpacusAccountant(IAccountant):  # type: ignore[misc]
     """opacus's ``IAccountant`` with dpmech's certified ε for the Poisson-subsampled Gaussian.
 
     ``history`` is opacus's: (noise multiplier, sample rate, steps) with consecutive equal steps merged.
@@ -89,7 +90,7 @@ class OpacusAccountant(IAccountant):
     which agrees on the one question opacus asks (whether any step was taken).
     """
 
-    history: list
+    history: list[tuple[float, float, int]]
 
     def __init__(self) -> None:
         super().__init__()
@@ -134,12 +135,12 @@ class OpacusAccountant(IAccountant):
     def mechanism(cls) -> str:
         return MECHANISM
 
-    def load_state_dict(self, state_dict: Mapping) -> None:
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         """Each history entry checked as :meth:`step` checks it, then opacus's checks (non-empty, "dpmech")."""
         if state_dict is not None and "history" in state_dict:
             _validated_history(state_dict["history"])
         super().load_state_dict(state_dict)
-        self.history = [tuple(entry) for entry in self.history]
+        self.history = [(sigma, rate, steps) for sigma, rate, steps in self.history]
 
 
 def number_of_steps(sample_rate: float, epochs: Optional[float], steps: Optional[int]) -> int:
