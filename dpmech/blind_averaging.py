@@ -1,4 +1,4 @@
-r"""Blind averaging with distributed Gaussian noise (Distributed DP-Helmet, seed 002, Alg. 3, Lemmas 5.1–5.2).
+r"""Blind averaging with distributed Gaussian noise (Distributed DP-Helmet, Kirschte, Meiser, Ardalan & Mohammadi 2022, Alg. 3, Lemmas 5.1–5.2).
 
 Setting. |U| users each train a model f_u on their own data; a record sits
 at exactly one user. Each user adds Gaussian noise to its model, the users

@@ -2,7 +2,7 @@
 
 Sensitivity bounds such as 2·feature_bound/(nλ) need ‖x‖ <= feature_bound
 for every record a neighbouring dataset could hold, with feature_bound
-fixed before the data are seen. FedAUXfdp (Hoech et al. 2022, seed 000,
+fixed before the data are seen. FedAUXfdp (Hoech et al. 2022,
 eq. 4) instead divides every feature vector by the largest norm in the
 private dataset. That divisor is itself a function of the private data:
 replacing one record can change it and so rescale every other record, so

@@ -1,4 +1,4 @@
-r"""NFDP: "noise-free differential privacy" by subsampling (FedMD-NFDP, Sun & Lyu, IJCAI 2021, seed 001).
+r"""NFDP: "noise-free differential privacy" by subsampling (FedMD-NFDP, Sun & Lyu, IJCAI 2021).
 
 A party trains only on k of its n records, drawn uniformly without or with
 replacement, and adds no noise. The seed states:

@@ -1,7 +1,7 @@
 r"""Randomized response for label differential privacy: RR, RRTop-k and RRWithPrior.
 
 Mechanisms of Ghazi, Golowich, Kumar, Manurangsi & Zhang, "Deep Learning with
-Label Differential Privacy" (NeurIPS 2021), used by FedGM (seed 003, Alg. 2
+Label Differential Privacy" (NeurIPS 2021), used by FedGM (Electronics 2024, Alg. 2
 and 3) and implemented in ``google-research/label-dp``.
 
 Neighbouring relation: label DP, i.e. replace-one on labels. Two datasets

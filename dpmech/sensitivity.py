@@ -192,7 +192,7 @@ def multinomial_logistic_regression_sensitivity(
 
     * ``bound="tight"`` (default): 2√2·‖x̃‖max/(nλ), independent of C;
     * ``bound="seed"``: 2√C·‖x̃‖max/(nλ), FedAUXfdp's Theorem 1 (Hoech et al.
-      2022, seed 000, stated for ‖x‖ <= 1, scaled here by ‖x̃‖max). It is
+      2022, stated for ‖x‖ <= 1, scaled here by ‖x̃‖max). It is
       valid, since √C >= √2, but looser for C > 2; it stays available to
       reproduce the paper.
 

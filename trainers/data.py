@@ -29,7 +29,7 @@ from dpmech import validation as check
 from ._features import as_feature_matrix
 from .records import LabelledData, PrivateData, PublicData  # re-exported: trainers.data.PrivateData etc.
 
-# Seed 000 (FedAUXfdp, after Sattler et al. 2021): α = 2^k · 10^-2 for k in {0, 2, 4, 10}.
+# FedAUXfdp (Hoech et al. 2022, after Sattler et al. 2021): α = 2^k · 10^-2 for k in {0, 2, 4, 10}.
 ALPHA_GRID = (0.01, 0.04, 0.16, 10.24)
 
 
@@ -148,7 +148,7 @@ def load_dataset(name: str, num_samples: int = 10_000, *, cache_dir=None) -> Lab
 
     * ``"digits"``: scikit-learn's bundled 8×8 digits, 1797 records;
     * ``"mnist1d"``: MNIST-1D generated locally, ``num_samples`` records (raw signals);
-    * ``"mnist1d-cnn"``: seed 000's and seed 002's setting at their scale: :data:`MNIST1D_CNN_SAMPLES`
+    * ``"mnist1d-cnn"``: FedAUXfdp's and DP-Helmet's setting at their scale: :data:`MNIST1D_CNN_SAMPLES`
       MNIST-1D records generated (:func:`load_mnist1d`), a small CNN trained for
       :data:`MNIST1D_CNN_EPOCHS` epochs on :data:`MNIST1D_CNN_PUBLIC` of them only
       (:func:`trainers.features.pretrained_features`), and the other 90,000 records' embeddings,
@@ -190,7 +190,7 @@ def dirichlet_label_partition(labels, num_clients, alpha, rng, *, num_classes=No
     """Assign every record to one of ``num_clients`` clients with Dirichlet(α) label skew.
 
     The scheme of Hsu, Qi & Brown (2019) as implemented by Lin et al. (2020) and FedAUX (the
-    partition seed 000 uses): for each class c draw the shares of the clients q_c ~ Dir(α·1_K),
+    partition FedAUXfdp uses): for each class c draw the shares of the clients q_c ~ Dir(α·1_K),
     shuffle the records of class c and cut them at ⌊cumsum(q_c)·n_c⌋. With ``balance_clients``
     (FedAUX's default) the C × K share matrix is first Sinkhorn-scaled to be doubly stochastic so
     every client expects n/K records. Small α concentrates each client on few classes; α → ∞
@@ -225,7 +225,7 @@ def dirichlet_label_partition(labels, num_clients, alpha, rng, *, num_classes=No
 
 def shard_label_partition(labels, num_clients, shards_per_client, rng) -> tuple:
     """Assign every record to a client by label shards: the pathological non-IID split of McMahan
-    et al. (2017, §3), which seed 004 calls "unimodal non-i.i.d." (each client holds few classes).
+    et al. (2017, §3), which Hao et al. (2021) call "unimodal non-i.i.d." (each client holds few classes).
 
     The records are sorted by label (ties in an order drawn from ``rng``) and cut into
     ``num_clients · shards_per_client`` contiguous shards whose sizes differ by at most one; a
@@ -256,7 +256,7 @@ def shard_label_partition(labels, num_clients, shards_per_client, rng) -> tuple:
 
 def largest_class_shares(labels, assignment, num_clients, *, num_classes=None, top=3) -> np.ndarray:
     """Mean over non-empty clients of the ranked class shares: entry j is the average fraction of a
-    client's records that come from its (j+1)-th largest class (seed 000, Table 1)."""
+    client's records that come from its (j+1)-th largest class (Hoech et al. 2022, Table 1)."""
     labels = np.asarray(labels, dtype=np.int64)
     assignment = np.asarray(assignment, dtype=np.int64)
     num_clients = check.integer_scalar("num_clients", num_clients, 1)
@@ -272,7 +272,7 @@ def largest_class_shares(labels, assignment, num_clients, *, num_classes=None, t
 
 
 def largest_class_share_table(labels, num_clients, rng, *, alphas=ALPHA_GRID, top=3, repeats=1, console=None) -> np.ndarray:
-    """Seed 000 Table 1 for ``labels``: ranked largest-class shares per α, averaged over ``repeats``
+    """FedAUXfdp's Table 1 (Hoech et al. 2022) for ``labels``: ranked largest-class shares per α, averaged over ``repeats``
     partitions. Returns an array of shape (top, len(alphas)) and prints it as a rich table."""
     rng = np.random.default_rng(rng)
     repeats = check.integer_scalar("repeats", repeats, 1)
@@ -335,7 +335,7 @@ def split_federated(data: LabelledData, rng, *, test_fraction=0.2, public_fracti
 def class_disjoint_split(data: LabelledData, num_public_classes: int, rng, *, test_fraction=0.2,
                          public_test_fraction=0.2) -> FederatedSplit:
     """Public and private data of different classes, as FedMD's public MNIST digits and private
-    FEMNIST characters (seed 001): every record with label < ``num_public_classes`` is public,
+    FEMNIST characters (Sun & Lyu 2021): every record with label < ``num_public_classes`` is public,
     the rest private. The private-class records are cut uniformly at random into the test set
     (``test_fraction``) and the clients' private pool; the public-class records into the
     distillation set (FedMD's public data) and, as ``negative``, a held-out ``public_test_fraction``

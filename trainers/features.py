@@ -1,7 +1,7 @@
 """A public feature extractor as the seeds use one: a small CNN trained on a public split only,
 frozen, its embeddings scaled by a public norm and clipped to a public bound.
 
-FedAUXfdp (seed 000) and DP-Helmet (seed 002) train their private linear heads on features of a
+FedAUXfdp (Hoech et al. 2022) and DP-Helmet (Kirschte et al. 2022) train their private linear heads on features of a
 network pre-trained on public data (a contrastively trained ShuffleNet / SimCLR ResNet); the
 heads' sensitivity bounds hold only if the feature map does not depend on the private records
 and every feature vector has norm at most the public bound. Here:

@@ -17,7 +17,7 @@ With ``FedAvgConfig(stacked_clients=True)`` a round's sampled clients train in o
 stacked model (:func:`fit_stacked_clients`): grouped convolutions hold every client's network side
 by side, so each SGD step is one call for all clients instead of one per client. It is the same
 computation (each client's shuffles, batches, BatchNorm statistics and momentum are its own; only
-the floating-point summation order differs), for the ``conv-batch`` networks and SGD; at seed 004's
+the floating-point summation order differs), for the ``conv-batch`` networks and SGD; at Fed-ZDA's
 scale (10 clients a round, batch 10) the per-step overhead of tiny models dominates, which this removes.
 """
 

@@ -1,5 +1,5 @@
 """Projected mini-batch SGD in torch: DP-Helmet's Softmax-SLP (Alg. 1) and one-vs-rest Huber SVM
-(Alg. 2), Kirschte, Meiser, Ardalan & Mohammadi (arXiv 2211.02003, seed 002, §3–4).
+(Alg. 2), Kirschte, Meiser, Ardalan & Mohammadi (arXiv 2211.02003, 2022, §3–4).
 
 Algorithm (both models), on inputs clipped to x ← x / max(1, ‖x‖₂ / c) and extended by the
 bias coordinate, x̃ = (x, 1), so the bias is regularised and projected with the weights:

@@ -1,5 +1,5 @@
-"""The seed pipelines, one module each: FedAUXfdp (seed 000), FedMD-NFDP (001), Distributed DP-Helmet
-(002), FedGM (003) and Fed-ZDA (004). Every one returns a :class:`trainers.federation.PipelineResult`.
+"""The seed pipelines, one module each: FedAUXfdp (Hoech et al. 2022), FedMD-NFDP (Sun & Lyu
+2021), Distributed DP-Helmet (Kirschte et al. 2022), FedGM (Electronics 2024) and Fed-ZDA (Hao et al. 2021). Every one returns a :class:`trainers.federation.PipelineResult`.
 
 :mod:`trainers.pipelines.registry` names them (``PIPELINES``, ``run_pipeline``). The pipeline
 modules import torch, so the names below load on first use (PEP 562) and reading the registry

@@ -1,4 +1,4 @@
-"""Distributed DP-Helmet (Kirschte, Meiser, Ardalan & Mohammadi, arXiv 2211.02003, seed 002):
+"""Distributed DP-Helmet (Kirschte, Meiser, Ardalan & Mohammadi, arXiv 2211.02003, 2022):
 every user trains a projected-SGD linear model on frozen public features, adds its share of
 Gaussian noise, and the noisy models are averaged blind by secure summation.
 
@@ -113,16 +113,16 @@ class DpHelmetConfig:
 
     @classmethod
     def paper(cls, **overrides) -> "DpHelmetConfig":
-        """Seed 002's settings rescaled to the public input clip c = 1, for features of a public
+        """The DP-Helmet paper's settings rescaled to the public input clip c = 1, for features of a public
         pre-trained network (:mod:`trainers.features`); ``overrides`` replace any field.
 
         * Λ = 0.01, R = 10: the seed's grid for Softmax-SLP-SGD is Λ ∈ [8e-4, 2.5e-2] and
           R ∈ [3.5, 35] once rescaled to c = 1 (Λ' = Λ/c², R' = R·c; issue 16's reading of
-          seed 002 §6); the defaults (Λ = 1, R = 1) are about 1,200× stronger regularisation,
+          Kirschte et al. §6); the defaults (Λ = 1, R = 1) are about 1,200× stronger regularisation,
           under which one user reaches ~20 % without noise on MNIST-1D. The same values are used
           for the Huber SVM here (its own grid is in the same range).
-        * 1,000 users × 50 records, ε = 1, δ = 1e-5, t = 0.5: seed 002 abstract / RQ1.
-        * 100 epochs, batch 20: seed 002 §6 (issue 16).
+        * 1,000 users × 50 records, ε = 1, δ = 1e-5, t = 0.5: Kirschte et al., abstract / RQ1.
+        * 100 epochs, batch 20: Kirschte et al. §6 (issue 16).
         * ``num_components=None``: the features are already the public network's, clipped to
           c = 1; the split's public part is then unused (public_fraction 0.02, the smallest the
           split accepts meaningfully), test 0.1.
@@ -281,7 +281,7 @@ class PreparedUsers:
 
 
 def one_class_shares(labels: np.ndarray, num_users: int, records_per_user: int, num_classes: int, rng) -> np.ndarray:
-    """(|U|, N) record indices, every user's N records from one class (seed 002's non-IID ablation).
+    """(|U|, N) record indices, every user's N records from one class (Kirschte et al.'s non-IID ablation).
 
     User u is given class ``π(u) mod C`` for a random permutation π of the users, so every class
     has ⌊|U|/C⌋ or ⌈|U|/C⌉ users; each class's records are shuffled and cut into disjoint blocks

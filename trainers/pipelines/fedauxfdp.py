@@ -1,4 +1,4 @@
-"""FedAUXfdp (Hoech, Rischke, Müller & Samek 2022, seed 000): one-shot federated distillation in
+"""FedAUXfdp (Hoech, Rischke, Müller & Samek 2022): one-shot federated distillation in
 which every client releases two Gaussian-perturbed logistic-regression heads on frozen public
 features, and the server distils their certainty-weighted ensemble.
 
@@ -154,10 +154,10 @@ class FedAuxFdpConfig:
 
     @classmethod
     def paper(cls, **overrides) -> "FedAuxFdpConfig":
-        """Seed 000's settings, rescaled to the public feature bound b = 1, for data at the paper's
+        """The FedAUXfdp paper's settings, rescaled to the public feature bound b = 1, for data at the paper's
         scale (≥ 2,000 records per client); ``overrides`` replace any field.
 
-        * λ_s = λ_c = 0.01: FedAUX's ``exec.sh`` and seed 000 §5 (with features normalised to norm
+        * λ_s = λ_c = 0.01: FedAUX's ``exec.sh`` and Hoech et al. §5 (with features normalised to norm
           <= 1, so no rescaling is needed at b = 1). At σ ∝ 1/(nλ) this is meaningful only for
           n·λ of the paper's order (2,500 × 0.01 = 25); on digits (~54 records per client) n·λ =
           0.5 and every private cell is at chance, which is why the class defaults differ.
@@ -176,7 +176,7 @@ class FedAuxFdpConfig:
           48,600 private records, ≈ 2,430 per client (the seed: 2,500), D⁻ 19,440 (the seed:
           20,000). The earlier split (private 0.45, D⁻ 0.18) left clients at 1,996–2,068
           records, below the ≥ 2,000 the issue-16 target asks for.
-        * 20 clients, scoring heads (0.1, 1e-5), class heads (0.5, 1e-5): seed 000 §5, Table 2.
+        * 20 clients, scoring heads (0.1, 1e-5), class heads (0.5, 1e-5): Hoech et al. §5, Table 2.
         * ``num_components=None``: the features are those of a public pre-trained network
           (:mod:`trainers.features`), already within b = 1; no PCA on top. The seed's FedAUX code
           divides by the largest norm in the data (which reads the private data); a public map is
@@ -542,7 +542,7 @@ def tune_regularization(negative: PublicData, distillation: PublicData, num_priv
                         num_classes: int, seed, grid: RegularizationGrid = RegularizationGrid()) -> RegularizationChoice:
     """Choose (λ_s, λ_c) by a FedAUXfdp simulation on labelled PUBLIC data only.
 
-    FedAUX (Sattler et al. 2021, §5) tunes on public/auxiliary data; seed 000 fixes λ = 0.01.
+    FedAUX (Sattler et al. 2021, §5) tunes on public/auxiliary data; Hoech et al. fix λ = 0.01.
     Here the rule is fixed in advance (issue 16): every grid point is scored by the test accuracy
     of the simulated FedAUXfdp server head on a held-out part of the public pool, averaged over
     ``grid.draws`` noise draws; the highest mean wins, a tie goes to the larger λ_c, then the

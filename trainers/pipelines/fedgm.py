@@ -1,4 +1,4 @@
-"""FedGM (Electronics 13(10):1815, 2024, seed 003): one-shot federated learning with dataset
+"""FedGM (Electronics 13(10):1815, 2024): one-shot federated learning with dataset
 condensation by gradient matching and synthetic labels released by RRWithPrior.
 
 Label DP does NOT protect the synthetic images. The ε-label-DP guarantee covers only the
@@ -8,7 +8,7 @@ the clear, and carry no DP guarantee at all; the seed's "visual privacy" argumen
 a DP argument. The audit module measures their membership leakage.
 
 Client, one shot (through :func:`trainers.federation.run_clients`), after Zhao & Bilen (ICLR 2021,
-"Dataset Condensation with Gradient Matching") and seed 003 Algorithm 1:
+"Dataset Condensation with Gradient Matching") and the FedGM paper's Algorithm 1:
 
 1. For each class c the client holds: k-means (scikit-learn, explicit ``random_state``) on the
    class's images with ``images_per_class`` clusters; the real image nearest each centre
@@ -17,7 +17,7 @@ Client, one shot (through :func:`trainers.federation.run_clients`), after Zhao &
    centre of clusters", after DREAM, Liu et al. ICCV 2023). With ``clustering="pixels"`` it runs
    once, on pixels (fast default); with ``clustering="embeddings"`` B_c is re-chosen every
    ``recluster_interval`` matching steps by k-means on the current matching network's
-   penultimate embeddings (seed 003 Algorithm 1 lines 12-14 and §4.1: D_int = 10).
+   penultimate embeddings (FedGM Algorithm 1 lines 12-14 and §4.1: D_int = 10).
 2. ``outer_iterations`` times: a freshly initialised ConvNet with instance normalisation; then
    ``matching_steps`` times: the loss Σ_c D(∇_θ ℓ(B_c), ∇_θ ℓ(S_c)) is minimised over the
    synthetic images S by SGD (momentum 0.5), and the network takes ``network_steps`` SGD steps on
@@ -44,7 +44,7 @@ without RR), ``kmeans_real`` (the real images that initialised it, i.e. no match
 "REAL" at equal upload size), ``real_pooled`` (all clients' real records pooled, the non-private
 upper reference), and non-private FedAvg (multi-round and one-shot).
 
-Labels, two stages (seed 003 §4.4 and Algorithm 4; Ghazi et al. 2021 multi-stage training): each
+Labels, two stages (FedGM §4.4 and Algorithm 4; Ghazi et al. 2021 multi-stage training): each
 client splits its synthetic set into two halves at random. Stage 1: the first half's labels go
 through ``dpmech.mechanisms.rr_with_prior`` with the uniform prior (which is K-ary RR); the server trains a
 stage-1 model on the union of the stage-1 sets and returns it. Stage 2: the second half's labels
@@ -164,7 +164,7 @@ class FedGmConfig:
 
 def pathological_label_partition(labels, num_clients, classes_per_client, num_classes, rng) -> np.ndarray:
     """Label-skew partition "#C = k" of Li et al. (ICDE 2022, NIID-Bench), the pathological
-    non-IID split of seed 003 (§4.1, Table 1: each client holds only one or two classes).
+    non-IID split of the FedGM paper (§4.1, Table 1: each client holds only one or two classes).
 
     Client i holds class i mod K and ``classes_per_client`` − 1 other classes drawn uniformly
     without replacement; each class's records are shuffled and cut into equal parts, one per client
@@ -341,7 +341,7 @@ def distil(features, labels, config: FedGmConfig, device, rng):
     synthetic_targets = targets[synthetic_index]
 
     def real_batches(network=None):
-        # k-means per class on pixels, or on the current network's embeddings (seed 003 §3.2.2, after DREAM)
+        # k-means per class on pixels, or on the current network's embeddings (FedGM §3.2.2, after DREAM)
         representatives = []
         for rows in class_rows:
             points = features[rows] if network is None else _embeddings(network, real_inputs[torch.as_tensor(rows, device=device)])

@@ -1,7 +1,7 @@
-"""FedMD-NFDP (Sun & Lyu, IJCAI 2021, seed 001): federated model distillation on public data, with
+"""FedMD-NFDP (Sun & Lyu, IJCAI 2021): federated model distillation on public data, with
 each party's private training restricted to a random subsample ("noise-free DP").
 
-Protocol (seed 001, Algorithm 1; the losses as in FedMD_clean's ``FedMD.py``):
+Protocol (Sun & Lyu, Algorithm 1; the losses as in FedMD_clean's ``FedMD.py``):
 
 1. Initialisation, per party i (one-shot, through :func:`trainers.federation.run_clients`):
    transfer learning on the labelled public set for ``public_epochs``, then draw the NFDP
@@ -44,7 +44,7 @@ from .clients import client_datasets
 
 @dataclass(frozen=True)
 class FedMdNfdpConfig:
-    """FedMD-NFDP settings (seed 001 uses N = 10 parties, R = 20, T1 = 20, T2 = 2, T3 = 1, and an
+    """FedMD-NFDP settings (Sun & Lyu use N = 10 parties, R = 20, T1 = 20, T2 = 2, T3 = 1, and an
     alignment set of 5000 public examples; the defaults are scaled to digits on two cores)."""
 
     input_shape: tuple = (1, 8, 8)

@@ -1,6 +1,6 @@
 """Auditing FedMD-NFDP: a canary record added to one party, R independent private trainings per world.
 
-Claim audited: the pipeline's ``party_guarantee(n, config)`` (NFDP, seed 001, Theorem 1 or 2) for the
+Claim audited: the pipeline's ``party_guarantee(n, config)`` (NFDP, Sun & Lyu 2021, Theorem 1 or 2) for the
 party with the fewest records (the pipeline's worst party), under add/remove-one with n the size
 of the smaller dataset. Everything the party releases is a function of its subsample, so the
 claim covers the party's trained model too; the audit looks at that model (white-box), which is
