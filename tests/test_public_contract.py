@@ -219,8 +219,8 @@ def _check(name, argument, value):
     assert _finite(result), f"{name}({argument}={value!r}) returned a non-finite result {result!r}"
 
 
-# Violations this suite found in modules outside the Gaussian core and the CLI (their owners fix them;
-# delete a line once its function passes). Each is still run, as an expected failure.
+# Violations this suite has found and that are not fixed yet (delete a line once its function passes).
+# Each is still run, as an expected failure.
 KNOWN_VIOLATIONS: dict[str, str] = {
 }
 

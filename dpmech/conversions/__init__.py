@@ -22,5 +22,5 @@ Values that are bounds (an RDP-route ε, a δ from a trade-off curve, a composed
 the optimistic side; tight values (δ(ε) of a mechanism) are double-precision evaluations checked
 against dp_accounting's own test answers and 50-digit references.
 
-Pure numpy/scipy. Not imported by ``import dpmech``; exports are wired by the package's lead.
+Pure numpy/scipy. Not imported by ``import dpmech``: import it as ``dpmech.conversions``.
 """
