@@ -474,6 +474,12 @@ def _validated_mu(sigma: ArrayLike, sensitivity: ArrayLike, compositions: ArrayL
     return _ratio_up(sensitivity, compositions, sigma)
 
 
+@overload
+def gaussian_log_delta(epsilon: float, sigma: float, sensitivity: float = 1.0, compositions: int = 1) -> float: ...
+@overload
+def gaussian_log_delta(
+    epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike = 1.0, compositions: ArrayLike = 1
+) -> _Real: ...
 def gaussian_log_delta(
     epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike = 1.0, compositions: ArrayLike = 1
 ) -> _Real:
@@ -498,6 +504,12 @@ def gaussian_log_delta(
     return _log_delta_mu(epsilon, mu)
 
 
+@overload
+def gaussian_delta(epsilon: float, sigma: float, sensitivity: float = 1.0, compositions: int = 1) -> float: ...
+@overload
+def gaussian_delta(
+    epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike = 1.0, compositions: ArrayLike = 1
+) -> _Real: ...
 def gaussian_delta(
     epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike = 1.0, compositions: ArrayLike = 1
 ) -> _Real:
@@ -632,6 +644,12 @@ def _epsilon_scalar(delta: float, mu: float) -> float | None:
     return epsilon
 
 
+@overload
+def gaussian_epsilon(delta: float, sigma: float, sensitivity: float = 1.0, compositions: int = 1) -> float: ...
+@overload
+def gaussian_epsilon(
+    delta: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike = 1.0, compositions: ArrayLike = 1
+) -> _Real: ...
 def gaussian_epsilon(
     delta: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike = 1.0, compositions: ArrayLike = 1
 ) -> _Real:

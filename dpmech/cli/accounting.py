@@ -9,6 +9,8 @@ printed from its logarithm, and JSON carries ``log_delta`` alongside.
 
 from __future__ import annotations
 
+import argparse
+
 from . import arguments
 
 # The numerical modules (numpy, scipy.special) load in the handlers, so that registering these
@@ -26,7 +28,7 @@ def _calibration_method(text: str) -> str:
     return arguments.choice(METHODS)(text)
 
 
-def _common(parser):
+def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sensitivity", type=arguments.positive_real, default=1.0,
                         help="L2 sensitivity of one release, > 0 (default 1)")
     parser.add_argument("--compositions", type=arguments.integer_in(1), default=1,
@@ -34,7 +36,7 @@ def _common(parser):
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     calibrate = subparsers.add_parser("calibrate", help="smallest sigma for a target (epsilon, delta)")
     calibrate.add_argument("--epsilon", type=arguments.positive_real, required=True, help="target epsilon > 0")
     calibrate.add_argument("--delta", type=arguments.unit_open, required=True, help="target delta in (0, 1)")
@@ -56,7 +58,7 @@ def register(subparsers) -> None:
     delta.set_defaults(handler=_delta)
 
 
-def _delta_fields(epsilon, sigma, sensitivity, compositions):
+def _delta_fields(epsilon: float, sigma: float, sensitivity: float, compositions: int) -> tuple[float, float, str | None]:
     """(δ as the conservative double, log δ, table text): a δ below every double is shown from its log."""
     from ..directed_rounding import format_log_up, format_up
     from ..gaussian import gaussian_delta, gaussian_log_delta
@@ -72,7 +74,7 @@ def _delta_fields(epsilon, sigma, sensitivity, compositions):
     return delta, log_delta, f"exp({format_up(log_delta)})"
 
 
-def _calibrate(args) -> None:
+def _calibrate(args: argparse.Namespace) -> None:
     from ..calibration import calibrate_gaussian
     from .output import emit
 
@@ -93,7 +95,7 @@ def _calibrate(args) -> None:
          shown={"achieved_delta": shown})
 
 
-def _epsilon(args) -> None:
+def _epsilon(args: argparse.Namespace) -> None:
     from ..gaussian import gaussian_epsilon
     from .output import emit
 
@@ -109,7 +111,7 @@ def _epsilon(args) -> None:
     emit(record, args.json, "Gaussian epsilon", directions={"epsilon": "up"})
 
 
-def _delta(args) -> None:
+def _delta(args: argparse.Namespace) -> None:
     from .output import emit
 
     # k releases with one σ and Δ compose exactly (dpmech.gaussian); the δ is an upper bound, never 0.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import math
 import pathlib
+from collections.abc import Callable, Collection
 
 # The largest count of random draws an option may ask for (trials, canaries): beyond it an audit
 # would hold more than a few gigabytes of scores.
@@ -28,7 +29,7 @@ def _real(text: str) -> float:
     return value
 
 
-def real_in(low: float, high: float = math.inf, *, low_open: bool = False, high_open: bool = True):
+def real_in(low: float, high: float = math.inf, *, low_open: bool = False, high_open: bool = True) -> Callable[[str], float]:
     """A finite real number in the interval from ``low`` to ``high`` (ends open or closed as given)."""
     interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
 
@@ -48,7 +49,7 @@ non_negative_real = real_in(0.0)
 unit_open = real_in(0.0, 1.0, low_open=True, high_open=True)
 
 
-def integer_in(low: int, high: int | None = None):
+def integer_in(low: int, high: int | None = None) -> Callable[[str], int]:
     """An integer written in decimal digits, at least ``low`` (and at most ``high``)."""
     shown = f">= {low}" if high is None else f"in [{low}, {high:g}]" if high > 10**6 else f"in [{low}, {high}]"
 
@@ -64,7 +65,7 @@ def integer_in(low: int, high: int | None = None):
     return parse
 
 
-def choice(options):
+def choice(options: Collection[str]) -> Callable[[str], str]:
     """One of a fixed set of words; the message lists them."""
 
     def parse(text: str) -> str:

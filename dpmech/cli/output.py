@@ -10,6 +10,7 @@ themselves, which are already the conservative values.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from ..directed_rounding import format_down, format_log_up, format_up
 from ..json_values import json_ready
@@ -17,13 +18,19 @@ from ..json_values import json_ready
 _FORMATS = {"up": format_up, "down": format_down, "log_up": format_log_up}
 
 
-def _text(value, direction) -> str:
+def _text(value: object, direction: str | None) -> str:
     if isinstance(value, float):
         return _FORMATS[direction](value) if direction else repr(value)
     return str(value)
 
 
-def emit(record: dict, as_json: bool, title: str, directions: dict | None = None, shown: dict | None = None) -> None:
+def emit(
+    record: Mapping[str, object],
+    as_json: bool,
+    title: str,
+    directions: Mapping[str, str] | None = None,
+    shown: Mapping[str, str | None] | None = None,
+) -> None:
     """Print ``record`` as JSON (non-finite floats as strings) or as a two-column table.
 
     Args:
