@@ -36,7 +36,7 @@ from trainers.features import pretrained_features
 from trainers.pipelines import DpHelmetConfig, run_dphelmet
 
 MODELS = {"softmax": 1.0, "huber_svm": 0.3}
-# Seed 002's non-IID ablation as the extracted text states it (Tbl. 2's numbers did not survive the extraction).
+# DP-Helmet's non-IID ablation (Kirschte et al. 2022) as the extracted text states it (Tbl. 2's numbers did not survive the extraction).
 NON_IID_SVM = seed_headlines.Headline(
     None, "'the utility decline of DP-SVM-SGD is still small' (size lost in extraction)",
     "CIFAR-10, SimCLR embeddings, every user holds one class", "seed 002 §1 (4), §7 RQ3, Tbl. 2")
@@ -166,7 +166,7 @@ def fidelity(arguments, console):
 
 
 def non_iid_table(accuracy, users):
-    """Seed 002's non-IID ablation (RQ3) next to this run's: what one class per user costs each model."""
+    """DP-Helmet's non-IID ablation (Kirschte et al. 2022, RQ3) next to this run's: what one class per user costs each model."""
 
     def cost(model, label="record ε=1"):
         values = [np.mean(accuracy[(users, partition, model, label)]) for partition in ("uniform", "one class per user")]
@@ -189,7 +189,7 @@ def non_iid_table(accuracy, users):
 
 
 def headline_table(runs):
-    """Seed 002's headline numbers next to this run's (softmax and SVM at record-level ε = 1)."""
+    """DP-Helmet's headline numbers (Kirschte et al. 2022) next to this run's (softmax and SVM at record-level ε = 1)."""
 
     def accuracy(name, users, model="softmax", setting="record ε=1"):
         return 100 * runs[name][1][(users, model, setting)].accuracy

@@ -207,7 +207,7 @@ def seed_compat_heads(heads):
 
 
 def fidelity(arguments, console):
-    """Seed 000 Table 3 at scale (see the module docstring); prints the seed's table beside this run's."""
+    """FedAUXfdp's Table 3 (Hoech et al. 2022) at scale (see the module docstring); prints the seed's table beside this run's."""
     start = time.perf_counter()
     data = load_mnist1d(arguments.samples, seed=0, cache_dir=arguments.cache_dir)
     pretrained = pretrained_features(data, arguments.public_samples, seed=0, cache_dir=arguments.cache_dir,
@@ -356,7 +356,7 @@ def fidelity(arguments, console):
 
 
 def headline_table(accuracy, guarantees, client_sizes, repeats):
-    """Seed 000's headline numbers next to this run's (mean over seeds per cell)."""
+    """FedAUXfdp's headline numbers (Hoech et al. 2022) next to this run's (mean over seeds per cell)."""
     names = tuple(client_sizes)
 
     def ours(method, epsilon, alpha):

@@ -47,7 +47,7 @@ import dpmech
 from trainers.data import LabelledData, load_digits_dataset, split_federated
 from trainers.pipelines.fedgm import IMAGES_NOT_PROTECTED, FedGmConfig, run_fedgm
 
-# Seed 003 Table 1, MNIST rows, as printed (10 clients, ConvNet-3 with 128 filters; ipc 50 for the
+# FedGM's Table 1 (Electronics 2024), MNIST rows, as printed (10 clients, ConvNet-3 with 128 filters; ipc 50 for the
 # non-IID rows, 10 for IID; the caption states no label ε, so FedGM's column is read as without RR).
 SEED_TABLE_1_MNIST = {
     "iid": {"FedAvg": "99.1 ± 0.1", "FedGM": "99.2 ± 0.1"},

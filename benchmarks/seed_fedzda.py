@@ -6,9 +6,9 @@ Usage::
     python benchmarks/seed_fedzda.py                      # 3 seeds, the seed's shard split with client sampling
     python benchmarks/seed_fedzda.py --seeds 5 --rounds 30 --augmentation-start 20   # slower, cached per run
     python benchmarks/seed_fedzda.py --only-seed 1        # one seed into the cache (runs stay under 10 minutes)
-    python benchmarks/seed_fedzda.py --scale seed --only-seed 0 --only-method Fed-ZDAC   # seed 004's scale, one run
+    python benchmarks/seed_fedzda.py --scale seed --only-seed 0 --only-method Fed-ZDAC   # the paper's scale, one run
 
-``--scale seed`` is seed 004 §4.1's protocol on MNIST-1D (10⁵ signals generated locally by
+``--scale seed`` is Hao et al.'s §4.1 protocol on MNIST-1D (10⁵ signals generated locally by
 ``mnist1d``, cached under the cache directory's parent): 100 clients × 2 label shards, 10 % of
 them sampled per round, T = 100 rounds, E = 5 local epochs, batch 10, SGD at 0.02, augmentation
 from round 80 (§4.6's earliest start), every round's clients trained as one stacked model
@@ -24,7 +24,7 @@ nice 15, one torch thread: provisional). ``--scale seed``: FedAvg 81.7 ± 5.0 % 
 337-370 s per Fed-ZDAS run. Digits (default scale): FedAvg 71.9 ± 2.7 %, Fed-ZDAC 87.2 ± 2.4 %,
 Fed-ZDAS 66.0 ± 5.3 %; ``--investigate`` adds the Fed-ZDAS variants (``INVESTIGATION``).
 
-Protocol (seed 004 §4.1, scaled to digits on two CPU cores): scikit-learn's 8×8 digits (pixels
+Protocol (Hao et al. §4.1, scaled to digits on two CPU cores): scikit-learn's 8×8 digits (pixels
 / 16), 60 % of them the clients' pool, cut by label into ``2 · clients`` shards (McMahan et al.'s
 unimodal non-IID split: each client holds about two classes), a quarter of each client's
 records its local test set; each round the server samples ``--client-fraction`` of the clients.
@@ -32,9 +32,9 @@ Fed-ZDAC and Fed-ZDAS run from round ``--augmentation-start``; FedAvg is the pai
 (same clients, initial model and round seeds as Fed-ZDAC). Every run also trains an oracle on
 the split's public 20 % (evaluation only) and reports which share of the data inverted from the
 final global model (and, for Fed-ZDAS, from the last round's client models) it labels as the
-class the data was generated for (seed 004 §4.4, Figure 3).
+class the data was generated for (Hao et al. §4.4, Figure 3).
 
-Fed-ZDAS is run as Algorithm 3 states it and with the fix seed 004 supports (``METHODS``):
+Fed-ZDAS is run as Algorithm 3 states it and with the fix Hao et al. support (``METHODS``):
 augmentation only after a burn-in, from round ⌈0.8·T⌉, as the seed's §4.5-4.6 advise (on
 digits it does not close Fed-ZDAS's gap to FedAvg).
 
@@ -65,7 +65,7 @@ from trainers.data import LabelledData, load_digits_dataset, load_mnist1d, split
 from trainers.fedavg import clients_per_round
 from trainers.pipelines.fedzda import FedZdaConfig, run_fedzda
 
-# The fix seed 004 supports, tried: a burn-in before inversion. §4.5 finds the generated data
+# The fix Hao et al. support, tried: a burn-in before inversion. §4.5 finds the generated data
 # only as good as the model inverted and "suggests a burn-in stage before model inversion"; §4.6
 # starts augmentation at 80, 90 or 95 of 100 rounds. It did not close the gap here (the report of
 # issue 16 has the numbers), nor did inverting the averaged model or freezing BatchNorm statistics.
@@ -75,7 +75,7 @@ METHODS = {
     "Fed-ZDAS (Algorithm 3)": dict(variant="server", baseline=False),
     "Fed-ZDAS (late start)": dict(variant="server", baseline=False, late_start=True),
 }
-# The Fed-ZDAS investigation of issue 16 (``--investigate``): changes seed 004 supports that the
+# The Fed-ZDAS investigation of issue 16 (``--investigate``): changes Hao et al. support that the
 # earlier investigation had not tried, each rule fixed before any test accuracy was seen, judged
 # first by the oracle agreement of the data the server inverts, then by accuracy against
 # Algorithm 3 and FedAvg (paired, same seeds). Offline on digits (seed 0, FedAvg after 16 rounds,
@@ -83,7 +83,7 @@ METHODS = {
 # 83.8 % oracle-correct at the default 100 Adam steps (lr 0.1, statistics weight 1), 88.8 % at 300,
 # 91.2 % at 1,000, 78.1 % at lr 0.03, 81.9 % / 88.1 % at statistics weight 0.1 / 10; from the last
 # round's client models 47-56 % whatever the setting. The rule fixed beforehand: invert the
-# averaged model (seed 004 §3.2's "global model"), with the most agreeing setting costing at most
+# averaged model (Hao et al. §3.2's "global model"), with the most agreeing setting costing at most
 # 3× the default (300 steps, lr 0.1, weight 1); and the same with label smoothing 0.1 of the
 # synthetic targets, which bounds how hard the server pulls toward the inverted labels.
 INVESTIGATION = {
@@ -98,7 +98,7 @@ FIELDS = ("mean_local_accuracy", "client_variance", "global_accuracy", "class_va
 SCALES = {
     "digits": dict(dataset="digits", clients=10, client_fraction=0.5, rounds=16, augmentation_start=8, local_epochs=2,
                    batch_size=16, learning_rate=0.05, stacked_clients=True),
-    # seed 004 §4.1 (100 clients, γ = 0.1, T = 100, E = 5, B = 10, SGD 0.02) and §4.6 (start at 80)
+    # Hao et al. §4.1 (100 clients, γ = 0.1, T = 100, E = 5, B = 10, SGD 0.02) and §4.6 (start at 80)
     "seed": dict(dataset="mnist1d", clients=100, client_fraction=0.1, rounds=100, augmentation_start=80, local_epochs=5,
                  batch_size=10, learning_rate=0.02, stacked_clients=True),
 }
@@ -265,7 +265,7 @@ def _paired(runs, method, field, reference="FedAvg") -> str:
 def per_class_table(runs) -> Table:
     """Which classes' generated data is wrong: oracle agreement per class (mean over seeds) of data
     inverted from the final global model and, for Fed-ZDAS, from the last round's client models,
-    beside the final model's own per-class test accuracy (seed 004 Figure 3's red and blue bars)."""
+    beside the final model's own per-class test accuracy (Hao et al. Figure 3's red and blue bars)."""
     seeds = len(runs["FedAvg"])
     table = Table(title=f"Per class, mean over {seeds} seeds (%): oracle agreement of inverted data and the final model's test accuracy")
     table.add_column("method")

@@ -30,7 +30,7 @@ class Headline:
         return f"{self.printed}\n{self.setting}\n[{self.source}]"
 
 
-# Seed 000, FedAUXfdp (IJCAI-FL 2022). CIFAR-10 clients, STL-10 distillation data, contrastive
+# FedAUXfdp (Hoech, Rischke, Müller & Samek, IJCAI-FL 2022). CIFAR-10 clients, STL-10 distillation data, contrastive
 # pretraining, 20 clients, one round; ShuffleNet columns of Tables 2 and 3 (MobileNetv2 alongside
 # in the table text). Scores (0.1, 1e-5) everywhere; Table 2 is at class (0.5, 1e-5).
 _FEDAUX = "CIFAR-10 / STL-10, ShuffleNet, 20 clients"
@@ -48,7 +48,7 @@ FEDAUXFDP = {
 FEDAUXFDP_TOTAL_EPSILON = Headline(0.6, "ε = 0.6, δ = 2e-5", "scores (0.1, 1e-5) + classes (0.5, 1e-5), summed",
                                    "seed 000 Table 2 caption, §4 (ε = ε_scores + ε_classes)")
 
-# Seed 001, FedMD-NFDP (IJCAI 2021), Table 2 (FEDMNIST, N = 10 parties, k = n = 2880).
+# FedMD-NFDP (Sun & Lyu, IJCAI 2021), Table 2 (FEDMNIST, N = 10 parties, k = n = 2880).
 _NFDP = "FEDMNIST, 10 parties, n = 2880 (read from the k = n row)"
 FEDMD_NFDP_ACCURACY = {
     16: Headline(80.64, "80.64 % at printed (0.0027, 0.0062)", f"{_NFDP}, k = 16", "seed 001 Table 2"),
@@ -57,7 +57,7 @@ FEDMD_NFDP_ACCURACY = {
 }
 FEDMD_NP_ACCURACY = Headline(96.15, "96.15 % (ε = +∞)", f"{_NFDP}, FEDMD-NP, all records", "seed 001 Table 2")
 
-# Seed 002, Distributed DP-Helmet (arXiv 2211.02003 v3). The abstract's ε and the per-user
+# Distributed DP-Helmet (Kirschte, Meiser, Ardalan & Mohammadi, arXiv 2211.02003 v3). The abstract's ε and the per-user
 # record count are dropped by the text extraction ("86 % on CIFAR-10 for and 1,000 users").
 DPHELMET_CIFAR10 = Headline(86.0, "86 % (ε, N per user: lost in extraction)",
                             "CIFAR-10, SimCLR ResNet152 (SK) ImageNet embeddings, 1,000 users", "seed 002 abstract")
@@ -69,7 +69,7 @@ DPHELMET_MORE_USERS = Headline(None, "accuracy rises with |U| (numbers only in F
 DPHELMET_ORDERING = Headline(None, "Softmax-SLP > SVM (numbers lost in extraction)", "CIFAR-10, SimCLR embeddings",
                              "seed 002 §1 (3), §7 RQ4")
 
-# Seed 003, FedGM (Electronics 13(10):1815, 2024), Table 1: 10 clients, Dir(0.5), ipc = 50,
+# FedGM (Electronics 13(10):1815, 2024), Table 1: 10 clients, Dir(0.5), ipc = 50,
 # ConvNet-3. The caption states no label ε; the label-DP accuracies appear only in Figs 8-10.
 FEDGM_MNIST_DIRICHLET = Headline(96.1, "96.1 ± 0.1 %", "MNIST, 10 clients, Dir(0.5), ipc 50, ε not stated",
                                  "seed 003 Table 1 (Table 2: 96.13 %)")
@@ -78,7 +78,7 @@ FEDGM_CIFAR10_DIRICHLET = Headline(61.4, "61.4 ± 0.3 %", "CIFAR-10, 10 clients,
                                    "seed 003 Table 1 (Table 2: 62.93 %)")
 FEDAVG_CIFAR10_DIRICHLET = Headline(68.4, "68.4 ± 0.3 %", "CIFAR-10, 10 clients, Dir(0.5), FedAvg", "seed 003 Table 1")
 
-# Seed 004, Fed-ZDA (CVPRW 2021), MNIST unimodal non-IID: 100 clients, 10 % per round, T = 100.
+# Fed-ZDA (Hao et al., CVPRW 2021), MNIST unimodal non-IID: 100 clients, 10 % per round, T = 100.
 # Table 1: mean local accuracy and its variance across clients; Table 2: external accuracy and
 # its variance across classes (percentage points²).
 _ZDA = "MNIST unimodal non-IID, 100 clients, T = 100"

@@ -49,7 +49,7 @@ from trainers import networks
 from trainers.data import LabelledData, class_disjoint_split, load_digits_dataset, make_mnist1d
 from trainers.pipelines.fedmd_nfdp import FedMdNfdpConfig, party_datasets, run_fedmd_nfdp
 
-# (dataset, n read from the k = n row, k, table ε, table δ), seed 001 Table 2
+# (dataset, n read from the k = n row, k, table ε, table δ), FedMD-NFDP's Table 2 (Sun & Lyu 2021)
 TABLE_2 = (
     ("FEDMNIST", 2880, 16, 0.0027, 0.0062),
     ("FEDMNIST", 2880, 60, 0.0090, 0.0206),
