@@ -9,6 +9,7 @@ itself never imports the accountants or the ledger.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from .accountants.numeric import engine_ledger
 from .events.base import UnboundedPrivacyLoss
@@ -31,7 +32,7 @@ def calibrate_ledger(template: Callable[[float], PrivacyLedger], epsilon: float,
     if not callable(template):
         raise ValueError("template must be a callable from the parameter to a PrivacyLedger")  # noqa: TRY004 - dpmech refuses bad input with ValueError
 
-    def family(value: float) -> list:
+    def family(value: float) -> list[Any]:
         ledger = template(value)
         if not isinstance(ledger, PrivacyLedger):
             raise ValueError(f"template must return a PrivacyLedger (got {type(ledger).__name__})")  # noqa: TRY004 - dpmech refuses bad input with ValueError

@@ -29,9 +29,11 @@ prv_accountant take about a second to import.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Callable
 
 from .. import validation as check
+from ..events.base import PrivacyEvent
 from ..interval import Interval
 
 _FACTORIES: dict[str, Callable[[], Any]] = {}
@@ -74,31 +76,43 @@ def get_accountant(name: str) -> Any:
     return _ACCOUNTANTS[name]
 
 
-def _exact():
+def known_events(pairs: Iterable[tuple[Any, int]], refused: set[str]) -> list[tuple[PrivacyEvent, int]]:
+    """The (event, count) pairs whose event is a dpmech event (it answers the hooks); the class names of the
+    others are added to ``refused``, for the accountant's refusal to name them."""
+    known = []
+    for event, count in pairs:
+        if isinstance(event, PrivacyEvent):
+            known.append((event, count))
+        else:
+            refused.add(type(event).__name__)
+    return known
+
+
+def _exact() -> Any:
     from . import exact
 
     return exact
 
 
-def _numeric():
+def _numeric() -> Any:
     from . import numeric
 
     return numeric
 
 
-def _dp_accounting_pld():
+def _dp_accounting_pld() -> Any:
     from . import dp_accounting_pld
 
     return dp_accounting_pld
 
 
-def _prv():
+def _prv() -> Any:
     from . import prv
 
     return prv
 
 
-def _basic():
+def _basic() -> Any:
     from . import basic
 
     return basic
@@ -108,4 +122,4 @@ for _name, _factory in (("exact", _exact), ("numeric", _numeric), ("pld", _dp_ac
                         ("basic", _basic)):
     register_accountant(_name, _factory)
 
-__all__ = ["Interval", "accountant_names", "get_accountant", "register_accountant"]
+__all__ = ["Interval", "accountant_names", "get_accountant", "known_events", "register_accountant"]

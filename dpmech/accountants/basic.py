@@ -28,6 +28,7 @@ from scipy import special
 
 from ..events.base import FixedCost, UnsupportedEvent
 from ..interval import Interval
+from . import known_events
 
 
 def _sum_up(terms) -> float:
@@ -41,7 +42,7 @@ def _costs(pairs):
     """(fixed (ε, δ) costs with counts, cost curves with counts, refused names): each event asked for its
     :meth:`~dpmech.events.base.PrivacyEvent.basic_cost`."""
     fixed, curves, refused = [], [], set()
-    for event, count in pairs:
+    for event, count in known_events(pairs, refused):
         try:
             cost = event.basic_cost()
         except UnsupportedEvent:

@@ -44,6 +44,7 @@ from dp_accounting.pld import privacy_loss_distribution as pld_library
 
 from ..events.base import UnsupportedEvent
 from ..interval import Interval
+from . import known_events
 from .exact import _composed_mu
 
 DEFAULT_DISCRETIZATION = 1e-4
@@ -55,7 +56,7 @@ def _builders(pairs):
     """(Gaussian (μ, count) pairs, (PLD builder, count) pairs, refused names): each event asked for its
     :meth:`~dpmech.events.base.PrivacyEvent.dp_accounting_pld`; nothing is built here."""
     gaussians, builders, refused = [], [], set()
-    for event, count in pairs:
+    for event, count in known_events(pairs, refused):
         mu = event.gaussian_mu()
         if mu is not None:
             gaussians.append((mu, count))

@@ -73,6 +73,7 @@ from .._newton import LOG_DELTA_MARGIN
 from ..events.base import LatticeStep, UnsupportedEvent
 from ..gaussian import _log_delta_bounds
 from ..interval import Interval
+from . import known_events
 
 MAX_ATOMS = 2048
 # Past this many repetitions of a three-atom step, powers by squaring (O(MAX_ATOMS² log n)) beat the
@@ -95,7 +96,7 @@ def _parts(pairs):
     (:meth:`~dpmech.events.base.PrivacyEvent.lattice_step`, None for no loss). Equal steps are merged.
     Refuses, by name, every event that answers neither."""
     gaussians, steps, refused = [], {}, set()
-    for event, count in pairs:
+    for event, count in known_events(pairs, refused):
         mu = event.gaussian_mu()
         if mu is not None:
             gaussians.append((mu, count))

@@ -68,6 +68,7 @@ from .. import pld
 from .. import validation as check
 from ..events.base import UnboundedPrivacyLoss, UnsupportedEvent
 from ..interval import Interval
+from . import known_events
 from ..pld import accountant as engine
 from .exact import _composed_mu
 
@@ -82,7 +83,7 @@ def _convert(pairs):
     Gaussians are kept apart to be merged into one. Nothing is composed here.
     """
     gaussians, counts, entries, refused, unbounded = [], Counter(), {}, set(), False
-    for event, count in pairs:
+    for event, count in known_events(pairs, refused):
         mu = event.gaussian_mu()
         if mu is not None:
             gaussians.append((mu, count))

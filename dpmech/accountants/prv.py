@@ -25,6 +25,7 @@ import math
 
 from ..events.base import UnsupportedEvent
 from ..interval import Interval
+from . import known_events
 from .exact import _composed_mu
 
 UPPER_MARGIN = 1e-8
@@ -38,7 +39,7 @@ def _mechanisms(pairs):
     """(Gaussian (μ, count) pairs, (prv_accountant mechanism, count) pairs, refused names): each event asked for
     its :meth:`~dpmech.events.base.PrivacyEvent.prv_mechanism` (None: no loss, left out)."""
     gaussians, mechanisms, refused = [], [], set()
-    for event, count in pairs:
+    for event, count in known_events(pairs, refused):
         mu = event.gaussian_mu()
         if mu is not None:
             gaussians.append((mu, count))

@@ -21,10 +21,10 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from .. import validation as check
-from .base import FixedCost, LatticeStep, PldBuilder, PrivacyEvent, PrvMechanism, UnsupportedEvent
+from .base import EnginePair, FixedCost, LatticeStep, PldBuilder, PrivacyEvent, PrvMechanism, UnsupportedEvent
 from .relations import check_relation
 
 
@@ -37,7 +37,7 @@ class ApproximateDpEvent(PrivacyEvent):
     neighbouring: Optional[str] = None
     description: str = ""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check.single("epsilon", check.non_negative("epsilon", self.epsilon)))
         object.__setattr__(
             self,
@@ -46,7 +46,7 @@ class ApproximateDpEvent(PrivacyEvent):
         )
         check_relation(self.neighbouring)
 
-    def privacy_loss_pair(self):
+    def privacy_loss_pair(self) -> EnginePair:
         """The four-point pair of Kairouz et al. (2015)."""
         from ..pld.pairs import approximate_dp_pair
 
@@ -91,7 +91,7 @@ class ApproximateDpEvent(PrivacyEvent):
         if sampling_probability != 1.0:
             raise UnsupportedEvent(self.describe())
 
-        def build(pessimistic: bool, discretization: float):
+        def build(pessimistic: bool, discretization: float) -> Any:
             from dp_accounting.pld import common
             from dp_accounting.pld import privacy_loss_distribution as pld_library
 

@@ -29,7 +29,10 @@ The hooks, one per question an accountant asks:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple, Optional, Protocol, Union
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Protocol, Union
+
+if TYPE_CHECKING:
+    from ..pld.pairs import Pair
 
 
 class UnsupportedEvent(ValueError):
@@ -76,6 +79,8 @@ class PrvMechanism(NamedTuple):
 
 
 BasicCost = Union[FixedCost, CostCurve]
+# The numeric engine's entry for one event: a symmetric pair, the (remove, add) pairs, or None (no loss).
+EnginePair = Union["Pair", tuple["Pair", "Pair"], None]
 # (pessimistic, discretization) -> a dp_accounting PrivacyLossDistribution, or None to leave the event out.
 PldBuilder = Callable[[bool, float], Any]
 
@@ -102,7 +107,7 @@ class PrivacyEvent:
         """μ = Δ/σ when the event is exactly one Gaussian release, else None."""
         return None
 
-    def privacy_loss_pair(self) -> Any:
+    def privacy_loss_pair(self) -> EnginePair:
         """The dominating pair for :mod:`dpmech.pld`: a symmetric Pair, a (remove, add) tuple, or None (no loss).
 
         Raises :class:`UnsupportedEvent`, or :class:`UnboundedPrivacyLoss` for an infinite loss.
@@ -150,7 +155,7 @@ class PrivacyEvent:
         return dp_event.UnsupportedDpEvent()
 
 
-def sampled_inner_pair(inner: PrivacyEvent, relation: str) -> Any:
+def sampled_inner_pair(inner: PrivacyEvent, relation: str) -> Optional[Pair]:
     """The symmetric pair of a sampled event's inner event, None if it reveals nothing.
 
     Self-compositions are merged where the repetitions are one release of the same kind (Gaussians:

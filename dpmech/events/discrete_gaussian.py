@@ -34,7 +34,7 @@ from typing import Optional
 import numpy as np
 
 from .. import validation as check
-from .base import PrivacyEvent
+from .base import EnginePair, PrivacyEvent
 from .relations import check_relation
 
 _TAIL_WIDTH = 40.0
@@ -50,10 +50,10 @@ class DiscreteGaussianCostCurve:
     sigma_squared: Fraction
     sensitivity: int
 
-    def _delta(self, epsilon):
+    def _delta(self, epsilon: float) -> float:
         from ..discrete_gaussian_privacy import discrete_gaussian_delta
 
-        return discrete_gaussian_delta(epsilon, self.sigma_squared, self.sensitivity)
+        return float(discrete_gaussian_delta(epsilon, self.sigma_squared, self.sensitivity))
 
     def log_delta(self, epsilon: float) -> float:
         """log of the proven upper bound on δ(ε), rounded up."""
@@ -88,7 +88,7 @@ class DiscreteGaussianEvent(PrivacyEvent):
     sensitivity: int = 1
     neighbouring: Optional[str] = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         from ..discrete_gaussian_privacy import MAX_SIGMA_SQUARED
         from ..discrete_laplace import rational
 
@@ -99,7 +99,7 @@ class DiscreteGaussianEvent(PrivacyEvent):
         object.__setattr__(self, "sensitivity", check.integer_scalar("sensitivity", self.sensitivity, 1))
         check_relation(self.neighbouring)
 
-    def privacy_loss_pair(self):
+    def privacy_loss_pair(self) -> EnginePair:
         """The truncated pair of the module docstring (a :class:`~dpmech.pld.pairs.FinitePair`), symmetric."""
         from ..pld.pairs import FinitePair
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from .. import validation as check
-from .base import PldBuilder, PrivacyEvent, UnboundedPrivacyLoss
+from .base import EnginePair, PldBuilder, PrivacyEvent, UnboundedPrivacyLoss
 from .relations import check_relation
 
 
@@ -47,7 +47,7 @@ class GaussianEvent(PrivacyEvent):
     sensitivity: float = 1.0
     neighbouring: Optional[str] = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "sigma", check.single("sigma", check.positive("sigma", self.sigma)))
         object.__setattr__(self, "sensitivity", check.single("sensitivity", check.positive("sensitivity", self.sensitivity)))
         check_relation(self.neighbouring)
@@ -60,7 +60,7 @@ class GaussianEvent(PrivacyEvent):
     def gaussian_mu(self) -> float:
         return self.mu
 
-    def privacy_loss_pair(self):
+    def privacy_loss_pair(self) -> EnginePair:
         """(N(μ, 1), N(0, 1)), symmetric."""
         from ..pld.pairs import GaussianPair
 
@@ -83,7 +83,7 @@ class GaussianEvent(PrivacyEvent):
     def dp_accounting_pld(self, sampling_probability: float = 1.0) -> PldBuilder:
         """dp_accounting's ``from_gaussian_mechanism`` with standard deviation σ/Δ."""
 
-        def build(pessimistic: bool, discretization: float):
+        def build(pessimistic: bool, discretization: float) -> Any:
             from dp_accounting.pld import privacy_loss_distribution as pld_library
 
             return pld_library.from_gaussian_mechanism(
@@ -96,7 +96,7 @@ class GaussianEvent(PrivacyEvent):
 
         return build
 
-    def dp_accounting_event(self):
+    def dp_accounting_event(self) -> Any:
         """``GaussianDpEvent(σ/Δ)`` (see :meth:`dpmech.PrivacyLedger.to_dp_event` for the relations)."""
         from dp_accounting import dp_event
 

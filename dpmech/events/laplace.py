@@ -11,10 +11,10 @@ the one Δ was computed under.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from .. import validation as check
-from .base import FixedCost, PldBuilder, PrivacyEvent, UnboundedPrivacyLoss
+from .base import EnginePair, FixedCost, PldBuilder, PrivacyEvent, UnboundedPrivacyLoss
 from .relations import check_relation
 
 
@@ -26,7 +26,7 @@ class LaplaceEvent(PrivacyEvent):
     sensitivity: float = 1.0
     neighbouring: Optional[str] = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "scale", check.single("scale", check.positive("scale", self.scale)))
         object.__setattr__(self, "sensitivity", check.single("sensitivity", check.positive("sensitivity", self.sensitivity)))
         check_relation(self.neighbouring)
@@ -36,7 +36,7 @@ class LaplaceEvent(PrivacyEvent):
         """Δ/b: the release is pure ε-DP with this ε (may be inf for a tiny scale)."""
         return self.sensitivity / self.scale
 
-    def privacy_loss_pair(self):
+    def privacy_loss_pair(self) -> EnginePair:
         """(Lap(1, b), Lap(0, b)) with b = scale/Δ, symmetric (Koskela et al. 2021)."""
         from ..pld.pairs import LaplacePair
 
@@ -54,7 +54,7 @@ class LaplaceEvent(PrivacyEvent):
     def dp_accounting_pld(self, sampling_probability: float = 1.0) -> PldBuilder:
         """dp_accounting's ``from_laplace_mechanism`` with parameter b/Δ."""
 
-        def build(pessimistic: bool, discretization: float):
+        def build(pessimistic: bool, discretization: float) -> Any:
             from dp_accounting.pld import privacy_loss_distribution as pld_library
 
             return pld_library.from_laplace_mechanism(
@@ -67,7 +67,7 @@ class LaplaceEvent(PrivacyEvent):
 
         return build
 
-    def dp_accounting_event(self):
+    def dp_accounting_event(self) -> Any:
         """``LaplaceDpEvent(b/Δ)`` (sensitivity 1 in dp_accounting's accountants)."""
         from dp_accounting import dp_event
 

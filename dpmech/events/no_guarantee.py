@@ -8,6 +8,7 @@ of records has no guarantee either.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .base import PrivacyEvent
 
@@ -25,7 +26,7 @@ class NoGuaranteeEvent(PrivacyEvent):
     def group_form(self, group_size: int) -> "NoGuaranteeEvent":
         return self
 
-    def dp_accounting_event(self):
+    def dp_accounting_event(self) -> Any:
         from dp_accounting import dp_event
 
         return dp_event.NonPrivateDpEvent()

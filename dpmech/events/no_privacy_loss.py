@@ -10,6 +10,7 @@ either.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .base import FixedCost, PldBuilder, PrivacyEvent, UnsupportedEvent
 
@@ -43,7 +44,7 @@ class NoPrivacyLossEvent(PrivacyEvent):
     def prv_mechanism(self) -> None:
         return None
 
-    def dp_accounting_event(self):
+    def dp_accounting_event(self) -> Any:
         from dp_accounting import dp_event
 
         return dp_event.NoOpDpEvent()

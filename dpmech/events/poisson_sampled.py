@@ -15,10 +15,10 @@ Basic cost: an inner (ε, δ) event gives (log(1 + q(e^ε − 1)), qδ).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from .. import validation as check
-from .base import FixedCost, PldBuilder, PrivacyEvent, UnsupportedEvent, amplified_cost, sampled_inner_pair
+from .base import amplified_cost, EnginePair, FixedCost, PldBuilder, PrivacyEvent, sampled_inner_pair, UnsupportedEvent
 from .relations import ADD_REMOVE_ONE, check_relation
 
 
@@ -26,11 +26,11 @@ from .relations import ADD_REMOVE_ONE, check_relation
 class PoissonSampledEvent(PrivacyEvent):
     """``event`` applied to a Poisson sample with inclusion probability ``sampling_probability``."""
 
-    event: object
+    event: PrivacyEvent
     sampling_probability: float
     neighbouring: Optional[str] = ADD_REMOVE_ONE
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not isinstance(self.event, PrivacyEvent):
             raise ValueError(f"event must be a dpmech event (got {type(self.event).__name__})")
         object.__setattr__(
@@ -46,7 +46,7 @@ class PoissonSampledEvent(PrivacyEvent):
     def describe(self) -> str:
         return f"{type(self).__name__}({self.event.describe()})"
 
-    def privacy_loss_pair(self):
+    def privacy_loss_pair(self) -> EnginePair:
         """(qP + (1−q)Q, Q) for the removal and its reverse for the addition (Zhu, Dong & Wang 2022, Thm. 11)."""
         from ..pld.subsampling import poisson_subsampled
 
@@ -62,7 +62,7 @@ class PoissonSampledEvent(PrivacyEvent):
             raise UnsupportedEvent(self.describe())
         return self.event.dp_accounting_pld(self.sampling_probability)
 
-    def dp_accounting_event(self):
+    def dp_accounting_event(self) -> Any:
         from dp_accounting import dp_event
 
         return dp_event.PoissonSampledDpEvent(self.sampling_probability, self.event.dp_accounting_event())

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from .. import validation as check
-from .base import FixedCost, LatticeStep, PldBuilder, PrivacyEvent, PrvMechanism, UnsupportedEvent
+from .base import EnginePair, FixedCost, LatticeStep, PldBuilder, PrivacyEvent, PrvMechanism, UnsupportedEvent
 from .relations import check_relation
 
 
@@ -40,7 +40,7 @@ class PureEpsilonEvent(PrivacyEvent):
     num_outcomes: Optional[int] = None
     neighbouring: Optional[str] = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check.single("epsilon", check.positive("epsilon", self.epsilon)))
         if self.num_outcomes is not None:
             object.__setattr__(self, "num_outcomes", check.integer_scalar("num_outcomes", self.num_outcomes, 2))
@@ -52,7 +52,7 @@ class PureEpsilonEvent(PrivacyEvent):
         outcomes = 2 if self.num_outcomes is None else self.num_outcomes
         return 1.0 / (1.0 + (outcomes - 1) * math.exp(-self.epsilon))
 
-    def privacy_loss_pair(self):
+    def privacy_loss_pair(self) -> EnginePair:
         """K-ary randomized response's pair (binary for a generic ε-DP event)."""
         from ..pld.pairs import randomized_response_pair
 
@@ -78,7 +78,7 @@ class PureEpsilonEvent(PrivacyEvent):
         if sampling_probability != 1.0:
             raise UnsupportedEvent(self.describe())
 
-        def build(pessimistic: bool, discretization: float):
+        def build(pessimistic: bool, discretization: float) -> Any:
             from dp_accounting.pld import privacy_loss_distribution as pld_library
 
             if not pessimistic and not self.num_outcomes:
@@ -100,7 +100,7 @@ class PureEpsilonEvent(PrivacyEvent):
 
         return PrvMechanism(prv_accountant.PureDPMechanism(eps=self.epsilon), (self.num_outcomes or 2) == 2)
 
-    def dp_accounting_event(self):
+    def dp_accounting_event(self) -> Any:
         """``RandomizedResponseDpEvent`` with noise parameter K/(e^ε+K−1): its REPLACE_ONE pair is K-ary RR's."""
         from dp_accounting import dp_event
 

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from .. import validation as check
-from .base import BasicCost, PrivacyEvent, UnboundedPrivacyLoss
+from .base import BasicCost, EnginePair, PrivacyEvent, UnboundedPrivacyLoss
 from .gaussian import GaussianEvent
 from .relations import ADD_REMOVE_ONE, check_relation
 
@@ -39,12 +39,12 @@ from .relations import ADD_REMOVE_ONE, check_relation
 class RandomAllocationEvent(PrivacyEvent):
     """One epoch of ``num_steps`` releases of ``event``, each record allocated to ``num_selected`` of them."""
 
-    event: object
+    event: GaussianEvent
     num_steps: int
     num_selected: int = 1
     neighbouring: Optional[str] = ADD_REMOVE_ONE
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not isinstance(self.event, GaussianEvent):
             raise ValueError(
                 f"event must be a GaussianEvent, the one step whose random allocation has a proven dominating pair "
@@ -64,7 +64,7 @@ class RandomAllocationEvent(PrivacyEvent):
         if self.neighbouring != ADD_REMOVE_ONE:
             raise ValueError("neighbouring: a RandomAllocationEvent is defined under add-remove-one only")
 
-    def privacy_loss_pair(self):
+    def privacy_loss_pair(self) -> EnginePair:
         """Feldman & Shenfeld's (remove, add) pairs, bounded by the lattice pairs of :mod:`dpmech.pld.allocation`."""
         from ..pld.allocation import random_allocation
 
@@ -76,7 +76,7 @@ class RandomAllocationEvent(PrivacyEvent):
         """The inner release's own cost (see the module docstring)."""
         return self.event.basic_cost()
 
-    def dp_accounting_event(self):
+    def dp_accounting_event(self) -> Any:
         # Exported as dp_accounting's NonPrivateDpEvent (ε = ∞), as before the hooks: never under-stated.
         from dp_accounting import dp_event
 

@@ -16,7 +16,7 @@ ADD_REMOVE_ONE = "add-remove-one"
 NEIGHBOURING_RELATIONS = (REPLACE_ONE, ADD_REMOVE_ONE)
 
 
-def check_relation(value):
+def check_relation(value: object) -> None:
     """Refuse anything but ``None`` (the ledger's relation) or one of :data:`NEIGHBOURING_RELATIONS`."""
     if value is not None:
         check.choice("neighbouring", value, NEIGHBOURING_RELATIONS)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .. import validation as check
-from .base import FixedCost, PrivacyEvent, amplified_cost, sampled_inner_pair
+from .base import amplified_cost, EnginePair, FixedCost, PrivacyEvent, sampled_inner_pair
 from .relations import REPLACE_ONE, check_relation
 
 
@@ -22,12 +22,12 @@ from .relations import REPLACE_ONE, check_relation
 class SampledWithoutReplacementEvent(PrivacyEvent):
     """``event`` applied to a uniform sample of ``sample_size`` records out of ``source_size``."""
 
-    event: object
+    event: PrivacyEvent
     sample_size: int
     source_size: int
     neighbouring: Optional[str] = REPLACE_ONE
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not isinstance(self.event, PrivacyEvent):
             raise ValueError(f"event must be a dpmech event (got {type(self.event).__name__})")
         object.__setattr__(self, "sample_size", check.integer_scalar("sample_size", self.sample_size, 1))
@@ -47,7 +47,7 @@ class SampledWithoutReplacementEvent(PrivacyEvent):
     def describe(self) -> str:
         return f"{type(self).__name__}({self.event.describe()})"
 
-    def privacy_loss_pair(self):
+    def privacy_loss_pair(self) -> EnginePair:
         """The mixture pair with γ = m/n in both orders (Balle, Barthe & Gaboardi 2018, Thm. 10; Zhu et al. 2022)."""
         from ..pld.subsampling import sampled_without_replacement
 

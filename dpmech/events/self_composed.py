@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Iterable
+from typing import Any
 
 from .. import validation as check
 from .base import PrivacyEvent
@@ -12,10 +14,10 @@ from .base import PrivacyEvent
 class SelfComposedEvent(PrivacyEvent):
     """``count`` independent repetitions of ``event`` (adaptive composition)."""
 
-    event: object
+    event: PrivacyEvent
     count: int
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "count", check.integer_scalar("count", self.count, 1))
         if not isinstance(self.event, PrivacyEvent):
             raise ValueError(f"event must be a dpmech event, a dpmech.events.PrivacyEvent (got {self.event!r})")
@@ -30,7 +32,7 @@ class SelfComposedEvent(PrivacyEvent):
     def group_form(self, group_size: int) -> "SelfComposedEvent":
         return SelfComposedEvent(self.event.group_form(group_size), self.count)
 
-    def dp_accounting_event(self):
+    def dp_accounting_event(self) -> Any:
         """``SelfComposedDpEvent``; randomized response written out one event each (dp_accounting 0.6.0's
         ``PLDAccountant`` ignores the count of a self-composed ``RandomizedResponseDpEvent``)."""
         from dp_accounting import dp_event
@@ -41,6 +43,6 @@ class SelfComposedEvent(PrivacyEvent):
         return dp_event.SelfComposedDpEvent(inner, self.count)
 
 
-def flatten(events) -> list:
+def flatten(events: Iterable[PrivacyEvent]) -> list[tuple[PrivacyEvent, int]]:
     """(base event, count) pairs with nested self-compositions multiplied out."""
     return [event.flattened() for event in events]
