@@ -34,7 +34,7 @@ def _norm_error(dimension: int) -> float:
     return (dimension + 4) * 2.0**-53
 
 
-def _exactly_inside(row: np.ndarray, bound: float) -> bool:
+def _exactly_inside(row: NDArray[np.float64], bound: float) -> bool:
     """Σ x_i² <= bound² in exact rational arithmetic (every double is an integer multiple of 2⁻¹⁰⁷⁴)."""
     scale = 2**1074
     total = 0
@@ -98,7 +98,7 @@ def _excess_signs(scaled: np.ndarray, scaled_bound: np.ndarray) -> np.ndarray:
     return signs
 
 
-def _inside_ball(array: np.ndarray, bound: float) -> np.ndarray:
+def _inside_ball(array: NDArray[np.float64], bound: float) -> NDArray[np.bool_]:
     """Per row, whether ‖x‖₂ <= bound holds exactly (not merely for a rounded norm).
 
     ‖y‖ of the scaled row is computed in floating point with relative error
@@ -117,7 +117,7 @@ def _inside_ball(array: np.ndarray, bound: float) -> np.ndarray:
     with np.errstate(over="ignore", under="ignore"):  # see above: the answer is plain when these happen
         scaled_bound = np.ldexp(bound, -exponent)
     margin = _norm_error(array.shape[1])
-    inside = norms * (1.0 + 2.0 * margin) <= scaled_bound
+    inside: NDArray[np.bool_] = norms * (1.0 + 2.0 * margin) <= scaled_bound
     unclear = np.flatnonzero(~inside & ~(norms * (1.0 - 2.0 * margin) > scaled_bound))
     if unclear.size:
         signs = _excess_signs(scaled[unclear], scaled_bound[unclear])
