@@ -434,6 +434,10 @@ def _root_parts(compositions: int | _Floats) -> tuple[_Real, int]:
     return np.sqrt(compositions), 0
 
 
+@overload
+def _ratio_up(numerator: float, compositions: int, denominator: float) -> float: ...
+@overload
+def _ratio_up(numerator: _Real, compositions: int | _Floats, denominator: _Real) -> _Real: ...
 def _ratio_up(numerator: _Real, compositions: int | _Floats, denominator: _Real) -> _Real:
     """numerator·√compositions/denominator rounded upward from exact frexp mantissas; inf on overflow."""
     root, root_exponent = _root_parts(compositions)
