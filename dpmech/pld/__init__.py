@@ -20,6 +20,9 @@ Every answer is a :class:`dpmech.interval.Interval`.
 """
 
 import warnings
+from typing import Any
+
+from ..interval import Interval, certified_enclosure
 
 from .accountant import ComposedLoss, GridTooLarge, delta, epsilon, log_delta
 from .allocation import AllocationPair, random_allocation
@@ -60,20 +63,9 @@ __all__ = [
 ]
 
 
-def _engine_interval(lower, upper, note=""):
+def _engine_interval(lower: Any, upper: Any, note: str = "") -> Interval:
     """The old ``dpmech.pld.Interval(lower, upper, note)``: a certified enclosure (see :mod:`dpmech.interval`)."""
-    from ..interval import certified_enclosure
-
     return certified_enclosure(lower, upper, note)
-
-
-def _calibrate_ledger(*args, **kwargs):
-    """The old ``dpmech.pld.calibrate_ledger``: :func:`dpmech.ledger_calibration.calibrate_ledger`."""
-    # The one upward reach left, on use only and for this release only: the ledger and the accountants sit
-    # above the engine, which otherwise never imports them.
-    from ..ledger_calibration import calibrate_ledger
-
-    return calibrate_ledger(*args, **kwargs)
 
 
 # Old names kept for one release, each with a DeprecationWarning on access.
@@ -81,14 +73,16 @@ _DEPRECATED = {
     "Interval": (_engine_interval, "dpmech.pld.Interval is deprecated: the engine answers in dpmech.interval.Interval "
                                    "(lower, estimate, upper, certified, note); build one with "
                                    "dpmech.interval.certified_enclosure(lower, upper, note)"),
-    "calibrate_ledger": (_calibrate_ledger, "dpmech.pld.calibrate_ledger is deprecated: it moved above the ledger, "
-                                            "to dpmech.ledger_calibration.calibrate_ledger"),
 }
+# Names that moved above the engine, which cannot re-export them without importing upward.
+_MOVED = {"calibrate_ledger": "dpmech.ledger_calibration.calibrate_ledger"}
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name in _DEPRECATED:
         value, message = _DEPRECATED[name]
         warnings.warn(message, DeprecationWarning, stacklevel=2)
         return value
+    if name in _MOVED:
+        raise AttributeError(f"dpmech.pld.{name} moved above the ledger, to {_MOVED[name]}: import it from there")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -182,6 +182,7 @@ def test_dp_sgd_sigma_is_certified_by_the_ledger_and_tight(epsilon):
 def test_ledger_template_with_sampled_steps_and_labels_is_never_under_noised():
     """A one-shot federation's template: Poisson-sampled Gaussian rounds and one RR release of labels."""
     import dpmech
+    from dpmech.ledger_calibration import calibrate_ledger
 
     def template(sigma):
         ledger = dpmech.PrivacyLedger(dpmech.ADD_REMOVE_ONE)
@@ -189,11 +190,11 @@ def test_ledger_template_with_sampled_steps_and_labels_is_never_under_noised():
         ledger.record(dpmech.PureEpsilonEvent(0.5, 10))
         return ledger
 
-    sigma = dpmech.pld.calibrate_ledger(template, 3.0, 1e-6, 0.5, 50.0, guess=5.0)
+    sigma = calibrate_ledger(template, 3.0, 1e-6, 0.5, 50.0, guess=5.0)
     step = sigma.discretization
     assert template(sigma).delta(3.0, method="numeric", discretization=step).delta <= 1e-6
     assert template(sigma * 0.997).delta(3.0, method="numeric", discretization=step).delta > 1e-6
-    bisected = dpmech.pld.calibrate_ledger(template, 3.0, 1e-6, 0.5, 50.0)
+    bisected = calibrate_ledger(template, 3.0, 1e-6, 0.5, 50.0)
     assert abs(bisected / sigma - 1) < 2e-3
 
 
@@ -205,7 +206,7 @@ def test_ledger_template_with_sampled_steps_and_labels_is_never_under_noised():
     ],
 )
 def test_bad_ledger_templates_are_refused(template, message):
-    import dpmech
+    from dpmech.ledger_calibration import calibrate_ledger
 
     with pytest.raises(ValueError, match=message):
-        dpmech.pld.calibrate_ledger(template, 1.0, 1e-5, 0.5, 5.0)
+        calibrate_ledger(template, 1.0, 1e-5, 0.5, 5.0)
