@@ -14,7 +14,7 @@ Batch sampling (``--sampling``):
   upper δ(ε) is at most the target (never under-noised).
 * ``random-allocation``: each epoch of t steps puts every record in exactly one step, drawn
   uniformly (Feldman & Shenfeld 2025; ``dpmech.RandomAllocationEvent`` recorded once per epoch);
-  calibrated by :func:`dpmech.pld.calibration.calibrate_ledger` on the same certified upper end.
+  calibrated by :func:`dpmech.ledger_calibration.calibrate_ledger` on the same certified upper end.
 * ``shuffle``: fixed-size batches of a shuffled dataset, reshuffled every epoch. No certified
   number is known, so three labelled numbers are printed: the Poisson one (not valid for shuffled
   batches), the random-allocation one (certified, if batches are sampled that way instead), and the
@@ -220,7 +220,8 @@ def _epsilon(args, schedule: "_Schedule") -> None:
 
 
 def _calibrated_sigma(sampling: str, schedule: _Schedule, epsilon: float, delta: float):
-    from ..pld.calibration import calibrate_ledger, poisson_subsampled_gaussian_sigma
+    from ..ledger_calibration import calibrate_ledger
+    from ..pld.calibration import poisson_subsampled_gaussian_sigma
 
     poisson = poisson_subsampled_gaussian_sigma(schedule.rate if sampling == "poisson" else 1.0 / schedule.per_epoch,
                                                 schedule.steps if sampling == "poisson" else
