@@ -7,10 +7,16 @@
 
 Tests never pin an example count: a slow property asks for a share of the profile's count with
 :func:`tests.profiles.examples`, so the thorough profile reaches it too.
+
+``--cpu-durations=N`` lists the N tests that took the most CPU time (this process and its children,
+setup and teardown included): on a shared machine the wall-clock ``--durations`` measures the load.
 """
 
 import os
+import resource
+import time
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("local", deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -23,3 +29,36 @@ elif os.environ.get("CI"):
     settings.load_profile("ci")
 else:
     settings.load_profile("local")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--cpu-durations", type=int, default=0, metavar="N",
+                     help="list the N tests that took the most CPU seconds (process and children)")
+
+
+_CPU_TIMES = pytest.StashKey[list]()
+
+
+def _cpu_seconds():
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if not item.config.getoption("cpu_durations"):
+        yield
+        return
+    start = _cpu_seconds()
+    yield
+    item.config.stash.setdefault(_CPU_TIMES, []).append((_cpu_seconds() - start, item.nodeid))
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    count = config.getoption("cpu_durations")
+    times = config.stash.get(_CPU_TIMES, [])
+    if not count or not times:
+        return
+    terminalreporter.write_sep("=", f"slowest {count} tests by CPU time (of {sum(t for t, _ in times):.1f} s)")
+    for seconds, nodeid in sorted(times, reverse=True)[:count]:
+        terminalreporter.write_line(f"{seconds:8.2f}s cpu  {nodeid}")
