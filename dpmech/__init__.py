@@ -114,10 +114,10 @@ _MOVED = {
 import sys as _sys
 import types as _types
 
-_export_sources: dict | None = None
+_export_sources: dict[str, tuple[str, str]] | None = None
 
 
-def _exports() -> dict:
+def _exports() -> dict[str, tuple[str, str]]:
     """Public name -> (submodule, attribute): every relative ``from .module import name`` of this file."""
     global _export_sources
     if _export_sources is None:
@@ -163,7 +163,7 @@ if not TYPE_CHECKING:
         return value
 
 
-def __dir__() -> list:
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__) | {"__version__"})
 
 

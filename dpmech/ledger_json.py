@@ -88,7 +88,7 @@ def register_event(event_type: type) -> type:
     return event_type
 
 
-def _init_fields(event_type: type) -> list[dataclasses.Field]:
+def _init_fields(event_type: type) -> list[dataclasses.Field[Any]]:
     return [field for field in dataclasses.fields(event_type) if field.init]
 
 
@@ -193,10 +193,10 @@ def ledger_to_json(ledger: Ledger) -> str:
     entries = []
     for index, (event, label) in enumerate(zip(ledger.events, ledger.labels)):
         # record(event, count) stores SelfComposedEvent(event, count) for count >= 2: written back as that count.
-        count = 1
+        written, count = event, 1
         if isinstance(event, SelfComposedEvent) and event.count >= 2:
-            event, count = event.event, event.count
-        entries.append({"event": encode_event(event, f"entries[{index}].event"), "count": count, "label": label})
+            written, count = event.event, event.count
+        entries.append({"event": encode_event(written, f"entries[{index}].event"), "count": count, "label": label})
     document = {"format": FORMAT, "version": VERSION, "neighbouring": ledger.neighbouring, "entries": entries}
     return json.dumps(document, ensure_ascii=False, allow_nan=False, indent=1)
 
