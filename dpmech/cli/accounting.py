@@ -10,6 +10,7 @@ printed from its logarithm, and JSON carries ``log_delta`` alongside.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from . import arguments
 
@@ -36,7 +37,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:  # any ArgumentParser subclass's subparsers
     calibrate = subparsers.add_parser("calibrate", help="smallest sigma for a target (epsilon, delta)")
     calibrate.add_argument("--epsilon", type=arguments.positive_real, required=True, help="target epsilon > 0")
     calibrate.add_argument("--delta", type=arguments.unit_open, required=True, help="target delta in (0, 1)")
