@@ -22,7 +22,9 @@ Every answer is a :class:`dpmech.interval.Interval`.
 import warnings
 from typing import Any
 
-from ..interval import Interval, certified_enclosure
+# Private names: ``dpmech.pld.Interval`` is the deprecated constructor below, not this class.
+from ..interval import Interval as _Interval
+from ..interval import certified_enclosure as _certified_enclosure
 
 from .accountant import ComposedLoss, GridTooLarge, delta, epsilon, log_delta
 from .allocation import AllocationPair, random_allocation
@@ -63,9 +65,9 @@ __all__ = [
 ]
 
 
-def _engine_interval(lower: Any, upper: Any, note: str = "") -> Interval:
+def _engine_interval(lower: Any, upper: Any, note: str = "") -> _Interval:
     """The old ``dpmech.pld.Interval(lower, upper, note)``: a certified enclosure (see :mod:`dpmech.interval`)."""
-    return certified_enclosure(lower, upper, note)
+    return _certified_enclosure(lower, upper, note)
 
 
 # Old names kept for one release, each with a DeprecationWarning on access.
