@@ -83,8 +83,12 @@ def run_clients(
     ``n_jobs=None`` uses the active ``joblib.parallel_config`` (one job by
     default). ``progress``, when given, is the label of a rich progress bar
     on stderr that advances as clients finish (results still come back in client order).
+    A positive ``n_jobs`` above the number of clients is lowered to it: joblib's process backend
+    starts ``n_jobs`` workers up front, so ``--jobs 1000`` for one repetition forked 1000 processes.
     """
     generators = client_generators(seed, len(client_arguments))
+    if n_jobs is not None and n_jobs > len(client_arguments):
+        n_jobs = max(1, len(client_arguments))
     jobs = (joblib.delayed(function)(*arguments, rng) for arguments, rng in zip(client_arguments, generators))
     if progress is None:
         return joblib.Parallel(n_jobs=n_jobs)(jobs)

@@ -19,6 +19,26 @@ def test_run_clients_is_identical_for_any_number_of_jobs():
     assert run_clients(_noisy_mean, arguments, seed=4, n_jobs=1) != serial
 
 
+def test_more_jobs_than_clients_start_only_one_worker_per_client(monkeypatch):
+    # joblib's loky backend starts n_jobs workers up front: an accepted `--jobs 700` draw of the CLI contract
+    # tests forked 700 processes for one repetition and stalled the machine.
+    import joblib
+
+    import trainers.federation as federation
+
+    requested = []
+
+    class RecordingParallel(joblib.Parallel):
+        def __init__(self, n_jobs=None, **options):
+            requested.append(n_jobs)
+            super().__init__(n_jobs=n_jobs, **options)
+
+    monkeypatch.setattr(federation.joblib, "Parallel", RecordingParallel)
+    arguments = [(np.arange(3.0),), (np.arange(4.0),)]
+    assert run_clients(_noisy_mean, arguments, seed=3, n_jobs=700) == run_clients(_noisy_mean, arguments, seed=3, n_jobs=1)
+    assert requested == [2, 1]
+
+
 def test_client_generators_are_independent_and_reproducible():
     first = [g.random() for g in client_generators(7, 3)]
     again = [g.random() for g in client_generators(7, 3)]
