@@ -126,7 +126,7 @@ def _blocked(array, step, up):
     padded = np.zeros(-(-array.size // size) * size)
     padded[: array.size] = array
     sums = padded.reshape(-1, size).sum(axis=1) * (1 + (size + 2) * _U)
-    return GridMeasure(step * size, 0.0, 1 if up else 0, np.maximum(sums, _TINY), 0.0, 0.0, True)
+    return GridMeasure(step * size, 0.0, 1 if up else 0, np.maximum(sums, _TINY), 0.0, -math.inf, True)
 
 
 def _log_tails(arrays, counts, step, below, above):

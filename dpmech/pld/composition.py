@@ -55,10 +55,22 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .distribution import _SLACK, _TINY, UNIT_ROUNDOFF, BucketedPair, GridMeasure, _gamma
+from .distribution import (
+    _SLACK,
+    _TINY,
+    UNIT_ROUNDOFF,
+    BucketedPair,
+    GridMeasure,
+    _gamma,
+    log_rounding,
+    log_sum_exp_bound,
+)
 
 # Tilted mass allowed outside the composed window on each side.
 LOG_TAIL = math.log(1e-16)
+# The largest cyclic grid that compose_upper and compose_lower build (the accountant's default max_points):
+# its arrays take about 1 GiB. The fine level of a two-level composition of 10^20 steps asked for 2^35.
+MAX_WINDOW_POINTS = 1 << 23
 # Golden-section steps of the θ search after its coarse scan (each shrinks the bracket by 0.618).
 _GOLDEN_STEPS = 8
 
@@ -245,40 +257,67 @@ def compose(measures: Sequence[GridMeasure], counts: Sequence[int], first: int, 
     log_scale = sum(count * m.log_scale for m, count in zip(measures, counts))
     if upper:
         result = result + error
-        infinity = sum(count * m.infinity for m, count in zip(measures, counts)) * (1 + _SLACK)
+        # In logs (a mass of e^-1158 must still count): P(some step is +∞) <= Σ k_i P(step i is +∞).
+        log_infinity = log_sum_exp_bound([math.log(count) + m.log_infinity for m, count in zip(measures, counts)], True)
         if not tails_dropped:  # (dropped tails need no bound: ``cumulant`` may then be None)
             assert cumulant is not None
             if high >= first + size:
                 # Real mass from (first + size)h on: at most e^{s − λl} times its tilted mass.
-                real = math.exp(min(log_scale - tilt * (first + size) * step + cumulant.log_above((first + size) * step), 0.0))
-                infinity += real * (1 + _SLACK)
+                log_real = log_scale - tilt * (first + size) * step + cumulant.log_above((first + size) * step)
+                log_real += log_rounding(log_real, 4)
+                log_infinity = log_sum_exp_bound([log_infinity, min(log_real, 0.0)], True)
             if first > low:
                 result[0] += math.exp(min(cumulant.log_below((first - 1) * step, moved=True), 700.0)) * (1 + _SLACK)
-        infinity = min(1.0, infinity)
+        log_infinity = min(0.0, log_infinity)
     else:
         assert cumulant is not None
         above = math.exp(cumulant.log_above((first + size) * step)) if high >= first + size else 0.0
         below = math.exp(cumulant.log_below((first - 1) * step)) if first > low else 0.0
         result = result - (error + (above + below) * (1 + _SLACK))
         result = np.where(result < _TINY, 0.0, result)
-        survive = sum(count * math.log1p(-m.infinity) for m, count in zip(measures, counts))
-        infinity = max(-math.expm1(survive) * (1 - 4 * _SLACK), 0.0)
-    return GridMeasure._normalised(step, tilt, first, result, log_scale, infinity, upper, error, tails_dropped)
+        # P(some step is +∞) = 1 − Π(1 − p_i)^{k_i}, rounded down; at least max p_i, which keeps a p_i whose
+        # 1 − p_i rounds to 1 (below about e^-37) and one below the smallest double (only its log exists).
+        survive = sum(count * math.log1p(-math.exp(m.log_infinity)) for m, count in zip(measures, counts))
+        with np.errstate(divide="ignore"):
+            log_infinity = float(np.log(-np.expm1(survive)))
+        log_infinity -= log_rounding(log_infinity, 2 * len(measures))
+        log_infinity = max(log_infinity, max(m.log_infinity for m in measures))
+    return GridMeasure._normalised(step, tilt, first, result, log_scale, log_infinity, upper, error, tails_dropped)
 
 
-def compose_upper(measures: Sequence[GridMeasure], counts: Sequence[int]) -> GridMeasure:
-    """The composed upper :class:`~.distribution.GridMeasure` on its own window."""
+def _checked_size(measures: Sequence[GridMeasure], counts: Sequence[int], size: int, max_points: int) -> None:
+    """Refuse a window over ``max_points`` before any array is built (a GridTooLarge, whose ``suggested`` step
+    fits it: the window's width in losses is about fixed, so its points scale as 1/h)."""
+    if size > max_points:
+        from .accountant import GridTooLarge  # (the accountant imports this module)
+
+        step = measures[0].step
+        raise GridTooLarge(
+            f"count: composing {max(counts)} steps needs a cyclic grid of {size} points at discretization "
+            f"{step:g} (limit max_points = {max_points}); use a discretization of at least "
+            f"{step * size / max_points:.3g}, fewer steps, or a closed-form method (exact, basic)",
+            step * size / max_points,
+        )
+
+
+def compose_upper(measures: Sequence[GridMeasure], counts: Sequence[int],
+                  max_points: int = MAX_WINDOW_POINTS) -> GridMeasure:
+    """The composed upper :class:`~.distribution.GridMeasure` on its own window (at most ``max_points``)."""
     cumulant = Cumulant(measures, counts)
     first, size = window(measures, counts, cumulant)
+    _checked_size(measures, counts, size, max_points)
     return compose(measures, counts, first, size, cumulant)
 
 
-def compose_lower(pairs: Sequence[BucketedPair], counts: Sequence[int]) -> BucketedPair:
-    """The composed :class:`~.distribution.BucketedPair`: P and Q on one window (the same post-processing)."""
+def compose_lower(pairs: Sequence[BucketedPair], counts: Sequence[int],
+                  max_points: int = MAX_WINDOW_POINTS) -> BucketedPair:
+    """The composed :class:`~.distribution.BucketedPair`: P and Q on one window (the same post-processing),
+    at most ``max_points``."""
     p_measures, q_measures = [pair.p for pair in pairs], [pair.q for pair in pairs]
     # Q drops its tails, and its tilt λ + 1 gives its entries the weights of P's: P's window serves both.
     cumulant = Cumulant(p_measures, counts)
     first, size = window(p_measures, counts, cumulant)
+    _checked_size(p_measures, counts, size, max_points)
     return BucketedPair(compose(p_measures, counts, first, size, cumulant),
                         compose(q_measures, counts, first, size, None))
 
@@ -328,7 +367,7 @@ def coarsen_upper(measure: GridMeasure, ratio: int) -> GridMeasure:
     log_masses[1:] = np.logaddexp(log_masses[1:], move)
     # Each row sums at most ``ratio`` rounded terms: widen by that many ulps (relative).
     log_masses += (ratio + 4) * 4 * UNIT_ROUNDOFF
-    return GridMeasure.from_log_masses(coarse_step, measure.tilt, first, log_masses, measure.infinity, True,
+    return GridMeasure.from_log_masses(coarse_step, measure.tilt, first, log_masses, measure.log_infinity, True,
                                        measure.tails_dropped)
 
 
@@ -343,7 +382,7 @@ def coarsen_lower(pair: BucketedPair, ratio: int) -> BucketedPair:
         rows, first = _grouped(measure, ratio)
         log_masses = _row_log_sum_exp(rows) + sign * (ratio + 4) * 4 * UNIT_ROUNDOFF
         sides.append(GridMeasure.from_log_masses(measure.step * ratio, measure.tilt, first, log_masses,
-                                                 measure.infinity, measure.upper, measure.tails_dropped))
+                                                 measure.log_infinity, measure.upper, measure.tails_dropped))
     return BucketedPair(*sides)
 
 

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from .distribution import MOVED_TOLERANCE, TAIL, BucketedPair, GridMeasure, log_sum_exp
+from .distribution import MOVED_TOLERANCE, TAIL, BucketedPair, GridMeasure, log_sum_exp, log_sum_exp_bound
 from .pairs import LOG_ERROR
 
 LOG_FLOOR = -740.0  # probabilities below e^-740 are beneath the smallest double
@@ -92,7 +92,8 @@ def _discretized(pair, step, tilt, first, last):
     log_upper = np.full(count, -np.inf)
     log_p = np.full(count, -np.inf)  # lower bounds of the P-mass of each bucket
     log_q = np.full(count, -np.inf)  # upper bounds of its Q-mass
-    upper_infinity = lower_infinity = 0.0
+    # The masses at +∞ in logs, each a list of log terms summed at the end, rounded to its side.
+    upper_infinity_logs, lower_infinity_logs = [], []
     if pair.has_continuous_part():
         if count > 1:
             p_low, p_high = _cell_log_masses(pair, losses, "P")
@@ -110,7 +111,7 @@ def _discretized(pair, step, tilt, first, last):
         below_p = float(pair.log_cdf(losses[:1], "P")[0])
         above_p = float(pair.log_sf(losses[-1:], "P")[0])
         log_upper[0] = np.logaddexp(log_upper[0], below_p + _error(below_p))
-        upper_infinity += math.exp(above_p + _error(above_p))
+        upper_infinity_logs.append(above_p + _error(above_p))
     # The masses stay in logs: a Q-mass near a large loss is e^{-l} times the P-mass and would underflow
     # (and then be under-counted by the upper Q measure) long before its tilted value does.
     atom_loss, atom_log_p, atom_log_q = (np.asarray(values, dtype=float) for values in pair.log_atoms())
@@ -118,15 +119,14 @@ def _discretized(pair, step, tilt, first, last):
     kept = atom_log_p > -np.inf
     atom_loss, atom_log_p, atom_log_q = atom_loss[kept], atom_log_p[kept], atom_log_q[kept]
     infinite = atom_loss == math.inf
-    # exp is faithful: one ulp either way keeps each side's mass on its side (and the sums are rounded outwards).
-    upper_infinity = _sum_up(upper_infinity, np.nextafter(np.exp(atom_log_p[infinite]), math.inf))
-    lower_infinity = _sum_down(lower_infinity, np.nextafter(np.exp(atom_log_p[infinite]), 0.0))
+    upper_infinity_logs.extend(atom_log_p[infinite].tolist())
+    lower_infinity_logs.extend(atom_log_p[infinite].tolist())
     # Outside the window: dropped from the buckets (see above); the upper measure keeps them.
     below = ~infinite & (atom_loss < losses[0])
     above = ~infinite & (atom_loss > losses[-1])
     if np.any(below):
         log_upper[0] = np.logaddexp(log_upper[0], log_sum_exp(atom_log_p[below]) + 4 * math.log2(below.sum() + 1) * 2.0**-53)
-    upper_infinity = _sum_up(upper_infinity, np.nextafter(np.exp(atom_log_p[above]), math.inf))
+    upper_infinity_logs.extend(atom_log_p[above].tolist())
     inside = ~(infinite | below | above)
     loss, log_mass, log_q_mass = atom_loss[inside], atom_log_p[inside], atom_log_q[inside]
     index = np.minimum(np.floor(loss / step).astype(np.int64) - first, count - 1)
@@ -145,22 +145,13 @@ def _discretized(pair, step, tilt, first, last):
         np.logaddexp.at(log_upper, index[split], log_mass[split] + np.log1p(-beta))
         np.logaddexp.at(log_upper, index[split] + 1, log_mass[split] + np.log(beta))
     with np.errstate(divide="ignore"):
-        upper = GridMeasure.from_log_masses(step, tilt, first, log_upper, upper_infinity, True)
+        upper = GridMeasure.from_log_masses(step, tilt, first, log_upper, min(log_sum_exp_bound(upper_infinity_logs, True), 0.0),
+                                            True)
         lower = BucketedPair(
-            GridMeasure.from_log_masses(step, tilt, first, log_p, lower_infinity, False),
-            GridMeasure.from_log_masses(step, tilt + 1.0, first, log_q, 0.0, True, tails_dropped=True),
+            GridMeasure.from_log_masses(step, tilt, first, log_p, log_sum_exp_bound(lower_infinity_logs, False), False),
+            GridMeasure.from_log_masses(step, tilt + 1.0, first, log_q, -math.inf, True, tails_dropped=True),
         )
     return upper, lower
-
-
-def _sum_up(start, values):
-    """start + Σ values rounded up (math.fsum is correctly rounded; one ulp more covers it)."""
-    return math.nextafter(math.fsum([start, *values.tolist()]), math.inf) if values.size else start
-
-
-def _sum_down(start, values):
-    """start + Σ values rounded down."""
-    return math.nextafter(math.fsum([start, *values.tolist()]), 0.0) if values.size else start
 
 
 def _tail_point(function, measure, start, direction):

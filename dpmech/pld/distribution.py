@@ -1,7 +1,8 @@
 r"""Discrete privacy-loss measures on a grid, stored exponentially tilted, and their composition.
 
 A :class:`GridMeasure` holds a finite measure on the loss grid {j·h} plus a mass
-``infinity`` at L = +∞. It is either an *upper* measure (every stored mass is an
+at L = +∞, kept as its log (``log_infinity``: a mass far below the smallest double, e^-1158
+say, must still count in log δ, where a double would underflow it to 0). It is either an *upper* measure (every stored mass is an
 upper bound of the mass of a measure that dominates the true privacy-loss law:
 see :mod:`dpmech.pld.discretization`) or a *lower* one (every stored mass a lower
 bound of a measure dominated by it). The functional
@@ -59,13 +60,29 @@ def log_sum_exp(values):
     return largest + math.log(float(np.exp(values - largest).sum()))
 
 
+def log_rounding(log_value, terms):
+    """A bound on the absolute error of a log computed from ``terms`` floating-point terms by exp, sums and one
+    log (as :func:`log_sum_exp`): a few ulps per unit of its magnitude and per term (recursive summation)."""
+    return 4 * UNIT_ROUNDOFF * ((abs(log_value) if math.isfinite(log_value) else 0.0) + terms + 8)
+
+
+def log_sum_exp_bound(values, upper):
+    """log Σ e^v rounded up (``upper``) or down by :func:`log_rounding`; −∞ stays −∞."""
+    values = np.asarray(values, dtype=float)
+    result = log_sum_exp(values)
+    if not math.isfinite(result):
+        return result
+    margin = log_rounding(result, values.size)
+    return result + margin if upper else result - margin
+
+
 def _gamma(k):
     return k * UNIT_ROUNDOFF / (1.0 - k * UNIT_ROUNDOFF)
 
 
 @dataclass(frozen=True)
 class GridMeasure:
-    """Masses m_j = t_j·exp(s − λ·l_j) at l_j = (start + j)·h, plus ``infinity`` at +∞.
+    """Masses m_j = t_j·exp(s − λ·l_j) at l_j = (start + j)·h, plus e^``log_infinity`` at +∞ (−∞: none).
 
     ``upper`` says which side every stored number bounds (see the module docstring).
     """
@@ -75,7 +92,7 @@ class GridMeasure:
     start: int
     tilted: np.ndarray
     log_scale: float
-    infinity: float
+    log_infinity: float
     upper: bool
     # The bound on each tilted entry's round-off that the composition applied to it (composition.cyclic_power).
     noise: float = 0.0
@@ -102,7 +119,7 @@ class GridMeasure:
     # --- construction -------------------------------------------------------------------------
 
     @classmethod
-    def from_log_masses(cls, step, tilt, start, log_masses, infinity, upper, tails_dropped=False):
+    def from_log_masses(cls, step, tilt, start, log_masses, log_infinity, upper, tails_dropped=False):
         """Tilt and normalise log masses given on consecutive grid points from ``start``."""
         losses = (start + np.arange(log_masses.size)) * step
         log_tilted = log_masses + tilt * losses
@@ -120,21 +137,21 @@ class GridMeasure:
             tilted = np.maximum(tilted * (1 + _SLACK), _TINY)
         else:
             tilted = np.where(tilted < _TINY, 0.0, tilted * (1 - _SLACK))
-        return cls(step, tilt, start, tilted, log_scale, float(infinity), upper, 0.0, tails_dropped)
+        return cls(step, tilt, start, tilted, log_scale, float(log_infinity), upper, 0.0, tails_dropped)
 
     @staticmethod
-    def _normalised(step, tilt, start, tilted, log_scale, infinity, upper, noise=0.0, tails_dropped=False):
+    def _normalised(step, tilt, start, tilted, log_scale, log_infinity, upper, noise=0.0, tails_dropped=False):
         """Entries rescaled to sum 1 (the scale kept in ``log_scale``), rounded to this side, no subnormals."""
         total = float(tilted.sum())
         if total <= 0.0:
-            return GridMeasure(step, tilt, start, np.zeros(1), 0.0, infinity, upper, 0.0, tails_dropped)
+            return GridMeasure(step, tilt, start, np.zeros(1), 0.0, log_infinity, upper, 0.0, tails_dropped)
         tilted = tilted / total
         if upper:
             tilted = np.maximum(tilted * (1 + _SLACK), _TINY)
         else:
             tilted = np.where(tilted < _TINY, 0.0, tilted * (1 - _SLACK))
         return GridMeasure(
-            step, tilt, start, tilted, log_scale + math.log(total), infinity, upper, noise / total, tails_dropped
+            step, tilt, start, tilted, log_scale + math.log(total), log_infinity, upper, noise / total, tails_dropped
         )
 
     # --- queries ------------------------------------------------------------------------------
@@ -150,15 +167,14 @@ class GridMeasure:
             with np.errstate(divide="ignore"):
                 log_terms = self.log_tilted[first:] - self.tilt * gaps + np.log(-np.expm1(-gaps))
             log_finite = self.log_scale - self.tilt * epsilon + float(log_sum_exp(log_terms))
-        log_infinity = math.log(self.infinity) if self.infinity > 0 else -math.inf
-        result = float(np.logaddexp(log_finite, log_infinity))
+        result = float(np.logaddexp(log_finite, self.log_infinity))
         if not math.isfinite(result):
             return result
         return result + _query_rounding(self.log_scale, self.tilt, epsilon, losses)
 
     def epsilon(self, log_target):
         """The smallest ε >= 0 this upper measure certifies at δ = e^log_target (inf if none)."""
-        if self.infinity > 0 and math.log(self.infinity) >= log_target:
+        if self.log_infinity >= log_target:
             return math.inf
         return _search(self.log_delta, log_target, float(self.losses[-1]) + self.step, upper=True)
 
@@ -243,13 +259,12 @@ class BucketedPair:
             log_difference = log_p[positive] + np.log(-np.expm1(log_q[positive] - log_p[positive]))
             log_terms = log_difference - p.tilt * gaps[positive]
             log_finite = p.log_scale - p.tilt * epsilon + float(log_sum_exp(log_terms))
-        log_infinity = math.log(p.infinity) if p.infinity > 0 else -math.inf
-        result = float(np.logaddexp(log_finite, log_infinity))
+        result = float(np.logaddexp(log_finite, p.log_infinity))
         return result - rounding if math.isfinite(result) else result
 
     def epsilon(self, log_target):
         """A lower bound on the smallest ε >= 0 with δ(ε) <= e^log_target (inf if P(L = +∞) exceeds it)."""
-        if self.p.infinity > 0 and math.log(self.p.infinity) > log_target:
+        if self.p.log_infinity > log_target:
             return math.inf
         return _search(self.log_delta, log_target, self.largest_loss(), upper=False)
 

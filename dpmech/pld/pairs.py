@@ -195,10 +195,13 @@ class FinitePair(Pair):
     outcomes where P is 0 give L = −∞. Each vector must sum to 1 within 1e-12.
     ``log_p`` and ``log_q`` (both or neither), the logarithms of p and q, keep masses below
     the smallest double (randomized response at ε > 745): the losses are then log_p − log_q,
-    and p and q, when not given too, e^log_p and e^log_q.
+    and p and q, when not given too, e^log_p and e^log_q. ``loss`` (with the logs) gives the losses
+    log(p_i/q_i) where the caller knows them better than that difference: an ε of 1e-206 is lost in
+    log_p − log_q ≈ −0.69 − (−0.69 − ε), and a loss rounded to 0 makes δ(0) = 0 for a mechanism whose
+    δ(0) is ε/2.
     """
 
-    def __init__(self, p=None, q=None, *, log_p=None, log_q=None):
+    def __init__(self, p=None, q=None, *, log_p=None, log_q=None, loss=None):
         if (log_p is None) != (log_q is None):
             raise ValueError("log_p and log_q must be given together")
         if log_p is not None:
@@ -221,11 +224,23 @@ class FinitePair(Pair):
         if log_p is None:
             with np.errstate(divide="ignore"):
                 log_p, log_q = np.log(p), np.log(q)
+        with np.errstate(invalid="ignore"):
+            difference = log_p - log_q
+        if loss is not None:
+            if log_p is None or p.shape != np.shape(loss):
+                raise ValueError("loss must be given with log_p and log_q, one entry per outcome")
+            loss = np.asarray(loss, dtype=float)
+            both = np.isfinite(difference)
+            # Each log is rounded to about an ulp of its magnitude: the given loss must agree within that.
+            slack = 1e-12 * (1.0 + np.abs(np.where(both, log_p, 0.0)) + np.abs(np.where(both, log_q, 0.0)))
+            agrees = np.where(both, np.abs(loss - np.where(both, difference, 0.0)) <= slack, loss == difference)
+            if not np.all(agrees | ~((log_p > -np.inf) | (log_q > -np.inf))):
+                raise ValueError("loss must equal log_p − log_q within its rounding (got a loss off by more)")
+            difference = loss
         keep = (log_p > -np.inf) | (log_q > -np.inf)
         self.p, self.q = p[keep], q[keep]
         self.log_p, self.log_q = log_p[keep], log_q[keep]
-        with np.errstate(invalid="ignore"):
-            self.loss = self.log_p - self.log_q
+        self.loss = difference[keep]
         self.symmetric = bool(np.array_equal(np.sort(self.loss), np.sort(-self.loss))) and bool(
             np.array_equal(np.sort(self.p), np.sort(self.q))
         )
@@ -256,7 +271,9 @@ def randomized_response_pair(epsilon, categories=2):
     log_p = np.full(categories, -epsilon - log_normaliser)
     log_q = log_p.copy()
     log_p[0] = log_q[1] = -log_normaliser
-    return FinitePair(log_p=log_p, log_q=log_q)
+    loss = np.zeros(categories)
+    loss[0], loss[1] = epsilon, -epsilon
+    return FinitePair(log_p=log_p, log_q=log_q, loss=loss)
 
 
 def approximate_dp_pair(epsilon, delta):
@@ -275,7 +292,8 @@ def approximate_dp_pair(epsilon, delta):
     # The masses as before (δ exact), their logs for the losses and for masses below the smallest double.
     return FinitePair(np.array([delta, high, low, 0.0]), np.array([0.0, low, high, delta]),
                       log_p=np.array([log_delta, log_high, log_low, -math.inf]),
-                      log_q=np.array([-math.inf, log_low, log_high, log_delta]))
+                      log_q=np.array([-math.inf, log_low, log_high, log_delta]),
+                      loss=np.array([math.inf, epsilon, -epsilon, -math.inf]))
 
 
 class ReversedPair(Pair):

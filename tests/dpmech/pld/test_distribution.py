@@ -67,7 +67,7 @@ def test_cyclic_power_error_is_within_its_bound(sizes, counts, decay, size_power
 
 def _random_measure(rng, upper, tilt, size):
     log_masses = np.log(rng.random(size) * np.exp(-0.3 * np.arange(size)) + 1e-300)
-    return GridMeasure.from_log_masses(0.1, tilt, -3, log_masses, 0.0, upper)
+    return GridMeasure.from_log_masses(0.1, tilt, -3, log_masses, -math.inf, upper)
 
 
 @given(count=st.integers(2, 8), tilt=st.floats(0.0, 2.0), seed=st.integers(0, 2**32 - 1),
@@ -99,7 +99,7 @@ def test_composed_window_keeps_each_measure_on_its_side(count, tilt, seed, shrin
 
 def _measure(upper, tilt=0.7):
     log_masses = np.log(np.array([0.1, 0.2, 0.4, 0.2, 0.1]))
-    return GridMeasure.from_log_masses(0.1, tilt, -2, log_masses, 0.0, upper)
+    return GridMeasure.from_log_masses(0.1, tilt, -2, log_masses, -math.inf, upper)
 
 
 def test_upper_and_lower_measures_bound_the_masses_they_were_built_from():
@@ -111,5 +111,23 @@ def test_upper_and_lower_measures_bound_the_masses_they_were_built_from():
 
 
 def test_upper_delta_at_infinity_mass_is_never_below_it():
-    measure = GridMeasure.from_log_masses(0.1, 3.0, 0, np.log(np.array([0.5, 0.5 - 1e-9])), 1e-9, True)
+    measure = GridMeasure.from_log_masses(0.1, 3.0, 0, np.log(np.array([0.5, 0.5 - 1e-9])), math.log(1e-9), True)
     assert math.exp(measure.log_delta(100.0)) >= 1e-9
+
+
+@given(log_infinity=st.floats(-5000.0, -1.0), count=st.integers(1, 10**6))
+def test_composed_mass_at_infinity_below_the_smallest_double_still_counts(log_infinity, count):
+    """The mass at +∞ lives in logs: composed k times, an upper measure keeps at least k·p (the first-order
+    term of 1 − (1 − p)^k, which it may exceed by the union bound) and a lower one at least p and at most k·p,
+    however far below e^-745 p lies."""
+    for upper in (True, False):
+        measure = GridMeasure.from_log_masses(0.1, 0.5, 0, np.log(np.array([0.5, 0.5])), log_infinity, upper)
+        cumulant = Cumulant([measure], [count])
+        composed = compose([measure], [count], *window([measure], [count], cumulant), cumulant)
+        assert composed.log_infinity >= log_infinity - 1e-12 * abs(log_infinity)
+        exact_upper = log_infinity + math.log(count)  # 1 − (1 − p)^k <= k·p
+        if upper:
+            assert composed.log_infinity >= min(0.0, exact_upper) - 1e-9
+            assert composed.log_delta(1e9) >= composed.log_infinity
+        else:
+            assert composed.log_infinity <= exact_upper + 1e-12 * abs(exact_upper)

@@ -116,6 +116,25 @@ def test_randomized_response_pair_is_the_textbook_one():
     assert np.allclose(np.sort(p), [0.2, 0.2, 0.6]) and np.allclose(np.sort(loss), [-math.log(3), 0, math.log(3)])
 
 
+@given(epsilon=st.floats(5e-324, 1e-12), categories=st.integers(2, 5), approximate=st.booleans())
+def test_a_tiny_epsilon_keeps_its_loss_and_its_delta(epsilon, categories, approximate):
+    """ε = 1e-206 vanishes in log_p − log_q (−0.69 − (−0.69 − ε)): the losses must be ±ε themselves, and the
+    certified δ(0) at least the true tanh(ε/2) (binary) or (e^ε − 1)/(e^ε + K − 1) (K-ary), not 0."""
+    pair = pld.approximate_dp_pair(epsilon, 0.0) if approximate else pld.randomized_response_pair(epsilon, categories)
+    loss, _, _ = pair.atoms()
+    assert epsilon in loss.tolist() and -epsilon in loss.tolist()
+    with mpmath.workdps(50):
+        e = mpmath.exp(mpmath.mpf(epsilon))
+        truth = (e - 1) / (e + (1 if approximate else categories - 1))
+    interval = pld.delta((pair, 1), 0.0, discretization=2e-3)
+    assert interval.upper >= truth and interval.lower <= truth
+
+
+def test_a_loss_given_off_its_logs_is_refused():
+    with pytest.raises(ValueError, match="loss"):
+        pld.FinitePair(log_p=np.log([0.5, 0.5]), log_q=np.log([0.5, 0.5]), loss=[0.1, -0.1])
+
+
 def test_approximate_dp_pair_has_delta_at_infinity():
     loss, p, _ = pld.approximate_dp_pair(1.0, 1e-6).atoms()
     assert p[loss == math.inf].sum() == 1e-6
