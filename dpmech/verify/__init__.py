@@ -54,13 +54,14 @@ from .sensitivity import (
     empirical_sensitivity,
     parameter_distance,
 )
-from .renyi import RENYI_ORDERS, assert_gdp, assert_zcdp, density_renyi_divergence, renyi_divergence, renyi_profile
+from .renyi import RENYI_ORDERS, ClaimCheck, assert_gdp, assert_zcdp, density_renyi_divergence, renyi_divergence, renyi_profile
 from .claims import ClaimReport, GdpClaim, RenyiClaim, ZcdpClaim, assert_claim_black_box, find_claim_violation
 from .records import RecordBox, record_neighbours
 from .statistical import StatisticalTestResult, assert_dp_statistically, outcome_codes, statistical_dp_test
 from .tester import VerificationReport, assert_dp_black_box, find_violation, statdp_pairs
 
 __all__ = [
+    "ClaimCheck",
     "ClaimReport",
     "DpViolation",
     "GdpClaim",

@@ -13,20 +13,29 @@ Checking the claim itself does not lose that slack:
   (Dong, Roth & Su 2022, Cor. 2.13); checked at the ε given.
 
 Finite mechanisms are given as in :mod:`.exact` (dataset -> distribution);
-densities as log-density callables, as in :mod:`.numeric`.
+continuous laws on the line as scipy.stats frozen distributions (certified
+lower bounds from a finite partition, :func:`partition_renyi_lower_bound`);
+densities as log-density callables x -> log p(x), as in :mod:`.numeric`,
+which only quadrature reaches: scipy's adaptive quadrature has no proven error
+bound, so their values are estimates, and :class:`ClaimCheck` and every
+message say so (``basis``, ``certified``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import integrate, special
 
 from .. import validation as check
+from ..directed_rounding import format_down
 from ..gaussian import gaussian_delta
 from .exact import DpViolation, _aligned, _both_directions, _pair, privacy_profile
-from .numeric import _SCAN
+from .numeric import _SCAN, density_hockey_stick
 
 _PIECES = np.array([-60.0, -20.0, -8.0, -3.0, -1.0, 0.0, 1.0, 3.0, 8.0, 20.0, 60.0])
 # The orders at which zCDP claims are checked: a pass holds at these orders only.
@@ -74,26 +83,67 @@ def _orders(orders):
     return values
 
 
-def assert_zcdp(mechanism, pairs, rho, orders=RENYI_ORDERS) -> float:
+# What a checked value is: how it was computed, and the relation it has to the truth.
+EXACT, CERTIFIED, ESTIMATE = "exact", "certified lower bound", "quadrature estimate (not certified)"
+_RELATIONS = {EXACT: "=", CERTIFIED: ">=", ESTIMATE: "~"}
+# Pairs of several kinds: the result is only as strong as its weakest value.
+_STRENGTH = (EXACT, CERTIFIED, ESTIMATE)
+
+
+def _shown(value, basis):
+    """A value with its relation to the truth: a certified lower bound rounded down, so it never claims more."""
+    return f"{_RELATIONS[basis]} {format_down(value, 6) if basis == CERTIFIED else f'{value:.6g}'}"
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """What :func:`assert_zcdp` or :func:`assert_gdp` measured on a claim they did not refute.
+
+    ``largest`` is max D_α/α over the pairs, both orders and the orders checked (zCDP), or
+    max δ(ε) − δ_μ(ε) over the pairs and the ε checked (GDP). ``basis`` says what the values are:
+    ``"exact"`` (finite laws), ``"certified lower bound"`` (scipy.stats laws: a finite partition, so a
+    pass is a pass of a lower bound, not a proof of the claim) or ``"quadrature estimate (not certified)"``
+    (log-density callables: scipy's adaptive quadrature has no proven error bound).
+    """
+
+    claim: str
+    largest: float
+    basis: str
+
+    @property
+    def certified(self) -> bool:
+        """Whether the values are exact or proven lower bounds (False for quadrature estimates)."""
+        return self.basis != ESTIMATE
+
+    def statement(self) -> str:
+        name = "max D_alpha/alpha" if "zCDP" in self.claim else "max delta(eps) - delta_mu(eps)"
+        return f"{self.claim} not refuted at the points checked: {name} {_shown(self.largest, self.basis)} ({self.basis})"
+
+
+def assert_zcdp(mechanism: Callable[[Any], Any], pairs: Iterable[tuple[Any, Any]], rho: float,
+                orders: Sequence[float] = RENYI_ORDERS) -> ClaimCheck:
     """Raise :class:`DpViolation` when some pair has D_α > ρα at one of ``orders``; returns the largest D_α/α seen.
 
-    ``mechanism`` maps a dataset to a finite distribution (as in :mod:`.exact`), or to a continuous law on
-    the line given as a scipy.stats frozen distribution: D_α is then the certified lower bound of
+    ``mechanism`` maps a dataset to a finite distribution (as in :mod:`.exact`); to a continuous law on
+    the line given as a scipy.stats frozen distribution, whose D_α is then the certified lower bound of
     :func:`partition_renyi_lower_bound` (a failure refutes the claim; a pass is a pass of that lower bound
-    only, not a proof, since discretising lowers the divergence).
+    only, not a proof, since discretising lowers the divergence); or to a log-density callable
+    x -> log p(x) on the line, whose D_α is :func:`density_renyi_divergence`'s quadrature (centre 0, scale 1),
+    an estimate: its violation and its :class:`ClaimCheck` say "quadrature estimate (not certified)".
     """
     rho = float(check.non_negative("rho", rho))
-    worst = 0.0
+    worst, basis = 0.0, EXACT
     for pair in pairs:
         for order in _orders(orders):
-            divergence, relation = _pair_renyi(mechanism, pair, order)
-            worst = max(worst, divergence / order)
+            divergence, kind = _pair_renyi(mechanism, pair, order)
+            worst, basis = max(worst, divergence / order), max(basis, kind, key=_STRENGTH.index)
             if divergence > rho * order * (1.0 + RELATIVE_SLACK):
                 raise DpViolation(
-                    f"not {rho:g}-zCDP: on pair {pair!r}, D_{order:g} {relation} {divergence:.6g} > rho * alpha = {rho * order:.6g}",
+                    f"not {rho:g}-zCDP: on pair {pair!r}, D_{order:g} {_shown(divergence, kind)} > rho * alpha = "
+                    f"{rho * order:.6g} ({kind})",
                     epsilon=float(order), delta=rho * order, measured_delta=divergence, witness=(pair,), direction="both",
                 )
-    return worst
+    return ClaimCheck(f"{rho:g}-zCDP", worst, basis)
 
 
 def gdp_delta(epsilon, mu) -> float:
@@ -101,24 +151,27 @@ def gdp_delta(epsilon, mu) -> float:
     return float(gaussian_delta(epsilon, 1.0, mu))
 
 
-def assert_gdp(mechanism, pairs, mu, epsilons=(0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0)) -> float:
+def assert_gdp(mechanism: Callable[[Any], Any], pairs: Iterable[tuple[Any, Any]], mu: float,
+               epsilons: Sequence[float] = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0)) -> ClaimCheck:
     """Raise :class:`DpViolation` when some pair has δ(ε) > δ_μ(ε) at one of ``epsilons``; returns the largest δ(ε) − δ_μ(ε).
 
     ``mechanism`` as for :func:`assert_zcdp`: for scipy.stats frozen distributions δ(ε) is the certified
-    lower bound of :func:`partition_hockey_stick_lower_bound`.
+    lower bound of :func:`partition_hockey_stick_lower_bound`; for log-density callables it is
+    :func:`.numeric.density_hockey_stick`'s quadrature, an estimate, labelled so.
     """
     mu = float(check.positive("mu", mu))
-    worst = -math.inf
+    worst, basis = -math.inf, EXACT
     for pair in pairs:
         for epsilon in np.atleast_1d(check.non_negative("epsilons", epsilons)).astype(float):
-            (measured, relation), allowed = _pair_profile(mechanism, pair, float(epsilon)), gdp_delta(float(epsilon), mu)
-            worst = max(worst, measured - allowed)
+            (measured, kind), allowed = _pair_profile(mechanism, pair, float(epsilon)), gdp_delta(float(epsilon), mu)
+            worst, basis = max(worst, measured - allowed), max(basis, kind, key=_STRENGTH.index)
             if measured > allowed * (1.0 + RELATIVE_SLACK) + 1e-15:
                 raise DpViolation(
-                    f"not {mu:g}-GDP: on pair {pair!r}, delta({epsilon:g}) {relation} {measured:.6g} > delta_mu = {allowed:.6g}",
+                    f"not {mu:g}-GDP: on pair {pair!r}, delta({epsilon:g}) {_shown(measured, kind)} > delta_mu = "
+                    f"{allowed:.6g} ({kind})",
                     epsilon=float(epsilon), delta=allowed, measured_delta=measured, witness=(pair,), direction="both",
                 )
-    return worst
+    return ClaimCheck(f"{mu:g}-GDP", worst, basis)
 
 
 def density_renyi_divergence(first_log_density, second_log_density, order, *, centre=0.0, scale=1.0) -> float:
@@ -246,29 +299,36 @@ def partition_hockey_stick_lower_bound(first, second, epsilon, edges=None) -> fl
 
 
 def _continuous_laws(mechanism, pair):
-    """The two laws of a pair when ``mechanism`` returns scipy.stats frozen distributions, else None."""
+    """The two laws of a pair and their kind: ("frozen", laws) for scipy.stats frozen distributions,
+    ("density", laws) for log-density callables, (None, None) for anything else (finite laws)."""
     if not callable(mechanism):
         raise ValueError(f"mechanism must be a callable dataset -> distribution (got {mechanism!r})")
     dataset, neighbour = _pair(pair)
     first, second = mechanism(dataset), mechanism(neighbour)
-    return (first, second) if _is_frozen(first) and _is_frozen(second) else None
+    if _is_frozen(first) and _is_frozen(second):
+        return "frozen", (first, second)
+    if callable(first) and callable(second):
+        return "density", (first, second)
+    return None, None
 
 
-def _pair_value(mechanism, pair, parameter, continuous, finite):
-    """The larger of ``continuous`` over the pair's two orders and ">=" (a certified lower bound) when the
-    mechanism returns continuous laws, else ``finite`` on the finite laws and "=" (exact)."""
-    laws = _continuous_laws(mechanism, pair)
-    if laws is not None:
-        first, second = laws
-        return max(continuous(first, second, parameter), continuous(second, first, parameter)), ">="
-    return finite(mechanism, pair, parameter), "="
+def _pair_value(mechanism, pair, parameter, certified, estimated, finite):
+    """The larger of the pair's two orders' values and their basis: ``certified`` on scipy.stats laws (a
+    certified lower bound), ``estimated`` on log-density callables (a quadrature estimate), else ``finite``
+    on the finite laws (exact)."""
+    kind, laws = _continuous_laws(mechanism, pair)
+    if kind is None:
+        return finite(mechanism, pair, parameter), EXACT
+    compute = certified if kind == "frozen" else estimated
+    first, second = laws
+    return max(compute(first, second, parameter), compute(second, first, parameter)), CERTIFIED if kind == "frozen" else ESTIMATE
 
 
 def _pair_renyi(mechanism, pair, order):
-    """max D_α over the pair's two orders, and "=" (exact, finite laws) or ">=" (a certified lower bound, continuous laws)."""
-    return _pair_value(mechanism, pair, order, partition_renyi_lower_bound, renyi_profile)
+    """max D_α over the pair's two orders, and its basis (exact, certified lower bound or quadrature estimate)."""
+    return _pair_value(mechanism, pair, order, partition_renyi_lower_bound, density_renyi_divergence, renyi_profile)
 
 
 def _pair_profile(mechanism, pair, epsilon):
-    """δ(ε) of the pair, and "=" (exact, finite laws) or ">=" (a certified lower bound, continuous laws)."""
-    return _pair_value(mechanism, pair, epsilon, partition_hockey_stick_lower_bound, privacy_profile)
+    """δ(ε) of the pair, and its basis (exact, certified lower bound or quadrature estimate)."""
+    return _pair_value(mechanism, pair, epsilon, partition_hockey_stick_lower_bound, density_hockey_stick, privacy_profile)

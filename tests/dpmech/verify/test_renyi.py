@@ -51,7 +51,8 @@ def test_zcdp_claim_catches_sigma_ten_percent_too_small_by_quadrature():
 def test_rr_is_zcdp_at_half_epsilon_squared_and_not_below():
     # ε-DP implies ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4): binary RR meets it, and fails a quarter of it.
     epsilon = 1.0
-    assert assert_zcdp(binary_rr(epsilon), [(0, 1)], epsilon**2 / 2) <= epsilon**2 / 2
+    checked = assert_zcdp(binary_rr(epsilon), [(0, 1)], epsilon**2 / 2)
+    assert checked.largest <= epsilon**2 / 2 and checked.basis == "exact" and checked.certified
     with pytest.raises(DpViolation, match="zCDP"):
         assert_zcdp(binary_rr(epsilon), [(0, 1)], epsilon**2 / 8)
 
@@ -60,7 +61,7 @@ def test_gdp_check_accepts_rr_within_a_larger_mu_and_rejects_a_smaller_mu():
     # RR at ε has δ(0) = tanh(ε/2); μ-GDP with δ_μ(0) = 2Φ(μ/2) − 1 >= that passes, a smaller μ fails.
     epsilon = 1.0
     mu = 2 * stats.norm.ppf((1 + math.tanh(epsilon / 2)) / 2) * 1.5
-    assert assert_gdp(binary_rr(epsilon), [(0, 1)], mu) <= 0
+    assert assert_gdp(binary_rr(epsilon), [(0, 1)], mu).largest <= 0
     with pytest.raises(DpViolation, match="GDP"):
         assert_gdp(binary_rr(epsilon), [(0, 1)], mu / 3)
 

@@ -31,13 +31,13 @@ def test_partition_hockey_stick_is_a_lower_bound_close_to_the_gaussian_profile(s
 
 
 def test_assert_zcdp_on_densities_refutes_ninety_percent_sigma_and_passes_the_correct_one():
-    assert assert_zcdp(lambda centre: stats.norm(centre, 1.0), [(0.0, 1.0)], 0.5) <= 0.5
+    assert assert_zcdp(lambda centre: stats.norm(centre, 1.0), [(0.0, 1.0)], 0.5).largest <= 0.5
     with pytest.raises(DpViolation, match="0.5-zCDP: on pair .*D_[0-9.]+ >= "):
         assert_zcdp(lambda centre: stats.norm(centre, 0.9), [(0.0, 1.0)], 0.5)
 
 
 def test_assert_gdp_on_densities():
-    assert assert_gdp(lambda centre: stats.norm(centre, 1.0), [(0.0, 1.0)], 1.0) <= 0.0
+    assert assert_gdp(lambda centre: stats.norm(centre, 1.0), [(0.0, 1.0)], 1.0).largest <= 0.0
     with pytest.raises(DpViolation, match="1-GDP"):
         assert_gdp(lambda centre: stats.norm(centre, 0.9), [(0.0, 1.0)], 1.0)
 
@@ -65,3 +65,35 @@ def test_partition_renyi_never_exceeds_the_gaussian_formula(sigma, order):
     exact = order / (2 * sigma**2)
     assert partition_renyi_lower_bound(stats.norm(0.0, sigma), stats.norm(1.0, sigma), order) <= exact
     assert partition_renyi_lower_bound(stats.norm(1.0, sigma), stats.norm(0.0, sigma), order) <= exact
+
+
+def test_log_density_callables_get_a_quadrature_estimate_labelled_as_such():
+    # scipy's quadrature has no proven error bound: the result and the violation say "estimate", never "certified".
+    passed = assert_zcdp(lambda centre: stats.norm(centre, 1.0).logpdf, [(0.0, 1.0)], 0.5)
+    assert passed.basis == "quadrature estimate (not certified)" and not passed.certified
+    assert passed.largest == pytest.approx(0.5, rel=1e-8)  # D_α = α/2 for unit Gaussians at distance 1 (Mironov 2017)
+    assert "~ 0.5 (quadrature estimate (not certified))" in passed.statement()
+    with pytest.raises(DpViolation, match=r"D_1.25 ~ 0.7716.* \(quadrature estimate \(not certified\)\)"):
+        assert_zcdp(lambda centre: stats.norm(centre, 0.9).logpdf, [(0.0, 1.0)], 0.5)
+    gdp = assert_gdp(lambda centre: stats.norm(centre, 1.0).logpdf, [(0.0, 1.0)], 1.0)
+    assert not gdp.certified and abs(gdp.largest) < 1e-9
+    with pytest.raises(DpViolation, match=r"1-GDP.*delta\(0\) ~ .*\(quadrature estimate \(not certified\)\)"):
+        assert_gdp(lambda centre: stats.norm(centre, 0.9).logpdf, [(0.0, 1.0)], 1.0)
+
+
+def test_scipy_laws_are_certified_lower_bounds_shown_rounded_down():
+    checked = assert_zcdp(lambda centre: stats.norm(centre, 1.0), [(0.0, 1.0)], 0.5)
+    assert checked.basis == "certified lower bound" and checked.certified and checked.largest <= 0.5
+    shown = float(checked.statement().split(">= ")[1].split(" ")[0])
+    assert shown <= checked.largest  # a lower bound printed never claims more than was shown
+    with pytest.raises(DpViolation, match=r"D_[0-9.]+ >= [0-9.]+ > rho \* alpha = .* \(certified lower bound\)"):
+        assert_zcdp(lambda centre: stats.norm(centre, 0.9), [(0.0, 1.0)], 0.5)
+
+
+def test_a_check_over_pairs_of_several_kinds_is_only_as_strong_as_its_weakest_value():
+    # A mechanism giving a scipy law on one pair and a log-density on another: the whole result is an estimate.
+    def mechanism(centre):
+        return stats.norm(centre, 1.0) if centre < 2.0 else stats.norm(centre, 1.0).logpdf
+
+    checked = assert_zcdp(mechanism, [(0.0, 1.0), (2.0, 3.0)], 0.5)
+    assert checked.basis == "quadrature estimate (not certified)" and not checked.certified
