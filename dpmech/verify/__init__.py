@@ -17,11 +17,12 @@
 * :mod:`.tester`: :func:`find_violation`, the search over candidate pairs
   (StatDP's patterns), event families and sample sizes under one α and a
   time budget;
-* :mod:`.greybox`: the noise scale of a declared Gaussian or Laplace
-  mechanism against the scale its claim needs (small-δ bugs);
+* :mod:`.greybox`: events chosen by a declared Gaussian or Laplace noise
+  family and counted on fresh outputs (small-δ bugs; the verdict holds
+  whatever the noise's law), and the family's own noise-scale check;
 * :mod:`.renyi`: Rényi, zCDP and μ-GDP claims, exactly for finite
   mechanisms, by certified partition lower bounds for scipy.stats laws and
-  by quadrature for densities;
+  by quadrature for log-density callables (estimates, labelled so);
 * :mod:`.claims`: zCDP, μ-GDP and RDP claims refuted from samples through
   the (ε, δ) points they imply (:func:`find_claim_violation`);
 * :mod:`.records`: candidate neighbouring datasets of records
