@@ -2,9 +2,8 @@
 
 The statistics import :mod:`dpmech` (never the other way round), numpy and
 scipy only. :mod:`audits.attacks` turns dpmech's mechanisms into IN/OUT scores,
-:mod:`audits.report` writes JSON, Markdown, ``.npz`` and plots (matplotlib),
-and :mod:`audits.cli` is the ``dpmech audit`` command;
-none of them is imported here.
+and :mod:`audits.report` writes JSON, Markdown, ``.npz`` and plots (matplotlib);
+neither is imported here. The ``dpmech audit`` command is the application's (:mod:`app.audit_command`).
 Every estimator returns an :class:`AuditResult` whose ``valid_as`` says whether
 ``eps_lb`` is a certified lower bound (under the recorded ``assumption``) or an estimate.
 Only scores declared ``AuditScores(..., trials="independent")`` (randomised,

@@ -218,7 +218,7 @@ def _no_training():
     """Stub the step where training starts: options that reach it were accepted."""
     import audits.attacks.pipelines as pipelines
     import trainers.data as data
-    import trainers.main_job as main_job
+    import app.main_job as main_job
 
     def refuse(*_, **__):
         raise TrainingReached
@@ -305,6 +305,6 @@ def test_run_refuses_bad_input_fast():
                             "try: main(['run', '--epsilon', '-1'])\nexcept SystemExit: pass\n"
                             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
                             "('torch', 'trainers', 'matplotlib', 'sklearn') and m not in "
-                            "('trainers', 'trainers.cli', 'trainers.pipelines', 'trainers.pipelines.registry')))"], capture_output=True, text=True)
+                            "('trainers', 'trainers.pipelines', 'trainers.pipelines.registry')))"], capture_output=True, text=True)
     assert probe.stdout.strip() == "[]", probe.stdout
     assert elapsed < 10.0  # generous on a loaded machine; the imports it avoids took 2.5 s alone

@@ -103,25 +103,66 @@ def load_mnist1d(num_samples: int = 100_000, seed: int = 0, *, cache_dir=None, c
     return LabelledData(np.vstack([part.features for part in parts]), np.concatenate([part.labels for part in parts]))
 
 
+# The keys of a user's .npz file (features, labels): dpmech run --data's names first, then load_arrays' own.
+NPZ_KEYS = (("X", "y"), ("features", "labels"))
+
+
+def _load_npz(path: pathlib.Path) -> LabelledData:
+    """The arrays of the user's ``.npz`` file ``path`` (:data:`NPZ_KEYS`), checked as :func:`load_arrays`
+    checks arrays; ValueError naming the file, and the key whose array has the wrong dtype or shape."""
+    where = f"data file {str(path)!r}"
+    expected = "an .npz archive (numpy.savez) of X, real features of shape (n, d), and y, integer labels of shape (n,)"
+    try:
+        stored = np.load(path, allow_pickle=False)
+    except OSError as error:
+        raise ValueError(f"{where} cannot be read ({error.strerror or type(error).__name__}); expected {expected}") from None
+    except (ValueError, EOFError):
+        # numpy refuses pickled objects and text it cannot parse as an array file.
+        raise ValueError(f"{where} is not an array file; expected {expected}") from None
+    if not isinstance(stored, np.lib.npyio.NpzFile):
+        raise ValueError(f"{where} holds a single array (.npy); expected {expected}")
+    with stored:
+        keys = next((pair for pair in NPZ_KEYS if set(pair) <= set(stored.files)), None)
+        if keys is None:
+            raise ValueError(f"{where} holds arrays {sorted(stored.files)}; expected {expected}")
+        try:
+            features, labels = stored[keys[0]], stored[keys[1]]
+        except (OSError, ValueError, EOFError):
+            raise ValueError(f"{where} holds Python objects or is damaged; expected {expected}") from None
+    feature_key, label_key = keys
+    if features.dtype.kind not in "iuf" or features.ndim != 2:
+        raise ValueError(f"{where}: {feature_key} must be real features of shape (n, d) "
+                         f"(got dtype {features.dtype}, shape {features.shape})")
+    if labels.dtype.kind not in "iu" or labels.shape != (features.shape[0],):
+        raise ValueError(f"{where}: {label_key} must be integer labels of shape ({features.shape[0]},), one per row "
+                         f"of {feature_key} (got dtype {labels.dtype}, shape {labels.shape})")
+    try:
+        return _checked_arrays(features, labels, feature_key, label_key)
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
+
+
+def _checked_arrays(features, labels, feature_name: str, label_name: str) -> LabelledData:
+    """:class:`LabelledData` of the user's arrays, every error naming the array as the user named it."""
+    data = LabelledData(as_feature_matrix(feature_name, features), labels)
+    present = np.unique(data.labels)
+    if present[0] != 0 or present.size != present[-1] + 1:
+        raise ValueError(f"{label_name} must be 0..C-1 with every class present (got classes {present.tolist()})")
+    return data
+
+
 def load_arrays(features, labels=None) -> LabelledData:
     """The user's own data: a feature matrix and integer labels, or the path of an ``.npz`` file
-    holding arrays ``features`` and ``labels``. Checked as :class:`LabelledData` (finite 2-d
-    features, one integer label per row, labels 0..C-1 with every class present), never coerced."""
+    (``dpmech run --data``) holding ``X`` and ``y``, or ``features`` and ``labels`` (:data:`NPZ_KEYS`).
+    Checked as :class:`LabelledData` (finite 2-d features, one integer label per row, labels 0..C-1
+    with every class present), never coerced; a file's errors name the file and the key."""
     if isinstance(features, (str, pathlib.Path)):
         if labels is not None:
             raise ValueError("labels must be None when features is the path of an .npz file")
-        with np.load(features) as stored:
-            missing = {"features", "labels"} - set(stored.files)
-            if missing:
-                raise ValueError(f"the .npz file must hold arrays 'features' and 'labels' (missing {sorted(missing)})")
-            features, labels = stored["features"], stored["labels"]
+        return _load_npz(pathlib.Path(features))
     if labels is None:
         raise ValueError("labels must be given with a feature matrix")
-    data = LabelledData(features, labels)
-    present = np.unique(data.labels)
-    if present[0] != 0 or present.size != present[-1] + 1:
-        raise ValueError(f"labels must be 0..C-1 with every class present (got classes {present.tolist()})")
-    return data
+    return _checked_arrays(features, labels, "features", "labels")
 
 
 DIGITS = "digits"
@@ -131,6 +172,8 @@ DATASETS = (DIGITS, MNIST1D, MNIST1D_CNN)
 # Datasets of public-network features (not raw inputs): only pipelines that train linear heads on
 # public features (FedAUXfdp, DP-Helmet, as their seeds do) can use them.
 FEATURE_DATASETS = (MNIST1D_CNN,)
+# The dataset name of the user's own arrays (load_arrays; dpmech run --data): raw inputs, as digits.
+USER_DATA = "user-data"
 # "mnist1d-cnn": MNIST-1D records generated, of which this many train the public CNN and are then dropped.
 MNIST1D_CNN_SAMPLES = 100_000
 MNIST1D_CNN_PUBLIC = 10_000

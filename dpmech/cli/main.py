@@ -9,12 +9,10 @@ from . import accounting, dpsgd, verify
 from .arguments import join_negative_values
 
 PLUGIN_GROUP = "dpmech.commands"
-# dpmech's own commands outside the core: "module:function" registering the command, imported only
-# when the command runs (a table, not entry points, so an installation cannot lose or shadow them).
-OWN_COMMANDS = {"audit": "audits.cli:register", "run": "trainers.cli:register_run"}
-# Their one-line help, shown without importing them.
-OWN_HELP = {"audit": "empirical ε lower bounds: dpmech's mechanisms, the seed pipelines, your own IN/OUT scores",
-            "run": "the main job: calibrate, train a one-shot federation, account, audit, report"}
+# The distribution whose entry points of PLUGIN_GROUP are dpmech's own commands outside the core (its
+# application floor): a third party's command cannot shadow them, and their register functions are light
+# enough to import for `dpmech --help` (tests/test_architecture.py), where they give their ``help``.
+OWN_DISTRIBUTION = "dpmech"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -43,21 +41,35 @@ def entry_points(group: str) -> list:
     return list(importlib.metadata.entry_points(group=group))
 
 
-def _plugins() -> list:
-    """The entry point of every command outside the core, by name: :data:`OWN_COMMANDS` and the third
-    parties' (group ``dpmech.commands``) whose names those do not take."""
-    from importlib.metadata import EntryPoint
+def is_own_command(entry_point) -> bool:
+    """Whether ``entry_point`` is one of dpmech's own commands: installed by :data:`OWN_DISTRIBUTION`."""
+    distribution = getattr(entry_point, "dist", None)
+    return distribution is not None and distribution.name == OWN_DISTRIBUTION
 
-    own = [EntryPoint(name=name, value=value, group=PLUGIN_GROUP) for name, value in OWN_COMMANDS.items()]
-    third_party = [point for point in entry_points(group=PLUGIN_GROUP) if point.name not in OWN_COMMANDS]
-    return sorted(own + third_party, key=lambda point: point.name)
+
+def _plugins() -> list:
+    """The entry point of every command outside the core (group ``dpmech.commands``), one per name and
+    sorted by name: dpmech's own (:func:`is_own_command`) before a third party's of the same name."""
+    chosen: dict = {}
+    for point in sorted(entry_points(group=PLUGIN_GROUP), key=lambda point: not is_own_command(point)):
+        chosen.setdefault(point.name, point)
+    return sorted(chosen.values(), key=lambda point: point.name)
+
+
+def _help(entry_point) -> str:
+    """A command's one-line help without registering it: the ``help`` of one of dpmech's own commands'
+    register functions; for a third party's, whose module is not imported, a pointer to its own --help."""
+    if is_own_command(entry_point):
+        return entry_point.load().help
+    return f"see 'dpmech {entry_point.name} --help'"
 
 
 def build_parser(command=None) -> argparse.ArgumentParser:
-    """The ``dpmech`` parser. The core's commands are registered directly; any other command's module
-    (:data:`OWN_COMMANDS`, then third-party entry points of group ``dpmech.commands``) is imported only
-    when ``command`` names it, so one command never pays for the others. With ``command=None`` (help,
-    version) every command is listed, none loaded. A core command skips the entry-point scan."""
+    """The ``dpmech`` parser. The core's commands are registered directly; any other command (an entry
+    point of group ``dpmech.commands``: dpmech's own ``run`` and ``audit``, then third parties') is
+    registered only when ``command`` names it, so one command never pays for the others. With
+    ``command=None`` (help, version) every command is listed, none registered. A core command skips the
+    entry-point scan."""
     parser = _Parser(prog="dpmech", description="Differential privacy: calibrate, account, verify, audit.")
     parser.add_argument("--version", action=_Version, help="show the installed version and exit")
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -68,8 +80,8 @@ def build_parser(command=None) -> argparse.ArgumentParser:
         return parser
     for entry_point in _plugins():
         if entry_point.name != command:
-            subparsers.add_parser(entry_point.name,
-                                  help=OWN_HELP.get(entry_point.name, f"see 'dpmech {entry_point.name} --help'"))
+            # Only the full listing (command None: help, version) shows the other commands' help.
+            subparsers.add_parser(entry_point.name, help=_help(entry_point) if command is None else None)
             continue
         try:
             entry_point.load()(subparsers)

@@ -1,21 +1,3 @@
-"""Fixtures shared by the audits' tests."""
+"""Fixtures shared by the audits' tests: ``dpmech_main`` (``dpmech audit ...`` in process) is the application's."""
 
-import pytest
-
-from dpmech.cli import main as cli_main
-
-
-@pytest.fixture
-def dpmech_main(monkeypatch, capsys):
-    """``dpmech ...`` in process, third-party plugins left out: (exit status, stdout, stderr)."""
-    monkeypatch.setattr(cli_main, "entry_points", lambda group: [])
-
-    def run(*arguments):
-        try:
-            status = cli_main.main(list(arguments))
-        except SystemExit as exit_:
-            status = exit_.code
-        captured = capsys.readouterr()
-        return status, captured.out, captured.err
-
-    return run
+from tests.app.conftest import dpmech_main  # noqa: F401

@@ -8,15 +8,10 @@ import pytest
 import dpmech
 from trainers.data import DATASETS, FEATURE_DATASETS
 from trainers.pipelines import DpHelmetConfig, FedAuxFdpConfig
-from trainers.pipelines.registry import PIPELINE_NAMES
-from trainers.pipelines.targets import (
-    FEATURE_PIPELINES,
-    default_dataset,
-    non_private_config,
-    pipeline_config,
-)
+from trainers.pipelines.registry import PIPELINE_NAMES, PIPELINES
+from trainers.pipelines.targets import default_dataset, non_private_config, pipeline_config
 
-RAW_INPUT_PIPELINES = [name for name in PIPELINE_NAMES if name not in FEATURE_PIPELINES]
+RAW_INPUT_PIPELINES = [name for name, pipeline in PIPELINES.items() if not pipeline.trains_on_features]
 
 
 def test_fedauxfdp_defaults_to_the_feature_dataset_and_the_others_to_digits():
@@ -69,7 +64,7 @@ def test_an_unknown_dataset_is_refused_by_name(pipeline):
 @pytest.mark.parametrize("cache_dir", [3, b"/tmp", "", "  ", ["/tmp"]])
 def test_a_cache_dir_that_is_no_folder_path_is_refused_by_name(cache_dir):
     from trainers.data import load_dataset
-    from trainers.main_job import run_main_job
+    from app.main_job import run_main_job
 
     with pytest.raises(ValueError, match="cache_dir"):
         load_dataset("mnist1d-cnn", cache_dir=cache_dir)

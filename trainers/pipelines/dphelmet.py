@@ -59,6 +59,7 @@ from ..data import LabelledData, PrivateData
 from ..federation import ClientMessage, PipelineResult, ledger_from_messages, run_clients
 from ..psgd import HUBER_SVM, SOFTMAX, HuberSVMTrainer, SoftmaxSLPTrainer
 from ._common import FeatureSets, epsilon_or_infinity, linear_accuracy, split_and_map
+from .targets import configured
 
 RECORD = "record"
 USER = "user"
@@ -443,3 +444,16 @@ def run_dphelmet(data: LabelledData, config: DpHelmetConfig = DpHelmetConfig(), 
         seed=seed,
         units={name: USER if name.startswith("user") else config.privacy_unit for name in guarantees},
     )
+
+
+def config_for(epsilon: float, delta: float, dataset: str) -> DpHelmetConfig:
+    """The configuration for a total target (ε, δ) on ``dataset`` (checked by
+    :func:`trainers.pipelines.targets.pipeline_config`): (ε, δ) of the blind average."""
+    return configured(DpHelmetConfig, dataset, epsilon=epsilon, delta=delta)
+
+
+def non_private_config(delta: float, dataset: str) -> tuple[DpHelmetConfig, None, str]:
+    """The non-private baseline (:func:`trainers.pipelines.targets.non_private_config`): the same pipeline
+    averaged without noise (ε = ∞), trained once more."""
+    return (configured(DpHelmetConfig, dataset, epsilon=math.inf, delta=delta), None,
+            "the same pipeline averaged without noise (ε = ∞)")

@@ -83,6 +83,7 @@ from ..federation import ClientMessage, PipelineResult, client_generators, run_c
 from ..protocol import train_with_sensitivity
 from ..sklearn_adapter import LogisticRegressionTrainer
 from ._common import FeatureSets, epsilon_or_infinity, linear_accuracy, linear_scores, split_and_map
+from .targets import configured
 
 # FedAUX's code adds 1e-8 to every certainty so that a point no client claims still has weights.
 CERTAINTY_FLOOR = 1e-8
@@ -870,3 +871,27 @@ def run_fedauxfdp(data: LabelledData, config: FedAuxFdpConfig = FedAuxFdpConfig(
     ``config`` in the result holds the λs used and ``notes`` the validation accuracies.
     """
     return fit_fedauxfdp(data, config, seed, n_jobs=n_jobs, progress=progress, tuning=tuning).release()
+
+
+# Shares of μ² for the scoring head and the class head under a total target: a fifth of the privacy-loss
+# variance to the scoring head, so that the tight composition of the two Gaussian releases meets the target.
+TARGET_SHARES = (1.0, 4.0)
+
+
+def config_for(epsilon: float, delta: float, dataset: str) -> FedAuxFdpConfig:
+    """The configuration for a total target (ε, δ) on ``dataset`` (checked by
+    :func:`trainers.pipelines.targets.pipeline_config`): the budget split between the two heads by
+    :func:`dpmech.split_gaussian_budget` with :data:`TARGET_SHARES`."""
+    (score_epsilon, score_delta), (class_epsilon, class_delta) = dpmech.split_gaussian_budget(
+        epsilon, delta, TARGET_SHARES)
+    return configured(FedAuxFdpConfig, dataset, score_epsilon=score_epsilon, score_delta=score_delta,
+                      class_epsilon=class_epsilon, class_delta=class_delta)
+
+
+def non_private_config(delta: float, dataset: str) -> tuple[FedAuxFdpConfig, None, str]:
+    """The non-private baseline (:func:`trainers.pipelines.targets.non_private_config`): both heads released
+    without noise (ε = ∞), trained once more."""
+    half = delta / 2.0
+    return (configured(FedAuxFdpConfig, dataset, score_epsilon=math.inf, score_delta=half, class_epsilon=math.inf,
+                       class_delta=half),
+            None, "the same pipeline with both heads released without noise (ε = ∞)")

@@ -78,6 +78,7 @@ from ..data import FederatedSplit
 from ..fedavg import FedAvgConfig, run_fedavg
 from ..federation import ClientMessage, PipelineResult, ledger_from_messages, run_clients
 from .clients import client_datasets
+from .targets import configured
 
 IMAGES_NOT_PROTECTED = (
     "label DP does NOT protect the synthetic images: they are computed from the clients' private images "
@@ -560,3 +561,17 @@ def run_fedgm(split: FederatedSplit, config: FedGmConfig = FedGmConfig(), seed: 
         seed=seed,
         units={"synthetic_labels": "label", "synthetic_images": "record"},
     )
+
+
+def config_for(epsilon: float, delta: float, dataset: str) -> FedGmConfig:
+    """The configuration for a target (ε, δ) on ``dataset`` (checked by
+    :func:`trainers.pipelines.targets.pipeline_config`): ε of the label DP; labels are pure ε-DP, so δ is
+    unused."""
+    return configured(FedGmConfig, dataset, label_epsilon=epsilon)
+
+
+def non_private_config(delta: float, dataset: str) -> tuple[None, str, str]:
+    """The non-private baseline (:func:`trainers.pipelines.targets.non_private_config`): the configuration has
+    no noiseless label release, but the baselines include the same synthesis with the true labels."""
+    return (None, "synthetic_true_labels",
+            "the pipeline's baseline synthetic_true_labels: the same synthesis with the true labels (no label noise)")

@@ -88,6 +88,7 @@ from ..data import FederatedSplit, LabelledData, shard_label_partition
 from ..fedavg import FedAvgConfig, clients_per_round, run_fedavg
 from ..federation import PipelineResult, ledger_from_messages
 from .clients import client_datasets
+from .targets import THE_RUN, configured
 
 NO_GUARANTEE_REASON = (
     "Fed-ZDA: the (0, δ) claim assumes TV <= δ, which nothing enforces; FedAvg shares non-private updates"
@@ -498,3 +499,15 @@ def run_fedzda(split: FederatedSplit, config: FedZdaConfig = FedZdaConfig(), see
         diagnostics=diagnostics,
         model=run.model,
     )
+
+
+def config_for(epsilon: float, delta: float, dataset: str) -> FedZdaConfig:
+    """The configuration on ``dataset`` (checked by :func:`trainers.pipelines.targets.pipeline_config`):
+    Fed-ZDA has no privacy guarantee and nothing to calibrate, so the target has no effect."""
+    return configured(FedZdaConfig, dataset)
+
+
+def non_private_config(delta: float, dataset: str) -> tuple[None, str, str]:
+    """The non-private baseline (:func:`trainers.pipelines.targets.non_private_config`): the run itself, as
+    Fed-ZDA has no privacy guarantee (ε = ∞)."""
+    return None, THE_RUN, "the run itself: Fed-ZDA has no privacy guarantee (ε = ∞)"

@@ -6,9 +6,15 @@ a frozen, validated config class; a public preparation of the round from
 only path from a client's private data to its
 :class:`~trainers.federation.ClientMessage` (noise added, events attached);
 a server step; and a run function whose ledger is built from the messages'
-own events. The audits in :mod:`audits.attacks.pipelines` sample releases
-through those release steps. This registry names them; the command line, the
-main job and the audits read it, and nothing else lists the pipelines.
+own events. Each module also declares how a target budget configures it:
+``config_for(epsilon, delta, dataset)`` and ``non_private_config(delta, dataset)``
+(:mod:`trainers.pipelines.targets` checks the arguments and calls them). The audits
+in :mod:`audits.attacks.pipelines` sample releases through those release steps.
+This registry names them, with what can be known without importing a pipeline
+(torch): its default dataset, whether it trains on public-network features,
+whether its noise is calibrated to the target, and its Flower app. The command
+line, the main job, the Flower simulation and the audits read it, and nothing
+else lists the pipelines.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Tuple
 
 from dpmech import validation as check
 
@@ -33,6 +39,15 @@ class Pipeline:
     function of the run function's arguments that trains the round up to its release step and
     returns an object whose ``release(config, *, baselines)`` returns the run's result at any
     noise setting (output perturbation: FedAUXfdp), or None (:class:`PipelineFit`).
+
+    ``default_dataset``: the dataset a round uses when none is named (a name of
+    ``trainers.data.DATASETS``). ``trains_on_features``: the pipeline trains linear heads on
+    public-network features, as its seed does, so it alone can use a dataset of such features
+    (at its config class's ``paper()`` settings). ``calibrated``: its noise is calibrated to the
+    target ε (its ``config_for`` varies with ε; the main job draws the ε → accuracy curve).
+    ``flower_function``: ``"module:function"`` of :mod:`trainers.flower` that runs a round in
+    Flower's simulation engine, or None (no Flower app). ``flower_config_fields``: (field, value)
+    pairs the main job sets on the config of a round it deploys on Flower.
     """
 
     name: str
@@ -42,6 +57,11 @@ class Pipeline:
     takes_split: bool
     seed_paper: str
     fit_function_name: Optional[str] = None
+    default_dataset: str = "digits"
+    trains_on_features: bool = False
+    calibrated: bool = False
+    flower_function: Optional[str] = None
+    flower_config_fields: Tuple[Tuple[str, str], ...] = ()
 
     def load(self):
         """The pipeline's module (imported on first use: the pipelines import torch)."""
@@ -59,10 +79,18 @@ class Pipeline:
 PIPELINES = {
     pipeline.name: pipeline
     for pipeline in (
-        Pipeline("fedauxfdp", "fedauxfdp", "FedAuxFdpConfig", "run_fedauxfdp", False, "000 FedAUXfdp", "fit_fedauxfdp"),
-        Pipeline("dphelmet", "dphelmet", "DpHelmetConfig", "run_dphelmet", False, "002 Distributed DP-Helmet"),
+        # FedAUXfdp's per-client output perturbation needs its seed's scale (>= 2,000 records per client) for a
+        # meaningful accuracy at ε = 1: on digits (~54 records per client) ε = 1 leaves it near chance.
+        Pipeline("fedauxfdp", "fedauxfdp", "FedAuxFdpConfig", "run_fedauxfdp", False, "000 FedAUXfdp", "fit_fedauxfdp",
+                 default_dataset="mnist1d-cnn", trains_on_features=True, calibrated=True,
+                 flower_function="fedauxfdp:run_flower_fedauxfdp"),
+        # DP-Helmet at its seed's scale (1,000 users, 100 epochs) takes minutes, so it stays on digits unless asked.
+        # On Flower its shares are discrete, so that the SecAgg+ sum is certified at the target (issue 17).
+        Pipeline("dphelmet", "dphelmet", "DpHelmetConfig", "run_dphelmet", False, "002 Distributed DP-Helmet",
+                 trains_on_features=True, calibrated=True, flower_function="dphelmet:run_flower_dphelmet",
+                 flower_config_fields=(("noise", "discrete"),)),
         Pipeline("fedmd-nfdp", "fedmd_nfdp", "FedMdNfdpConfig", "run_fedmd_nfdp", True, "001 FedMD-NFDP"),
-        Pipeline("fedgm", "fedgm", "FedGmConfig", "run_fedgm", True, "003 FedGM"),
+        Pipeline("fedgm", "fedgm", "FedGmConfig", "run_fedgm", True, "003 FedGM", calibrated=True),
         Pipeline("fedzda", "fedzda", "FedZdaConfig", "run_fedzda", True, "004 Fed-ZDA"),
     )
 }

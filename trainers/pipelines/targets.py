@@ -1,115 +1,77 @@
 """Step 1 of the main job: a pipeline's configuration for a target (ε, δ), every privacy number from dpmech.
 
-:func:`pipeline_config` turns the target into the pipeline's noise settings;
-:func:`non_private_config` says how the pipeline's non-private accuracy is obtained.
-Both read the config classes from :mod:`trainers.pipelines.registry`; on a dataset of public-network
-features (``trainers.data.FEATURE_DATASETS``) they start from the config class's ``paper()``
-settings, the seed's own at its scale. :func:`default_dataset` is each pipeline's dataset when the
-user names none.
+Each pipeline declares its own: its module's ``config_for(epsilon, delta, dataset)`` (the noise
+settings for the target) and ``non_private_config(delta, dataset)`` (how its non-private accuracy is
+obtained), and in its registry entry (:mod:`trainers.pipelines.registry`) its default dataset, whether
+it trains on public-network features and whether its noise is calibrated to the target. This module
+checks the arguments and dispatches: :func:`pipeline_config`, :func:`non_private_config`,
+:func:`default_dataset`. On a dataset of public-network features (``trainers.data.FEATURE_DATASETS``)
+a configuration starts from the config class's ``paper()`` settings, the seed's own at its scale
+(:func:`configured`).
 """
 
 from __future__ import annotations
 
-import math
-
-import dpmech
 from dpmech import validation as check
 
-from ..data import DATASETS, DIGITS, FEATURE_DATASETS, MNIST1D_CNN
-from .registry import get_pipeline
+from ..data import DATASETS, DIGITS, FEATURE_DATASETS, USER_DATA
+from .registry import PIPELINES, get_pipeline
 
-# Shares of μ² for FedAUXfdp's scoring head and class head: a fifth of the privacy-loss variance to the
-# scoring head, so that the tight composition of the two Gaussian releases meets the target.
-FEDAUXFDP_SHARES = (1.0, 4.0)
-# The pipelines whose noise pipeline_config calibrates to the target; the others have no ε to vary.
-CALIBRATED_PIPELINES = ("fedauxfdp", "dphelmet", "fedgm")
 # non_private_config's name for "the pipeline's own run is the non-private baseline".
 THE_RUN = "the run itself"
-# The pipelines that train linear heads on public-network features, as their seeds do: they alone can use a
-# dataset of such features, and there they run at the seed's settings (their config class's ``paper()``).
-FEATURE_PIPELINES = ("fedauxfdp", "dphelmet")
-# FedAUXfdp's per-client output perturbation needs the seed's scale (≥ 2,000 records per client) for a
-# meaningful accuracy at ε = 1: on digits (~54 records per client) ε = 1 leaves it near chance. DP-Helmet at
-# its seed's scale (1,000 users, 100 epochs) takes minutes, so it stays on digits unless asked.
-DEFAULT_DATASETS = {"fedauxfdp": MNIST1D_CNN}
 
 
 def default_dataset(pipeline: str) -> str:
-    """The dataset a round of ``pipeline`` uses when none is named: :data:`DEFAULT_DATASETS`, else digits."""
-    get_pipeline(pipeline)
-    return DEFAULT_DATASETS.get(pipeline, DIGITS)
+    """The dataset a round of ``pipeline`` uses when none is named: its registry entry's ``default_dataset``."""
+    return get_pipeline(pipeline).default_dataset
 
 
-def _check_dataset(pipeline: str, dataset: str) -> None:
-    check.choice("dataset", dataset, DATASETS)
-    if dataset in FEATURE_DATASETS and pipeline not in FEATURE_PIPELINES:
+def check_dataset(pipeline: str, dataset: str) -> None:
+    """ValueError unless ``dataset`` is one of ``trainers.data.DATASETS``, or ``trainers.data.USER_DATA`` (the
+    user's own arrays, raw inputs), that ``pipeline`` trains on: a dataset of public-network features only for
+    the pipelines whose registry entry says ``trains_on_features``."""
+    check.choice("dataset", dataset, (*DATASETS, USER_DATA))
+    if dataset in FEATURE_DATASETS and not get_pipeline(pipeline).trains_on_features:
+        feature_pipelines = [name for name, entry in PIPELINES.items() if entry.trains_on_features]
         raise ValueError(f"dataset {dataset!r} holds public-network features, which only "
-                         f"{' and '.join(FEATURE_PIPELINES)} train on; {pipeline} needs raw inputs (digits or mnist1d)")
+                         f"{' and '.join(feature_pipelines)} train on; {pipeline} needs raw inputs (digits or mnist1d)")
 
 
-def _config(pipeline: str, dataset: str, **fields):
-    _check_dataset(pipeline, dataset)
-    config_class = get_pipeline(pipeline).config_class
+def configured(config_class: type, dataset: str, **fields):
+    """A ``config_class`` with ``fields`` for a round on ``dataset``, a dataset the pipeline trains on (as
+    :func:`pipeline_config` checks): the class's ``paper(**fields)`` on a dataset of public-network
+    features, where the pipeline runs at its seed's settings, else its defaults with ``fields``. The
+    pipelines' ``config_for`` and ``non_private_config`` build on it."""
     return config_class.paper(**fields) if dataset in FEATURE_DATASETS else config_class(**fields)
 
 
 def pipeline_config(pipeline: str, epsilon: float, delta: float, dataset: str = DIGITS):
-    """The pipeline's configuration for a total target (ε, δ) on ``dataset``, every privacy number from dpmech.
+    """The pipeline's configuration for a total target (ε, δ) on ``dataset``, every privacy number from dpmech:
+    the pipeline module's ``config_for(epsilon, delta, dataset)`` after checking the target and the dataset.
 
-    On a dataset of public-network features the configuration is the class's ``paper()`` with
-    the budget below (ValueError for a pipeline that needs raw inputs); otherwise its defaults.
-
-    * fedauxfdp: the budget split between its two heads (:func:`dpmech.split_gaussian_budget`
-      with :data:`FEDAUXFDP_SHARES`);
-    * dphelmet: (ε, δ) of the blind average;
-    * fedgm: ε of its label DP (labels are pure ε-DP, so δ is unused);
-    * fedmd-nfdp and fedzda have no noise to calibrate: NFDP's (ε, δ) follow from the party
-      size and the subsample size, and Fed-ZDA has no guarantee. The target is validated and
-      then has no effect; the report states the pipeline's own claim.
+    On a dataset of public-network features the configuration is the class's ``paper()`` with the
+    pipeline's budget (ValueError for a pipeline that needs raw inputs); otherwise its defaults. A pipeline
+    whose registry entry is not ``calibrated`` has no noise to calibrate: the target is validated and then
+    has no effect; the report states the pipeline's own claim.
     """
     epsilon = check.positive("epsilon", epsilon)
     delta = check.open_unit_interval("delta", delta)
-    if pipeline == "fedauxfdp":
-        (score_epsilon, score_delta), (class_epsilon, class_delta) = dpmech.split_gaussian_budget(
-            epsilon, delta, FEDAUXFDP_SHARES)
-        return _config(pipeline, dataset, score_epsilon=score_epsilon, score_delta=score_delta,
-                       class_epsilon=class_epsilon, class_delta=class_delta)
-    if pipeline == "dphelmet":
-        return _config(pipeline, dataset, epsilon=epsilon, delta=delta)
-    if pipeline == "fedgm":
-        return _config(pipeline, dataset, label_epsilon=epsilon)
-    return _config(pipeline, dataset)
+    check_dataset(pipeline, dataset)
+    return get_pipeline(pipeline).load().config_for(epsilon, delta, dataset)
 
 
 def non_private_config(pipeline: str, delta: float, dataset: str = DIGITS):
-    """(config, baseline, source): how the report gets the pipeline's non-private accuracy.
+    """(config, baseline, source): how the report gets the pipeline's non-private accuracy, the pipeline
+    module's ``non_private_config(delta, dataset)`` after checking ``delta`` and the dataset.
 
-    ``config``: the pipeline's configuration without noise, trained once more (FedAUXfdp and
-    DP-Helmet take ε = ∞: heads or average released without noise), else None. ``baseline``: the
-    name of the pipeline's own baseline that is non-private (FedGM's configuration has no
-    noiseless label release, but its baselines include the same synthesis with the true labels),
-    or :data:`THE_RUN` where the run itself is non-private (Fed-ZDA has no guarantee), else None
-    (FedMD-NFDP adds no noise, its privacy is the subsampling: there is nothing to remove).
-    ``source``: the above in words. The summary's ``non_private.model`` is "separate run", the
-    baseline's name, :data:`THE_RUN` or null.
+    ``config``: the pipeline's configuration without noise, trained once more, else None. ``baseline``:
+    the name of the pipeline's own baseline that is non-private, or :data:`THE_RUN` where the run itself
+    is non-private, else None (nothing to remove). ``source``: the above in words. The summary's
+    ``non_private.model`` is "separate run", the baseline's name, :data:`THE_RUN` or null.
     """
     delta = check.open_unit_interval("delta", delta)
-    _check_dataset(pipeline, dataset)
-    if pipeline == "fedauxfdp":
-        half = delta / 2.0
-        return (_config(pipeline, dataset, score_epsilon=math.inf, score_delta=half, class_epsilon=math.inf,
-                        class_delta=half),
-                None, "the same pipeline with both heads released without noise (ε = ∞)")
-    if pipeline == "dphelmet":
-        return (_config(pipeline, dataset, epsilon=math.inf, delta=delta), None,
-                "the same pipeline averaged without noise (ε = ∞)")
-    if pipeline == "fedgm":
-        return (None, "synthetic_true_labels",
-                "the pipeline's baseline synthetic_true_labels: the same synthesis with the true labels (no label noise)")
-    if pipeline == "fedmd-nfdp":
-        return None, None, "none: NFDP adds no noise (its privacy comes from subsampling), so there is no noise to remove"
-    return None, THE_RUN, "the run itself: Fed-ZDA has no privacy guarantee (ε = ∞)"
+    check_dataset(pipeline, dataset)
+    return get_pipeline(pipeline).load().non_private_config(delta, dataset)
 
 
-__all__ = ["CALIBRATED_PIPELINES", "DEFAULT_DATASETS", "FEATURE_PIPELINES", "FEDAUXFDP_SHARES", "THE_RUN", "default_dataset",
-           "non_private_config", "pipeline_config"]
+__all__ = ["THE_RUN", "check_dataset", "configured", "default_dataset", "non_private_config", "pipeline_config"]

@@ -1,4 +1,5 @@
-"""``dpmech audit``: one of dpmech's own commands, in-process through dpmech's main and as a command."""
+"""``dpmech audit`` (:mod:`app.audit_command`): one of dpmech's own commands, in-process through dpmech's main
+and as a command."""
 
 import json
 import subprocess
@@ -16,7 +17,8 @@ from dpmech.cli import main as cli_main
 
 
 def test_audit_is_one_of_dpmechs_own_commands():
-    assert cli_main.OWN_COMMANDS["audit"] == "audits.cli:register"
+    (audit,) = [point for point in cli_main._plugins() if point.name == "audit"]
+    assert cli_main.is_own_command(audit) and audit.value == "app.audit_command:register"
 
 
 def test_a_third_party_command_is_added_and_cannot_shadow_an_own_command(monkeypatch, capsys):
@@ -25,11 +27,15 @@ def test_a_third_party_command_is_added_and_cannot_shadow_an_own_command(monkeyp
 
     monkeypatch.setitem(sys.modules, "third_party_plugin", type(sys)("third_party_plugin"))
     sys.modules["third_party_plugin"].register = register
+    installed = cli_main.entry_points(cli_main.PLUGIN_GROUP)
+    # The third party's entry points come first, so that only the ownership check keeps dpmech's own.
     plugins = [EntryPoint(name="hello", value="third_party_plugin:register", group=cli_main.PLUGIN_GROUP),
-               EntryPoint(name="audit", value="third_party_plugin:register", group=cli_main.PLUGIN_GROUP)]
+               EntryPoint(name="audit", value="third_party_plugin:register", group=cli_main.PLUGIN_GROUP), *installed]
     monkeypatch.setattr(cli_main, "entry_points", lambda group: plugins if group == cli_main.PLUGIN_GROUP else [])
     assert cli_main.main(["hello"]) == 0 and capsys.readouterr().out == "hello from a plugin\n"
-    assert [point.value for point in cli_main._plugins() if point.name == "audit"] == ["audits.cli:register"]
+    assert [point.value for point in cli_main._plugins() if point.name == "audit"] == ["app.audit_command:register"]
+    help_text = cli_main.build_parser().format_help()
+    assert "see 'dpmech hello --help'" in help_text and "empirical ε lower bounds: dpmech's mechanisms" in help_text
 
 
 def test_gaussian_output_json(dpmech_main):

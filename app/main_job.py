@@ -22,10 +22,11 @@ The summary is one JSON object, the same for ``summary.json`` and ``dpmech run -
 (:data:`SUMMARY_SCHEMA`); ∞ is ``null`` there, named in ``non_finite``
 (:func:`audits.report.json_record`).
 
-The job lives beside the pipelines it runs; the audit and report steps are the
-audits package's (:mod:`audits.attacks.pipelines`, :mod:`audits.report`), so the
-audit statistics stay pure functions of scores. ``dpmech run`` is its command
-(:mod:`trainers.cli`).
+The job sits on the application floor, above the pipelines it runs and the audits
+it applies (:mod:`audits.attacks.pipelines`, :mod:`audits.report`): neither
+:mod:`trainers` nor :mod:`audits` imports it, so the trainers never import the
+audits and the audit statistics stay pure functions of scores. ``dpmech run`` is
+its command (:mod:`app.run_command`).
 """
 
 from __future__ import annotations
@@ -47,19 +48,18 @@ import numpy as np
 
 import dpmech
 from dpmech.cli.arguments import output_folder
-from dpmech.directed_rounding import format_down, format_up
+from dpmech.directed_rounding import delta_text, epsilon_text, format_down, format_up, lower_bound_text
 
 from audits.attacks.pipelines import audit_function as pipeline_audit
 from audits.metrics import roc_counts
-from audits.report import (delta_text, epsilon_text, json_record, lower_bound_text, privacy_region_boundary, roc_curves,
-                           roc_simultaneous_band, tpr_text, write_report)
+from audits.report import json_record, privacy_region_boundary, roc_curves, roc_simultaneous_band, tpr_text, write_report
+from trainers.data import USER_DATA
+from trainers.federation import PipelineResult
+from trainers.pipelines.registry import PIPELINE_NAMES, fit_pipeline, get_pipeline
+from trainers.pipelines.targets import THE_RUN, default_dataset, non_private_config, pipeline_config
 
-from .cli import DATASET_NAMES, ENGINES
-from .federation import PipelineResult
-from .pipelines.registry import PIPELINE_NAMES, fit_pipeline
-from .pipelines.targets import CALIBRATED_PIPELINES, THE_RUN, default_dataset, non_private_config, pipeline_config
+from .options import DATASET_NAMES, DEFAULT_PIPELINE, ENGINES
 
-DEFAULT_PIPELINE = "fedauxfdp"
 DEFAULT_EPSILON = 1.0
 DEFAULT_DELTA = 1e-5
 # ε values of the optional ε → accuracy curve (the target and ∞, the non-private run, are added).
@@ -75,6 +75,9 @@ DATASET_TEXT = {
     "mnist1d-cnn": "MNIST-1D generated locally; the features of a small CNN trained on a public part only, which "
                    "the round never sees (`trainers.data.load_dataset`); the pipeline at its seed's settings "
                    "(`paper()`).",
+    # The user's own arrays (dpmech run --data), checked by trainers.data.load_arrays.
+    "user-data": "your own arrays from `{data_file}` (`dpmech run --data`), checked as the built-in sets (finite real "
+                 "features, one integer label 0..C-1 per row, every class present) and taken as raw inputs.",
 }
 UNIT_TEXT = {"record": "one record", "user": "one user (all their records)", "label": "one label"}
 # Audit methods whose ε_lb holds only if the mechanism's privacy curve is exactly GDP-shaped
@@ -101,7 +104,8 @@ SUMMARY_SCHEMA = {
     "additionalProperties": False,
     "properties": {
         "pipeline": {"enum": list(PIPELINE_NAMES)},
-        "dataset": {"enum": list(DATASET_NAMES)},
+        "dataset": {"enum": [*DATASET_NAMES, USER_DATA]},
+        "data_file": {"type": "string"},
         "seed": {"type": "integer", "minimum": 0},
         "trials": {"type": ["integer", "null"], "minimum": 1},
         "engine": {"enum": list(ENGINES)},
@@ -460,7 +464,7 @@ def _markdown(summary: dict) -> str:
         "",
         f"Seed {summary['seed']}; audit trials: {summary['trials'] if summary['trials'] is not None else 'the audit’s default'}.",
         "",
-        f"Data: {DATASET_TEXT[summary['dataset']]}",
+        f"Data: {DATASET_TEXT[summary['dataset']].format(data_file=summary.get('data_file'))}",
         "",
         *_round_lines(summary),
         "## Target budget",
@@ -495,7 +499,7 @@ def _markdown(summary: dict) -> str:
     if summary["accuracy_curve"]:
         lines += ["", "ε → accuracy (same data and seed, one run per ε; δ as the target):", "", "| ε | test accuracy |", "|---|---|"]
         lines += [f"| {epsilon_text(point['epsilon'])} | {point['accuracy']:.4f} |" for point in summary["accuracy_curve"]]
-    elif summary["pipeline"] in CALIBRATED_PIPELINES:
+    elif get_pipeline(summary["pipeline"]).calibrated:
         lines += ["", "ε → accuracy curve: not computed (`dpmech run --no-accuracy-curve` was given)."]
     else:
         lines += ["", "ε → accuracy curve: not applicable (the pipeline has no noise calibrated to ε)."]
@@ -528,13 +532,16 @@ def _markdown(summary: dict) -> str:
 def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float = DEFAULT_EPSILON,
                  delta: float = DEFAULT_DELTA, seed: int = 0, out="dpmech-report", progress: bool = True,
                  trials=None, threads: int = 1, accuracy_curve: bool = True, engine: str = "inprocess",
-                 cache_dir=None) -> dict:
+                 cache_dir=None, data_file=None) -> dict:
     """Run the five steps of the module docstring and return the summary (also written to ``out``).
 
     ``dataset=None`` takes the pipeline's own (:func:`trainers.pipelines.targets.default_dataset`:
     FedAUXfdp runs on ``"mnist1d-cnn"``, public-CNN features at its seed's scale, where its accuracy
     at ε = 1 means something; the others on digits); ``cache_dir`` is where that dataset is cached
-    (:func:`trainers.data.load_dataset`).
+    (:func:`trainers.data.load_dataset`). ``data_file``: the path of the user's own ``.npz`` file of
+    ``X`` and ``y`` instead (``dataset`` must then be None), loaded and checked by
+    :func:`trainers.data.load_arrays` before any training and taken as raw inputs; the summary's
+    ``dataset`` is then ``"user-data"`` and its ``data_file`` the path.
 
     ``epsilon`` and ``delta`` in the summary are the claim the audit tests (the tight composition
     for FedAUXfdp; ∞, written null, for Fed-ZDA). ``trials=None`` keeps each audit's own default.
@@ -551,9 +558,16 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
     dpmech.validation.integer_scalar("seed", seed, 0)
     if pipeline not in PIPELINE_NAMES:
         raise ValueError(f"pipeline must be one of {', '.join(PIPELINE_NAMES)} (got {pipeline!r})")
-    if dataset is None:
+    if data_file is not None:
+        if dataset is not None:
+            raise ValueError(f"dataset must be None when data_file is given (got {dataset!r}): the data is the file's")
+        if not isinstance(data_file, (str, pathlib.Path)):
+            raise ValueError(f"data_file must be the path of an .npz file (got {type(data_file).__name__})")
+        dataset = USER_DATA
+    elif dataset is None:
         dataset = default_dataset(pipeline)
-    dpmech.validation.choice("dataset", dataset, DATASET_NAMES)
+    else:
+        dpmech.validation.choice("dataset", dataset, DATASET_NAMES)
     cache_dir = dpmech.validation.folder_or_none("cache_dir", cache_dir)
     epsilon = dpmech.validation.positive("epsilon", epsilon)
     delta = dpmech.validation.open_unit_interval("delta", delta)
@@ -569,8 +583,10 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
         folder = output_folder(str(out))
     except argparse.ArgumentTypeError as error:
         raise ValueError(f"out {error}") from None
-    from trainers.data import load_dataset
+    from trainers.data import load_arrays, load_dataset
 
+    # The user's file is read and checked before the first progress line: a malformed one is one error line.
+    user_data = None if data_file is None else load_arrays(data_file)
     audit_function = pipeline_audit(pipeline)
     mode = ("terminal" if sys.stderr.isatty() else "log") if progress else "off"
     # Calibrated before the first progress line, so that a budget the pipeline cannot split is one error line.
@@ -578,7 +594,7 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
     free_config, free_baseline, free_source = non_private_config(pipeline, delta, dataset)
     with StepLog(mode) as log:
         log.step(f"1/{STEPS} load the data (the noise is calibrated for the target budget)")
-        data = load_dataset(dataset, cache_dir=cache_dir)
+        data = load_dataset(dataset, cache_dir=cache_dir) if user_data is None else user_data
         log.step(f"2/{STEPS} train the one-shot federation ({pipeline})")
         with log.privacy_warnings():
             # Trained once; the run, the non-private baseline and the curve are its releases.
@@ -586,9 +602,9 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
             if flower_round is None:
                 result = fitted.release(config)
             else:
-                # On Flower, DP-Helmet's shares are discrete so that the SecAgg+ sum is certified at the target
-                # (issue 17); the audit below still tests the in-process release with the configured noise.
-                round_config = dataclasses.replace(config, noise="discrete") if pipeline == "dphelmet" else config
+                # The pipeline's own settings for a deployed round (DP-Helmet's discrete shares, so that the SecAgg+
+                # sum is certified at the target); the audit below still tests the in-process release as configured.
+                round_config = dataclasses.replace(config, **dict(get_pipeline(pipeline).flower_config_fields))
                 result = flower_round(pipeline, data, round_config, seed)
         curve = []
         if free_config is not None:
@@ -597,7 +613,7 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
         else:
             free_accuracy = (float(result.accuracy) if free_baseline == THE_RUN else
                              float(result.baselines[free_baseline]) if free_baseline in result.baselines else None)
-        if accuracy_curve and pipeline in CALIBRATED_PIPELINES:
+        if accuracy_curve and get_pipeline(pipeline).calibrated:
             for point in sorted(set(CURVE_EPSILONS) | {float(epsilon)}):
                 log.step(f"2/{STEPS} ε → accuracy curve: {pipeline} at ε = {point:g}")
                 accuracy = (result.accuracy if point == epsilon else
@@ -638,6 +654,7 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
         summary = {
             "pipeline": pipeline,
             "dataset": dataset,
+            **({} if data_file is None else {"data_file": str(data_file)}),
             "seed": seed,
             "trials": trials,
             "engine": engine,

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from trainers.main_job import CURVE_EPSILONS, SUMMARY_SCHEMA, StepLog, run_main_job
+from app.main_job import CURVE_EPSILONS, SUMMARY_SCHEMA, StepLog, run_main_job
 import dpmech
 from dpmech import GaussianEvent, PrivacyLedger, VacuousGuaranteeWarning
 from dpmech.directed_rounding import format_up
@@ -72,7 +72,7 @@ def test_the_curve_released_from_one_training_is_the_curve_trained_per_epsilon(d
     # issue 32 it trained the round anew at every ε. Each point, the non-private run and every privacy number of
     # the target's run must be those of a round trained from scratch at that setting, bit for bit.
     from audits.report import json_record
-    from trainers.main_job import _guarantee_record, round_record
+    from app.main_job import _guarantee_record, round_record
     from trainers.pipelines.registry import run_pipeline
     from trainers.pipelines.targets import non_private_config, pipeline_config
 
@@ -212,7 +212,7 @@ class _FakeAudit:
 @pytest.fixture
 def stubbed_run(monkeypatch, tmp_path, capsys):
     # Training, audit and the audit's files stubbed: the checks are on what the summary reports.
-    import trainers.main_job as main_job
+    import app.main_job as main_job
     from dpmech.cli import main as cli_main
 
     def fake_run(name, data, config, seed, **_):
@@ -290,7 +290,7 @@ def test_progress_without_a_terminal_logs_every_interval():
 
 def test_step_names_match_each_pipelines_audit():
     from audits.attacks.pipelines import audit_function
-    from trainers.main_job import _audit_step_name
+    from app.main_job import _audit_step_name
 
     names = {pipeline: _audit_step_name(audit_function(pipeline)) for pipeline in PIPELINE_NAMES}
     assert len(set(names.values())) == len(names)
@@ -358,7 +358,7 @@ def test_the_report_names_the_clients_model_features_and_noise(stubbed_run):
                                                      ("clopper-pearson", "certified", "certified"),
                                                      ("gdp", "estimate", "estimate")])
 def test_the_canary_lower_bound_is_labelled_with_what_it_rests_on(stubbed_run, monkeypatch, method, valid_as, label):
-    import trainers.main_job as main_job
+    import app.main_job as main_job
 
     class Audit(_FakeAudit):
         def as_dict(self):
@@ -387,7 +387,7 @@ def _gaussian_audit(in_scores, out_scores, epsilon=1.0, delta=1e-5):
 
 
 def test_a_crossing_at_a_handful_of_scores_is_explained_and_not_significant():
-    from trainers.main_job import _crossing_lines, roc_crossings
+    from app.main_job import _crossing_lines, roc_crossings
 
     rng = np.random.default_rng(3)
     # A 0.27-GDP pair (the claim ε = 1 allows μ ≈ 0.27 at δ = 1e-5 ... the boundary is far above it) whose two largest IN
@@ -402,7 +402,7 @@ def test_a_crossing_at_a_handful_of_scores_is_explained_and_not_significant():
 
 
 def test_a_crossing_of_the_band_is_reported_as_evidence_against_the_claim():
-    from trainers.main_job import _crossing_lines, roc_crossings
+    from app.main_job import _crossing_lines, roc_crossings
 
     rng = np.random.default_rng(4)
     audit = _gaussian_audit(rng.normal(6.0, 1.0, 2_000), rng.normal(0.0, 1.0, 2_000))

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from trainers.main_job import run_main_job
+from app.main_job import run_main_job
 
 
 def test_a_pipeline_without_a_flower_app_exits_2_naming_those_with_one(tmp_path):

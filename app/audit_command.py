@@ -1,4 +1,4 @@
-"""``dpmech audit``: one of dpmech's own commands (the lazy table of :mod:`dpmech.cli.main`).
+"""``dpmech audit``: one of dpmech's own commands (entry point ``audit`` of group ``dpmech.commands``).
 
 Subcommands:
 
@@ -12,8 +12,11 @@ Subcommands:
   round on an embedded dataset and audit it end to end
   (:mod:`audits.attacks.pipelines`).
 
-Bad input raises ValueError, which dpmech's ``main`` turns into exit status 2
-and one line on stderr. ``--repetitions R`` repeats the audit with the seeds
+Importing this module imports nothing heavy, so that ``dpmech --help`` reads
+:data:`HELP`; registering the command reads the pipelines' registry and the
+audits' estimator names, and the attacks load only in the handlers. Bad input
+raises ValueError, which dpmech's ``main`` turns into exit status 2 and one
+line on stderr. ``--repetitions R`` repeats the audit with the seeds
 of :mod:`audits.attacks.repetitions` (through joblib, ``--jobs``); the printed
 bounds are those of repetition 0, and the summary over repetitions is labelled
 as such (it is not itself a bound at α).
@@ -21,15 +24,14 @@ as such (it is not itself a bound at α).
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from dpmech.cli import arguments
-from dpmech.cli.output import emit
-from trainers.cli import SEED, TRIALS, round_arguments
-from trainers.pipelines.registry import PIPELINE_NAMES
 
-from .result import DEFAULT_POWER_MARGIN, SCORES_ESTIMATORS
+from .options import SEED, TRIALS, round_arguments
 
+HELP = "empirical ε lower bounds: dpmech's mechanisms, the seed pipelines, your own IN/OUT scores"
 
 GAUSSIAN_FIELDS = ("mu_claimed", "mu_actual", "mu_lb", "eps_claimed", "eps_lb", "delta", "alpha", "method",
                    "valid_as", "sensitivity", "sigma_calibrated", "sigma_scale", "sigma_used", "trials")
@@ -49,11 +51,13 @@ def _emit(record: dict, as_json: bool, title: str, directions: dict | None = Non
     if as_json:
         import json
 
-        from .report import json_record
+        from audits.report import json_record
 
         print(json.dumps(json_record(record), ensure_ascii=False, allow_nan=False))
         return
-    from .report import delta_text, epsilon_text, lower_bound_text, tpr_text
+    from audits.report import tpr_text
+    from dpmech.cli.output import emit
+    from dpmech.directed_rounding import delta_text, epsilon_text, lower_bound_text
 
     # ε, δ and μ to 4 significant digits on their safe side, as in the reports.
     directions = directions or {}
@@ -87,9 +91,12 @@ def _common(parser) -> None:
                         help="write audit.json, audit.md, scores.npz and roc.png here")
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``audit`` and its subcommands to the dpmech parser."""
-    audit = subparsers.add_parser("audit", help="empirical ε lower bounds for dpmech's mechanisms")
+    from audits.result import DEFAULT_POWER_MARGIN, SCORES_ESTIMATORS
+    from trainers.pipelines.registry import PIPELINE_NAMES
+
+    audit = subparsers.add_parser("audit", help=HELP)
     commands = audit.add_subparsers(dest="audit_command", metavar="AUDIT", required=True, parser_class=type(audit))
 
     gaussian = commands.add_parser(
@@ -164,7 +171,7 @@ def _pipeline_audit(args) -> None:
 
     from trainers.pipelines.targets import default_dataset, pipeline_config
 
-    from .attacks.pipelines import audit_function as pipeline_audit
+    from audits.attacks.pipelines import audit_function as pipeline_audit
 
     audit_function = pipeline_audit(args.pipeline)
     dataset = default_dataset(args.pipeline) if args.dataset is None else args.dataset
@@ -180,7 +187,7 @@ def _pipeline_audit(args) -> None:
               "tpr_at_1_percent_fpr": audit.mia["tpr_at_1_percent_fpr"], "fpr_resolution": audit.mia["fpr_resolution"],
               "seed": args.seed}
     if args.out is not None:
-        from .report import write_report
+        from audits.report import write_report
 
         paths = write_report(audit, args.out, title=f"{args.pipeline} audit", extra={"seed": args.seed})
         record["report"] = str(paths["json"].parent)
@@ -198,7 +205,7 @@ DIRECTIONS = {"mu_claimed": "up", "eps_claimed": "up", "delta": "up", "sigma_cal
 def _finish(results: list, args, fields, title: str) -> None:
     import numpy as np
 
-    from .attacks import SEED_DERIVATION
+    from audits.attacks import SEED_DERIVATION
 
     first = results[0]
     record = {name: getattr(first, name) for name in fields}
@@ -216,7 +223,7 @@ def _finish(results: list, args, fields, title: str) -> None:
             summary["mu_lb_median_over_repetitions"] = float(np.median([result.mu_lb for result in results]))
     record.update(summary)
     if args.out is not None:
-        from .report import write_report
+        from audits.report import write_report
 
         extra = {"seed": args.seed, "repetition": 0, "repetitions": args.repetitions,
                  "seed_derivation": SEED_DERIVATION, **summary}
@@ -238,7 +245,7 @@ def _gaussian_output(args) -> None:
     if not (math.isfinite(used) and used > 0.0):
         raise ValueError(f"--sigma-scale times the calibrated sigma must be a positive finite double (got {used!r}); "
                          "choose a --sigma-scale nearer 1")
-    from .attacks import audit_gaussian_output, run_repetitions
+    from audits.attacks import audit_gaussian_output, run_repetitions
 
     results = run_repetitions(
         audit_gaussian_output, repetitions=args.repetitions, seed=args.seed, n_jobs=args.jobs,
@@ -249,7 +256,7 @@ def _gaussian_output(args) -> None:
 
 
 def _randomized_response(args) -> None:
-    from .attacks import audit_label_randomized_response, run_repetitions
+    from audits.attacks import audit_label_randomized_response, run_repetitions
 
     results = run_repetitions(
         audit_label_randomized_response, repetitions=args.repetitions, seed=args.seed, n_jobs=args.jobs,
@@ -293,7 +300,8 @@ def _load_scores(name: str, path: str):
 
 
 def _user_scores(args) -> None:
-    from .report import audit_scores_report, lower_bound_text
+    from audits.report import audit_scores_report
+    from dpmech.directed_rounding import lower_bound_text
 
     in_scores = _load_scores("IN.npy", args.in_scores)
     out_scores = _load_scores("OUT.npy", args.out_scores)
@@ -319,3 +327,9 @@ def _user_scores(args) -> None:
     print(f"verdict: {audit.verdict_text}")
     for note in audit.notes:
         print(f"note: {note}")
+
+
+# Read by dpmech --help (dpmech.cli.main) without registering the command.
+register.help = HELP
+
+__all__ = ["HELP", "register"]
