@@ -90,7 +90,7 @@ _RELATIONS = {EXACT: "=", CERTIFIED: ">=", ESTIMATE: "~"}
 _STRENGTH = (EXACT, CERTIFIED, ESTIMATE)
 
 
-def _shown(value, basis):
+def _shown(value: float, basis: str) -> str:
     """A value with its relation to the truth: a certified lower bound rounded down, so it never claims more."""
     return f"{_RELATIONS[basis]} {format_down(value, 6) if basis == CERTIFIED else f'{value:.6g}'}"
 
