@@ -215,7 +215,9 @@ def per_seed_table(examples, seeds, budget, correct_budget, jobs):
     from joblib import Parallel, delayed
 
     tasks = [(example, seed) for example in examples for seed in range(seeds)]
-    outcomes = Parallel(n_jobs=jobs)(
+    # Results stream back in order: each mechanism's line is printed once its seeds are done, so a run cut short
+    # still shows the mechanisms it finished.
+    outcomes = Parallel(n_jobs=jobs, return_as="generator")(
         delayed(_seed_run)(example, seed, correct_budget if example.correct else budget) for example, seed in tasks)
     table = Table(title=f"dpmech.verify.find_violation over seeds 0-{seeds - 1}: buggy mechanisms {budget:g} s (to the first rejection), "
                         f"correct ones {correct_budget:g} s, alpha 0.05, {jobs} job(s); '+' verdict matches the truth, 'X' does not")
@@ -223,8 +225,8 @@ def per_seed_table(examples, seeds, budget, correct_budget, jobs):
         table.add_column(column)
     false_alarms = missed = 0
     cpu_total = 0.0
-    for index, example in enumerate(examples):
-        rows = outcomes[index * seeds:(index + 1) * seeds]
+    for example in examples:
+        rows = [next(outcomes) for _ in range(seeds)]
         matches = [rejected != example.correct for rejected, _, _, _ in rows]
         wrong = matches.count(False)
         false_alarms += wrong if example.correct else 0
@@ -232,11 +234,13 @@ def per_seed_table(examples, seeds, budget, correct_budget, jobs):
         cpu = [row[2] for row in rows]
         wall = [row[3] for row in rows]
         cpu_total += sum(cpu)
-        table.add_row(
+        cells = (
             example.name, ("correct: " if example.correct else "buggy: ") + example.truth, f"({example.epsilon:.4g}, {example.delta:g})",
             "".join("+" if match else "X" for match in matches), f"{wrong}/{seeds}" + (" (false alarm)" if example.correct and wrong else " (missed)" if wrong else ""),
             format_down(max(row[1] for row in rows), 4), f"{sum(cpu) / seeds:.1f} ({max(cpu):.1f})", f"{sum(wall) / seeds:.1f} ({max(wall):.1f})",
         )
+        table.add_row(*cells)
+        print("done: " + " | ".join(cells) + f" | load {os.getloadavg()[0]:.1f}", flush=True)
     Console(width=230).print(table)
     print(f"false alarms: {false_alarms}; missed violations: {missed}; over {len(examples)} mechanisms x {seeds} seeds; "
           f"CPU time of the runs {cpu_total:.0f} s; load average {os.getloadavg()[0]:.2f}")
