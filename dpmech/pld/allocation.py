@@ -97,6 +97,10 @@ _ADD_SKETCH_CAP = 4.0
 _SMALLEST_TAIL = 1e-30
 # Cells of the block-summed arrays the Chernoff bounds are evaluated on.
 _BLOCKS = 1 << 12
+#: Most points of the cyclic grid of one epoch's t-fold sum. The window's Chernoff bounds on block-summed arrays
+#: widen by up to a block per step, so the grid grows about linearly in t: 2^21 at t = 10^4, 2^23 at 3·10^4
+#: (where the interval had already widened to [0.03, 1.49]), 2^35 at 10^20 (a MemoryError before this limit).
+MAX_SUM_POINTS = 1 << 22
 _U = UNIT_ROUNDOFF
 
 
@@ -150,10 +154,17 @@ def _window(low_law, high_law, step, log_tail, top):
     return first, max(min(top, math.ceil(high / step) + 1), first)
 
 
-def _cyclic_size(first, last):
+def _cyclic_size(first, last, steps):
     """A power of two at least twice the window: the sum's labels just outside the window then fall in the
-    padding, and only those farther than the padding alias onto the window."""
-    return 1 << max(5, (2 * (last - first + 1)).bit_length())
+    padding, and only those farther than the padding alias onto the window. Over :data:`MAX_SUM_POINTS` a
+    ValueError names num_steps (``steps``) before any array is built."""
+    size = 1 << max(5, (2 * (last - first + 1)).bit_length())
+    if size > MAX_SUM_POINTS:
+        raise ValueError(
+            f"num_steps: an epoch of {steps} steps needs a cyclic grid of {size} points for its sum (limit "
+            f"{MAX_SUM_POINTS}); random allocation is accounted for up to about 2·10^4 steps per epoch"
+        )
+    return size
 
 
 def _laws(tilted, plain, steps):
@@ -266,7 +277,7 @@ class _Allocation:
         first, last = _window(q_law, p_law, h, log_tail, t * cells)
         if direction == 1:
             last = max(min(last, cells), first)
-        size = _cyclic_size(first, last)
+        size = _cyclic_size(first, last, t)
         # Within the window the tilt spans at most 1e-4/tail: the window's far end, where the real mass is about the
         # tail, then weighs at most 1e-4 of the tilted mass.
         theta = (1.0 if direction == 0 else -1.0) * min(tilt / t, max(0.0, -log_tail - 9.2) / ((last - first + 1) * h))
@@ -357,7 +368,7 @@ class _Allocation:
         first, last = _window(*laws, h, math.log(1e-40), t * cells)
         if capped:
             last = max(min(last, cells), first)
-        size = _cyclic_size(first, last)
+        size = _cyclic_size(first, last, t)
         q_law, p_law = (np.roll(cyclic_power(*law, size)[0], -first % size)[: last - first + 1] for law in laws)
         labels = np.arange(first, last + 1)
         keep = (q_law > 1e-15 * q_law.max()) & (p_law > 1e-15 * p_law.max()) & (labels > 0)

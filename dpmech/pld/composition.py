@@ -71,6 +71,9 @@ LOG_TAIL = math.log(1e-16)
 # The largest cyclic grid that compose_upper and compose_lower build (the accountant's default max_points):
 # its arrays take about 1 GiB. The fine level of a two-level composition of 10^20 steps asked for 2^35.
 MAX_WINDOW_POINTS = 1 << 23
+#: Most compositions of one entry. The two-level grids need about k^{3/4} points: 10^12 steps (on a
+#: coarsened step, with a loose interval) is about the most whose grids fit MAX_WINDOW_POINTS.
+MAX_COUNT = 10**12
 # Golden-section steps of the θ search after its coarse scan (each shrinks the bracket by 0.618).
 _GOLDEN_STEPS = 8
 
@@ -396,6 +399,9 @@ def in_two_levels(singles: Sequence, counts: Sequence[int], ratio: int, compose_
     k/√w points. Composed m at a time on the fine grid (window ∝ √m) and the n super-steps on the
     coarse one (error about n·H² = k·h² with H = h√m), both grids need about k^{3/4}/√w points.
     """
+    if max(counts) > MAX_COUNT:
+        raise ValueError(f"count must be at most {MAX_COUNT} compositions of one event for the numeric accountant "
+                         f"(got {max(counts)}); its grids would need about count^(3/4) points")
     if ratio == 1:
         return singles, counts
     measures, times = [], []

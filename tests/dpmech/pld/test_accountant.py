@@ -205,6 +205,34 @@ def test_guard_refuses_before_allocating(monkeypatch):
         pld.epsilon(ledger, 1e-5, 1e-7)
 
 
+@pytest.mark.parametrize("pair", [pld.poisson_subsampled(pld.GaussianPair(1.0), 0.01), pld.LaplacePair(1.0),
+                                  pld.randomized_response_pair(0.1)])
+def test_a_count_of_10_to_the_20_is_refused_by_name_before_any_fft(monkeypatch, pair):
+    """10^20 steps once reached a 2^35-point FFT on the fine grid of the two-level composition (a MemoryError)."""
+    def no_fft(*args, **kwargs):
+        raise AssertionError("an FFT ran before the guard")
+
+    monkeypatch.setattr(np.fft, "rfft", no_fft)
+    # A fine step meets the accountant's own grid guard first (which names max_points); any other, the count limit.
+    with pytest.raises(ValueError, match="max_points = 8388608"):
+        pld.epsilon([(pair, 10**20)], 1e-5, 1e-3)
+    for step in (None, 10.0, 1e8):
+        with pytest.raises(ValueError, match="count must be at most 1000000000000 .*got 100000000000000000000"):
+            pld.epsilon([(pair, 10**20)], 1e-5, step)
+
+
+def test_the_fine_level_window_is_refused_over_its_limit():
+    """compose_upper and compose_lower check their own window (the grid guard of the accountant sees only the
+    coarse one): a GridTooLarge naming the count, whose suggested step fits."""
+    from dpmech.pld import composition
+    from dpmech.pld.distribution import GridMeasure
+
+    measure = GridMeasure.from_log_masses(1e-3, 0.0, -500, np.log(np.full(1001, 1 / 1001)), -math.inf, True)
+    with pytest.raises(pld.GridTooLarge, match="count: composing 1000000 steps") as error:
+        composition.compose_upper([measure], [10**6], max_points=1 << 12)
+    assert error.value.suggested > 1e-3
+
+
 @pytest.mark.parametrize(
     "call, message",
     [

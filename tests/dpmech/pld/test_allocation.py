@@ -214,6 +214,18 @@ def test_event_refuses_what_has_no_proven_pair(arguments, name):
         dpmech.RandomAllocationEvent(dpmech.GaussianEvent(1.0), 10, neighbouring="replace-one")
 
 
+@pytest.mark.parametrize("steps", [10**20, 10**6])
+def test_huge_num_steps_is_refused_by_name_before_any_fft(monkeypatch, steps):
+    """An epoch of 10^20 steps asked for a 2^72-point grid (10^6: 2^25, 7 GiB in the sketch): a ValueError names
+    num_steps and the limit before any array is built."""
+    def no_fft(*args, **kwargs):
+        raise AssertionError("an FFT ran before the guard")
+
+    monkeypatch.setattr(np.fft, "rfft", no_fft)
+    with pytest.raises(ValueError, match=f"num_steps: an epoch of {steps} steps .* \\(limit {allocation.MAX_SUM_POINTS}\\)"):
+        engine.epsilon([(dpmech.pld.random_allocation(1.25, steps), 1)], 1e-5)
+
+
 def test_upper_pair_dominates_lower_pair_mass():
     """The upper pair keeps (at least) all P-mass, the lower one at most all of it."""
     pair = allocation.random_allocation(1.25, 1000)[0]
