@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from . import accounting, dpsgd, verify
 from .arguments import join_negative_values
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 PLUGIN_GROUP = "dpmech.commands"
 # The distribution whose entry points of PLUGIN_GROUP are dpmech's own commands outside the core (its
@@ -33,7 +37,7 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def entry_points(group: str) -> list:
+def entry_points(group: str) -> list[EntryPoint]:
     """The installed entry points of ``group``: :func:`importlib.metadata.entry_points`, imported only when
     a command outside the core (or the full command list) needs it."""
     import importlib.metadata
@@ -41,26 +45,26 @@ def entry_points(group: str) -> list:
     return list(importlib.metadata.entry_points(group=group))
 
 
-def is_own_command(entry_point) -> bool:
+def is_own_command(entry_point: EntryPoint) -> bool:
     """Whether ``entry_point`` is one of dpmech's own commands: installed by :data:`OWN_DISTRIBUTION`."""
     distribution = getattr(entry_point, "dist", None)
     return distribution is not None and distribution.name == OWN_DISTRIBUTION
 
 
-def _plugins() -> list:
+def _plugins() -> list[EntryPoint]:
     """The entry point of every command outside the core (group ``dpmech.commands``), one per name and
     sorted by name: dpmech's own (:func:`is_own_command`) before a third party's of the same name."""
-    chosen: dict = {}
+    chosen: dict[str, EntryPoint] = {}
     for point in sorted(entry_points(group=PLUGIN_GROUP), key=lambda point: not is_own_command(point)):
         chosen.setdefault(point.name, point)
     return sorted(chosen.values(), key=lambda point: point.name)
 
 
-def _help(entry_point) -> str:
+def _help(entry_point: EntryPoint) -> str:
     """A command's one-line help without registering it: the ``help`` of one of dpmech's own commands'
     register functions; for a third party's, whose module is not imported, a pointer to its own --help."""
     if is_own_command(entry_point):
-        return entry_point.load().help
+        return str(entry_point.load().help)
     return f"see 'dpmech {entry_point.name} --help'"
 
 
