@@ -30,7 +30,8 @@ def sklearn_c(regularization, n):
 
 SEED_BOUND = "seed"
 TIGHT_BOUND = "tight"
-MULTINOMIAL_BOUNDS = (TIGHT_BOUND, SEED_BOUND)
+RADIUS_BOUND = "radius"
+MULTINOMIAL_BOUNDS = (TIGHT_BOUND, SEED_BOUND, RADIUS_BOUND)
 
 
 def _input_norm_bound(feature_bound, regularized_intercept) -> float:
@@ -180,6 +181,61 @@ def fixed_label_logistic_regression_sensitivity(regularization: float, n: int, f
     return math.nextafter(exact * (1.0 + 2.0**-46), math.inf)
 
 
+def softmax_gradient_difference_bound(weight_radius: float, feature_bound: float, num_classes: int, *,
+                                      regularized_intercept: bool = True) -> float:
+    r"""An upper bound on ‖∇ℓ(W; x, y) − ∇ℓ(W; x', y')‖_F over ‖W‖_F <= R, ‖x‖, ‖x'‖ <= c and all labels.
+
+    ℓ is the softmax cross-entropy of C classes, ∇ℓ(W; x, y) = u x̃ᵀ with u = p − e_y, p = softmax(W x̃).
+    Without a bound on W this is 2√2·c' (c' = ‖x̃‖max, the √2 of
+    :func:`multinomial_logistic_regression_sensitivity`); a weight radius R keeps the probabilities
+    away from 0 and 1, and the bound falls towards √2·c' as R → 0. The result is never above 2√2·c' (it is the minimum of the two).
+
+    Theorem. With ρ = R·c', g = ρ√(C/(C − 1)), p̄ = 1/(1 + (C − 1)e^{−g}), p̲ = 1/(1 + (C − 1)e^{√2·ρ}),
+    U = (1 − p̲)(1 − p̲ + p̄), N = 2p̄ − p̲, the Gram ranges a, a' <= c'² and t = ⟨x̃, x̃'⟩ in
+    [β − c², β + c²] (β = 1 with the intercept as a regularised input, else 0), the difference D obeys
+
+    .. math::
+        \|D\|^2 \le 2c'^2 U + 2\max\big((\beta + c^2) N,\; (c^2 - \beta)^+ U\big).
+
+    Proof. (i) ‖W x̃‖ <= ‖W‖_op‖x̃‖ <= R c' = ρ. (ii) p_k = 1/(1 + Σ_{j≠k} e^{z_j − z_k}); by Jensen the sum
+    is at least (C − 1)exp(mean_{j≠k} z_j − z_k), and z_k − mean_{j≠k} z_j = ⟨z, e_k − Σ_{j≠k} e_j/(C − 1)⟩
+    <= ρ√(C/(C − 1)) (Cauchy–Schwarz), so p_k <= p̄; and z_j − z_k <= √2‖z‖, so p_k >= p̲.
+    (iii) ‖u‖² = (1 − p_y)² + Σ_{j≠y} p_j² <= (1 − p_y)² + p̄(1 − p_y) <= U, the middle expression falling in
+    p_y >= p̲. (iv) ⟨u, u'⟩ = ⟨p, p'⟩ − p_{y'} − p'_y + [y = y']: for y ≠ y', −⟨u, u'⟩ <= 2p̄ − ⟨p, p'⟩ <= N as
+    ⟨p, p'⟩ >= p̲ Σ_j p'_j = p̲; for y = y', ⟨u, u'⟩ = (1 − p_y)(1 − p'_y) + Σ_{j≠y} p_j p'_j >= 0 >= −N; and
+    ⟨u, u'⟩ <= U (Cauchy–Schwarz). (v) ‖D‖² = a‖u‖² + a'‖u'‖² − 2t⟨u, u'⟩ with −2t⟨u, u'⟩ <= 2(β + c²)N
+    when t >= 0 and <= 2(c² − β)U when t < 0. ∎
+
+    The exact supremum is lower: the most opposed probabilities need x and x' far apart, which lowers t.
+    An adversarial search over W, x, x' (tests/dpmech/test_sensitivity.py) reaches about 0.86, 0.77 and
+    0.69 of this bound at C = 10, c = 1 and R = 0.5, 1, 2 (‖D‖ of 2.04, 2.12, 2.40 against 2√2c' = 4),
+    and all of it as R → 0 or ∞. Rounded up (p̄, p̲ by libm's exp and a few roundings, covered by a
+    relative 2⁻⁴⁰).
+
+    Args:
+        weight_radius: R > 0, a bound on ‖W‖_F (bias column included when it is a regularised weight).
+        feature_bound: c > 0, the bound on ‖x‖.
+        num_classes: C >= 2.
+        regularized_intercept: x̃ = (x, 1) (β = 1), else x̃ = x (β = 0).
+    """
+    weight_radius = _scalar_positive("weight_radius", weight_radius)
+    feature_bound = _scalar_positive("feature_bound", feature_bound)
+    num_classes = check.integer_scalar("num_classes", num_classes, 2)
+    input_norm = _input_norm_bound(feature_bound, regularized_intercept)
+    offset = 1.0 if regularized_intercept else 0.0
+    logit_radius = weight_radius * input_norm
+    # Exponents capped at 700: beyond it the probabilities are 0 or 1 to double precision either way.
+    gap = min(logit_radius * math.sqrt(num_classes / (num_classes - 1)), 700.0)
+    largest = 1.0 / (1.0 + (num_classes - 1) * math.exp(-gap))
+    smallest = 1.0 / (1.0 + (num_classes - 1) * math.exp(min(math.sqrt(2.0) * logit_radius, 700.0)))
+    residual_squared = (1.0 - smallest) * (1.0 - smallest + largest)
+    opposition = 2.0 * largest - smallest
+    squared = 2.0 * input_norm**2 * residual_squared + 2.0 * max(
+        (offset + feature_bound**2) * opposition, max(feature_bound**2 - offset, 0.0) * residual_squared)
+    unbounded = 2.0 * math.sqrt(2.0) * input_norm  # the R-free bound, as multinomial_logistic_regression_sensitivity has it
+    return min(math.nextafter(math.sqrt(squared) * (1.0 + 2.0**-40), math.inf), unbounded)
+
+
 def multinomial_logistic_regression_sensitivity(
     regularization, n, feature_bound=1.0, *, num_classes=None, regularized_intercept=False, bound=TIGHT_BOUND
 ) -> float:
@@ -195,6 +251,12 @@ def multinomial_logistic_regression_sensitivity(
       2022, stated for ‖x‖ <= 1, scaled here by ‖x̃‖max). It is
       valid, since √C >= √2, but looser for C > 2; it stays available to
       reproduce the paper.
+    * ``bound="radius"`` (needs ``num_classes``): D/(nλ) with D from
+      :func:`softmax_gradient_difference_bound` at R = √2·‖x̃‖max/λ. The proof
+      of Cor. 8 only compares the two records' gradients at the neighbour's
+      minimiser W', and λW' = −(1/n)Σ (p_i − e_{y_i}) x̃_iᵀ with each term of
+      norm at most √2·‖x̃‖max, so ‖W'‖_F <= R. Never above ``"tight"``; at
+      c = 1, C = 10 it is 0.87 of it at λ = 1 and 0.69 at λ = 2.
 
     Replace-one. The regulariser must cover every released weight (see
     :func:`logistic_regression_sensitivity` for intercepts and scikit-learn).
@@ -203,13 +265,22 @@ def multinomial_logistic_regression_sensitivity(
         regularization: λ > 0.
         n: number of records, n >= 1.
         feature_bound: public bound on ‖x‖, > 0.
-        num_classes: C >= 2; required for ``bound="seed"``, checked if given.
+        num_classes: C >= 2; required for ``bound="seed"`` and ``"radius"``, checked if given.
         regularized_intercept: as in :func:`logistic_regression_sensitivity`.
-        bound: ``"tight"`` or ``"seed"``.
+        bound: ``"tight"``, ``"seed"`` or ``"radius"``.
     """
     bound = check.choice("bound", bound, MULTINOMIAL_BOUNDS)
     if num_classes is not None:
         num_classes = check.integer_scalar("num_classes", num_classes, 2)
+    if bound == RADIUS_BOUND:
+        if num_classes is None:
+            raise ValueError("num_classes must be an integer >= 2 when bound='radius' (got None)")
+        regularization = _scalar_positive("regularization", regularization)
+        input_norm = _input_norm_bound(feature_bound, regularized_intercept)
+        radius = math.nextafter(math.sqrt(2.0) * input_norm / regularization * (1.0 + 2.0**-50), math.inf)
+        difference = softmax_gradient_difference_bound(radius, feature_bound, num_classes,
+                                                       regularized_intercept=regularized_intercept)
+        return regularized_erm_sensitivity(0.5 * difference, regularization, n)
     if bound == SEED_BOUND:
         if num_classes is None:
             raise ValueError("num_classes must be an integer >= 2 when bound='seed' (got None)")
@@ -370,7 +441,8 @@ def softmax_slp_smoothness(feature_bound, regularization, *, regularized_interce
 
 
 def softmax_slp_sensitivity(regularization: float, n: int, feature_bound: float, *,
-                            regularized_intercept: bool = True) -> float:
+                            regularized_intercept: bool = True, projection_radius: float | None = None,
+                            num_classes: int | None = None) -> float:
     """Δ = 2√2·c'/(nΛ) of DP-Helmet's Softmax-SLP-SGD (Kirschte et al. 2022, Thm 4.1, without its RΛ).
 
     :func:`psgd_bolt_on_sensitivity` with L = √2·c' from
@@ -382,8 +454,23 @@ def softmax_slp_sensitivity(regularization: float, n: int, feature_bound: float,
     step (ii)). PSGD must use η_t = min(1/β, 1/(Λt)) with β from
     :func:`softmax_slp_smoothness` and project (W, b) onto the Frobenius
     R-ball after every step. Replace-one.
+
+    With ``projection_radius`` R and ``num_classes`` C both given, 2L is instead
+    :func:`softmax_gradient_difference_bound` at R: step (ii) of
+    :func:`psgd_bolt_on_sensitivity` compares the two records' gradients at one
+    iterate, and every iterate lies in the R-ball (0.70 of the R-free bound at
+    DP-Helmet's defaults c = 1, R = 1, C = 10). The iterates start in the ball;
+    a projection computed in floating point may leave an iterate a few ulps
+    outside it, so pass R raised by that rounding (float32: a relative 2⁻²⁰).
     """
     regularization = _scalar_positive("regularization", regularization)
+    if (projection_radius is None) != (num_classes is None):
+        raise ValueError("projection_radius and num_classes must be given together (got "
+                         f"projection_radius={projection_radius!r}, num_classes={num_classes!r})")
+    if projection_radius is not None and num_classes is not None:
+        difference = softmax_gradient_difference_bound(projection_radius, feature_bound, num_classes,
+                                                       regularized_intercept=regularized_intercept)
+        return psgd_bolt_on_sensitivity(0.5 * difference, regularization, n)
     lipschitz = softmax_slp_lipschitz(feature_bound, regularized_intercept=regularized_intercept)
     return psgd_bolt_on_sensitivity(lipschitz, regularization, n)
 
