@@ -44,7 +44,9 @@ import numpy as np
 from scipy import special
 
 from dpmech import validation as check
-from dpmech.directed_rounding import format_down, format_log_up, format_up
+# The report's number texts live with the rounding they apply (re-exported here for the audits' users).
+from dpmech.directed_rounding import REPORT_DIGITS as DIGITS
+from dpmech.directed_rounding import delta_text, epsilon_text, format_down, format_up, lower_bound_text
 from dpmech.json_values import json_ready
 from dpmech.statistics import clopper_pearson_lower, clopper_pearson_upper
 
@@ -58,7 +60,6 @@ JSON_NAME = "audit.json"
 MARKDOWN_NAME = "audit.md"
 SCORES_NAME = "scores.npz"
 ROC_NAME = "roc.png"
-DIGITS = 4
 _SUMMARY_FIELDS = ("eps_claimed", "eps_lb", "delta", "mu_claimed", "mu_actual", "mu_lb", "method", "valid_as", "alpha")
 # Lower bounds print rounded down; claims, δ and the noise actually calibrated rounded up.
 _ROUNDED_DOWN = ("eps_lb", "mu_lb", "mu_actual")
@@ -83,23 +84,6 @@ def privacy_region_boundary(fpr, epsilon, delta):
 def gdp_roc(fpr, mu):
     """TPR = Φ(μ − Φ⁻¹(1 − FPR)) of the optimal test against a μ-GDP mechanism."""
     return special.ndtr(mu - special.ndtri(1.0 - np.asarray(fpr, dtype=float)))
-
-
-def epsilon_text(value) -> str:
-    """An upper ε (a claim, a guarantee) for a report: 4 significant digits rounded up, "∞" for no guarantee."""
-    return "∞" if value is None or value == math.inf else format_up(value, DIGITS)
-
-
-def lower_bound_text(value) -> str:
-    """A lower bound (ε_lb, μ_lb) for a report: 4 significant digits rounded down."""
-    return format_down(value, DIGITS)
-
-
-def delta_text(delta, log_delta=None) -> str:
-    """δ rounded up to 4 significant digits; from its log where that is below every double, so never "0" when δ > 0."""
-    if log_delta is not None and math.isfinite(log_delta) and log_delta < -700.0:
-        return format_log_up(log_delta, DIGITS)
-    return format_up(delta, DIGITS)
 
 
 def tpr_text(tpr: float, fpr: float, num_out: int) -> str:
