@@ -11,6 +11,8 @@ import dpmech
 from dpmech.randomized_response import worst_case_log_ratio
 from dpmech.verify import DpViolation, assert_dp, hockey_stick_divergence, privacy_profile, smallest_epsilon
 
+from tests.profiles import examples
+
 OMEGA = 0.5671432904097838  # the solution of ε = −ln ε
 
 
@@ -39,6 +41,7 @@ def family(num_classes, epsilon, prior, k, compat):
     }
 
 
+@examples(0.3)  # every label pair of four mechanisms enumerated exactly: ~0.1 s of CPU per example
 @given(label_settings())
 def test_rr_family_is_exactly_epsilon_label_dp_and_not_less(setting):
     num_classes, epsilon, prior, k, compat = setting

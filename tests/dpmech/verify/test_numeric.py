@@ -10,11 +10,14 @@ from hypothesis import strategies as st
 import dpmech
 from dpmech.verify import density_hockey_stick, gaussian_hockey_stick
 
+from tests.profiles import examples
+
 
 def log_uniform(low, high):
     return st.floats(math.log10(low), math.log10(high)).map(lambda x: 10.0**x)
 
 
+@examples(0.3)  # two quadratures per example: ~0.1 s of CPU each
 @given(log_uniform(1e-4, 100.0), log_uniform(1e-2, 100.0), log_uniform(1e-2, 100.0))
 def test_gaussian_quadrature_matches_the_analytic_delta_to_1e_9(epsilon, sigma, sensitivity):
     analytic = dpmech.gaussian_delta(epsilon, sigma, sensitivity)
@@ -22,6 +25,7 @@ def test_gaussian_quadrature_matches_the_analytic_delta_to_1e_9(epsilon, sigma, 
     assert gaussian_hockey_stick(epsilon, sigma, sensitivity) == pytest.approx(analytic, rel=1e-9)
 
 
+@examples(0.25)  # a calibration and two quadratures per example: ~0.2 s of CPU each
 @given(log_uniform(1e-2, 10.0), log_uniform(1e-10, 1e-1), log_uniform(1e-2, 1e2))
 def test_output_perturbation_sigma_meets_its_delta_by_quadrature(epsilon, delta, sensitivity):
     mechanism = dpmech.GaussianOutputMechanism(sensitivity, epsilon, delta)
@@ -34,6 +38,7 @@ def laplace_log_density(centre, scale):
     return lambda x: -np.abs(np.asarray(x, dtype=float) - centre) / scale - math.log(2.0 * scale)
 
 
+@examples(0.5)
 @given(st.floats(0.0, 5.0), log_uniform(0.1, 10.0), log_uniform(0.1, 10.0))
 def test_generic_densities_reproduce_the_laplace_profile(epsilon, scale, sensitivity):
     # Laplace(0, b) vs Laplace(Δ, b): δ(ε) = max(0, 1 − e^{(ε − Δ/b)/2}); loss = ε at x = (Δ − εb)/2, kinks at 0 and Δ.
@@ -74,6 +79,7 @@ def test_finds_its_own_crossing_points_issue_11():
     assert numeric == pytest.approx(dpmech.gaussian_delta(1.0, 1.0, 1.0), rel=1e-9)
 
 
+@examples(0.5)
 @given(st.floats(0.0, 3.0), log_uniform(0.1, 10.0), log_uniform(0.1, 10.0), st.floats(-1e4, 1e4))
 def test_crossing_points_found_for_the_laplace_pair_anywhere_on_the_line(epsilon, scale, sensitivity, centre):
     # No points given: the boundary (Δ − εb)/2 and the kinks are the scan's to find, relative to ``centre``.

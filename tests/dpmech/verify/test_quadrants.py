@@ -12,6 +12,8 @@ from dpmech.verify.quadrants import QuadrantTally, _bins, _quadrant_counts, _tab
 from dpmech.verify.refits import cheap_refit
 from dpmech.verify.tester import statdp_pairs
 
+from tests.profiles import examples
+
 
 @given(st.integers(0, 2**32 - 1), st.integers(1, 6), st.integers(1, 9), st.integers(1, 300))
 def test_quadrant_counts_are_direct_counts_and_nan_falls_in_none(seed, num_values, num_thresholds, size):
@@ -42,6 +44,7 @@ def _mixed_outputs(rng, size, shift):
     return matrix
 
 
+@examples(0.5)
 @given(st.integers(0, 2**32 - 1), st.floats(0.0, 1.0))
 def test_every_event_named_has_the_counts_it_was_ranked_on(seed, shift):
     rng = np.random.default_rng(seed)
@@ -56,6 +59,7 @@ def test_every_event_named_has_the_counts_it_was_ranked_on(seed, shift):
         assert entry.num_samples == half
 
 
+@examples(0.5)
 @given(st.integers(0, 2**32 - 1), st.floats(0.0, 1.0), st.lists(st.integers(2, 1_500), min_size=1, max_size=4))
 def test_a_tally_over_batches_counts_every_batchs_halves(seed, shift, sizes):
     # Rounds of a race add batches to one tally: every event it names carries its hits on the ranking halves of all
