@@ -278,13 +278,22 @@ def compose(measures: Sequence[GridMeasure], counts: Sequence[int], first: int, 
         below = math.exp(cumulant.log_below((first - 1) * step)) if first > low else 0.0
         result = result - (error + (above + below) * (1 + _SLACK))
         result = np.where(result < _TINY, 0.0, result)
-        # P(some step is +∞) = 1 − Π(1 − p_i)^{k_i}, rounded down; at least max p_i, which keeps a p_i whose
-        # 1 − p_i rounds to 1 (below about e^-37) and one below the smallest double (only its log exists).
-        survive = sum(count * math.log1p(-math.exp(m.log_infinity)) for m, count in zip(measures, counts))
+        # P(some step is +∞) = 1 − Π(1 − p_i)^{k_i}, rounded down, by the largest of three lower bounds: max p_i;
+        # 1 − e^{−S} with S = Σ k_i p_i ((1 − p) <= e^{−p}), from log S, so that a p_i below the smallest double
+        # (only its log exists) still counts; and the formula itself where every p_i is a normal double (a
+        # subnormal e^-740 has a few bits only: 1 − (1 − p) came out e^-739.997).
+        log_sum = log_sum_exp_bound([math.log(count) + m.log_infinity for m, count in zip(measures, counts)], False)
         with np.errstate(divide="ignore"):
-            log_infinity = float(np.log(-np.expm1(survive)))
-        log_infinity -= log_rounding(log_infinity, 2 * len(measures))
-        log_infinity = max(log_infinity, max(m.log_infinity for m in measures))
+            if log_sum < -30.0:  # 1 − e^{−S} >= S(1 − S/2)
+                from_sum = log_sum + math.log1p(-0.5 * math.exp(log_sum))
+            else:
+                from_sum = float(np.log(-np.expm1(-math.exp(log_sum))))
+            bounds = [max(m.log_infinity for m in measures), from_sum - log_rounding(from_sum, 4)]
+            if all(m.log_infinity > -700.0 or m.log_infinity == -math.inf for m in measures):
+                survive = sum(count * math.log1p(-math.exp(m.log_infinity)) for m, count in zip(measures, counts))
+                exact = float(np.log(-np.expm1(survive)))
+                bounds.append(exact - log_rounding(exact, 2 * len(measures)))
+        log_infinity = max(bounds)
     return GridMeasure._normalised(step, tilt, first, result, log_scale, log_infinity, upper, error, tails_dropped)
 
 
