@@ -54,6 +54,7 @@ import dpmech.distributed_discrete_gaussian
 import dpmech.sensitivity
 from dpmech import REPLACE_ONE, GaussianEvent, NoGuaranteeEvent, PrivacyLedger
 from dpmech import validation as check
+from dpmech.events import PrivacyEvent
 
 from ..data import LabelledData, PrivateData
 from ..federation import ClientMessage, PipelineResult, ledger_from_messages, run_clients
@@ -86,6 +87,11 @@ class DpHelmetConfig:
     only the public sets of the split are used (for the feature map). ``one_class_per_user``: seed
     002's strongly non-IID ablation (§7 RQ3, Tbl. 2): every user's N records come from one class,
     the users spread over the classes as evenly as |U| allows (see :func:`prepare_users`).
+    ``clients_per_round`` k (None: every user): the server selects k of the |U| users uniformly without
+    replacement (:func:`selected_users`); only they train and release, their shares are calibrated for
+    k participants, and the ledger is the amplified user-level event
+    (:func:`dpmech.client_selection.client_selection_event`, one round); user level and continuous
+    noise only (``privacy_unit="user"``, ``noise="continuous"``).
     """
 
     num_users: int = 10
@@ -111,6 +117,7 @@ class DpHelmetConfig:
     negative_fraction: float = 0.2
     device: str = "cpu"
     one_class_per_user: bool = False
+    clients_per_round: Optional[int] = None
 
     @classmethod
     def paper(cls, **overrides) -> "DpHelmetConfig":
@@ -169,6 +176,23 @@ class DpHelmetConfig:
         check.boolean("one_class_per_user", self.one_class_per_user)
         if not isinstance(self.device, str):
             raise ValueError(f"device must be a torch device name such as 'cpu' or 'cuda' (got {self.device!r})")
+        if self.clients_per_round is not None:
+            check.integer_scalar("clients_per_round", self.clients_per_round, 1)
+            if self.clients_per_round > self.num_users:
+                raise ValueError(f"clients_per_round must be in [1, num_users = {self.num_users}] "
+                                 f"(got {self.clients_per_round})")
+            # The amplification is proven for the user-level event (one selected user's whole model changes);
+            # the discrete shares' event is an (ε, δ) point calibrated without it.
+            if self.privacy_unit != USER:
+                raise ValueError(f"clients_per_round needs privacy_unit='user' (got {self.privacy_unit!r}): the "
+                                 "selection is accounted as sampling users")
+            if self.noise != CONTINUOUS:
+                raise ValueError(f"clients_per_round needs noise='continuous' (got {self.noise!r})")
+
+    @property
+    def participants(self) -> int:
+        """How many users train and release: ``clients_per_round`` when set, else ``num_users``."""
+        return self.num_users if self.clients_per_round is None else self.clients_per_round
 
 
 def user_trainer(config: DpHelmetConfig, num_classes: int, seed: int):
@@ -268,7 +292,10 @@ def secure_average(messages: Sequence[ClientMessage]) -> np.ndarray:
 @dataclass(frozen=True)
 class PreparedUsers:
     """The public preparation of a round, a function of (data, config, seed) only: the feature sets,
-    each user's record indices, the class count, the users' settings and their Generators' seed."""
+    each user's record indices, the class count, the users' settings and their Generators' seed;
+    ``selected``, the users who train and release (every user, or the ``clients_per_round`` drawn by
+    :func:`selected_users`), and ``round_event``, the ledger event of the round (the selected users'
+    blind average as sampled from all |U|; None without selection, where the messages' events are it)."""
 
     features: FeatureSets
     shares: np.ndarray
@@ -276,6 +303,8 @@ class PreparedUsers:
     sensitivity: float
     settings: UserSettings
     user_seed: np.random.SeedSequence
+    selected: np.ndarray
+    round_event: Optional[PrivacyEvent] = None
 
     def local(self, user: int) -> PrivateData:
         return self.features.private.subset(self.shares[user])
@@ -300,6 +329,37 @@ def one_class_shares(labels: np.ndarray, num_users: int, records_per_user: int, 
     return shares
 
 
+def selected_users(num_users: int, clients_per_round: int, rng: np.random.Generator) -> np.ndarray:
+    """The ``clients_per_round`` users of a round, k of |U| uniformly without replacement (every k-subset
+    equally likely, as :func:`dpmech.client_selection.client_selection_event` assumes), drawn from ``rng``
+    and independent of the data; sorted."""
+    return np.sort(rng.choice(num_users, size=clients_per_round, replace=False))
+
+
+def selection_user_noise(epsilon: float, delta: float, sensitivity: float, config: DpHelmetConfig) -> float:
+    """σ_u for k = ``config.clients_per_round`` of |U| users: the smallest (within 1e-3) whose round,
+    ``client_selection_event(blind_averaging_event(σ_u, s, k, t), rounds=1, k, |U|)`` under replace-one,
+    has certified δ(ε) <= δ (:func:`dpmech.ledger_calibration.calibrate_ledger`). Without selection
+    (Lemma 5.2) σ_u would be :func:`dpmech.mechanisms.calibrate_user_noise` for k users; sampling k of
+    |U| without replacement amplifies it (Balle, Barthe & Gaboardi 2018, Thm. 10), so σ_u is smaller."""
+    from dpmech.client_selection import client_selection_event
+    from dpmech.ledger_calibration import calibrate_ledger
+
+    participants = config.participants
+
+    def round_ledger(user_noise_std: float) -> PrivacyLedger:
+        event = dpmech.mechanisms.blind_averaging_event(user_noise_std, sensitivity, participants,
+                                                        config.honest_fraction, neighbouring=REPLACE_ONE)
+        return PrivacyLedger(REPLACE_ONE).record(client_selection_event(
+            event, rounds=1, clients_per_round=participants, num_clients=config.num_users))
+
+    unamplified = dpmech.mechanisms.calibrate_user_noise(epsilon, delta, sensitivity, participants,
+                                                         config.honest_fraction, method="analytic")
+    # The unamplified σ_u meets the target already (amplification never hurts), so the answer lies below 2×.
+    return float(calibrate_ledger(round_ledger, epsilon, delta, unamplified * 1e-3, unamplified * 2.0,
+                                  guess=unamplified))
+
+
 def prepare_users(data: LabelledData, config: DpHelmetConfig, seed: int) -> PreparedUsers:
     """Split ``data``, map it to public features, give each user its records and calibrate σ_u.
 
@@ -310,7 +370,10 @@ def prepare_users(data: LabelledData, config: DpHelmetConfig, seed: int) -> Prep
     if not isinstance(config, DpHelmetConfig):
         raise ValueError(f"config must be a DpHelmetConfig (got {type(config).__name__})")
     seed = check.integer_scalar("seed", seed, 0)
-    split_seed, partition_seed, user_seed = np.random.SeedSequence(seed).spawn(3)
+    # A SeedSequence's children are numbered, so the fourth (the selection's) leaves the first three unchanged.
+    split_seed, partition_seed, user_seed, selection_seed = np.random.SeedSequence(seed).spawn(4)
+    selected = (np.arange(config.num_users) if config.clients_per_round is None else
+                selected_users(config.num_users, config.clients_per_round, np.random.default_rng(selection_seed)))
     sets, num_classes = split_and_map(data, config, split_seed)
     needed = config.num_users * config.records_per_user
     if needed > len(sets.private):
@@ -333,18 +396,27 @@ def prepare_users(data: LabelledData, config: DpHelmetConfig, seed: int) -> Prep
         settings = discrete_user_settings(config, num_classes, sensitivity, dimension, config.granularity,
                                           dpmech.blind_averaging.honest_shares(config.num_users, config.honest_fraction),
                                           config.delta)
-        return PreparedUsers(sets, shares, num_classes, sensitivity, settings, user_seed)
+        return PreparedUsers(sets, shares, num_classes, sensitivity, settings, user_seed, selected)
+    round_event = None
     if config.epsilon == math.inf:
         user_noise_std, event = 0.0, NoGuaranteeEvent("models averaged without noise (ε = ∞)")
-    else:
+    elif config.clients_per_round is None:
         # Calibrated for ε(1 − 1e-9): the ledger's certified upper end carries evaluation margins of order
         # 1e-11, and the round must report at most the configured ε (as FedAUXfdp's budget split does).
         user_noise_std = dpmech.mechanisms.calibrate_user_noise(config.epsilon * (1.0 - 1e-9), config.delta, sensitivity,
                                                      config.num_users, config.honest_fraction, method=config.calibration)
         event = dpmech.mechanisms.blind_averaging_event(user_noise_std, sensitivity, config.num_users, config.honest_fraction,
                                              neighbouring=REPLACE_ONE)
+    else:
+        from dpmech.client_selection import client_selection_event
+
+        user_noise_std = selection_user_noise(config.epsilon * (1.0 - 1e-9), config.delta, sensitivity, config)
+        event = dpmech.mechanisms.blind_averaging_event(user_noise_std, sensitivity, config.participants,
+                                                        config.honest_fraction, neighbouring=REPLACE_ONE)
+        round_event = client_selection_event(event, rounds=1, clients_per_round=config.participants,
+                                             num_clients=config.num_users)
     settings = UserSettings(config, num_classes, user_noise_std, event)
-    return PreparedUsers(sets, shares, num_classes, sensitivity, settings, user_seed)
+    return PreparedUsers(sets, shares, num_classes, sensitivity, settings, user_seed, selected, round_event)
 
 
 def discrete_user_settings(config: DpHelmetConfig, num_classes: int, sensitivity: float, dimension: int,
@@ -367,15 +439,23 @@ def discrete_user_settings(config: DpHelmetConfig, num_classes: int, sensitivity
 def protection_notes(config: DpHelmetConfig, sensitivity: float) -> list:
     """What every DP-Helmet round's guarantee protects and rests on, in process or on Flower."""
     unit = "one user's whole dataset" if config.privacy_unit == USER else "one record of one user"
-    return [
+    notes = [
         f"Protected: {unit}, replace-one; |U| = {config.num_users}, N = {config.records_per_user} per user and "
         f"t = {config.honest_fraction:g} are public.",
         f"Models are unscaled; local sensitivity s = {sensitivity:.6g} "
         f"({'user level 2B, Cor. 5.5' if config.privacy_unit == USER else 'record level 2L/(NΛ)'}), "
-        f"average {sensitivity / config.num_users:.6g}.",
+        f"average {sensitivity / config.participants:.6g}.",
         "The guarantee is for the secure sum: a single noisy model seen alone carries only σ_u.",
         "No projection after the noise.",
     ]
+    if config.clients_per_round is not None:
+        notes.append(
+            f"Client selection: {config.clients_per_round} of the {config.num_users} users, uniformly without "
+            "replacement from a seeded Generator, train and are averaged; the guarantee is the selected users' "
+            "blind average amplified by sampling users without replacement (replace-one; Balle, Barthe & Gaboardi "
+            "2018, Thm. 10). It protects against whoever sees the average only (the released model): the server "
+            "that selected the users knows who is in the sum and gets the selected users' guarantee, \"basic\".")
+    return notes
 
 
 def run_dphelmet(data: LabelledData, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 0, *,
@@ -391,17 +471,22 @@ def run_dphelmet(data: LabelledData, config: DpHelmetConfig = DpHelmetConfig(), 
     prepared = prepare_users(data, config, seed)
     sets, num_classes, sensitivity, settings = prepared.features, prepared.num_classes, prepared.sensitivity, prepared.settings
     user_noise_std, event = settings.user_noise_std, settings.event
-    outputs = run_clients(dphelmet_user, [(u, prepared.local(u), settings) for u in range(config.num_users)],
+    # Only the selected users train and release (all of them without client selection).
+    outputs = run_clients(dphelmet_user, [(int(u), prepared.local(u), settings) for u in prepared.selected],
                           prepared.user_seed, n_jobs=n_jobs, progress="DP-Helmet users" if progress else None)
     messages = [message for message, _ in outputs]
     local_models = np.stack([model for _, model in outputs])
     average = secure_average(messages)
 
     ledger = ledger_from_messages(messages)
-    guarantees = {
-        "basic": ledger.epsilon(config.delta, method="basic"),
-        "tight": ledger.epsilon(config.delta, method="auto"),
-    }
+    # "basic" is the selected users' blind average as if every user took part (no amplification; the
+    # basic accountant has no sampled events); "tight" the round's ledger.
+    guarantees = {"basic": ledger.epsilon(config.delta, method="basic")}
+    if prepared.round_event is not None:
+        # The messages' event is the blind average of the k selected users; the round is that average on a
+        # uniformly drawn k of |U|, so its ledger is the amplified event.
+        ledger = PrivacyLedger(REPLACE_ONE).record(prepared.round_event)
+    guarantees["tight"] = ledger.epsilon(config.delta, method="auto")
     notes = protection_notes(config, sensitivity)
     if config.epsilon == math.inf:
         notes.append("epsilon = ∞: the models are averaged WITHOUT noise, so there is no DP guarantee (ε = ∞).")
