@@ -29,12 +29,17 @@ prv_accountant take about a second to import.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Callable
 
 from .. import validation as check
 from ..events.base import PrivacyEvent
 from ..interval import Interval
+
+# A ledger's (event, count) pairs, as every accountant takes them.
+EventCounts = Sequence[tuple[PrivacyEvent, int]]
+# Gaussian releases merged by μ-GDP: (μ, count) pairs.
+GaussianCounts = list[tuple[float, int]]
 
 _FACTORIES: dict[str, Callable[[], Any]] = {}
 _ACCOUNTANTS: dict[str, Any] = {}
@@ -122,4 +127,4 @@ for _name, _factory in (("exact", _exact), ("numeric", _numeric), ("pld", _dp_ac
                         ("basic", _basic)):
     register_accountant(_name, _factory)
 
-__all__ = ["Interval", "accountant_names", "get_accountant", "known_events", "register_accountant"]
+__all__ = ["EventCounts", "Interval", "accountant_names", "get_accountant", "known_events", "register_accountant"]

@@ -26,9 +26,9 @@ from fractions import Fraction
 
 from scipy import special
 
-from ..events.base import FixedCost, UnsupportedEvent
+from ..events.base import CostCurve, FixedCost, UnsupportedEvent
 from ..interval import Interval
-from . import known_events
+from . import EventCounts, known_events
 
 
 def _sum_up(terms) -> float:
@@ -38,26 +38,31 @@ def _sum_up(terms) -> float:
     return value if Fraction(value) >= exact else math.nextafter(value, math.inf)
 
 
-def _costs(pairs):
+def _costs(pairs: EventCounts) -> tuple[list[tuple[FixedCost, int]], list[tuple[CostCurve, int]], set[str]]:
     """(fixed (ε, δ) costs with counts, cost curves with counts, refused names): each event asked for its
     :meth:`~dpmech.events.base.PrivacyEvent.basic_cost`."""
-    fixed, curves, refused = [], [], set()
+    fixed: list[tuple[FixedCost, int]] = []
+    curves: list[tuple[CostCurve, int]] = []
+    refused: set[str] = set()
     for event, count in known_events(pairs, refused):
         try:
             cost = event.basic_cost()
         except UnsupportedEvent:
             refused.add(event.describe())
             continue
-        (fixed if isinstance(cost, FixedCost) else curves).append((cost, count))
+        if isinstance(cost, FixedCost):
+            fixed.append((cost, count))
+        else:
+            curves.append((cost, count))
     return fixed, curves, refused
 
 
-def supports(pairs) -> bool:
+def supports(pairs: EventCounts) -> bool:
     """Whether every event has a basic cost (a dry run of the conversion :func:`epsilon` and :func:`delta` make)."""
     return not _costs(pairs)[2]
 
 
-def _split(pairs):
+def _split(pairs: EventCounts) -> tuple[list[tuple[CostCurve, int]], float, float, int]:
     fixed, curves, refused = _costs(pairs)
     if refused:
         # Summing only the known types would silently drop a release's cost.
@@ -68,7 +73,7 @@ def _split(pairs):
     return curves, fixed_epsilon, fixed_delta, releases
 
 
-def epsilon(pairs, delta: float) -> Interval:
+def epsilon(pairs: EventCounts, delta: float) -> Interval:
     curves, fixed_epsilon, fixed_delta, releases = _split(pairs)
     if not curves:
         total = fixed_epsilon if fixed_delta <= delta else math.inf
@@ -83,7 +88,7 @@ def epsilon(pairs, delta: float) -> Interval:
     return Interval(0.0, total, total, True, f"delta split evenly: {share:.3g} per Gaussian release")
 
 
-def delta(pairs, epsilon: float) -> Interval:
+def delta(pairs: EventCounts, epsilon: float) -> Interval:
     curves, fixed_epsilon, fixed_delta, releases = _split(pairs)
     remaining = epsilon - fixed_epsilon
     if remaining < 0.0:

@@ -39,12 +39,13 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any
 
 from dp_accounting.pld import privacy_loss_distribution as pld_library
 
-from ..events.base import UnsupportedEvent
+from ..events.base import PldBuilder, UnsupportedEvent
 from ..interval import Interval
-from . import known_events
+from . import EventCounts, GaussianCounts, known_events
 from .exact import _composed_mu
 
 DEFAULT_DISCRETIZATION = 1e-4
@@ -52,10 +53,12 @@ UPPER_MARGIN = 1e-8
 _NOTE = "lower end: dp_accounting's optimistic estimate (not proven)"
 
 
-def _builders(pairs):
+def _builders(pairs: EventCounts) -> tuple[GaussianCounts, list[tuple[PldBuilder, int]], set[str]]:
     """(Gaussian (μ, count) pairs, (PLD builder, count) pairs, refused names): each event asked for its
     :meth:`~dpmech.events.base.PrivacyEvent.dp_accounting_pld`; nothing is built here."""
-    gaussians, builders, refused = [], [], set()
+    gaussians: GaussianCounts = []
+    builders: list[tuple[PldBuilder, int]] = []
+    refused: set[str] = set()
     for event, count in known_events(pairs, refused):
         mu = event.gaussian_mu()
         if mu is not None:
@@ -68,12 +71,13 @@ def _builders(pairs):
     return gaussians, builders, refused
 
 
-def supports(pairs) -> bool:
+def supports(pairs: EventCounts) -> bool:
     """Whether every event has a dp_accounting PLD (a dry run of the conversion the queries make)."""
     return not _builders(pairs)[2]
 
 
-def _composed_pld(gaussians, builders, pessimistic, discretization):
+def _composed_pld(gaussians: GaussianCounts, builders: list[tuple[PldBuilder, int]], pessimistic: bool,
+                  discretization: float) -> Any:
     """The composed PLD on one side, or None when nothing on that side has privacy loss."""
     plds = []
     for build, count in builders:
@@ -94,7 +98,7 @@ def _composed_pld(gaussians, builders, pessimistic, discretization):
     return functools.reduce(lambda left, right: left.compose(right), plds)
 
 
-def _interval(pairs, query, value, discretization, cap):
+def _interval(pairs: EventCounts, query: str, value: float, discretization: float, cap: float) -> Interval:
     gaussians, builders, refused = _builders(pairs)
     if refused:
         raise ValueError(
@@ -111,9 +115,9 @@ def _interval(pairs, query, value, discretization, cap):
     return Interval(min(lower, upper), min(estimate, upper), upper, False, _NOTE)
 
 
-def epsilon(pairs, delta: float, discretization: float = DEFAULT_DISCRETIZATION) -> Interval:
+def epsilon(pairs: EventCounts, delta: float, discretization: float = DEFAULT_DISCRETIZATION) -> Interval:
     return _interval(pairs, "get_epsilon_for_delta", delta, discretization, math.inf)
 
 
-def delta(pairs, epsilon: float, discretization: float = DEFAULT_DISCRETIZATION) -> Interval:
+def delta(pairs: EventCounts, epsilon: float, discretization: float = DEFAULT_DISCRETIZATION) -> Interval:
     return _interval(pairs, "get_delta_for_epsilon", epsilon, discretization, 1.0)

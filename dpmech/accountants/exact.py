@@ -73,7 +73,7 @@ from .._newton import LOG_DELTA_MARGIN
 from ..events.base import LatticeStep, UnsupportedEvent
 from ..gaussian import _log_delta_bounds
 from ..interval import Interval
-from . import known_events
+from . import EventCounts, GaussianCounts, known_events
 
 MAX_ATOMS = 2048
 # Past this many repetitions of a three-atom step, powers by squaring (O(MAX_ATOMS² log n)) beat the
@@ -90,12 +90,14 @@ _MAX_SEARCH_STEPS = 400
 _LARGEST_SEARCHED = 1e300
 
 
-def _parts(pairs):
+def _parts(pairs: EventCounts) -> tuple[GaussianCounts, dict[LatticeStep, int]]:
     """(Gaussian (μ, count) pairs, {LatticeStep: count}) of the ledger: each event asked for its μ-GDP μ
     (:meth:`~dpmech.events.base.PrivacyEvent.gaussian_mu`), else its finite pair
     (:meth:`~dpmech.events.base.PrivacyEvent.lattice_step`, None for no loss). Equal steps are merged.
     Refuses, by name, every event that answers neither."""
-    gaussians, steps, refused = [], {}, set()
+    gaussians: GaussianCounts = []
+    steps: dict[LatticeStep, int] = {}
+    refused: set[str] = set()
     for event, count in known_events(pairs, refused):
         mu = event.gaussian_mu()
         if mu is not None:
@@ -116,7 +118,7 @@ def _parts(pairs):
     return gaussians, steps
 
 
-def supports(pairs) -> bool:
+def supports(pairs: EventCounts) -> bool:
     """Whether every event is one this accountant composes exactly: a dry run of the conversion that
     :func:`epsilon` and :func:`delta` start with."""
     try:
@@ -126,14 +128,14 @@ def supports(pairs) -> bool:
     return True
 
 
-def composed_mu(pairs) -> float:
+def composed_mu(pairs: EventCounts) -> float:
     """μ of the Gaussian part (the events with a μ-GDP :meth:`~dpmech.events.base.PrivacyEvent.gaussian_mu`):
     √(Σ count·μᵢ²) rounded up, scaled so that a huge μᵢ does not overflow (inf past the largest double)."""
-    return _composed_mu([(event.gaussian_mu(), count) for event, count in pairs
-                         if event.gaussian_mu() is not None])
+    mus = ((event.gaussian_mu(), count) for event, count in pairs)
+    return _composed_mu([(mu, count) for mu, count in mus if mu is not None])
 
 
-def _composed_mu(gaussians) -> float:
+def _composed_mu(gaussians: GaussianCounts) -> float:
     """:func:`composed_mu` of (μ, count) pairs."""
     if not gaussians:
         return 0.0
@@ -494,7 +496,7 @@ def _log_delta(profile: _Profile, epsilon: float) -> float:
     return profile.log_delta(epsilon) + profile.log_margin
 
 
-def log_delta_interval(pairs, epsilon: float):
+def log_delta_interval(pairs: EventCounts, epsilon: float) -> tuple[float, float, float]:
     """(log lower, log estimate, log upper) of δ(ε), all at most log 1 = 0; the estimate is the evaluation."""
     upper, lower = _profiles(pairs)
     if math.isinf(upper.mu):
@@ -503,9 +505,10 @@ def log_delta_interval(pairs, epsilon: float):
     return log_lower, min(max(upper.log_delta(epsilon, evaluated=True), log_lower), log_upper), log_upper
 
 
-def delta(pairs, epsilon: float) -> Interval:
+def delta(pairs: EventCounts, epsilon: float) -> Interval:
     """δ(ε) as an interval; its logarithms are in the note-free :func:`log_delta_interval`."""
-    return Interval(*(math.exp(value) for value in log_delta_interval(pairs, epsilon)), True)
+    lower, estimate, upper = (math.exp(value) for value in log_delta_interval(pairs, epsilon))
+    return Interval(lower, estimate, upper, True)
 
 
 def _search(profile: _Profile, log_target: float, upper_side: bool, start: float, high: float = math.inf,
@@ -599,7 +602,7 @@ def _lower_start(profile: _Profile, log_target: float, near: float):
     return near, None
 
 
-def epsilon(pairs, delta: float) -> Interval:
+def epsilon(pairs: EventCounts, delta: float) -> Interval:
     """ε(δ) as a certified interval (lower <= tight ε <= upper)."""
     log_target = math.log(delta)
     # Mass far below δ moved to +∞ changes the upper end by a relative e^-60 at most per merge.

@@ -61,28 +61,34 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from typing import Any
 
 import numpy as np
 
 from .. import pld
 from .. import validation as check
-from ..events.base import UnboundedPrivacyLoss, UnsupportedEvent
+from ..events.base import EnginePair, PrivacyEvent, UnboundedPrivacyLoss, UnsupportedEvent
 from ..interval import Interval
-from . import known_events
 from ..pld import accountant as engine
+from . import EventCounts, GaussianCounts, known_events
 from .exact import _composed_mu
 
 _MAX_COARSENINGS = 4
 
 
-def _convert(pairs):
+def _convert(pairs: EventCounts) -> tuple[GaussianCounts, Counter[PrivacyEvent], dict[PrivacyEvent, EnginePair],
+                                         set[str], bool]:
     """(Gaussian (μ, count) pairs, {event: count} of the others, {event: its pair}, refused names, whether some
     loss is unbounded).
 
     Each distinct event is asked once for its pair (:meth:`~dpmech.events.base.PrivacyEvent.privacy_loss_pair`);
     Gaussians are kept apart to be merged into one. Nothing is composed here.
     """
-    gaussians, counts, entries, refused, unbounded = [], Counter(), {}, set(), False
+    gaussians: GaussianCounts = []
+    counts: Counter[PrivacyEvent] = Counter()
+    entries: dict[PrivacyEvent, EnginePair] = {}
+    refused: set[str] = set()
+    unbounded = False
     for event, count in known_events(pairs, refused):
         mu = event.gaussian_mu()
         if mu is not None:
@@ -101,13 +107,13 @@ def _convert(pairs):
     return gaussians, counts, entries, refused, unbounded
 
 
-def supports(pairs) -> bool:
+def supports(pairs: EventCounts) -> bool:
     """Whether every event has a dominating pair this accountant composes (a dry run of :func:`engine_ledger`'s
     conversion)."""
     return not _convert(pairs)[3]
 
 
-def engine_ledger(pairs):
+def engine_ledger(pairs: EventCounts) -> list[tuple[Any, int]]:
     """The ledger's (event, count) pairs as :mod:`dpmech.pld` entries ``[(pairs, count), ...]``.
 
     Equal events are merged into one entry with their counts added, and all Gaussians into
@@ -124,7 +130,7 @@ def engine_ledger(pairs):
         )
     if unbounded:
         raise UnboundedPrivacyLoss
-    entries = []
+    entries: list[tuple[Any, int]] = []
     if gaussians:
         mu = _composed_mu(gaussians)
         if not math.isfinite(mu):
@@ -163,7 +169,8 @@ def _answer(entries, query, target, tilt_at, discretization, width, max_points, 
     raise ValueError(f"max_points: no discretization up to {step:.3g} fits in {max_points} grid points")
 
 
-def epsilon(pairs, delta: float, discretization=None, width=None, max_points=engine.MAX_POINTS) -> Interval:
+def epsilon(pairs: EventCounts, delta: float, discretization: float | None = None, width: float | None = None,
+            max_points: int = engine.MAX_POINTS) -> Interval:
     """Certified interval of the smallest ε with δ(ε) <= ``delta`` for the composed dominating pairs."""
     delta = check.open_unit_interval("delta", delta)
     try:
@@ -182,7 +189,8 @@ def epsilon(pairs, delta: float, discretization=None, width=None, max_points=eng
     return Interval(lower, upper, upper, True, note)
 
 
-def log_delta_interval(pairs, epsilon: float, discretization=None, width=None, max_points=engine.MAX_POINTS):
+def log_delta_interval(pairs: EventCounts, epsilon: float, discretization: float | None = None,
+                       width: float | None = None, max_points: int = engine.MAX_POINTS) -> Interval:
     """Certified interval of log δ(ε), as an :class:`Interval` of logarithms (estimate: the connect-the-dots value)."""
     epsilon = check.non_negative("epsilon", epsilon)
     try:
@@ -197,7 +205,8 @@ def log_delta_interval(pairs, epsilon: float, discretization=None, width=None, m
     return Interval(lower, upper, upper, True, note)
 
 
-def delta(pairs, epsilon: float, discretization=None, width=None, max_points=engine.MAX_POINTS) -> Interval:
+def delta(pairs: EventCounts, epsilon: float, discretization: float | None = None, width: float | None = None,
+          max_points: int = engine.MAX_POINTS) -> Interval:
     """Certified interval of δ(ε); the upper end is rounded up and never 0 for a positive δ."""
     logs = log_delta_interval(pairs, epsilon, discretization, width, max_points)
     with np.errstate(under="ignore"):

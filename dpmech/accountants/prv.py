@@ -22,10 +22,11 @@ from __future__ import annotations
 import prv_accountant
 
 import math
+from typing import Any
 
-from ..events.base import UnsupportedEvent
+from ..events.base import PrvMechanism, UnsupportedEvent
 from ..interval import Interval
-from . import known_events
+from . import EventCounts, GaussianCounts, known_events
 from .exact import _composed_mu
 
 UPPER_MARGIN = 1e-8
@@ -35,10 +36,12 @@ DEFAULT_EPSILON_ERROR = 1e-2
 DEFAULT_DELTA_ERROR_FOR_DELTA = 1e-10
 
 
-def _mechanisms(pairs):
+def _mechanisms(pairs: EventCounts) -> tuple[GaussianCounts, list[tuple[PrvMechanism, int]], set[str]]:
     """(Gaussian (μ, count) pairs, (prv_accountant mechanism, count) pairs, refused names): each event asked for
     its :meth:`~dpmech.events.base.PrivacyEvent.prv_mechanism` (None: no loss, left out)."""
-    gaussians, mechanisms, refused = [], [], set()
+    gaussians: GaussianCounts = []
+    mechanisms: list[tuple[PrvMechanism, int]] = []
+    refused: set[str] = set()
     for event, count in known_events(pairs, refused):
         mu = event.gaussian_mu()
         if mu is not None:
@@ -54,21 +57,22 @@ def _mechanisms(pairs):
     return gaussians, mechanisms, refused
 
 
-def _dominated(pairs) -> bool:
+def _dominated(pairs: EventCounts) -> bool:
     """Whether some event enters through a mechanism that only dominates its own pair (its lower end is then no bound)."""
-    return any(mechanism is not None and not mechanism.own_pair for mechanism, _ in _mechanisms(pairs)[1])
+    return any(not mechanism.own_pair for mechanism, _ in _mechanisms(pairs)[1])
 
 
-def supports(pairs) -> bool:
+def supports(pairs: EventCounts) -> bool:
     """Whether every event has a prv_accountant mechanism (a dry run of the conversion the queries make)."""
     return not _mechanisms(pairs)[2]
 
 
-def _variables(pairs):
+def _variables(pairs: EventCounts) -> tuple[list[Any], list[int]]:
     gaussians, mechanisms, refused = _mechanisms(pairs)
     if refused:
         raise ValueError(f"method 'prv' cannot account {', '.join(sorted(refused))}")
-    variables, counts = [], []
+    variables: list[Any] = []
+    counts: list[int] = []
     if gaussians:
         variables.append(prv_accountant.GaussianMechanism(noise_multiplier=1.0 / _composed_mu(gaussians)))
         counts.append(1)
@@ -78,7 +82,8 @@ def _variables(pairs):
     return variables, counts
 
 
-def _run(pairs, query, value, epsilon_error, delta_error, cap):
+def _run(pairs: EventCounts, query: str, value: float, epsilon_error: float, delta_error: float,
+         cap: float) -> Interval:
     variables, counts = _variables(pairs)
     if not variables:
         return Interval(0.0, 0.0, 0.0, True)
@@ -96,14 +101,15 @@ def _run(pairs, query, value, epsilon_error, delta_error, cap):
     return Interval(min(max(float(lower), 0.0), upper), min(float(estimate), upper), upper, False, note)
 
 
-def epsilon(pairs, delta: float, epsilon_error: float = DEFAULT_EPSILON_ERROR, delta_error=None) -> Interval:
+def epsilon(pairs: EventCounts, delta: float, epsilon_error: float = DEFAULT_EPSILON_ERROR,
+            delta_error: float | None = None) -> Interval:
     if not pairs:
         return Interval(0.0, 0.0, 0.0, True)
     return _run(pairs, "compute_epsilon", delta, epsilon_error, delta / 1000 if delta_error is None else delta_error,
                 math.inf)
 
 
-def delta(pairs, epsilon: float, epsilon_error: float = DEFAULT_EPSILON_ERROR,
+def delta(pairs: EventCounts, epsilon: float, epsilon_error: float = DEFAULT_EPSILON_ERROR,
           delta_error: float = DEFAULT_DELTA_ERROR_FOR_DELTA) -> Interval:
     if not pairs:
         return Interval(0.0, 0.0, 0.0, True)
