@@ -529,10 +529,44 @@ def _markdown(summary: dict) -> str:
     return "\n".join(lines)
 
 
+def _check_client_selection(pipeline: str, clients_per_round, engine: str) -> None:
+    """ValueError, naming ``clients_per_round`` and its option, unless ``pipeline`` selects clients in process."""
+    dpmech.validation.integer_scalar("clients_per_round (dpmech run --clients-per-round)", clients_per_round, 1)
+    entry = get_pipeline(pipeline)
+    if entry.client_selection_fields is None:
+        raise ValueError(f"clients_per_round (dpmech run --clients-per-round) does not apply to {pipeline}: "
+                         f"{entry.no_client_selection}")
+    if engine != "inprocess":
+        raise ValueError(f"clients_per_round (dpmech run --clients-per-round) needs engine 'inprocess' (got {engine!r}): "
+                         "the Flower round trains every client")
+
+
+def with_client_selection(pipeline: str, config, clients_per_round):
+    """``config`` with ``clients_per_round`` and the pipeline's ``client_selection_fields``
+    (:class:`trainers.pipelines.registry.Pipeline`); ``config`` itself when ``clients_per_round`` is None.
+    The config class checks k against its clients (ValueError naming the option)."""
+    if clients_per_round is None:
+        return config
+    _check_client_selection(pipeline, clients_per_round, "inprocess")
+    fields = dict(get_pipeline(pipeline).client_selection_fields)
+    try:
+        return dataclasses.replace(config, clients_per_round=clients_per_round, **fields)
+    except ValueError as error:
+        raise ValueError(f"dpmech run --clients-per-round: {error}") from None
+
+
+def _selection_notes(clients_per_round) -> list:
+    if clients_per_round is None:
+        return []
+    return [f"The audit tests the round without client selection (every client, its own claim, user level): the "
+            f"canary audit does not sample the selection of {clients_per_round} clients per round, whose amplified "
+            "guarantee (\"tight\") is accounted, not audited."]
+
+
 def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float = DEFAULT_EPSILON,
                  delta: float = DEFAULT_DELTA, seed: int = 0, out="dpmech-report", progress: bool = True,
                  trials=None, threads: int = 1, accuracy_curve: bool = True, engine: str = "inprocess",
-                 cache_dir=None, data_file=None) -> dict:
+                 cache_dir=None, data_file=None, clients_per_round=None) -> dict:
     """Run the five steps of the module docstring and return the summary (also written to ``out``).
 
     ``dataset=None`` takes the pipeline's own (:func:`trainers.pipelines.targets.default_dataset`:
@@ -553,6 +587,14 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
     ``engine="flower"`` trains the round in Flower's simulation engine (:func:`flower_round_runner`);
     the audit still runs the pipeline's release step in process, and the delivered (ε, δ) is the
     larger of the audit's claim and the deployed round's certified guarantee.
+
+    ``clients_per_round`` k (None: every client): the server selects k of the pipeline's clients
+    uniformly without replacement (:func:`with_client_selection`; pipelines whose registry entry has
+    no ``client_selection_fields`` refuse it, saying why). The round, the non-private run and the
+    curve train the selected clients only, and the noise is calibrated on the amplified user-level
+    ledger. The audit tests the same round without selection (every client, its own claim): the
+    canary audits do not sample the selection. The delivered (ε, δ) is then the larger of the audit's
+    claim and the released round's amplified guarantee ("tight").
     """
     # Every argument is checked before the trainers (and torch) load and before any training.
     dpmech.validation.integer_scalar("seed", seed, 0)
@@ -576,6 +618,8 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
     progress = dpmech.validation.boolean("progress", progress)
     accuracy_curve = dpmech.validation.boolean("accuracy_curve", accuracy_curve)
     engine = dpmech.validation.choice("engine", engine, ENGINES)
+    if clients_per_round is not None:
+        _check_client_selection(pipeline, clients_per_round, engine)
     flower_round = flower_round_runner(pipeline) if engine == "flower" else None
     if not isinstance(out, (str, pathlib.Path)):
         raise ValueError(f"out must be a folder path (got {type(out).__name__})")
@@ -590,8 +634,10 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
     audit_function = pipeline_audit(pipeline)
     mode = ("terminal" if sys.stderr.isatty() else "log") if progress else "off"
     # Calibrated before the first progress line, so that a budget the pipeline cannot split is one error line.
-    config = pipeline_config(pipeline, epsilon, delta, dataset)
+    config = with_client_selection(pipeline, pipeline_config(pipeline, epsilon, delta, dataset), clients_per_round)
     free_config, free_baseline, free_source = non_private_config(pipeline, delta, dataset)
+    if free_config is not None:
+        free_config = with_client_selection(pipeline, free_config, clients_per_round)
     with StepLog(mode) as log:
         log.step(f"1/{STEPS} load the data (the noise is calibrated for the target budget)")
         data = load_dataset(dataset, cache_dir=cache_dir) if user_data is None else user_data
@@ -617,7 +663,8 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
             for point in sorted(set(CURVE_EPSILONS) | {float(epsilon)}):
                 log.step(f"2/{STEPS} ε → accuracy curve: {pipeline} at ε = {point:g}")
                 accuracy = (result.accuracy if point == epsilon else
-                            _quiet_accuracy(fitted, pipeline_config(pipeline, point, delta, dataset)))
+                            _quiet_accuracy(fitted, with_client_selection(
+                                pipeline, pipeline_config(pipeline, point, delta, dataset), clients_per_round)))
                 curve.append({"epsilon": point, "accuracy": float(accuracy)})
             if free_accuracy is not None:
                 curve.append({"epsilon": math.inf, "accuracy": free_accuracy})
@@ -625,19 +672,22 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
         guarantees = {name: _guarantee_record(result, name, guarantee) for name, guarantee in result.guarantees.items()}
         log.step(f"4/{STEPS} {_audit_step_name(audit_function)}")
         options = {} if trials is None else {"trials": trials}
-        if flower_round is None and "result" in inspect.signature(audit_function).parameters:
+        # The canary audits sample every client's round: with client selection they test the round without it.
+        audit_config = config if clients_per_round is None else dataclasses.replace(config, clients_per_round=None)
+        if (flower_round is None and clients_per_round is None
+                and "result" in inspect.signature(audit_function).parameters):
             # The audit reuses the round trained above instead of training it again; a round deployed on Flower
             # is not the in-process run the audit samples releases from, so the audit trains that one itself.
             options["result"] = result
         with log.privacy_warnings():
-            audit = audit_function(data, config, seed=seed, **options)
+            audit = audit_function(data, audit_config, seed=seed, **options)
         log.step(f"5/{STEPS} write the report")
         folder.mkdir(parents=True, exist_ok=True)
         write_report(audit, folder / "audit", title=f"{pipeline} audit", extra={"seed": seed})
         delivered_epsilon, delivered_delta = float(audit.eps_claimed), float(audit.delta)
-        if flower_round is not None:
-            # The deployed round certifies its own guarantee (quantisation, dropouts), which may exceed the
-            # in-process release the audit tests: the report states the larger.
+        if flower_round is not None or clients_per_round is not None:
+            # The deployed round certifies its own guarantee (quantisation, dropouts), and a round with client
+            # selection its amplified one; either may exceed the release the audit tests: the report states the larger.
             deployed = result.guarantees["tight"]
             delivered_epsilon = max(delivered_epsilon, float(deployed.epsilon))
             delivered_delta = max(delivered_delta, float(deployed.delta))
@@ -672,7 +722,7 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
             "eps_lb": float(audit.eps_lb),
             "audit": audit_record,
             # One list, each statement once: the pipeline's notes, then the audit's.
-            "notes": _distinct_notes([*result.notes, *audit_record["notes"]]),
+            "notes": _distinct_notes([*result.notes, *_selection_notes(clients_per_round), *audit_record["notes"]]),
             "config": result.summary()["config"],
             "report_dir": str(folder.resolve()),
             "files": list(FILES),

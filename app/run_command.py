@@ -33,6 +33,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="your own data instead of --dataset: an .npz file (numpy.savez) of X, real features of "
                           "shape (n, d), and y, integer labels 0..C-1 of shape (n,); checked as the built-in sets "
                           "and taken as raw inputs")
+    run.add_argument("--clients-per-round", metavar="K", type=arguments.integer_in(1), default=None,
+                     help="the server selects K of the pipeline's clients per round, uniformly without replacement "
+                          "from the seed, and only they train and are averaged; the noise is calibrated on the "
+                          "amplified user-level ledger (dphelmet, at user level; the others refuse it and say why)")
     run.add_argument("--out", metavar="DIR", type=arguments.output_folder, default="dpmech-report",
                      help="report folder (default ./dpmech-report)")
     run.add_argument("--threads", type=arguments.integer_in(1, 1024), default=1,
@@ -66,7 +70,7 @@ def _run(args) -> None:
     summary = run_main_job(args.pipeline, args.dataset, args.epsilon, args.delta, args.seed, args.out,
                            progress=True, trials=args.trials, threads=args.threads,
                            accuracy_curve=args.accuracy_curve, engine=args.engine, cache_dir=args.cache_dir,
-                           data_file=args.data)
+                           data_file=args.data, clients_per_round=args.clients_per_round)
     target = summary["target"]
     if not target["met"]:
         print(f"dpmech run: warning: {target['note']}", file=sys.stderr)

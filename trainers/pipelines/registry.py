@@ -48,6 +48,11 @@ class Pipeline:
     ``flower_function``: ``"module:function"`` of :mod:`trainers.flower` that runs a round in
     Flower's simulation engine, or None (no Flower app). ``flower_config_fields``: (field, value)
     pairs the main job sets on the config of a round it deploys on Flower.
+
+    ``client_selection_fields``: (field, value) pairs the main job sets, besides ``clients_per_round``,
+    on the config of a round whose server selects k of its clients per round (``dpmech run
+    --clients-per-round``; the amplified user-level accounting is the pipeline's own), or None where
+    selection does not apply; ``no_client_selection`` then says why.
     """
 
     name: str
@@ -62,6 +67,12 @@ class Pipeline:
     calibrated: bool = False
     flower_function: Optional[str] = None
     flower_config_fields: Tuple[Tuple[str, str], ...] = ()
+    client_selection_fields: Optional[Tuple[Tuple[str, str], ...]] = None
+    no_client_selection: str = ""
+
+    def __post_init__(self) -> None:
+        if (self.client_selection_fields is None) == (not self.no_client_selection):
+            raise ValueError(f"{self.name}: give client_selection_fields or no_client_selection (why), exactly one")
 
     def load(self):
         """The pipeline's module (imported on first use: the pipelines import torch)."""
@@ -83,15 +94,25 @@ PIPELINES = {
         # meaningful accuracy at ε = 1: on digits (~54 records per client) ε = 1 leaves it near chance.
         Pipeline("fedauxfdp", "fedauxfdp", "FedAuxFdpConfig", "run_fedauxfdp", False, "000 FedAUXfdp", "fit_fedauxfdp",
                  default_dataset="mnist1d-cnn", trains_on_features=True, calibrated=True,
-                 flower_function="fedauxfdp:run_flower_fedauxfdp"),
+                 flower_function="fedauxfdp:run_flower_fedauxfdp",
+                 no_client_selection="one round in which every client's noisy heads reach the server one by one "
+                                     "(record level, per client), so selecting clients hides nothing to credit"),
         # DP-Helmet at its seed's scale (1,000 users, 100 epochs) takes minutes, so it stays on digits unless asked.
         # On Flower its shares are discrete, so that the SecAgg+ sum is certified at the target (issue 17).
         Pipeline("dphelmet", "dphelmet", "DpHelmetConfig", "run_dphelmet", False, "002 Distributed DP-Helmet",
                  trains_on_features=True, calibrated=True, flower_function="dphelmet:run_flower_dphelmet",
-                 flower_config_fields=(("noise", "discrete"),)),
-        Pipeline("fedmd-nfdp", "fedmd_nfdp", "FedMdNfdpConfig", "run_fedmd_nfdp", True, "001 FedMD-NFDP"),
-        Pipeline("fedgm", "fedgm", "FedGmConfig", "run_fedgm", True, "003 FedGM", calibrated=True),
-        Pipeline("fedzda", "fedzda", "FedZdaConfig", "run_fedzda", True, "004 Fed-ZDA"),
+                 flower_config_fields=(("noise", "discrete"),),
+                 # Client selection is accounted at user level: the selected users' blind average, amplified.
+                 client_selection_fields=(("privacy_unit", "user"),)),
+        Pipeline("fedmd-nfdp", "fedmd_nfdp", "FedMdNfdpConfig", "run_fedmd_nfdp", True, "001 FedMD-NFDP",
+                 no_client_selection="its guarantee is each party's record-level NFDP (subsampling without noise) "
+                                     "and every party's logits reach the server one by one"),
+        Pipeline("fedgm", "fedgm", "FedGmConfig", "run_fedgm", True, "003 FedGM", calibrated=True,
+                 no_client_selection="one round in which every client's randomised labels reach the server one by "
+                                     "one (label level, per client), so selecting clients hides nothing to credit"),
+        Pipeline("fedzda", "fedzda", "FedZdaConfig", "run_fedzda", True, "004 Fed-ZDA",
+                 no_client_selection="it has no privacy guarantee to amplify (ε = ∞); its client_fraction already "
+                                     "samples clients per round for training"),
     )
 }
 PIPELINE_NAMES = tuple(PIPELINES)
