@@ -76,7 +76,9 @@ class ApproximateDpEvent(PrivacyEvent):
             # Σ_{i<k} e^{iε} <= k·e^{(k−1)ε}; the quotient form below loses bits for subnormal ε.
             log_growth = math.log(k) + (k - 1) * epsilon
         else:
-            log_growth = k * epsilon + math.log(-math.expm1(-k * epsilon)) - math.log(math.expm1(epsilon))
+            # log(e^{kε} − 1) − log(e^ε − 1) with both written as x + log(1 − e^{−x}), since
+            # expm1(ε) itself overflows above ε ≈ 709.78.
+            log_growth = (k - 1) * epsilon + math.log(-math.expm1(-k * epsilon)) - math.log(-math.expm1(-epsilon))
         log_delta = math.log(self.delta) + log_growth
         delta = math.exp(min(log_delta, 0.0)) * (1.0 + 1e-14)
         if delta >= 1.0:

@@ -76,6 +76,18 @@ def test_large_groups_do_not_overflow():
     assert group_privacy(ApproximateDpEvent(0.0, 1e-9), 10).delta == pytest.approx(1e-8)
 
 
+def test_approximate_dp_group_past_exp_overflow():
+    # e^ε overflows a double above ε ≈ 709.78; the geometric sum must still be formed in logs.
+    delta = 1e-310
+    grouped = group_privacy(ApproximateDpEvent(710.0, delta), 2)
+    log_reference = math.log(delta) + 710.0 + math.log1p(math.exp(-710.0))
+    assert grouped.epsilon == 1420.0
+    assert grouped.delta >= math.exp(log_reference)
+    assert grouped.delta == pytest.approx(math.exp(log_reference), rel=1e-12)
+    with pytest.warns(NoGuaranteeWarning, match="group of 2 records"):
+        assert isinstance(group_privacy(ApproximateDpEvent(800.0, 0.5), 2), NoGuaranteeEvent)
+
+
 @pytest.mark.parametrize("k", [0, -1, 2.5, True, "2", None])
 def test_bad_group_size_names_the_parameter(k):
     with pytest.raises(ValueError, match="group_size"):
