@@ -14,7 +14,8 @@ Batch sampling (``--sampling``):
   upper δ(ε) is at most the target (never under-noised).
 * ``random-allocation``: each epoch of t steps puts every record in exactly one step, drawn
   uniformly (Feldman & Shenfeld 2025; ``dpmech.RandomAllocationEvent`` recorded once per epoch);
-  calibrated by :func:`dpmech.ledger_calibration.calibrate_ledger` on the same certified upper end.
+  calibrated on the ε query itself (:func:`_allocation_sigma`): the σ returned is one whose certified upper ε
+  at δ is at most the target, within 0.1 % of a σ whose certified upper ε exceeds it.
 * ``shuffle``: fixed-size batches of a shuffled dataset, reshuffled every epoch. No certified
   number is known, so three labelled numbers are printed: the Poisson one (not valid for shuffled
   batches), the random-allocation one (certified, if batches are sampled that way instead), and the
@@ -219,28 +220,93 @@ def _epsilon(args, schedule: "_Schedule") -> None:
           inputs=("noise_multiplier",))
 
 
-def _calibrated_sigma(sampling: str, schedule: _Schedule, epsilon: float, delta: float):
-    from ..ledger_calibration import calibrate_ledger
+def _calibrated_sigma(sampling: str, schedule: _Schedule, epsilon: float, delta: float) -> tuple[float, dict]:
+    """(σ, the evidence that certifies it, as output fields)."""
     from ..pld.calibration import poisson_subsampled_gaussian_sigma
 
     poisson = poisson_subsampled_gaussian_sigma(schedule.rate if sampling == "poisson" else 1.0 / schedule.per_epoch,
                                                 schedule.steps if sampling == "poisson" else
                                                 schedule.epochs * schedule.per_epoch, epsilon, delta)
     if sampling == "poisson":
-        return poisson
-    # Random allocation and Poisson sampling at q = 1/t are close for the Gaussian (Feldman & Shenfeld 2025),
-    # so the Poisson σ is the guess and a factor 16 either side the bracket (calibrate_ledger says which side
-    # an answer outside it lies on).
-    return calibrate_ledger(lambda sigma: _ledger(sampling, sigma, schedule), epsilon, delta, poisson / 16.0,
-                            poisson * 16.0, guess=float(poisson))
+        return float(poisson), {"achieved_delta": _delta_up(poisson.certified_delta),
+                                "discretization": poisson.discretization}
+    # Random allocation and Poisson sampling at q = 1/t are close for the Gaussian (Feldman & Shenfeld 2025): the
+    # Poisson σ is the first guess.
+    sigma, certified = _allocation_sigma(schedule, epsilon, delta, float(poisson))
+    # δ(ε) decreases in ε: a certified ε(δ) at most the target means δ(target) <= δ.
+    return sigma, {"achieved_delta": delta, "certified_epsilon": certified}
+
+
+# The calibrated σ is within this factor of one the ε query refuses (0.2 % asked: half of it, and the σ returned
+# is the certified end of the last bracket).
+_ALLOCATION_SIGMA_RATIO = 1.001
+_ALLOCATION_EVALUATIONS = 40
+
+
+def _allocation_sigma(schedule: _Schedule, epsilon: float, delta: float, guess: float) -> tuple[float, float]:
+    """(σ, its certified upper ε(δ)): the random-allocation σ found on the ε query itself, the one ``dpmech dpsgd
+    epsilon`` runs (same grids, same refinement), so that it is certified there, and a σ below it by a factor of at
+    most 1.001 is not (the 0.2 % asked for, with room). f(σ) = log ε_upper(σ) − log ε is close to linear in log σ:
+    secant steps from the guess bracket the root, then Illinois regula falsi in log σ, safeguarded by bisection,
+    shrinks the bracket; each end is an evaluated σ on its side."""
+    evaluations = 0
+
+    def excess(log_sigma: float) -> tuple[float, float]:
+        nonlocal evaluations
+        evaluations += 1
+        if evaluations > _ALLOCATION_EVALUATIONS:
+            raise ValueError(f"--epsilon: no noise multiplier found within {_ALLOCATION_EVALUATIONS} epsilon queries")
+        upper = _certified_epsilon("random-allocation", math.exp(log_sigma), schedule, delta)[1]
+        return (math.log(upper) - math.log(epsilon) if upper > 0 else -math.inf), upper
+
+    width = math.log(_ALLOCATION_SIGMA_RATIO)
+    log_guess = math.log(guess)
+    value, upper = excess(log_guess)
+    # (log σ, f, certified ε) of the tightest evaluated point on each side.
+    certified = (log_guess, value, upper) if value <= 0 else None
+    refused = None if value <= 0 else (log_guess, value, upper)
+    direction, step, last = (1.0 if value > 0 else -1.0), 0.02, (log_guess, value)
+    while certified is None or refused is None:  # bracketing, toward the root: secant steps, else doubling ones
+        log_sigma = last[0] + direction * step
+        value, upper = excess(log_sigma)
+        if value <= 0:
+            certified = (log_sigma, value, upper)
+        else:
+            refused = (log_sigma, value, upper)
+        if math.isfinite(value) and math.isfinite(last[1]) and value != last[1]:
+            ahead = direction * value * (log_sigma - last[0]) / (last[1] - value)  # to the secant's root
+            step = min(max(1.2 * ahead, 2 * width), 4.0) if ahead > 0 else 2 * step
+        else:
+            step *= 2
+        last = (log_sigma, value)
+    kept = 0  # the end kept by the last step: −1 the refused one, +1 the certified one
+    while certified[0] - refused[0] > width:
+        (x0, f0, _), (x1, f1, _) = refused, certified
+        if math.isfinite(f0) and math.isfinite(f1):
+            middle = x0 - f0 * (x1 - x0) / (f1 - f0)
+            middle = min(max(middle, x0 + 0.05 * (x1 - x0)), x1 - 0.05 * (x1 - x0))  # the bracket shrinks 5 % at least
+        else:
+            middle = 0.5 * (x0 + x1)
+        value, upper = excess(middle)
+        if value <= 0:
+            certified = (middle, value, upper)
+            if kept == -1:  # Illinois: an end kept twice in a row loses half its weight
+                refused = (x0, f0 / 2, refused[2])
+            kept = -1
+        else:
+            refused = (middle, value, upper)
+            if kept == 1:
+                certified = (x1, f1 / 2, certified[2])
+            kept = 1
+    return math.exp(certified[0]), certified[2]
 
 
 def _calibrate(args, schedule: "_Schedule") -> None:
     if schedule.sampling == "shuffle":
         return _shuffle_calibrate(args, schedule)
-    sigma = _calibrated_sigma(schedule.sampling, schedule, args.epsilon, args.delta)
-    record = {"noise_multiplier": float(sigma), "epsilon": args.epsilon, **_record(args, schedule, schedule.sampling),
-              "achieved_delta": _delta_up(sigma.certified_delta), "discretization": sigma.discretization}
+    sigma, evidence = _calibrated_sigma(schedule.sampling, schedule, args.epsilon, args.delta)
+    record = {"noise_multiplier": sigma, "epsilon": args.epsilon, **_record(args, schedule, schedule.sampling),
+              **evidence}
     _emit(record, args.json, f"DP-SGD noise multiplier ({schedule.sampling} sampling)", schedule.notes,
           inputs=("epsilon",))
 
@@ -267,9 +333,9 @@ def _shuffle_epsilon(args, schedule: _Schedule, sigma: float) -> None:
 
 
 def _shuffle_calibrate(args, schedule: _Schedule) -> None:
-    poisson = _calibrated_sigma("poisson", schedule, args.epsilon, args.delta)
+    poisson = _calibrated_sigma("poisson", schedule, args.epsilon, args.delta)[0]
     allocation, reason = _random_allocation_or_reason(
-        lambda: _calibrated_sigma("random-allocation", schedule, args.epsilon, args.delta))
+        lambda: _calibrated_sigma("random-allocation", schedule, args.epsilon, args.delta)[0])
     record = {"noise_multiplier": None, "epsilon": args.epsilon, **_record(args, schedule, "shuffle"),
               "poisson_noise_multiplier": float(poisson),
               "poisson_label": "not valid for shuffled batches: the certified noise multiplier if batches were "
