@@ -47,6 +47,7 @@ claim is enforced by nothing, and no privacy number is printed for them.
 from __future__ import annotations
 
 import argparse
+import copy
 import hashlib
 import json
 import math
@@ -56,13 +57,16 @@ import warnings
 from dataclasses import asdict, replace
 
 import numpy as np
+import torch
 from rich.console import Console
 from rich.table import Table
 
 import dpmech
 import seed_headlines  # a sibling module: the scripts run as `python benchmarks/NAME.py`
+from trainers import networks
 from trainers.data import LabelledData, load_digits_dataset, load_mnist1d, split_federated
-from trainers.fedavg import clients_per_round
+from trainers.fedavg import clients_per_round, run_fedavg
+from trainers.pipelines import fedzda
 from trainers.pipelines.fedzda import FedZdaConfig, run_fedzda
 
 # The fix Hao et al. support, tried: a burn-in before inversion. §4.5 finds the generated data
@@ -93,6 +97,16 @@ INVESTIGATION = {
                                                               zsdg_iterations=300, server_label_smoothing=0.1),
 }
 FIELDS = ("mean_local_accuracy", "client_variance", "global_accuracy", "class_variance")
+# ``--server-step`` (issue 32): one Fed-ZDAS server step (Algorithm 3, lines 8-11) applied to FedAvg's
+# final global model and last round's client models, one change at a time, beside two controls
+# that train the same way on data of the same count and labels: real public records and Gaussian noise.
+SERVER_STEP_VARIANTS = {
+    "Algorithm 3 (client models; BatchNorm statistics re-estimated in training mode)": {},
+    "BatchNorm running statistics frozen (server_batchnorm='frozen')": dict(server_batchnorm="frozen"),
+    "global model inverted (server_inversion='global_model')": dict(server_inversion="global_model"),
+    "server label smoothing 0.1": dict(server_label_smoothing=0.1),
+}
+SERVER_STEP_CONTROLS = ("control: real public records", "control: Gaussian noise")
 
 # Each scale's settings; an option given on the command line overrides its entry.
 SCALES = {
@@ -346,9 +360,70 @@ def explanations(runs, base: FedZdaConfig) -> list:
     ]
 
 
+def server_step_rows(config: FedZdaConfig, seed: int, cache_dir: pathlib.Path, dataset: str) -> dict:
+    """{row: (oracle agreement of the data trained on, global test accuracy after the step)} and
+    FedAvg's accuracy before it, for one seed: FedAvg runs all ``config.rounds`` (the same run as
+    the paired baseline), then each row trains a copy of its final model once."""
+    split = dataset_split(dataset, seed, cache_dir)
+    train_sets, _ = fedzda.client_training_sets(split, config, seed)
+    run = run_fedavg(train_sets, config.input_shape, config.num_classes, config.fedavg(), fedzda._federated_sequence(seed),
+                     description="FedAvg")
+    clients = [networks.load_state_arrays_(networks.build_classifier(config.architecture, config.input_shape, config.num_classes,
+                                                                     torch.Generator()), message.payload)
+               for message in run.messages[-1]]
+    oracle = fedzda.train_oracle((split.negative, split.distillation), config, np.random.SeedSequence([seed, 4]))
+    test_inputs = networks.as_inputs(split.test.features, config.input_shape, "cpu")
+    test_labels = networks.as_targets(split.test.labels, "cpu")
+    public = LabelledData(np.vstack([split.negative.features, split.distillation.features]),
+                          np.concatenate([split.negative.labels, split.distillation.labels]))
+    rows = {"FedAvg (before the step)": (math.nan, networks.accuracy(run.model, test_inputs, test_labels))}
+    for name in (*SERVER_STEP_VARIANTS, *SERVER_STEP_CONTROLS):
+        variant = replace(config, **SERVER_STEP_VARIANTS.get(name, {}))
+        model = copy.deepcopy(run.model)
+        rng = np.random.default_rng([seed, 7])
+        generator = networks.torch_generator(rng)
+        if name in SERVER_STEP_VARIANTS:
+            inputs, targets = fedzda.server_synthetic_set(model, clients, generator, variant)
+        else:
+            labels = np.tile(np.repeat(np.arange(config.num_classes), config.synthetic_per_class), len(clients))
+            targets = networks.as_targets(labels, "cpu")
+            if name == "control: real public records":
+                chosen = np.array([rng.choice(np.flatnonzero(public.labels == label)) for label in labels])
+                inputs = networks.as_inputs(public.features[chosen], config.input_shape, "cpu")
+            else:
+                inputs = torch.randn((len(labels), *config.input_shape), generator=generator)
+        agreement = networks.accuracy(oracle, inputs, targets)
+        fedzda.server_training(model, inputs, targets, generator, variant)
+        rows[name] = (agreement, networks.accuracy(model, test_inputs, test_labels))
+    return rows
+
+
+def server_step_table(per_seed: list) -> Table:
+    seeds = len(per_seed)
+    table = Table(title=f"One Fed-ZDAS server step on FedAvg's final model (mean ± std over {seeds} seeds; accuracy %, "
+                        "paired change in pp, and on how many seeds it rose)")
+    for column in ("server step", "oracle agreement of its data %", "global accuracy after %", "change from FedAvg pp"):
+        table.add_column(column, justify="left" if column == "server step" else "right")
+    before = np.array([100 * rows["FedAvg (before the step)"][1] for rows in per_seed])
+    for name in per_seed[0]:
+        agreement = np.array([100 * rows[name][0] for rows in per_seed])
+        after = np.array([100 * rows[name][1] for rows in per_seed])
+        change = after - before
+        table.add_row(name, "—" if np.isnan(agreement).all() else _mean_std(agreement), _mean_std(after),
+                      "—" if name.startswith("FedAvg") else f"{change.mean():+.1f} ± {change.std():.1f} ({int((change > 0).sum())}/{seeds})")
+    return table
+
+
 def main(arguments, console: Console | None = None) -> dict:
     console = console or Console()
     base = base_config(arguments)
+    if arguments.server_step:
+        seeds = [arguments.only_seed] if arguments.only_seed is not None else list(range(arguments.seeds))
+        dataset = scale_settings(arguments)["dataset"]
+        config = method_config(base, "Fed-ZDAS (Algorithm 3)")
+        per_seed = [server_step_rows(config, seed, pathlib.Path(arguments.cache_dir), dataset) for seed in seeds]
+        console.print(server_step_table(per_seed))
+        return {"server_step": per_seed}
     with warnings.catch_warnings():
         # printed once below: every Fed-ZDA and FedAvg run releases models without noise (ε = ∞)
         warnings.simplefilter("ignore", dpmech.NoGuaranteeWarning)
@@ -378,6 +453,8 @@ def parse_arguments(argv=None):
     parser.add_argument("--augmentation-start", type=int, default=None, help="default: the scale's (digits 8, seed 80)")
     parser.add_argument("--investigate", action="store_true", help="also run the Fed-ZDAS investigation's variants (INVESTIGATION)")
     parser.add_argument("--only-method", choices=tuple(METHODS) + tuple(INVESTIGATION), default=None, help="run (or read) this method only, to fill the cache")
+    parser.add_argument("--server-step", action="store_true",
+                        help="one Fed-ZDAS server step on FedAvg's final model, one change at a time, beside controls (SERVER_STEP_VARIANTS)")
     parser.add_argument("--zsdg-iterations", type=int, default=100)
     parser.add_argument("--oracle-epochs", type=int, default=30)
     parser.add_argument("--oracle-samples", type=int, default=32, help="ZSDG examples per class the oracle judges")

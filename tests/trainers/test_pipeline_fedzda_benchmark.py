@@ -71,3 +71,16 @@ def test_cache_key_depends_on_changed_fields_only_and_a_record_must_match_the_co
     assert benchmark._same_config(stored, config)
     assert not benchmark._same_config(dict(stored, rounds=99), config)
     assert not benchmark._same_config(stored, replace(config, server_label_smoothing=0.1))
+
+
+def test_server_step_trains_copies_of_fedavgs_final_model_beside_real_and_noise_controls(benchmark, tmp_path):
+    output = io.StringIO()
+    result = benchmark.main(benchmark.parse_arguments([*TINY, "--server-step", "--cache-dir", str(tmp_path)]),
+                            Console(file=output, width=240))
+    (rows,) = result["server_step"]
+    assert list(rows) == ["FedAvg (before the step)", *benchmark.SERVER_STEP_VARIANTS, *benchmark.SERVER_STEP_CONTROLS]
+    assert all(0 <= accuracy <= 1 for _, accuracy in rows.values())
+    # the real-record control carries true labels: an oracle at its test accuracy agrees with most of them,
+    # far more than with labels given to Gaussian noise
+    assert rows["control: real public records"][0] > rows["control: Gaussian noise"][0] + 0.3
+    assert "One Fed-ZDAS server step on FedAvg's final model" in output.getvalue()

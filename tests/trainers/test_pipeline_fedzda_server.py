@@ -90,3 +90,32 @@ def test_batches_sharing_one_generator_are_the_sequential_runs_in_order():
     for one, other in zip(sequential, batched):
         torch.testing.assert_close(one, other, rtol=1e-4, atol=1e-4)
     assert not torch.allclose(batched[0], batched[1])  # each batch has its own draws
+
+
+@pytest.mark.parametrize("inversion", fedzda.SERVER_INVERSIONS)
+def test_server_synthetic_set_is_class_balanced_per_received_model(inversion):
+    config = fedzda.FedZdaConfig(input_shape=(1, 12), num_classes=3, architecture="conv-batch-4", synthetic_per_class=4,
+                                 zsdg_iterations=3, server_inversion=inversion)
+    clients = [_trained_model(seed) for seed in (1, 2)]
+    inputs, targets = fedzda.server_synthetic_set(_trained_model(0), clients, torch.Generator().manual_seed(0), config)
+    assert inputs.shape == (2 * 3 * 4, 1, 12)
+    np.testing.assert_array_equal(np.bincount(targets.numpy()), [8, 8, 8])
+
+
+def test_server_step_is_the_synthetic_set_then_server_training():
+    """The hook Fed-ZDAS runs each round is exactly the two public steps, drawing from one generator."""
+    config = fedzda.FedZdaConfig(input_shape=(1, 12), num_classes=3, architecture="conv-batch-4", synthetic_per_class=4,
+                                 zsdg_iterations=3, augmentation_start=1, rounds=3)
+    clients = [_trained_model(seed) for seed in (1, 2)]
+    hooked, stepwise = _trained_model(0), _trained_model(0)
+    fedzda._server_augmentation(hooked, clients, 1, np.random.default_rng(5), config=config)
+    generator = networks.torch_generator(np.random.default_rng(5))
+    inputs, targets = fedzda.server_synthetic_set(stepwise, clients, generator, config)
+    fedzda.server_training(stepwise, inputs, targets, generator, config)
+    for name, value in networks.state_arrays(hooked).items():
+        np.testing.assert_array_equal(value, networks.state_arrays(stepwise)[name])
+    # before r₀ the hook leaves the averaged model alone
+    untouched = _trained_model(0)
+    fedzda._server_augmentation(untouched, clients, 0, np.random.default_rng(5), config=config)
+    for name, value in networks.state_arrays(untouched).items():
+        np.testing.assert_array_equal(value, networks.state_arrays(_trained_model(0))[name])

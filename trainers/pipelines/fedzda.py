@@ -300,14 +300,12 @@ def _frozen_batchnorm_statistics(model: nn.Module):
             norm.momentum = momentum
 
 
-def _server_augmentation(model, client_models, round_index, rng, *, config: FedZdaConfig):
-    """Fed-ZDAS: a class-balanced ZSDG set, one batch per received client model, inverted from
-    that client model (``server_inversion="client_models"``, Algorithm 3) or from the averaged
-    model (``"global_model"``); train the averaged model on it."""
-    if round_index < config.augmentation_start:
-        return
+def server_synthetic_set(model: nn.Module, client_models, generator: torch.Generator, config: FedZdaConfig):
+    """Fed-ZDAS's class-balanced ZSDG set (Hao et al. 2021, Algorithm 3, lines 8-9):
+    ``synthetic_per_class`` examples of every class per received client model, inverted from that
+    client model (``server_inversion="client_models"``) or from the averaged ``model``
+    (``"global_model"``). Returns (inputs, targets)."""
     device = next(model.parameters()).device
-    generator = networks.torch_generator(rng)
     targets = networks.as_targets(np.repeat(np.arange(config.num_classes), config.synthetic_per_class), device)
     settings = dict(iterations=config.zsdg_iterations, learning_rate=config.zsdg_learning_rate,
                     statistics_weight=config.zsdg_statistics_weight)
@@ -318,12 +316,29 @@ def _server_augmentation(model, client_models, round_index, rng, *, config: FedZ
         # one batch per received model, all inverted from the averaged model: one batched call, same draws
         inputs = torch.cat(zero_shot_batches(model, [targets] * len(client_models), config.input_shape,
                                              generators=[generator] * len(client_models), **settings))
+    return inputs, targets.repeat(len(client_models))
+
+
+def server_training(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor, generator: torch.Generator,
+                    config: FedZdaConfig) -> nn.Module:
+    """Algorithm 3, line 11: train the averaged model in place on (inputs, targets) for
+    ``server_epochs`` (SGD at the clients' learning rate and batch size; BatchNorm per
+    ``server_batchnorm``; targets smoothed by ``server_label_smoothing``)."""
     with contextlib.ExitStack() as stack:
         if config.server_batchnorm == "frozen":
             stack.enter_context(_frozen_batchnorm_statistics(model))
         smoothed = functools.partial(nn.functional.cross_entropy, label_smoothing=config.server_label_smoothing)
-        networks.fit(model, inputs, targets.repeat(len(client_models)), loss=smoothed, epochs=config.server_epochs,
-                     batch_size=config.batch_size, learning_rate=config.learning_rate, generator=generator, optimizer="sgd")
+        return networks.fit(model, inputs, targets, loss=smoothed, epochs=config.server_epochs, batch_size=config.batch_size,
+                            learning_rate=config.learning_rate, generator=generator, optimizer="sgd")
+
+
+def _server_augmentation(model, client_models, round_index, rng, *, config: FedZdaConfig):
+    """Fed-ZDAS from round r₀: :func:`server_synthetic_set`, then :func:`server_training` on it."""
+    if round_index < config.augmentation_start:
+        return
+    generator = networks.torch_generator(rng)
+    inputs, targets = server_synthetic_set(model, client_models, generator, config)
+    server_training(model, inputs, targets, generator, config)
 
 
 def _local_splits(clients, fraction, rng):
