@@ -53,7 +53,7 @@ from dpmech.directed_rounding import delta_text, epsilon_text, format_down, form
 from audits.attacks.pipelines import audit_function as pipeline_audit
 from audits.metrics import roc_counts
 from audits.report import json_record, privacy_region_boundary, roc_curves, roc_simultaneous_band, tpr_text, write_report
-from trainers.data import USER_DATA
+from trainers.data import USER_DATA, SplitData
 from trainers.federation import PipelineResult
 from trainers.pipelines.registry import PIPELINE_NAMES, fit_pipeline, get_pipeline
 from trainers.pipelines.targets import THE_RUN, default_dataset, non_private_config, pipeline_config
@@ -77,7 +77,8 @@ DATASET_TEXT = {
                    "(`paper()`).",
     # The user's own arrays (dpmech run --data), checked by trainers.data.load_arrays.
     "user-data": "your own arrays from `{data_file}` (`dpmech run --data`), checked as the built-in sets (finite real "
-                 "features, one integer label 0..C-1 per row, every class present) and taken as raw inputs.",
+                 "features, one integer label 0..C-1 per row, every class present) and taken as raw inputs; a "
+                 "public/private split (X_public, y_public, X_private, y_private) is kept as given.",
 }
 UNIT_TEXT = {"record": "one record", "user": "one user (all their records)", "label": "one label"}
 # Audit methods whose ε_lb holds only if the mechanism's privacy curve is exactly GDP-shaped
@@ -573,7 +574,8 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
     FedAUXfdp runs on ``"mnist1d-cnn"``, public-CNN features at its seed's scale, where its accuracy
     at ε = 1 means something; the others on digits); ``cache_dir`` is where that dataset is cached
     (:func:`trainers.data.load_dataset`). ``data_file``: the path of the user's own ``.npz`` file of
-    ``X`` and ``y`` instead (``dataset`` must then be None), loaded and checked by
+    ``X`` and ``y``, or of the public/private split ``X_public``, ``y_public``, ``X_private`` and
+    ``y_private`` (kept as given: :func:`trainers.data.split_federated`), instead (``dataset`` must then be None), loaded and checked by
     :func:`trainers.data.load_arrays` before any training and taken as raw inputs; the summary's
     ``dataset`` is then ``"user-data"`` and its ``data_file`` the path.
 
@@ -631,6 +633,10 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
 
     # The user's file is read and checked before the first progress line: a malformed one is one error line.
     user_data = None if data_file is None else load_arrays(data_file)
+    if isinstance(user_data, SplitData) and user_data.public_labels is None:
+        # A public/private split without y_public: every pipeline's public sets are labelled (split_federated).
+        raise ValueError(f"data file {str(data_file)!r} has no y_public: {pipeline} needs labels for the public rows "
+                         "(its public sets are labelled); add y_public to the file")
     audit_function = pipeline_audit(pipeline)
     mode = ("terminal" if sys.stderr.isatty() else "log") if progress else "off"
     # Calibrated before the first progress line, so that a budget the pipeline cannot split is one error line.

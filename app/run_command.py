@@ -31,8 +31,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     round_arguments(run)
     run.add_argument("--data", metavar="FILE.npz", default=None,
                      help="your own data instead of --dataset: an .npz file (numpy.savez) of X, real features of "
-                          "shape (n, d), and y, integer labels 0..C-1 of shape (n,); checked as the built-in sets "
-                          "and taken as raw inputs")
+                          "shape (n, d), and y, integer labels 0..C-1 of shape (n,); or your public/private split, "
+                          "X_public and y_public (m rows), X_private and y_private (n rows), kept as given (the "
+                          "test set is held out of the private rows); checked as the built-in sets and taken as raw "
+                          "inputs")
     run.add_argument("--clients-per-round", metavar="K", type=arguments.integer_in(1), default=None,
                      help="the server selects K of the pipeline's clients per round, uniformly without replacement "
                           "from the seed, and only they train and are averaged; the noise is calibrated on the "

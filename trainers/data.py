@@ -105,41 +105,119 @@ def load_mnist1d(num_samples: int = 100_000, seed: int = 0, *, cache_dir=None, c
 
 # The keys of a user's .npz file (features, labels): dpmech run --data's names first, then load_arrays' own.
 NPZ_KEYS = (("X", "y"), ("features", "labels"))
+# The keys of the public/private split form: public features (labels optional), private features and labels.
+NPZ_SPLIT_KEYS = ("X_public", "y_public", "X_private", "y_private")
+_EXPECTED = ("an .npz archive (numpy.savez) of X, real features of shape (n, d), and y, integer labels of shape (n,); "
+             "or of the split X_public (m, d), optional y_public (m,), X_private (n, d) and y_private (n,)")
 
 
-def _load_npz(path: pathlib.Path) -> LabelledData:
-    """The arrays of the user's ``.npz`` file ``path`` (:data:`NPZ_KEYS`), checked as :func:`load_arrays`
-    checks arrays; ValueError naming the file, and the key whose array has the wrong dtype or shape."""
+@dataclass(frozen=True)
+class SplitData:
+    """The user's own public/private split (``dpmech run --data`` with ``X_public``, ``X_private``,
+    ``y_private`` and optionally ``y_public``): the pipelines use it instead of cutting one pool.
+
+    ``private``: the private rows, checked as :func:`load_arrays` checks arrays (classes 0..C-1, every
+    class present); ``split_federated`` holds out a test set from them. ``public_features`` (m, d):
+    public rows of the same width; ``public_labels``: their labels in 0..C-1, or None when the file
+    has no ``y_public`` (:func:`split_federated` then refuses, naming the key, since the public sets are
+    labelled). ``labels`` is the private labels (the class set)."""
+
+    public_features: np.ndarray
+    public_labels: np.ndarray | None
+    private: LabelledData
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.private, LabelledData):
+            raise ValueError(f"private must be LabelledData (got {type(self.private).__name__})")
+        features = as_feature_matrix("X_public", self.public_features)
+        if features.shape[1] != self.private.features.shape[1]:
+            raise ValueError(f"X_public must have the {self.private.features.shape[1]} columns of X_private "
+                             f"(got {features.shape[1]})")
+        object.__setattr__(self, "public_features", features)
+        if self.public_labels is not None:
+            labels = np.asarray(self.public_labels)
+            num_classes = int(self.private.labels.max()) + 1
+            if labels.dtype.kind not in "iu" or labels.shape != (features.shape[0],):
+                raise ValueError(f"y_public must be integer labels of shape ({features.shape[0]},), one per row of "
+                                 f"X_public (got dtype {labels.dtype}, shape {labels.shape})")
+            if labels.size and (labels.min() < 0 or labels.max() >= num_classes):
+                raise ValueError(f"y_public must be in 0..{num_classes - 1}, the classes of y_private "
+                                 f"(got {int(labels.min())}..{int(labels.max())})")
+            object.__setattr__(self, "public_labels", labels.astype(np.int64))
+
+    @property
+    def labels(self) -> np.ndarray:
+        return self.private.labels
+
+    def __len__(self) -> int:
+        return len(self.private) + self.public_features.shape[0]
+
+
+def _npz_arrays(path: pathlib.Path) -> dict:
+    """Every array of the user's ``.npz`` file ``path``; ValueError naming the file otherwise."""
     where = f"data file {str(path)!r}"
-    expected = "an .npz archive (numpy.savez) of X, real features of shape (n, d), and y, integer labels of shape (n,)"
     try:
         stored = np.load(path, allow_pickle=False)
     except OSError as error:
-        raise ValueError(f"{where} cannot be read ({error.strerror or type(error).__name__}); expected {expected}") from None
+        raise ValueError(f"{where} cannot be read ({error.strerror or type(error).__name__}); expected {_EXPECTED}") from None
     except (ValueError, EOFError):
         # numpy refuses pickled objects and text it cannot parse as an array file.
-        raise ValueError(f"{where} is not an array file; expected {expected}") from None
+        raise ValueError(f"{where} is not an array file; expected {_EXPECTED}") from None
     if not isinstance(stored, np.lib.npyio.NpzFile):
-        raise ValueError(f"{where} holds a single array (.npy); expected {expected}")
+        raise ValueError(f"{where} holds a single array (.npy); expected {_EXPECTED}")
     with stored:
-        keys = next((pair for pair in NPZ_KEYS if set(pair) <= set(stored.files)), None)
-        if keys is None:
-            raise ValueError(f"{where} holds arrays {sorted(stored.files)}; expected {expected}")
+        names = set(stored.files)
+        split = names & set(NPZ_SPLIT_KEYS)
+        plain = next((pair for pair in NPZ_KEYS if set(pair) <= names), None)
+        if split and plain is not None:
+            raise ValueError(f"{where} holds both {' and '.join(plain)} and the split's {', '.join(sorted(split))}; "
+                             "give one form")
+        if split:
+            missing = [key for key in NPZ_SPLIT_KEYS if key not in names and key != "y_public"]
+            if missing:
+                raise ValueError(f"{where}: the public/private split needs {', '.join(missing)} (holds {sorted(names)})")
+            keys = tuple(key for key in NPZ_SPLIT_KEYS if key in names)
+        elif plain is not None:
+            keys = plain
+        else:
+            raise ValueError(f"{where} holds arrays {sorted(names)}; expected {_EXPECTED}")
         try:
-            features, labels = stored[keys[0]], stored[keys[1]]
+            return {key: stored[key] for key in keys}
         except (OSError, ValueError, EOFError):
-            raise ValueError(f"{where} holds Python objects or is damaged; expected {expected}") from None
-    feature_key, label_key = keys
+            raise ValueError(f"{where} holds Python objects or is damaged; expected {_EXPECTED}") from None
+
+
+def _typed(features: np.ndarray, labels: np.ndarray, feature_key: str, label_key: str) -> None:
+    """ValueError unless ``features`` are real of shape (n, d) and ``labels`` integers of shape (n,)."""
     if features.dtype.kind not in "iuf" or features.ndim != 2:
-        raise ValueError(f"{where}: {feature_key} must be real features of shape (n, d) "
+        raise ValueError(f"{feature_key} must be real features of shape (n, d) "
                          f"(got dtype {features.dtype}, shape {features.shape})")
     if labels.dtype.kind not in "iu" or labels.shape != (features.shape[0],):
-        raise ValueError(f"{where}: {label_key} must be integer labels of shape ({features.shape[0]},), one per row "
+        raise ValueError(f"{label_key} must be integer labels of shape ({features.shape[0]},), one per row "
                          f"of {feature_key} (got dtype {labels.dtype}, shape {labels.shape})")
+
+
+def _load_npz(path: pathlib.Path) -> LabelledData | SplitData:
+    """The arrays of the user's ``.npz`` file ``path`` (:data:`NPZ_KEYS`, or the split :data:`NPZ_SPLIT_KEYS`),
+    checked as :func:`load_arrays` checks arrays; ValueError naming the file, and the key whose array has the
+    wrong dtype or shape."""
+    arrays = _npz_arrays(path)
     try:
-        return _checked_arrays(features, labels, feature_key, label_key)
+        if "X_private" not in arrays:
+            feature_key, label_key = tuple(arrays)
+            _typed(arrays[feature_key], arrays[label_key], feature_key, label_key)
+            return _checked_arrays(arrays[feature_key], arrays[label_key], feature_key, label_key)
+        _typed(arrays["X_private"], arrays["y_private"], "X_private", "y_private")
+        public_features = arrays["X_public"]
+        if public_features.dtype.kind not in "iuf" or public_features.ndim != 2:
+            raise ValueError(f"X_public must be real features of shape (m, d) "
+                             f"(got dtype {public_features.dtype}, shape {public_features.shape})")
+        if "y_public" in arrays:
+            _typed(public_features, arrays["y_public"], "X_public", "y_public")
+        private = _checked_arrays(arrays["X_private"], arrays["y_private"], "X_private", "y_private")
+        return SplitData(public_features, arrays.get("y_public"), private)
     except ValueError as error:
-        raise ValueError(f"{where}: {error}") from None
+        raise ValueError(f"data file {str(path)!r}: {error}") from None
 
 
 def _checked_arrays(features, labels, feature_name: str, label_name: str) -> LabelledData:
@@ -151,11 +229,14 @@ def _checked_arrays(features, labels, feature_name: str, label_name: str) -> Lab
     return data
 
 
-def load_arrays(features, labels=None) -> LabelledData:
+def load_arrays(features, labels=None) -> LabelledData | SplitData:
     """The user's own data: a feature matrix and integer labels, or the path of an ``.npz`` file
-    (``dpmech run --data``) holding ``X`` and ``y``, or ``features`` and ``labels`` (:data:`NPZ_KEYS`).
-    Checked as :class:`LabelledData` (finite 2-d features, one integer label per row, labels 0..C-1
-    with every class present), never coerced; a file's errors name the file and the key."""
+    (``dpmech run --data``) holding ``X`` and ``y``, or ``features`` and ``labels`` (:data:`NPZ_KEYS`),
+    or the public/private split ``X_public``, optional ``y_public``, ``X_private`` and ``y_private``
+    (:data:`NPZ_SPLIT_KEYS`; a :class:`SplitData`). Checked as :class:`LabelledData` (finite 2-d
+    features, one integer label per row, labels 0..C-1 with every class present; public rows of the
+    private rows' width, public labels among the private classes), never coerced; a file's errors
+    name the file and the key."""
     if isinstance(features, (str, pathlib.Path)):
         if labels is not None:
             raise ValueError("labels must be None when features is the path of an .npz file")
@@ -349,13 +430,21 @@ class FederatedSplit:
     test: LabelledData
 
 
-def split_federated(data: LabelledData, rng, *, test_fraction=0.2, public_fraction=0.2, negative_fraction=0.2) -> FederatedSplit:
+def split_federated(data: LabelledData | SplitData, rng, *, test_fraction=0.2, public_fraction=0.2,
+                    negative_fraction=0.2) -> FederatedSplit:
     """Split ``data`` uniformly at random: ``test_fraction`` for the test set, ``public_fraction``
     for public auxiliary data (of which ``negative_fraction`` is the negative set and the rest the
-    distillation set; FedAUX uses 20% / 80%), and the remainder as the clients' private data."""
+    distillation set; FedAUX uses 20% / 80%), and the remainder as the clients' private data.
+
+    The user's own split (:class:`SplitData`) is kept: its public rows are the public data (cut into
+    the negative and distillation sets by ``negative_fraction``), ``test_fraction`` of its private rows
+    the test set and the rest the clients' private data; ``public_fraction`` does not apply. Its public
+    sets are labelled (:class:`PublicData`), so a split without ``y_public`` is refused naming the key."""
     test_fraction = float(check.in_interval("test_fraction", test_fraction, 0.0, 1.0, low_open=True, high_open=True))
     public_fraction = float(check.in_interval("public_fraction", public_fraction, 0.0, 1.0, low_open=True, high_open=True))
     negative_fraction = float(check.in_interval("negative_fraction", negative_fraction, 0.0, 1.0, low_open=True, high_open=True))
+    if isinstance(data, SplitData):
+        return _kept_split(data, rng, test_fraction, negative_fraction)
     if test_fraction + public_fraction >= 1.0:
         raise ValueError(f"test_fraction + public_fraction must be < 1 (got {test_fraction + public_fraction:g})")
     num_records = len(data)
@@ -372,6 +461,31 @@ def split_federated(data: LabelledData, rng, *, test_fraction=0.2, public_fracti
         negative=PublicData(data.features[negative], data.labels[negative]),
         distillation=PublicData(data.features[distillation], data.labels[distillation]),
         test=LabelledData(data.features[test], data.labels[test]),
+    )
+
+
+def _kept_split(data: SplitData, rng, test_fraction: float, negative_fraction: float) -> FederatedSplit:
+    # The user's public/private boundary is kept; only the test set (from the private rows) and the two
+    # public sets are cut, uniformly at random from ``rng``.
+    if data.public_labels is None:
+        raise ValueError("y_public is missing: the public/private split needs public labels here (the pipelines' "
+                         "public sets are labelled PublicData); add y_public to the file")
+    generator = np.random.default_rng(rng)
+    private_order = generator.permutation(len(data.private))
+    public_order = generator.permutation(data.public_features.shape[0])
+    num_test = int(round(test_fraction * private_order.size))
+    num_negative = int(round(negative_fraction * public_order.size))
+    test, private = np.split(private_order, [num_test])
+    negative, distillation = np.split(public_order, [num_negative])
+    if min(part.size for part in (test, private, negative, distillation)) == 0:
+        raise ValueError(f"the fractions leave an empty part of the split ({len(data.private)} private, "
+                         f"{public_order.size} public records); use more data or other fractions")
+    features, labels = data.private.features, data.private.labels
+    return FederatedSplit(
+        private=PrivateData(features[private], labels[private]),
+        negative=PublicData(data.public_features[negative], data.public_labels[negative]),
+        distillation=PublicData(data.public_features[distillation], data.public_labels[distillation]),
+        test=LabelledData(features[test], labels[test]),
     )
 
 

@@ -1,0 +1,45 @@
+"""``dpmech run --data FILE.npz`` with the public/private split form: a digits split saved to npz is kept as
+given; a split without y_public is refused by every pipeline (their public sets are labelled) naming the key."""
+
+import json
+
+import numpy as np
+import pytest
+
+from trainers.data import load_arrays, load_digits_dataset
+from trainers.pipelines.registry import PIPELINE_NAMES, run_pipeline
+from trainers.pipelines.targets import pipeline_config
+
+RUN = ("run", "--pipeline", "dphelmet", "--epsilon", "2", "--trials", "200", "--no-accuracy-curve", "--json")
+
+
+@pytest.fixture(scope="module")
+def digits_split():
+    digits = load_digits_dataset()
+    order = np.random.default_rng(1).permutation(len(digits))
+    return digits.subset(order[:500]), digits.subset(order[500:])
+
+
+def test_the_split_file_is_the_round_of_the_same_split_in_process(dpmech_main, digits_split, tmp_path):
+    public, private = digits_split
+    path = tmp_path / "split.npz"
+    np.savez(path, X_public=public.features, y_public=public.labels, X_private=private.features, y_private=private.labels)
+    status, out, err = dpmech_main(*RUN, "--data", str(path), "--out", str(tmp_path / "r"))
+    assert status == 0, err
+    summary = json.loads(out)
+    assert (summary["dataset"], summary["data_file"]) == ("user-data", str(path))
+    # The same round run on the loaded split in process: the file's public/private boundary is what trained.
+    expected = run_pipeline("dphelmet", load_arrays(path), pipeline_config("dphelmet", 2.0, 1e-5, "user-data"), seed=0)
+    assert summary["accuracy"] == expected.accuracy
+    assert "public/private split" in (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("pipeline", PIPELINE_NAMES)
+def test_a_split_without_public_labels_exits_2_naming_y_public(dpmech_main, digits_split, tmp_path, pipeline):
+    public, private = digits_split
+    path = tmp_path / "unlabelled.npz"
+    np.savez(path, X_public=public.features, X_private=private.features, y_private=private.labels)
+    status, out, err = dpmech_main("run", "--pipeline", pipeline, "--data", str(path), "--out", str(tmp_path / "r"))
+    lines = err.strip().splitlines()
+    assert status == 2 and out == "" and not (tmp_path / "r").exists() and len(lines) == 1, err
+    assert f"data file {str(path)!r} has no y_public: {pipeline} needs labels" in lines[0]
