@@ -1,6 +1,8 @@
 """The Fed-ZDAS investigation's switches (issue 16): the weight of ZSDG's statistics term and label
 smoothing of the server's synthetic targets. Defaults are the seed's (weight 1, hard labels)."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -119,3 +121,27 @@ def test_server_step_is_the_synthetic_set_then_server_training():
     fedzda._server_augmentation(untouched, clients, 0, np.random.default_rng(5), config=config)
     for name, value in networks.state_arrays(untouched).items():
         np.testing.assert_array_equal(value, networks.state_arrays(_trained_model(0))[name])
+
+
+def test_server_learning_rate_defaults_to_the_clients_and_sets_the_servers_step():
+    config = fedzda.FedZdaConfig(input_shape=(1, 12), num_classes=3, architecture="conv-batch-4")
+    generator = torch.Generator().manual_seed(3)
+    inputs, targets = torch.randn(24, 1, 12, generator=generator), torch.arange(3).repeat(8)
+
+    def trained(server_config):
+        return networks.state_arrays(fedzda.server_training(_trained_model(0), inputs, targets, torch.Generator().manual_seed(4),
+                                                            server_config))
+
+    default, explicit = trained(config), trained(replace(config, server_learning_rate=config.learning_rate))
+    smaller = trained(replace(config, server_learning_rate=config.learning_rate / 10))
+    start = networks.state_arrays(_trained_model(0))
+    name = next(name for name in start if name.endswith("weight"))
+    np.testing.assert_array_equal(default[name], explicit[name])
+    # plain SGD steps from the same start on the same batches: a tenth of the rate moves the weights less
+    assert np.linalg.norm(smaller[name] - start[name]) < np.linalg.norm(default[name] - start[name])
+
+
+@pytest.mark.parametrize("value", [0.0, -0.01, float("nan"), float("inf")])
+def test_server_learning_rate_must_be_positive_and_finite(value):
+    with pytest.raises(ValueError, match="server_learning_rate"):
+        fedzda.FedZdaConfig(server_learning_rate=value)

@@ -130,6 +130,9 @@ class FedZdaConfig:
     server_batchnorm: str = "train"
     # label smoothing of the server's synthetic targets (Fed-ZDAS; 0 = the seed's hard labels)
     server_label_smoothing: float = 0.0
+    # SGD step size of the server's training on synthetic data (Fed-ZDAS); None: the clients' learning_rate.
+    # Hao et al. give one learning rate "for all methods" and none for the server's step (issue 32).
+    server_learning_rate: Optional[float] = None
     baseline: bool = True
     oracle: bool = False
     oracle_samples_per_class: int = 64
@@ -164,6 +167,8 @@ class FedZdaConfig:
         check.choice("server_inversion", self.server_inversion, SERVER_INVERSIONS)
         check.choice("server_batchnorm", self.server_batchnorm, SERVER_BATCHNORMS)
         check.in_interval("server_label_smoothing", self.server_label_smoothing, 0.0, 1.0, low_open=False, high_open=True)
+        if self.server_learning_rate is not None:
+            check.positive("server_learning_rate", self.server_learning_rate)
         check.boolean("baseline", self.baseline)
         check.boolean("oracle", self.oracle)
         check.integer_scalar("oracle_samples_per_class", self.oracle_samples_per_class, 2)
@@ -322,14 +327,16 @@ def server_synthetic_set(model: nn.Module, client_models, generator: torch.Gener
 def server_training(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor, generator: torch.Generator,
                     config: FedZdaConfig) -> nn.Module:
     """Algorithm 3, line 11: train the averaged model in place on (inputs, targets) for
-    ``server_epochs`` (SGD at the clients' learning rate and batch size; BatchNorm per
-    ``server_batchnorm``; targets smoothed by ``server_label_smoothing``)."""
+    ``server_epochs`` (SGD at ``server_learning_rate``, by default the clients' learning rate, and
+    the clients' batch size; BatchNorm per ``server_batchnorm``; targets smoothed by
+    ``server_label_smoothing``)."""
+    learning_rate = config.learning_rate if config.server_learning_rate is None else config.server_learning_rate
     with contextlib.ExitStack() as stack:
         if config.server_batchnorm == "frozen":
             stack.enter_context(_frozen_batchnorm_statistics(model))
         smoothed = functools.partial(nn.functional.cross_entropy, label_smoothing=config.server_label_smoothing)
         return networks.fit(model, inputs, targets, loss=smoothed, epochs=config.server_epochs, batch_size=config.batch_size,
-                            learning_rate=config.learning_rate, generator=generator, optimizer="sgd")
+                            learning_rate=learning_rate, generator=generator, optimizer="sgd")
 
 
 def _server_augmentation(model, client_models, round_index, rng, *, config: FedZdaConfig):
