@@ -190,7 +190,7 @@ def _allocation_accountable():
     return status == 0
 
 
-@pytest.mark.slow  # the anchor at 1,000 steps and a calibration end to end: over 10 s of CPU
+@pytest.mark.slow  # the anchor at 1,000 steps and a calibration end to end: 12 s of CPU
 @pytest.mark.skipif(not _allocation_accountable(), reason="RandomAllocationEvent not yet accounted by method 'numeric'")
 def test_random_allocation_anchor_and_calibration():
     # pld-accounting 2.0's gaussian_allocation_epsilon_range(0.8, 1000, 1, 1e-5) = (0.290937, 0.278649): one epoch.
