@@ -89,7 +89,8 @@ def test_bad_clients_per_round_is_refused_by_name(value):
         DpHelmetConfig(num_users=10, privacy_unit="user", clients_per_round=value)
 
 
-@pytest.mark.parametrize("fields", [{"privacy_unit": "record"}, {"noise": "discrete", "granularity": 0.01}])
+@pytest.mark.parametrize("fields", [{"privacy_unit": "record"}, {"noise": "discrete", "granularity": 0.01},
+                                    {"calibration": "classic", "epsilon": 0.5}])
 def test_selection_is_refused_where_its_amplification_is_not_proven(fields):
     with pytest.raises(ValueError, match="clients_per_round needs"):
         DpHelmetConfig(**{"num_users": 10, "privacy_unit": "user", "clients_per_round": 3, **fields})

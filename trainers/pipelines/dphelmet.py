@@ -54,7 +54,9 @@ import dpmech.distributed_discrete_gaussian
 import dpmech.sensitivity
 from dpmech import REPLACE_ONE, GaussianEvent, NoGuaranteeEvent, PrivacyLedger
 from dpmech import validation as check
+from dpmech.client_selection import client_selection_event
 from dpmech.events import PrivacyEvent
+from dpmech.ledger_calibration import calibrate_ledger
 
 from ..data import LabelledData, PrivateData
 from ..federation import ClientMessage, PipelineResult, ledger_from_messages, run_clients
@@ -89,9 +91,9 @@ class DpHelmetConfig:
     the users spread over the classes as evenly as |U| allows (see :func:`prepare_users`).
     ``clients_per_round`` k (None: every user): the server selects k of the |U| users uniformly without
     replacement (:func:`selected_users`); only they train and release, their shares are calibrated for
-    k participants, and the ledger is the amplified user-level event
-    (:func:`dpmech.client_selection.client_selection_event`, one round); user level and continuous
-    noise only (``privacy_unit="user"``, ``noise="continuous"``).
+    k participants on the amplified user-level ledger (:func:`selection_user_noise`;
+    :func:`dpmech.client_selection.client_selection_event`, one round); user level, continuous noise
+    and ``calibration="analytic"`` only.
     """
 
     num_users: int = 10
@@ -188,6 +190,10 @@ class DpHelmetConfig:
                                  "selection is accounted as sampling users")
             if self.noise != CONTINUOUS:
                 raise ValueError(f"clients_per_round needs noise='continuous' (got {self.noise!r})")
+            # The amplified round is calibrated on its ledger (selection_user_noise), not by a closed form.
+            if self.calibration != "analytic":
+                raise ValueError(f"clients_per_round needs calibration='analytic' (got {self.calibration!r}): the "
+                                 "selected round is calibrated on its amplified ledger")
 
     @property
     def participants(self) -> int:
@@ -342,9 +348,6 @@ def selection_user_noise(epsilon: float, delta: float, sensitivity: float, confi
     has certified δ(ε) <= δ (:func:`dpmech.ledger_calibration.calibrate_ledger`). Without selection
     (Lemma 5.2) σ_u would be :func:`dpmech.mechanisms.calibrate_user_noise` for k users; sampling k of
     |U| without replacement amplifies it (Balle, Barthe & Gaboardi 2018, Thm. 10), so σ_u is smaller."""
-    from dpmech.client_selection import client_selection_event
-    from dpmech.ledger_calibration import calibrate_ledger
-
     participants = config.participants
 
     def round_ledger(user_noise_std: float) -> PrivacyLedger:
@@ -408,8 +411,6 @@ def prepare_users(data: LabelledData, config: DpHelmetConfig, seed: int) -> Prep
         event = dpmech.mechanisms.blind_averaging_event(user_noise_std, sensitivity, config.num_users, config.honest_fraction,
                                              neighbouring=REPLACE_ONE)
     else:
-        from dpmech.client_selection import client_selection_event
-
         user_noise_std = selection_user_noise(config.epsilon * (1.0 - 1e-9), config.delta, sensitivity, config)
         event = dpmech.mechanisms.blind_averaging_event(user_noise_std, sensitivity, config.participants,
                                                         config.honest_fraction, neighbouring=REPLACE_ONE)
