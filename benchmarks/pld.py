@@ -1,7 +1,8 @@
 """dpmech's numeric PLD accountant against dp_accounting, prv_accountant and opacus: issue 28's length table.
 
 The length section also has random-allocation rows (issue 29): ``RandomAllocationEvent`` with t = 100 steps per
-epoch beside Poisson q = 0.01, and one epoch of t = 1000 at σ = 0.8 beside pld-accounting 2.0's anchor.
+epoch beside Poisson q = 0.01, and one epoch of t = 1000 and of t = 10⁴ at σ = 0.8 beside pld-accounting 2.0
+(Feldman & Shenfeld 2026; run once, without numba, so minutes; not with ``--quick``) and dpmech's Poisson q = 1/t.
 
 Usage::
 
@@ -284,9 +285,19 @@ def allocation_ledger(sigma=1.0, steps_per_epoch=100, epochs=10):
     return lambda: PrivacyLedger(ADD_REMOVE_ONE).record(event, count=epochs)
 
 
-# pld-accounting 2.0's gaussian_allocation_epsilon_range(0.8, 1000, 1, δ = 1e-5), (upper, lower), from the project's
-# reference anchors (it needs numba, so it is not run here).
-PLD_ACCOUNTING_ALLOCATION = "pld-accounting 2.0: upper 0.290937, lower 0.278649, 36 s (anchor file, not run here)"
+# pld-accounting 2.0's gaussian_allocation_epsilon_range runs without numba (its optional "performance" extra), much
+# slower: it gets this long before it is stopped.
+PLD_ACCOUNTING_LIMIT_S = 900.0
+
+
+def pld_accounting_allocation(sigma, steps_per_epoch, delta):
+    """pld-accounting 2.0 (Feldman & Shenfeld 2026): (upper, lower) ε of one epoch of random allocation."""
+    def call():
+        from PLD_accounting.random_allocation_api import gaussian_allocation_epsilon_range
+
+        return tuple(gaussian_allocation_epsilon_range(delta=delta, sigma=sigma, num_steps=steps_per_epoch))
+
+    return call
 
 
 def dp_accounting_pld(event_factory, delta, discretization):
@@ -368,13 +379,21 @@ def section_length(repeats, quick):
         target = max(1e-3, 1e-4 * ours.upper) if math.isfinite(ours.upper) else math.nan
         rows += grouped_rows([f"{power(steps)} RA t=100"], ours,
                              ours.cells() + [number(target, 2), "yes" if ours.width <= target else "no"], [])
+    # Beside each: pld-accounting 2.0 (its (upper, lower), run once: minutes without numba) and dpmech's Poisson
+    # sampling at q = 1/t over the epoch's t steps, the scheme random allocation replaces.
     for steps_per_epoch in (1000, 10 ** 4):
         ours = Interval(measure(dpmech_epsilon(allocation_ledger(0.8, steps_per_epoch, 1), 1e-5), repeats,
                                 DPMECH_LIMIT_S))
         target = max(1e-3, 1e-4 * ours.upper) if math.isfinite(ours.upper) else math.nan
+        poisson = Interval(measure(dpmech_epsilon(sgd_ledger(0.8, 1.0 / steps_per_epoch, steps_per_epoch), 1e-5),
+                                   repeats, DPMECH_LIMIT_S))
+        anchors = [] if quick else [  # (minutes: not in --quick)
+            ("pld-accounting 2.0 (upper, lower)",
+             measure(pld_accounting_allocation(0.8, steps_per_epoch, 1e-5), 1, PLD_ACCOUNTING_LIMIT_S))]
+        anchors += [(f"dpmech Poisson q=1/t: [{format_down(poisson.lower, 7)}, {format_up(poisson.upper, 7)}]",
+                     poisson.measured)]
         rows += grouped_rows([f"1 epoch RA t={power(steps_per_epoch)} σ=0.8"], ours,
-                             ours.cells() + [number(target, 2), "yes" if ours.width <= target else "no"],
-                             [(PLD_ACCOUNTING_ALLOCATION, None)] if steps_per_epoch == 1000 else [])
+                             ours.cells() + [number(target, 2), "yes" if ours.width <= target else "no"], anchors)
     table(["steps", *INTERVAL_HEADER, "note", "target width", "meets", "dpmech s", *ANCHOR_HEADER], rows)
     first, last = step_counts[0], step_counts[-1]
     print(f"Time growth from {power(first)} to {power(last)} steps: dpmech ×{number(times[last] / times[first], 3)}, "

@@ -208,7 +208,8 @@ def test_random_allocation_anchor_and_calibration():
 
 @pytest.mark.skipif(not _allocation_accountable(), reason="RandomAllocationEvent not yet accounted by method 'numeric'")
 @pytest.mark.parametrize("schedule, target", [
-    (("--sampling-rate", "0.001", "--epochs", "1"), 0.29),  # issue 29: 0.8153 was returned where 0.8 certifies 0.2838
+    # issue 29: 0.8153 was returned where 0.8 certifies 0.2838 (about 25 s of CPU: slow set)
+    pytest.param(("--sampling-rate", "0.001", "--epochs", "1"), 0.29, marks=pytest.mark.slow),
     (("--sampling-rate", "0.05", "--epochs", "4"), 1.0),
 ])
 def test_random_allocation_calibration_is_within_0_2_percent_of_the_epsilon_query(schedule, target):
