@@ -326,8 +326,18 @@ def lower_bound_validity(audit: dict) -> str:
 
 
 def _event_record(event: Any) -> dict:
-    """One accounted release: the noise and the sensitivity it was calibrated for, or its (ε, δ)."""
+    """One accounted release: the noise and the sensitivity it was calibrated for, or its (ε, δ); for a
+    release composed over rounds or run on selected clients (client selection), also ``rounds`` and
+    ``sampled``, with the numbers of the event it wraps."""
     record = {"event": type(event).__name__, "neighbouring": getattr(event, "neighbouring", None)}
+    while isinstance(getattr(event, "event", None), dpmech.events.PrivacyEvent):
+        if isinstance(event, dpmech.events.SelfComposedEvent):
+            record["rounds"] = int(event.count)
+        elif isinstance(event, dpmech.events.SampledWithoutReplacementEvent):
+            record["sampled"] = f"{event.sample_size} of {event.source_size} uniformly without replacement"
+        elif isinstance(event, dpmech.events.PoissonSampledEvent):
+            record["sampled"] = f"each with probability {event.sampling_probability:g} (Poisson)"
+        event = event.event
     for name in ("sigma", "sensitivity", "epsilon", "delta", "description"):
         value = getattr(event, name, None)
         if value is not None and value != "":
@@ -359,6 +369,15 @@ def round_record(result: PipelineResult) -> dict:
 
 
 def _release_text(release: dict) -> str:
+    text = _single_release_text(release)
+    if "sampled" in release:
+        text += f", on the clients selected per round: {release['sampled']}"
+    if "rounds" in release:
+        text += f", {release['rounds']} round{'s' if release['rounds'] != 1 else ''}"
+    return text
+
+
+def _single_release_text(release: dict) -> str:
     if "sigma" in release and "sensitivity" in release:
         # σ down, Δ and μ up: each printed number on the side of more privacy loss.
         return (f"Gaussian noise σ = {format_down(release['sigma'], 4)} calibrated for the L2 sensitivity "
@@ -381,7 +400,7 @@ def _round_lines(summary: dict) -> list:
         clients += f"; {spread}, {sum(records):,} private records in all"
     lines = ["## Round", "", f"- Clients: {clients}."]
     if round_["model"]:
-        lines.append(f"- Model: {round_['model']} (what client 0 releases).")
+        lines.append(f"- Model: {round_['model']} (what the first client releases).")
     if round_["features"]:
         lines.append(f"- Features: {round_['features']}.")
     relations = sorted({record["relation"] for record in summary["guarantees"].values()})

@@ -24,6 +24,13 @@ def test_three_of_ten_users_meet_the_target_on_the_amplified_ledger(dpmech_main,
     assert target["met"] and target["delivered_epsilon"] >= tight["epsilon"]
     assert any("does not sample the selection of 3 clients" in note for note in summary["notes"])
     assert any(note.startswith("Client selection: 3 of the 10 users") for note in summary["notes"])
+    # The accounted release names the selection and the Gaussian it wraps (the three users' blind average).
+    (release,) = summary["round"]["releases"]
+    assert (release["event"], release["rounds"], release["sampled"]) == (
+        "SelfComposedEvent", 1, "3 of 10 uniformly without replacement")
+    assert release["sigma"] > 0 and release["sensitivity"] > 0
+    report = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
+    assert "on the clients selected per round: 3 of 10 uniformly without replacement, 1 round" in report
 
 
 @pytest.mark.parametrize("value", ["0", "11", "2.5", "three"])
