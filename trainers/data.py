@@ -147,10 +147,8 @@ class SplitData:
 
     @property
     def labels(self) -> np.ndarray:
+        # The class set, read by the pipelines' preparation (trainers.pipelines._common.split_and_map).
         return self.private.labels
-
-    def __len__(self) -> int:
-        return len(self.private) + self.public_features.shape[0]
 
 
 def _npz_arrays(path: pathlib.Path) -> dict:

@@ -26,7 +26,7 @@ def _rows(features, labels):
 def test_the_split_is_loaded_and_its_public_private_boundary_kept(digits_split):
     path, public, private = digits_split
     data = load_arrays(path)
-    assert isinstance(data, SplitData) and len(data) == 1797
+    assert isinstance(data, SplitData) and (data.public_features.shape, len(data.private)) == ((400, 64), 1397)
     np.testing.assert_array_equal(data.labels, private.labels)
     split = split_federated(data, np.random.default_rng(3), test_fraction=0.2, public_fraction=0.5, negative_fraction=0.25)
     # Every public row is in the negative or distillation set, every private row in the pool or the test set.
