@@ -11,12 +11,14 @@ oracle's, and its window maximum must never be below the exact one.
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from scipy import optimize, special, stats
 
 from audits import AuditScores, epsilon_one_run, one_run_p_value
 from audits import one_run
+
+from tests.profiles import examples
 
 # The plain search's own constants, as they were before issue 31.
 _PLAIN_SEARCH_WIDTH = 128
@@ -91,7 +93,7 @@ def _target(significance):
     return significance * (1.0 - one_run._P_MARGIN)
 
 
-@settings(max_examples=40, deadline=None)
+@examples(0.4)
 @given(
     size=st.integers(4, 4000),
     shift=st.floats(0.0, 4.0),
@@ -116,7 +118,7 @@ def test_results_are_certified_and_those_of_the_plain_search(size, shift, delta,
         assert p < _target(0.05 / new.num_hypotheses)
 
 
-@settings(max_examples=200, deadline=None)
+@examples(2)
 @given(r=st.integers(1, 3000), data=st.data(), significance=st.sampled_from([0.05, 0.005, 1e-6]))
 def test_closed_form_tail_bounds_are_certified_and_tight(r, data, significance):
     # The δ = 0 bound from the inverse incomplete beta: its p-value passes, and 1e-9 above it p no longer does.
@@ -130,7 +132,7 @@ def test_closed_form_tail_bounds_are_certified_and_tight(r, data, significance):
         assert abs(bound - plain) <= 1e-8 * max(plain, 1.0)
 
 
-@settings(max_examples=200, deadline=None)
+@examples(2)
 @given(r=st.integers(1, 300_000), data=st.data(), epsilon=st.floats(0.0, 8.0))
 def test_window_maximum_is_never_below_the_plain_sum(r, data, epsilon):
     # Including windows far above the mean, whose leading terms underflow, and r up to 300,000.

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import dpmech
@@ -20,6 +20,8 @@ from audits.power import detection_counts, detection_probability, largest_certif
 from audits.report import audit_scores_report, gdp_roc, privacy_region_boundary
 from audits.thresholds import _directed, level_candidates, sorted_sides
 from dpmech.verify import clopper_pearson_lower, clopper_pearson_upper
+
+from tests.profiles import examples
 
 
 def _gaussian_scores(shift, size, seed):
@@ -40,7 +42,7 @@ def issue_files(tmp_path_factory):
 # --- the power of the Clopper–Pearson test (audits.power) -----------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None)
+@examples(0.6)
 @given(
     num_in=st.integers(1, 300),
     num_out=st.integers(1, 300),
@@ -208,7 +210,7 @@ def test_gdp_estimate_is_labelled_and_never_certified(dpmech_main, issue_files, 
     assert above.verdict == "not_detected" and above.power is None and "No power is stated" in above.verdict_text
 
 
-@settings(max_examples=30, deadline=None)
+@examples(0.3)
 @given(
     shift=st.floats(-1.0, 6.0),
     size=st.integers(20, 400),

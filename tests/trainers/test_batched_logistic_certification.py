@@ -10,11 +10,13 @@ and parameters (not only minimisers).
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import trainers.batched_logistic as batched_logistic
 from trainers.batched_logistic import BatchedLogisticRegression, logistic_objective
+
+from tests.profiles import examples
 
 flint = pytest.importorskip("flint")
 
@@ -70,7 +72,7 @@ def problems(draw):
     return num_classes, augmented, labels, membership, parameters, regularization, own
 
 
-@settings(max_examples=40, deadline=None)
+@examples(0.4)
 @given(problems())
 def test_float64_and_long_double_bounds_contain_the_exact_gradient_norm(problem):
     num_classes, augmented, labels, membership, parameters, regularization, own = problem

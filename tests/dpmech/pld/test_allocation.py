@@ -22,12 +22,14 @@ import math
 import numpy as np
 import pytest
 from flint import acb, arb, ctx
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 import dpmech
 from dpmech.pld import accountant as engine
 from dpmech.pld import allocation
+
+from tests.profiles import examples
 
 _L = 12
 _ETA = arb(10) ** -10
@@ -138,7 +140,7 @@ def test_each_direction_contains_the_arb_reference_at_two_steps(sigma, epsilon, 
     assert answer.upper - answer.lower <= 1e-2 * answer.upper + 1e-12  # narrow, not just valid
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(0.1, suppress_health_check=[HealthCheck.too_slow])
 @given(sigma=st.floats(0.7, 4.0), epsilon=st.floats(0.02, 2.0))
 def test_property_interval_contains_the_reference_at_two_steps(sigma, epsilon):
     low, high = _reference(epsilon, 1.0 / sigma)

@@ -2,12 +2,14 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from dpmech.conversions.renyi import gaussian_rdp
 from dpmech.gaussian import gaussian_delta
 from dpmech.verify.claims import GdpClaim, RenyiClaim, ZcdpClaim, find_claim_violation
+
+from tests.profiles import examples
 
 PAIRS = [("shift by the sensitivity", 0.0, 1.0)]
 
@@ -16,7 +18,7 @@ def _gaussian(fraction):
     return lambda centre, size, rng: centre + fraction * rng.standard_normal(size)
 
 
-@settings(max_examples=60, deadline=None)
+@examples(0.6)
 @given(st.floats(0.05, 3.0), st.floats(1e-8, 0.5))
 def test_implied_points_hold_for_the_gaussian_that_meets_each_claim(sigma, delta):
     # The Gaussian of noise σ and sensitivity 1 is exactly 1/(2σ²)-zCDP, (1/σ)-GDP and meets its own RDP curve:

@@ -4,13 +4,15 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
 import dpmech
 from dpmech.verify.greybox import _median_intervals, needed_scale, pair_noise_test
 from dpmech.verify.tester import find_violation
+
+from tests.profiles import examples
 
 EPSILON, DELTA = 1.0, 1e-5
 
@@ -77,7 +79,7 @@ def test_sigma_ten_percent_too_small_is_refuted_from_counts_at_64_million_output
     assert result.num_samples + result.fit_samples == 64_000_000 and result.fit_samples == 2**18
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@examples(0.4, derandomize=True)
 @given(
     declared=st.sampled_from(["gaussian", "laplace"]),
     epsilon=st.floats(0.05, 3.0),
@@ -124,7 +126,7 @@ def test_laplace_noise_for_one_bin_on_a_record_in_two_bins_is_refuted():
     assert result.rejected and 0.5 < result.epsilon_lower_bound <= 1.0, result
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@examples(0.6, derandomize=True)
 @given(
     family=st.sampled_from(["gaussian", "laplace"]),
     epsilon=st.floats(0.05, 3.0),
@@ -158,7 +160,7 @@ def test_a_calibrated_mechanism_is_never_refuted_with_any_declared_sensitivity_a
     assert result.shift_lower_bound <= sensitivity * (1.0 + 1e-9) <= result.shift_upper_bound * (1.0 + 1e-9)
 
 
-@settings(max_examples=100, deadline=None)
+@examples(1)
 @given(size=st.integers(4, 100_000), log_level=st.floats(-12.0, -0.1))
 def test_the_order_statistic_interval_misses_the_median_with_probability_at_most_its_level(size, log_level):
     # X_(k) > median iff at most k − 1 outputs fall at or below it: P = P[Bin(n, 1/2) <= k − 1], exactly, for continuous outputs.

@@ -1,7 +1,7 @@
 """White-box zCDP and GDP checks of continuous laws: certified lower bounds from a finite partition."""
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -9,8 +9,10 @@ from dpmech.gaussian import gaussian_delta
 from dpmech.verify import DpViolation, RENYI_ORDERS, assert_gdp, assert_zcdp
 from dpmech.verify.renyi import partition_hockey_stick_lower_bound, partition_renyi_lower_bound
 
+from tests.profiles import examples
 
-@settings(max_examples=40, deadline=None)
+
+@examples(0.4)
 @given(st.floats(0.5, 5.0), st.floats(1.25, 16.0))
 def test_partition_renyi_is_a_lower_bound_close_to_the_gaussian_formula(sigma, order):
     # D_α(N(0, σ²) ‖ N(1, σ²)) = α/(2σ²) (Mironov 2017, Prop. 7). The tilted law sits α/σ <= 32 σ out, inside
@@ -21,7 +23,7 @@ def test_partition_renyi_is_a_lower_bound_close_to_the_gaussian_formula(sigma, o
     assert bound >= 0.99 * exact
 
 
-@settings(max_examples=40, deadline=None)
+@examples(0.4)
 @given(st.floats(0.3, 5.0), st.floats(0.0, 4.0))
 def test_partition_hockey_stick_is_a_lower_bound_close_to_the_gaussian_profile(sigma, epsilon):
     exact = gaussian_delta(epsilon, sigma, 1.0)
@@ -59,7 +61,7 @@ def test_partition_rejects_non_distributions():
         partition_renyi_lower_bound(lambda x: x, stats.norm(), 2.0)
 
 
-@settings(max_examples=60, deadline=None)
+@examples(0.6)
 @given(st.floats(0.1, 5.0), st.floats(1.01, 64.0))
 def test_partition_renyi_never_exceeds_the_gaussian_formula(sigma, order):
     exact = order / (2 * sigma**2)
