@@ -36,9 +36,11 @@ import math
 import numbers
 import os
 from dataclasses import asdict, dataclass
-from typing import Optional, Union
+from collections.abc import Callable
+from typing import Any, Optional, Union, overload
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from . import validation as check
@@ -119,12 +121,12 @@ class PrivacyGuarantee:
     method: str
     neighbouring: str
     solved_for: str
-    interval: tuple
+    interval: tuple[float, float, float]
     certified: bool
     note: str = ""
     log_delta: Optional[float] = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("epsilon", "delta"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not value >= 0:
@@ -135,34 +137,36 @@ class PrivacyGuarantee:
         if self.log_delta is None:
             object.__setattr__(self, "log_delta", _log_up(self.delta))
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def __float__(self) -> float:
         return float(self.epsilon if self.solved_for == "epsilon" else self.delta)
 
-    def _compare(self, other, operator):
+    def _compare(self, other: object, operator: Callable[[float, float], bool]) -> bool:
         if isinstance(other, numbers.Real) and not isinstance(other, bool):
             return operator(float(self), float(other))
         if isinstance(other, PrivacyGuarantee):
             return operator(float(self), float(other))
-        return NotImplemented
+        # typeshed types NotImplemented as a subclass of Any; the comparison operators know it.
+        return NotImplemented  # type: ignore[no-any-return]
 
-    def __lt__(self, other):
+    def __lt__(self, other: object) -> bool:
         return self._compare(other, float.__lt__)
 
-    def __le__(self, other):
+    def __le__(self, other: object) -> bool:
         return self._compare(other, float.__le__)
 
-    def __gt__(self, other):
+    def __gt__(self, other: object) -> bool:
         return self._compare(other, float.__gt__)
 
-    def __ge__(self, other):
+    def __ge__(self, other: object) -> bool:
         return self._compare(other, float.__ge__)
 
     def __str__(self) -> str:
         from .directed_rounding import format_log_up, format_up
 
+        assert self.log_delta is not None  # __post_init__ fills it in
         if self.solved_for == "delta":
             delta = "1" if self.log_delta >= 0.0 else format_log_up(self.log_delta, 3)
         else:
@@ -182,11 +186,11 @@ class PrivacyLedger:
         ledger.epsilon(1e-5, method="prv")   # (lower, estimate, upper) from prv_accountant
     """
 
-    def __init__(self, neighbouring: str = ADD_REMOVE_ONE):
+    def __init__(self, neighbouring: str = ADD_REMOVE_ONE) -> None:
         self.neighbouring = check.choice("neighbouring", neighbouring, NEIGHBOURING_RELATIONS)
-        self._entries: list = []
+        self._entries: list[tuple[PrivacyEvent, Optional[str]]] = []
 
-    def record(self, event, count: int = 1, label: Optional[str] = None) -> "PrivacyLedger":
+    def record(self, event: object, count: int = 1, label: Optional[str] = None) -> "PrivacyLedger":
         """Append ``count`` repetitions of ``event``; returns the ledger so calls chain.
 
         ``event`` is a dpmech event or one of dp_accounting's ``DpEvent``s, which is read as
@@ -207,11 +211,11 @@ class PrivacyLedger:
         return self
 
     @property
-    def events(self) -> tuple:
+    def events(self) -> tuple[PrivacyEvent, ...]:
         return tuple(event for event, _ in self._entries)
 
     @property
-    def labels(self) -> tuple:
+    def labels(self) -> tuple[Optional[str], ...]:
         return tuple(label for _, label in self._entries)
 
     def __len__(self) -> int:
@@ -220,7 +224,7 @@ class PrivacyLedger:
     def __repr__(self) -> str:
         return f"PrivacyLedger(neighbouring={self.neighbouring!r}, events={len(self)})"
 
-    def _convert(self, event):
+    def _convert(self, event: PrivacyEvent) -> PrivacyEvent:
         """The event restated under the ledger's relation, or a ValueError if that is impossible.
 
         An add/remove event in a replace-one ledger becomes its group-privacy
@@ -237,7 +241,7 @@ class PrivacyLedger:
             f"{self.neighbouring} (add-remove-one implies replace-one, not the converse)"
         )
 
-    def _pairs(self):
+    def _pairs(self) -> list[tuple[PrivacyEvent, int]]:
         return flatten(self._convert(event) for event in self.events)
 
     @property
@@ -253,7 +257,7 @@ class PrivacyLedger:
             raise ValueError(f"gaussian_mu applies only to Gaussian events (this ledger also holds {', '.join(others)})")
         return exact.composed_mu(pairs)
 
-    def _resolve(self, method, pairs):
+    def _resolve(self, method: str, pairs: list[tuple[PrivacyEvent, int]]) -> str:
         method = check.choice("method", method, ("auto",) + accountant_names())
         if method != "auto":
             return method
@@ -272,7 +276,7 @@ class PrivacyLedger:
             f"nested sampling, or a sampled event stated under another relation); {advice} account this ledger"
         )
 
-    def _gaussian_fast_mu(self, method, options):
+    def _gaussian_fast_mu(self, method: str, options: dict[str, Any]) -> Optional[float]:
         """The composed μ where the all-Gaussian fast path applies (see :func:`_gaussians_alone`), else None.
 
         The ledger is append-only, so μ is kept with its entry list, their number and the relation it was found for.
@@ -286,11 +290,15 @@ class PrivacyLedger:
             self._gaussian_mu = cached
         return cached[1]
 
-    def _no_guarantee(self, pairs):
+    def _no_guarantee(self, pairs: list[tuple[PrivacyEvent, int]]) -> Optional[str]:
         reasons = [event.missing_guarantee for event, _ in pairs if event.missing_guarantee is not None]
         return "no formal guarantee: " + "; ".join(reasons) if reasons else None
 
-    def epsilon(self, delta, method: str = "auto", **options):
+    @overload
+    def epsilon(self, delta: float, method: str = "auto", **options: Any) -> PrivacyGuarantee: ...
+    @overload
+    def epsilon(self, delta: ArrayLike, method: str = "auto", **options: Any) -> PrivacyGuarantee | NDArray[np.object_]: ...
+    def epsilon(self, delta: ArrayLike, method: str = "auto", **options: Any) -> PrivacyGuarantee | NDArray[np.object_]:
         """Smallest ε (upper bound) such that the composition is (ε, delta)-DP.
 
         ``delta`` may be an array: the result is then an object array of
@@ -299,15 +307,17 @@ class PrivacyLedger:
         ``max_points`` for ``numeric``; ``discretization`` for ``pld``;
         ``epsilon_error`` and ``delta_error`` for ``prv``.
         """
-        delta = check.open_unit_interval("delta", delta)
-        if np.ndim(delta):
-            return _map(lambda value: self.epsilon(float(value), method, **options), delta)
+        deltas = check.open_unit_interval("delta", delta)
+        if np.ndim(deltas):
+            return _map(lambda value: self.epsilon(float(value), method, **options), deltas)
+        # One δ, as a Python float also when it came as a 0-d array (which PrivacyGuarantee refuses).
+        delta = float(deltas)
         mu = self._gaussian_fast_mu(method, options)
         interval = _gaussian_epsilon(mu, delta) if mu is not None else None
-        pairs = self._pairs() if interval is None else None
         if interval is not None:
             method = "exact"
         else:
+            pairs = self._pairs()
             method = self._resolve(method, pairs)
             reason = self._no_guarantee(pairs)
             if reason:
@@ -318,21 +328,27 @@ class PrivacyLedger:
         return PrivacyGuarantee(values[2], delta, method, self.neighbouring, "epsilon", values,
                                 interval.certified, interval.note)
 
-    def delta(self, epsilon, method: str = "auto", **options):
+    @overload
+    def delta(self, epsilon: float, method: str = "auto", **options: Any) -> PrivacyGuarantee: ...
+    @overload
+    def delta(self, epsilon: ArrayLike, method: str = "auto", **options: Any) -> PrivacyGuarantee | NDArray[np.object_]: ...
+    def delta(self, epsilon: ArrayLike, method: str = "auto", **options: Any) -> PrivacyGuarantee | NDArray[np.object_]:
         """Smallest δ (upper bound) such that the composition is (epsilon, δ)-DP.
 
         ``epsilon`` may be an array, as in :meth:`epsilon`. The result carries
         ``log_delta``; its ``delta`` is never 0 for a positive δ and never above 1.
         """
-        epsilon = check.non_negative("epsilon", epsilon)
-        if np.ndim(epsilon):
-            return _map(lambda value: self.delta(float(value), method, **options), epsilon)
+        epsilons = check.non_negative("epsilon", epsilon)
+        if np.ndim(epsilons):
+            return _map(lambda value: self.delta(float(value), method, **options), epsilons)
+        # One ε, as a Python float also when it came as a 0-d array (which PrivacyGuarantee refuses).
+        epsilon = float(epsilons)
         mu = self._gaussian_fast_mu(method, options)
-        logs = _gaussian_log_delta_interval(mu, epsilon) if mu is not None else None
-        pairs = self._pairs() if logs is None else None
+        logs: Optional[tuple[float, ...]] = _gaussian_log_delta_interval(mu, epsilon) if mu is not None else None
         if logs is not None:
             method = "exact"
         else:
+            pairs = self._pairs()
             method = self._resolve(method, pairs)
             reason = self._no_guarantee(pairs)
             if reason:
@@ -371,14 +387,14 @@ class PrivacyLedger:
 
         return ledger_from_json(text, cls)
 
-    def save(self, path: Union[str, os.PathLike]) -> None:
+    def save(self, path: Union[str, os.PathLike[str]]) -> None:
         """Write :meth:`to_json` to ``path`` (UTF-8)."""
         from .ledger_json import save_ledger
 
         save_ledger(self, path)
 
     @classmethod
-    def load(cls, path: Union[str, os.PathLike]) -> "PrivacyLedger":
+    def load(cls, path: Union[str, os.PathLike[str]]) -> "PrivacyLedger":
         """The ledger :meth:`save` wrote to ``path``."""
         from .ledger_json import load_ledger
 
@@ -393,7 +409,7 @@ class PrivacyLedger:
         return ledger
 
     @property
-    def dp_accounting_relation(self):
+    def dp_accounting_relation(self) -> Any:
         """The dp_accounting ``NeighboringRelation`` under which :meth:`to_dp_event` must be accounted.
 
         It selects dp_accounting's conventions, not the ledger's relation (see
@@ -404,7 +420,7 @@ class PrivacyLedger:
         from dp_accounting import dp_event
         from dp_accounting.privacy_accountant import NeighboringRelation
 
-        def holds_randomized_response(event):
+        def holds_randomized_response(event: Any) -> bool:
             if isinstance(event, dp_event.RandomizedResponseDpEvent):
                 return True
             if isinstance(event, dp_event.ComposedDpEvent):
@@ -417,7 +433,7 @@ class PrivacyLedger:
             return NeighboringRelation.REPLACE_ONE
         return NeighboringRelation.ADD_OR_REMOVE_ONE
 
-    def to_dp_event(self):
+    def to_dp_event(self) -> Any:
         """The ledger as a dp_accounting ``ComposedDpEvent``, sound for every dp_accounting accountant.
 
         Account it under :attr:`dp_accounting_relation`. Each event is already
@@ -455,7 +471,7 @@ class PrivacyLedger:
 
         exported = [self._convert(event).dp_accounting_event() for event in self.events]
 
-        def top_level(item):
+        def top_level(item: Any) -> list[type]:
             if isinstance(item, dp_event.ComposedDpEvent):
                 return [kind for inner in item.events for kind in top_level(inner)]
             if isinstance(item, dp_event.SelfComposedDpEvent):
@@ -471,7 +487,7 @@ class PrivacyLedger:
         return dp_event.ComposedDpEvent(exported)
 
     @classmethod
-    def from_dp_event(cls, event, neighbouring: str = ADD_REMOVE_ONE) -> "PrivacyLedger":
+    def from_dp_event(cls, event: Any, neighbouring: str = ADD_REMOVE_ONE) -> "PrivacyLedger":
         """A ledger holding dp_accounting's ``event``, read under ``neighbouring``; never under-stating it.
 
         dp_accounting's unit-sensitivity events (``GaussianDpEvent``,
@@ -490,7 +506,7 @@ class PrivacyLedger:
         ledger = cls(neighbouring)
         unit = 2.0 if ledger.neighbouring == REPLACE_ONE else 1.0
 
-        def convert(item):
+        def convert(item: Any) -> PrivacyEvent:
             if isinstance(item, dp_event.NoOpDpEvent):
                 return NoPrivacyLossEvent("dp_accounting NoOpDpEvent")
             if isinstance(item, dp_event.NonPrivateDpEvent):
@@ -519,14 +535,14 @@ class PrivacyLedger:
                 return SampledWithoutReplacementEvent(single(item.event), item.sample_size, item.source_dataset_size)
             raise ValueError(f"event: dp_accounting's {type(item).__name__} has no dpmech equivalent")
 
-        def single(item):
+        def single(item: Any) -> PrivacyEvent:
             if isinstance(item, dp_event.SelfComposedDpEvent):
                 return SelfComposedEvent(single(item.event), item.count)
             if isinstance(item, dp_event.ComposedDpEvent):
                 raise ValueError("event: a ComposedDpEvent inside a sampled event has no dpmech equivalent")
             return convert(item)
 
-        def add(item, count):
+        def add(item: Any, count: int) -> None:
             if isinstance(item, dp_event.ComposedDpEvent):
                 for inner in item.events:
                     add(inner, count)
@@ -549,10 +565,10 @@ class PrivacyLedger:
 # itself uses for one entry, and the searches are exact._search and exact._lower_start themselves. The
 # guarantee is the general path's to the last bit (tests/dpmech/test_gaussian_ledger.py compares the two); anything
 # outside the ordinary (μ not finite, a search end past 1e300, a negative loss argument) goes the general way.
-_GAUSSIAN_MARGIN = []  # [log margin of exact's profiles of Gaussians alone, or None], filled on first use
+_GAUSSIAN_MARGIN: list[Optional[float]] = []  # [log margin of exact's profiles of Gaussians alone, or None], filled on first use
 
 
-def _gaussian_margin():
+def _gaussian_margin() -> Optional[float]:
     """exact's log margin for Gaussians alone, read off its own profiles once; None if they are not one atom at 0."""
     if not _GAUSSIAN_MARGIN:
         upper, lower = exact._profiles([(GaussianEvent(1.0), 1)])
@@ -565,7 +581,7 @@ def _gaussian_margin():
     return _GAUSSIAN_MARGIN[0]
 
 
-def _gaussians_alone(pairs):
+def _gaussians_alone(pairs: list[tuple[PrivacyEvent, int]]) -> Optional[float]:
     """exact.composed_mu of a ledger of Gaussians alone, where it is finite and positive; else None."""
     if not pairs:
         return None
@@ -588,13 +604,22 @@ class _GaussianProfile:
 
     log_infinite = -math.inf
 
-    def __init__(self, mu: float, log_margin: float):
+    def __init__(self, mu: float, log_margin: float) -> None:
         self.mu, self.log_margin = mu, log_margin
 
-    def _general(self):
-        return exact._Profile(self.mu, np.zeros(1), np.zeros(1), -math.inf, self.log_margin)
+    def _general(self) -> exact._Profile:
+        # One atom at loss 0: the largest finite loss is 0.
+        return exact._Profile(self.mu, np.zeros(1), np.zeros(1), -math.inf, self.log_margin, 0.0)
 
-    def log_delta(self, epsilon: float, evaluated: bool = False, bounds=None):
+    @overload
+    def log_delta(self, epsilon: float, evaluated: bool, bounds: tuple[float, float, float]) -> float: ...
+    @overload
+    def log_delta(self, epsilon: float, evaluated: bool = False, *, bounds: tuple[float, float, float]) -> float: ...
+    @overload
+    def log_delta(self, epsilon: float, evaluated: bool = False, bounds: None = None) -> Optional[float]: ...
+    def log_delta(
+        self, epsilon: float, evaluated: bool = False, bounds: Optional[tuple[float, float, float]] = None
+    ) -> Optional[float]:
         """The first half of :meth:`evaluate`; None where only the general profile decides.
 
         ``bounds``: gaussian._log_delta_bounds_scalar(epsilon, μ), if already at hand.
@@ -618,20 +643,22 @@ class _GaussianProfile:
             gaussian = -math.inf
         return _single_log_sum_exp(0.0 + gaussian)
 
-    def evaluate(self, epsilon: float, evaluated: bool = False):
+    def evaluate(self, epsilon: float, evaluated: bool = False) -> tuple[float, float]:
         log_delta = self.log_delta(epsilon, evaluated)
         if log_delta is None:
-            return self._general().evaluate(epsilon, evaluated)
+            general: tuple[float, float] = self._general().evaluate(epsilon, evaluated)
+            return general
         t = epsilon - 0.0
         log_slope = _single_log_sum_exp(0.0 + t + float(special.log_ndtr(-0.5 * self.mu - t / self.mu)))
         slope = -math.exp(min(log_slope - log_delta, 700.0)) if log_delta > -math.inf else -math.inf
         return log_delta, slope
 
 
-def _gaussian_epsilon(mu: float, delta: float):
+def _gaussian_epsilon(mu: float, delta: float) -> Optional[Interval]:
     """exact.epsilon for Gaussians alone with composed μ (finite, > 0), step by step; None to take the general path."""
     log_target = math.log(delta)
     margin = _gaussian_margin()
+    assert margin is not None  # _gaussians_alone found the margin before this path is taken
     upper_profile, lower_profile = _GaussianProfile(mu, margin), _GaussianProfile(mu, -margin)
     # Nothing sits at +∞, so exact's first test (P[L = ∞] + margin >= δ) fails; the mean finite loss is 0.
     z = max(-float(special.ndtri(min(math.exp(log_target), 0.5))), 0.0)
@@ -648,7 +675,7 @@ def _gaussian_epsilon(mu: float, delta: float):
     return Interval(lower, 0.5 * (lower + upper), upper, True, "")
 
 
-def _gaussian_log_delta_interval(mu: float, epsilon: float):
+def _gaussian_log_delta_interval(mu: float, epsilon: float) -> Optional[tuple[float, float, float]]:
     """exact.log_delta_interval for Gaussians alone with composed μ (finite, > 0); None to take the general path.
 
     Its three profile evaluations at ε share one evaluation of the Gaussian core.
@@ -657,22 +684,24 @@ def _gaussian_log_delta_interval(mu: float, epsilon: float):
     if bounds is None:
         return None
     margin = _gaussian_margin()
+    assert margin is not None  # _gaussians_alone found the margin before this path is taken
     upper_profile, lower_profile = _GaussianProfile(mu, margin), _GaussianProfile(mu, -margin)
     log_lower = min(lower_profile.log_delta(epsilon, bounds=bounds) + lower_profile.log_margin, 0.0)
     log_upper = min(upper_profile.log_delta(epsilon, bounds=bounds) + margin, 0.0)
     return log_lower, min(max(upper_profile.log_delta(epsilon, True, bounds), log_lower), log_upper), log_upper
 
 
-def _restate(event, relation):
+def _restate(event: PrivacyEvent, relation: str) -> PrivacyEvent:
     """``event`` with its (innermost) neighbouring relation replaced by ``relation``."""
     if isinstance(event, SelfComposedEvent):
         return SelfComposedEvent(_restate(event.event, relation), event.count)
     if hasattr(event, "neighbouring"):
-        return dataclasses.replace(event, neighbouring=relation)
+        # Every event with a neighbouring relation is a dataclass; PrivacyEvent itself is not one to mypy.
+        return dataclasses.replace(event, neighbouring=relation)  # type: ignore[type-var]
     return event
 
 
-def _map(function, values):
+def _map(function: Callable[[float], PrivacyGuarantee], values: ArrayLike) -> NDArray[np.object_]:
     """An object array of ``function(v)`` over an array of values, keeping its shape."""
     values = np.asarray(values, dtype=float)
     out = np.empty(values.shape, dtype=object)

@@ -94,3 +94,13 @@ def test_the_fast_path_is_taken_only_for_gaussians_alone():
     gaussian.record(GaussianEvent(2.0))
     assert gaussian._gaussian_fast_mu("auto", {}) == exact.composed_mu(gaussian._pairs()) != first
     assert ledger_module._gaussian_margin() == exact._profiles([(GaussianEvent(1.0), 1)])[0].log_margin
+
+
+@given(st.floats(-3.0, 3.0).map(lambda exponent: 10.0**exponent), st.floats(-30.0, -1e-9))
+def test_the_float_profile_defers_to_exacts_profile_where_it_cannot_decide(mu, epsilon):
+    # At ε < 0 the float profile has no evaluation of its own and asks exact's _Profile of the same single
+    # atom; that deferral used to raise a TypeError (it left out the profile's largest_loss).
+    upper, lower = exact._profiles([(GaussianEvent(1.0 / mu), 1)])
+    for profile in (upper, lower):
+        fast = ledger_module._GaussianProfile(profile.mu, profile.log_margin)
+        assert fast.evaluate(epsilon) == profile.evaluate(epsilon)
