@@ -22,6 +22,7 @@ interval is [0, bound].
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from fractions import Fraction
 
 from scipy import special
@@ -31,7 +32,7 @@ from ..interval import Interval
 from . import EventCounts, known_events
 
 
-def _sum_up(terms) -> float:
+def _sum_up(terms: Iterable[Fraction]) -> float:
     """The smallest double >= the exact sum of ``terms`` (Fractions: one per ledger entry, not per datum)."""
     exact = sum(terms, Fraction(0))
     value = float(exact)

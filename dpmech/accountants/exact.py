@@ -65,8 +65,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any, Protocol
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy import special
 
 from .._newton import LOG_DELTA_MARGIN
@@ -152,7 +154,7 @@ def _composed_mu(gaussians: GaussianCounts) -> float:
     return math.nextafter(value * (1 + 8 * 2.0**-53), math.inf) if math.isfinite(value) else value
 
 
-def _logsumexp_by_index(index, log_p):
+def _logsumexp_by_index(index: NDArray[np.int64], log_p: NDArray[np.float64]) -> tuple[NDArray[np.int64], NDArray[np.float64], int]:
     """Atoms with equal integer index merged, probabilities added in log space; sorted by index.
 
     Returns (index, log_p, most terms added into one atom), the last for the rounding bound.
@@ -170,14 +172,14 @@ def _logsumexp_by_index(index, log_p):
         return index[starts], finite_peak + np.log(np.add.reduceat(scaled, starts)), int(run.max())
 
 
-def _lattice_power(step: LatticeStep, count: int):
+def _lattice_power(step: LatticeStep, count: int) -> tuple[NDArray[np.int64], NDArray[np.float64]] | None:
     """Law of the n-fold sum of one step on the lattice ℤ: (multiples of ε, log-probabilities)."""
     n = count
     if step.log_zero == -math.inf or step.log_plus == -math.inf:
         if step.log_plus == -math.inf:  # ε = 0: everything at 0
             return np.zeros(1, dtype=np.int64), np.zeros(1)
         # Binomial: a steps up, n − a down, D = 2a − n.
-        a = np.arange(n + 1)
+        a: NDArray[Any] = np.arange(n + 1)
         log_p = (special.gammaln(n + 1) - special.gammaln(a + 1) - special.gammaln(n - a + 1)
                  + a * step.log_plus + (n - a) * step.log_minus)
         return (2 * a - n).astype(np.int64), log_p
@@ -196,17 +198,17 @@ def _lattice_power(step: LatticeStep, count: int):
 class _Atoms:
     """Finite privacy-loss atoms index·h (integer index, grid h) and log-probabilities, for one side of the interval."""
 
-    def __init__(self, upper: bool, negligible: float = _NEGLIGIBLE_LOG_PROBABILITY):
+    def __init__(self, upper: bool, negligible: float = _NEGLIGIBLE_LOG_PROBABILITY) -> None:
         self.upper = upper
         self.negligible = negligible
-        self.index = np.zeros(1, dtype=np.int64)
-        self.log_p = np.zeros(1)
+        self.index: NDArray[np.int64] = np.zeros(1, dtype=np.int64)
+        self.log_p: NDArray[np.float64] = np.zeros(1)
         self.log_infinite = -math.inf  # mass moved to +∞ by merging (upper side only)
         # Sum over every operation so far of the most terms added into one atom: each probability then
         # carries a relative rounding error below about this many units in the last place.
         self.summands = 0
 
-    def _merge(self):
+    def _merge(self) -> None:
         if self.index.size <= MAX_ATOMS:
             return
         negligible = self.log_p < self.negligible
@@ -223,7 +225,7 @@ class _Atoms:
         self.index, self.log_p, summed = _logsumexp_by_index(rounded, self.log_p)
         self.summands += summed
 
-    def convolve(self, index, log_p, summands=0):
+    def convolve(self, index: NDArray[np.int64], log_p: NDArray[np.float64], summands: int = 0) -> None:
         """Convolve with the atoms (index, log_p), whose probabilities carry ``summands`` (see __init__)."""
         self.summands += summands
         if index.size > MAX_ATOMS:
@@ -253,7 +255,7 @@ class _Atoms:
         pair_log_p = (self.log_p[rows, None] + log_p[None, columns]).ravel()
         self._bin(pair_index, pair_log_p)
 
-    def _bin(self, index, log_p):
+    def _bin(self, index: NDArray[np.int64], log_p: NDArray[np.float64]) -> None:
         """Atoms merged straight onto at most MAX_ATOMS strides of their range (O(n), no sort).
 
         The same rounding as :meth:`_merge` (negligible atoms to +∞ or dropped, then up or down to the
@@ -280,7 +282,7 @@ class _Atoms:
         self.log_p = peak[occupied] + np.log(total[occupied])
 
 
-def _power_by_squaring(step_index, step_log_p, count, upper, negligible):
+def _power_by_squaring(step_index: NDArray[np.int64], step_log_p: NDArray[np.float64], count: int, upper: bool, negligible: float) -> _Atoms:
     """n-fold convolution of a small atom set with itself, merged as it grows (for large trinomial counts)."""
     result = _Atoms(upper, negligible)
     base = _Atoms(upper, negligible)
@@ -300,7 +302,7 @@ def _power_by_squaring(step_index, step_log_p, count, upper, negligible):
     return result
 
 
-def _log_sum_exp(terms, extra=-math.inf) -> float:
+def _log_sum_exp(terms: NDArray[np.float64], extra: float = -math.inf) -> float:
     """log(Σ e^terms + e^extra) for a 1-D array; −inf for no mass. (scipy's logsumexp costs 0.2 ms a call.)"""
     peak = max(float(terms.max(initial=-math.inf)), extra)
     if peak == -math.inf:
@@ -320,13 +322,13 @@ class _Profile:
     """
 
     mu: float
-    loss: np.ndarray
-    log_p: np.ndarray
+    loss: NDArray[np.floating[Any]]
+    log_p: NDArray[np.float64]
     log_infinite: float
     log_margin: float
     largest_loss: float
 
-    def evaluate(self, epsilon: float, evaluated: bool = False):
+    def evaluate(self, epsilon: float, evaluated: bool = False) -> tuple[float, float]:
         """(log δ(ε) of this side's atoms, margin excluded; d log δ / dε of the evaluation, for steps only).
 
         The first is a bound on this side (upper side: from above, lower side: from below); with
@@ -408,7 +410,7 @@ def _finite_magnitude(step: LatticeStep) -> float:
     return max(abs(value) for value in (step.log_plus, step.log_zero, step.log_minus, 0.0) if math.isfinite(value))
 
 
-def _compose_leaves(leaves, negligible):
+def _compose_leaves(leaves: list[list[_Atoms]], negligible: float) -> tuple[_Atoms, _Atoms]:
     """Convolve (upper, lower) atom pairs into one, narrowest first.
 
     Every merge rounds by at most one stride, range/(MAX_ATOMS − 1), and these shifts add up in the
@@ -422,11 +424,11 @@ def _compose_leaves(leaves, negligible):
     return upper, lower
 
 
-def _span(atoms) -> int:
+def _span(atoms: _Atoms) -> int:
     return int(atoms.index.max() - atoms.index.min()) if atoms.index.size else 0
 
 
-def _profiles(pairs, negligible=_NEGLIGIBLE_LOG_PROBABILITY):
+def _profiles(pairs: EventCounts, negligible: float = _NEGLIGIBLE_LOG_PROBABILITY) -> list[_Profile]:
     """(upper, lower) profiles of the composition; see the module docstring.
 
     ``negligible``: atoms below this log-probability may be moved to +∞ (upper
@@ -446,7 +448,7 @@ def _profiles(pairs, negligible=_NEGLIGIBLE_LOG_PROBABILITY):
     # |losses| <= largest_loss <= 2^50 grid units, so indices and their sums stay exact in int64 and double.
     # (Never below the smallest subnormal 2^-1074, which divides every double exactly.)
     grid = math.ldexp(1.0, max((math.frexp(largest_loss)[1] if largest_loss > 0.0 else 0) - _GRID_BITS, -1074))
-    leaves = []
+    leaves: list[list[_Atoms]] = []
     error_scale = 1.0
     for step, count in groups.items():
         multiple = step.epsilon / grid  # exact: grid is a power of two
@@ -457,13 +459,13 @@ def _profiles(pairs, negligible=_NEGLIGIBLE_LOG_PROBABILITY):
             unit = np.array([1, 0, -1], dtype=np.int64)
             log_unit = np.array([step.log_plus, step.log_zero, step.log_minus])
             keep = np.isfinite(log_unit)
-            sides = {side: _power_by_squaring(unit[keep], log_unit[keep], count, side, negligible)
+            sides: dict[bool, _Atoms | tuple[NDArray[np.int64], NDArray[np.float64]]] = {side: _power_by_squaring(unit[keep], log_unit[keep], count, side, negligible)
                      for side in (True, False)}
             error_scale += count * (_finite_magnitude(step) + 1.0) * math.log2(count + 1)
         else:
             sides = {True: lattice, False: lattice}
             error_scale += special.gammaln(count + 1) + count * _finite_magnitude(step)
-        leaf = []
+        leaf: list[_Atoms] = []
         for side in (True, False):
             powered = sides[side]
             atoms = _Atoms(side, negligible)
@@ -484,7 +486,7 @@ def _profiles(pairs, negligible=_NEGLIGIBLE_LOG_PROBABILITY):
     summands = max(upper.summands, lower.summands)
     log_margin = (LOG_DELTA_MARGIN + 1e4 * _UNIT_ROUNDOFF * error_scale * (1.0 + math.log2(1 + len(groups)))
                   + 8.0 * _UNIT_ROUNDOFF * summands)
-    profiles = []
+    profiles: list[_Profile] = []
     for atoms, sign in ((upper, 1.0), (lower, -1.0)):
         infinite = float(np.logaddexp(log_infinite, atoms.log_infinite)) if atoms.upper else log_infinite
         profiles.append(_Profile(mu, atoms.index * grid, atoms.log_p + log_finite, infinite, sign * log_margin,
@@ -511,8 +513,18 @@ def delta(pairs: EventCounts, epsilon: float) -> Interval:
     return Interval(lower, estimate, upper, True)
 
 
-def _search(profile: _Profile, log_target: float, upper_side: bool, start: float, high: float = math.inf,
-            first=None):
+class _SearchedProfile(Protocol):
+    """What :func:`_search` and :func:`_lower_start` read of a profile: a :class:`_Profile`, or the ledger's
+    float-only profile of Gaussians alone."""
+
+    @property
+    def log_margin(self) -> float: ...
+
+    def evaluate(self, epsilon: float, evaluated: bool = False) -> tuple[float, float]: ...
+
+
+def _search(profile: _SearchedProfile, log_target: float, upper_side: bool, start: float, high: float = math.inf,
+            first: tuple[float, float] | None = None) -> tuple[float, float, float]:
     """The end of a bracket of ε(δ) on the requested side, each end checked by evaluation.
 
     ``excess(ε) = log δ(ε) + margin − log δ`` decreases in ε. The upper side returns the smallest ε
@@ -579,7 +591,7 @@ def _search(profile: _Profile, log_target: float, upper_side: bool, start: float
     return (high if upper_side else low), low, high
 
 
-def _lower_start(profile: _Profile, log_target: float, near: float):
+def _lower_start(profile: _SearchedProfile, log_target: float, near: float) -> tuple[float, tuple[float, float] | None]:
     """(point, its evaluation) with excess >= 0 at or below ``near``, found leftwards from it; (near, None) if none.
 
     The lower side's bound on δ_G proves nothing (−inf) where the Gaussian core's error bound exceeds

@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -143,7 +144,9 @@ def engine_ledger(pairs: EventCounts) -> list[tuple[Any, int]]:
     return entries
 
 
-def _options(discretization, width, max_points):
+def _options(
+    discretization: float | None, width: float | None, max_points: int
+) -> tuple[float | None, bool, float | None, int]:
     given = discretization is not None
     step = None if discretization is None else check.positive("discretization", discretization)
     if width is not None:
@@ -152,7 +155,16 @@ def _options(discretization, width, max_points):
     return step, given, width, max_points
 
 
-def _answer(entries, query, target, tilt_at, discretization, width, max_points, goal):
+def _answer(
+    entries: list[tuple[Any, int]],
+    query: Callable[[Any, float], Any],
+    target: float,
+    tilt_at: dict[str, float],
+    discretization: float | None,
+    width: float | None,
+    max_points: int,
+    goal: Any,
+) -> tuple[Any, str]:
     """The engine's certified answer, coarsening the step (with a note) when the grid would be too large."""
     step, given, width, max_points = _options(discretization, width, max_points)
     note = ""
