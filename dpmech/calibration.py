@@ -29,7 +29,10 @@ from __future__ import annotations
 import fractions
 import math
 
+from typing import Any, overload
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import _newton
 from . import validation as check
@@ -50,21 +53,23 @@ from .gaussian import (
 METHODS = ("analytic", "classic")
 _MAX_ROUND_TRIP_STEPS = 64
 
+_Floats = NDArray[np.float64]
 
-def _log_delta_slope_in_log_mu(epsilon, mu, log_delta):
+
+def _log_delta_slope_in_log_mu(epsilon: _Floats, mu: _Floats, log_delta: _Floats) -> _Floats:
     """d log δ / d log μ = μ φ(a) / δ."""
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         a = 0.5 * mu - epsilon / mu
         return mu * np.exp(-0.5 * a * a - _LOG_SQRT_2PI - log_delta)
 
 
-def _log_mu_step(mu, excess, slope):
+def _log_mu_step(mu: _Floats, excess: _Floats, slope: _Floats) -> _Floats:
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         moved = mu * np.exp(-excess / slope)
     return np.clip(np.where(np.isnan(moved), mu, moved), 5e-324, _LARGEST)
 
 
-def _mu_for_target(epsilon, log_target):
+def _mu_for_target(epsilon: _Floats, log_target: _Floats) -> _Floats:
     """Largest μ with the upper bound on log δ(ε; μ) <= log_target, for flattened arrays.
 
     Newton's method runs in log μ, where log δ is closest to linear, from the μ
@@ -77,21 +82,21 @@ def _mu_for_target(epsilon, log_target):
         start = np.where(z > 0.0, epsilon / (root + z) * 2.0, root - z)
     start = np.maximum(start, 5e-324)
 
-    def evaluate(mu, index):
+    def evaluate(mu: _Floats, index: NDArray[np.integer[Any]]) -> tuple[_Floats, _Floats]:
         log_delta, upper = _log_delta_evaluated_and_upper(epsilon[index], mu)
         return upper, _log_delta_slope_in_log_mu(epsilon[index], mu, log_delta)
 
     return _newton.solve(start, evaluate, _log_mu_step, log_target, np.full_like(start, 5e-324), np.full_like(start, _LARGEST))
 
 
-def _calibrate_scalar(epsilon: float, delta: float, sensitivity: float, compositions):
+def _calibrate_scalar(epsilon: float, delta: float, sensitivity: float, compositions: int) -> float | None:
     """The analytic σ for floats and an int k on Python floats, checked as the array path checks; None to defer."""
     log_target = float(_solver_log_target(delta))
     z = float(_upper_quantile(np.array([log_target]))[0])
     root = math.hypot(z, math.sqrt(2.0) * math.sqrt(epsilon))
     start = max(epsilon / (root + z) * 2.0 if z > 0.0 else root - z, 5e-324)
 
-    def evaluate(mu):
+    def evaluate(mu: float) -> tuple[float, float] | None:
         pair = _upper_scalar(epsilon, mu)
         if pair is None:
             return None
@@ -99,7 +104,7 @@ def _calibrate_scalar(epsilon: float, delta: float, sensitivity: float, composit
         slope = mu * math.exp(min(-0.5 * a * a - _LOG_SQRT_2PI - pair[0], 700.0))
         return pair[1], slope
 
-    def step(mu, excess, slope):
+    def step(mu: float, excess: float, slope: float) -> float:
         if not slope > 0.0:
             return mu
         moved = mu * math.exp(min(max(-excess / slope, -700.0), 700.0))
@@ -117,7 +122,7 @@ def _calibrate_scalar(epsilon: float, delta: float, sensitivity: float, composit
     return sigma
 
 
-def _refuse_overflow(sigma):
+def _refuse_overflow(sigma: float | _Floats) -> None:
     if np.any(np.isinf(sigma)):
         raise ValueError(
             "epsilon is too small for this sensitivity and compositions: sigma would exceed the largest "
@@ -125,7 +130,17 @@ def _refuse_overflow(sigma):
         )
 
 
-def calibrate_gaussian(epsilon, delta, sensitivity=1.0, compositions=1, method="analytic"):
+@overload
+def calibrate_gaussian(
+    epsilon: float, delta: float, sensitivity: float = 1.0, compositions: int = 1, method: str = "analytic"
+) -> float: ...
+@overload
+def calibrate_gaussian(
+    epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike = 1.0, compositions: ArrayLike = 1, method: str = "analytic"
+) -> float | _Floats: ...
+def calibrate_gaussian(
+    epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike = 1.0, compositions: ArrayLike = 1, method: str = "analytic"
+) -> float | _Floats:
     """Smallest noise σ for which k Gaussian releases are (ε, δ)-DP, never below the exact one.
 
     The neighbouring relation is the one ``sensitivity`` was computed under.
@@ -170,7 +185,7 @@ def calibrate_gaussian(epsilon, delta, sensitivity=1.0, compositions=1, method="
             return quick
     if isinstance(compositions, int):
         epsilon_b, delta_b, sensitivity_b = np.broadcast_arrays(epsilon, delta, sensitivity)
-        compositions_b = compositions
+        compositions_b: int | NDArray[Any] = compositions
     else:
         epsilon_b, delta_b, sensitivity_b, compositions_b = np.broadcast_arrays(epsilon, delta, sensitivity,
                                                                                 compositions)
@@ -194,7 +209,7 @@ def calibrate_gaussian(epsilon, delta, sensitivity=1.0, compositions=1, method="
     return float(sigma[0]) if not shape else sigma.reshape(shape)
 
 
-def split_gaussian_budget(epsilon, delta, shares):
+def split_gaussian_budget(epsilon: float, delta: float, shares: ArrayLike) -> list[tuple[float, float]]:
     """Per-release targets (ε_i, δ_i) for m Gaussian releases that together are (ε, δ)-DP, tightly.
 
     Gaussian releases compose exactly through μ = √(Σ μ_i²) (Dong, Roth &

@@ -50,7 +50,8 @@ class ApproximateDpEvent(PrivacyEvent):
         """The four-point pair of Kairouz et al. (2015)."""
         from ..pld.pairs import approximate_dp_pair
 
-        return approximate_dp_pair(self.epsilon, self.delta)
+        pair: EnginePair = approximate_dp_pair(self.epsilon, self.delta)
+        return pair
 
     def lattice_step(self) -> LatticeStep:
         """The finite part of the four-point pair, normalised; its +∞ atom carries δ."""

@@ -56,7 +56,8 @@ class PureEpsilonEvent(PrivacyEvent):
         """K-ary randomized response's pair (binary for a generic ε-DP event)."""
         from ..pld.pairs import randomized_response_pair
 
-        return randomized_response_pair(self.epsilon, self.num_outcomes or 2)
+        pair: EnginePair = randomized_response_pair(self.epsilon, self.num_outcomes or 2)
+        return pair
 
     def lattice_step(self) -> LatticeStep:
         """Loss +ε with probability p, −ε with q, 0 with (K−2)q (see the module docstring), in logs."""
