@@ -218,10 +218,13 @@ class _PsgdTrainer(ClassifierMixin, BaseEstimator):
 
 class SoftmaxSLPTrainer(_PsgdTrainer):
     """DP-Helmet Softmax-SLP-SGD (Alg. 1). Sensitivity (replace-one):
-    ``dpmech.sensitivity.softmax_slp_sensitivity`` = 2√2·sqrt(c²+1)/(nΛ) with the bias as input, for every
-    n, R, ``batch_size`` (each batch, a ragged last one too, is divided by min(batch_size, n)) and number of
-    epochs. Kirschte et al. (2022) Thm 4.1 states 2(√2·c + RΛ)/(nΛ): c omits the bias input, and RΛ (the
-    regulariser's gradient) cancels between neighbours (proof in ``psgd_bolt_on_sensitivity``)."""
+    ``dpmech.sensitivity.softmax_slp_sensitivity`` with the projection radius, D(R)/(nΛ), where D(R) <= 2√2·c'
+    (c' = sqrt(c²+1), the bias as input) bounds the difference of two records' loss gradients at one iterate
+    of the R-ball (``dpmech.sensitivity.softmax_gradient_difference_bound``; 0.70 of the R-free 2√2·c'/(nΛ)
+    at c = 1, R = 1, C = 10), for every n, ``batch_size`` (each batch, a ragged last one too, is divided by
+    min(batch_size, n)) and number of epochs. Kirschte et al. (2022) Thm 4.1 states 2(√2·c + RΛ)/(nΛ): c
+    omits the bias input, and RΛ (the regulariser's gradient) cancels between neighbours (proof in
+    ``psgd_bolt_on_sensitivity``)."""
 
     _model = SOFTMAX
 
@@ -242,8 +245,14 @@ class SoftmaxSLPTrainer(_PsgdTrainer):
         return self._common_arguments()
 
     def sensitivity(self, n) -> float:
+        # fit runs projected_sgd in float64 and projects (W, b) onto the R-ball after every step, so every
+        # iterate at which two records' gradients are compared has ‖θ‖_F <= R up to the projection's few ulps of
+        # rounding; the relative 2⁻²⁰ covers them (and float32's) with room to spare.
+        radius = float(check.positive("projection_radius", self.projection_radius))
         return dpmech.sensitivity.softmax_slp_sensitivity(self.regularization, n, self.input_clip,
-                                                          regularized_intercept=True)
+                                                          regularized_intercept=True,
+                                                          projection_radius=radius * (1 + 2**-20),
+                                                          num_classes=self.num_classes)
 
 
 class HuberSVMTrainer(_PsgdTrainer):

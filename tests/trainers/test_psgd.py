@@ -226,8 +226,11 @@ def test_contraction_recursion_of_the_trainers_schedule_stays_within_their_sensi
                   projection_radius=radius, epochs=epochs, batch_size=batch_size)
     if softmax:
         trainer = SoftmaxSLPTrainer(**common)
-        lipschitz = dpmech.sensitivity.softmax_slp_lipschitz(input_clip)
+        # The recursion's injection 2L is the gradient difference over the projection ball the trainer reports.
+        lipschitz = 0.5 * dpmech.sensitivity.softmax_gradient_difference_bound(radius * (1 + 2**-20), input_clip,
+                                                                               num_classes)
         bound = trainer.sensitivity(n)
+        assert bound <= dpmech.sensitivity.softmax_slp_sensitivity(regularization, n, input_clip)
     else:
         trainer = HuberSVMTrainer(huber_h=huber_h, **common)
         lipschitz = dpmech.sensitivity.huber_svm_lipschitz(input_clip)
