@@ -33,8 +33,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import validation as check
 from .calibration import METHODS, calibrate_gaussian
@@ -44,12 +46,12 @@ from .discrete_gaussian_privacy import (
     discrete_gaussian_delta,
 )
 from .events import ApproximateDpEvent, GaussianEvent, _check_relation
-from .random_bits import random_source
+from .random_bits import RngChoice, random_source
 
 SAMPLERS = ("continuous", "discrete")
 
 
-def rounded_grid_sensitivity(sensitivity: float, granularity: float, dimension: int):
+def rounded_grid_sensitivity(sensitivity: float, granularity: float, dimension: int) -> float:
     """Sensitivity in grid units after rounding to γ·Z^d: ⌊Δ/γ⌋ + 1 for d = 1, else Δ/γ + √d, rounded up.
 
     Proof (module docstring): each coordinate's rounding error is at most 1/2.
@@ -111,7 +113,7 @@ class GaussianOutputMechanism:
     sigma_squared_grid: Fraction | None = field(init=False, default=None)
     grid_sensitivity: float | None = field(init=False, default=None)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check.choice("method", self.method, METHODS)
         check.choice("sampler", self.sampler, SAMPLERS)
         for name in ("sensitivity", "epsilon"):
@@ -137,7 +139,7 @@ class GaussianOutputMechanism:
             )
         object.__setattr__(self, "sigma", sigma)
 
-    def _calibrate_discrete(self):
+    def _calibrate_discrete(self) -> None:
         if self.granularity is None or self.dimension is None:
             raise ValueError("granularity and dimension are required with sampler='discrete'")
         granularity = check.positive("granularity", self.granularity)
@@ -153,7 +155,7 @@ class GaussianOutputMechanism:
         object.__setattr__(self, "sigma", self.granularity * math.sqrt(sigma_squared))
 
     @property
-    def event(self):
+    def event(self) -> GaussianEvent | ApproximateDpEvent:
         """Ledger event of one :meth:`release`: GaussianEvent (continuous) or the calibrated (ε, δ) (discrete)."""
         if self.sampler == "continuous":
             return GaussianEvent(self.sigma, self.sensitivity, neighbouring=self.neighbouring)
@@ -163,10 +165,12 @@ class GaussianOutputMechanism:
         """Discrete sampler: the (ε, δ) met by the calibrated σ², with the sampler, grid and randomness named."""
         if self.sampler != "discrete":
             raise ValueError("sampler must be 'discrete' for event_with_randomness (use event)")
-        delta = discrete_gaussian_delta(self.epsilon, self.sigma_squared_grid, self.grid_sensitivity, self.dimension)
+        sigma_squared, grid_sensitivity, dimension = self.sigma_squared_grid, self.grid_sensitivity, self.dimension
+        assert sigma_squared is not None and grid_sensitivity is not None and dimension is not None  # set by _calibrate_discrete
+        delta = discrete_gaussian_delta(self.epsilon, sigma_squared, grid_sensitivity, dimension)
         return ApproximateDpEvent(
             self.epsilon,
-            delta,
+            float(delta),  # one ε gives one δ
             neighbouring=self.neighbouring,
             description=(
                 f"discrete Gaussian N_Z(0, {self.sigma_squared_grid}) on the grid {self.granularity!r}·Z^{self.dimension} "
@@ -174,7 +178,7 @@ class GaussianOutputMechanism:
             ),
         )
 
-    def release(self, params, rng) -> np.ndarray:
+    def release(self, params: ArrayLike, rng: RngChoice) -> NDArray[np.floating[Any]]:
         """One release (one :attr:`event`) for an array of any shape.
 
         Args:
@@ -186,26 +190,28 @@ class GaussianOutputMechanism:
         """
         return self.release_with_randomness(params, rng)[0]
 
-    def release_with_randomness(self, params, rng):
+    def release_with_randomness(self, params: ArrayLike, rng: RngChoice) -> tuple[NDArray[np.floating[Any]], str]:
         """(released array, description of the randomness source), the latter for the ledger."""
         array = check.real_array("params", params, "a finite real number or array")
         if not np.all(np.isfinite(array)):
             raise ValueError("params must be finite (got NaN or infinity)")
         if self.sampler == "discrete":
             return self._release_discrete(array, rng)
-        rng = check.generator("rng", rng)
-        released = array + rng.normal(0.0, self.sigma, size=array.shape)
+        generator = check.generator("rng", rng)
+        released = array + generator.normal(0.0, self.sigma, size=array.shape)
         if not np.all(np.isfinite(released)):
             raise ValueError(f"params must be small enough that params + noise is finite (σ = {self.sigma!r})")
-        return released, random_source(rng).description
+        return released, random_source(generator).description
 
-    def _release_discrete(self, array: np.ndarray, rng):
+    def _release_discrete(self, array: NDArray[np.float64], rng: RngChoice) -> tuple[NDArray[np.floating[Any]], str]:
+        sigma_squared, granularity = self.sigma_squared_grid, self.granularity
+        assert sigma_squared is not None and granularity is not None  # set by _calibrate_discrete
         if array.size != self.dimension:
             raise ValueError(f"params must have exactly dimension = {self.dimension} entries (got {array.size})")
-        grid_values = np.rint(array / self.granularity)
+        grid_values = np.rint(array / granularity)
         if not np.all(np.abs(grid_values) < 2.0**52):
-            raise ValueError(f"params must be within 2**52 grid steps of 0 (granularity {self.granularity!r})")
+            raise ValueError(f"params must be within 2**52 grid steps of 0 (granularity {granularity!r})")
         source = random_source(rng)
-        noise = sample_discrete_gaussian(self.sigma_squared_grid, array.size, source).reshape(array.shape)
+        noise = sample_discrete_gaussian(sigma_squared, array.size, source).reshape(array.shape)
         # Integers below 2**53 are exact doubles, so the grid point is exact before the final scaling.
-        return (grid_values + noise) * self.granularity, source.description
+        return (grid_values + noise) * granularity, source.description

@@ -15,7 +15,7 @@ import numpy as np
 from . import validation as check
 
 
-def sklearn_c(regularization, n):
+def sklearn_c(regularization: float, n: int) -> float:
     """scikit-learn's ``C`` for the mean-form objective with L2 strength λ on n records.
 
     scikit-learn minimises C·Σ ℓ_i + ½‖θ‖², which is n·C times
@@ -35,7 +35,7 @@ MULTINOMIAL_BOUNDS = (TIGHT_BOUND, SEED_BOUND, RADIUS_BOUND)
 _RADIUS_REFINEMENTS = 60
 
 
-def _input_norm_bound(feature_bound, regularized_intercept) -> float:
+def _input_norm_bound(feature_bound: float, regularized_intercept: bool) -> float:
     """Bound on ‖x̃‖ for the input the weights multiply: ‖x‖ <= feature_bound, plus a constant 1 if the intercept is a weight.
 
     A regularised intercept is the weight of a constant input coordinate 1,
@@ -49,14 +49,14 @@ def _input_norm_bound(feature_bound, regularized_intercept) -> float:
     return math.hypot(feature_bound, 1.0) if regularized_intercept else feature_bound
 
 
-def _scalar_positive(name, value) -> float:
+def _scalar_positive(name: str, value: float) -> float:
     value = check.positive(name, value)
     if np.ndim(value):
         raise ValueError(f"{name} must be a single finite number > 0 (got an array of shape {np.shape(value)})")
     return float(value)
 
 
-def regularized_erm_sensitivity(lipschitz, regularization, n) -> float:
+def regularized_erm_sensitivity(lipschitz: float, regularization: float, n: int) -> float:
     """L2 sensitivity 2L/(nλ) of the exact minimiser of a λ-strongly convex regularised ERM objective.
 
     Chaudhuri, Monteleoni & Sarwate (JMLR 2011), Corollary 8 and its proof:
@@ -78,7 +78,7 @@ def regularized_erm_sensitivity(lipschitz, regularization, n) -> float:
     return 2.0 * lipschitz / (n * regularization)
 
 
-def approximate_minimizer_sensitivity(exact_sensitivity, gradient_tolerance, strong_convexity) -> float:
+def approximate_minimizer_sensitivity(exact_sensitivity: float, gradient_tolerance: float, strong_convexity: float) -> float:
     """Δ + 2τ/λ: the L2 sensitivity of approximate minimisers certified to ‖∇J(θ̂)‖₂ <= τ.
 
     For a λ-strongly convex differentiable J with minimiser θ*,
@@ -107,7 +107,9 @@ def approximate_minimizer_sensitivity(exact_sensitivity, gradient_tolerance, str
     return math.nextafter(exact_sensitivity + optimisation_error, math.inf)
 
 
-def logistic_regression_sensitivity(regularization, n, feature_bound=1.0, *, regularized_intercept=False) -> float:
+def logistic_regression_sensitivity(
+    regularization: float, n: int, feature_bound: float = 1.0, *, regularized_intercept: bool = False
+) -> float:
     """L2 sensitivity of regularised binary logistic regression: 2·‖x̃‖max/(nλ).
 
     The logistic loss log(1 + e^{−y θ·x̃}) has gradient −y σ(−y θ·x̃) x̃, of
@@ -242,7 +244,13 @@ def softmax_gradient_difference_bound(weight_radius: float, feature_bound: float
 
 
 def multinomial_logistic_regression_sensitivity(
-    regularization, n, feature_bound=1.0, *, num_classes=None, regularized_intercept=False, bound=TIGHT_BOUND
+    regularization: float,
+    n: int,
+    feature_bound: float = 1.0,
+    *,
+    num_classes: int | None = None,
+    regularized_intercept: bool = False,
+    bound: str = TIGHT_BOUND,
 ) -> float:
     """L2 sensitivity of regularised multinomial (softmax) logistic regression with C weight vectors.
 
@@ -387,7 +395,14 @@ BATCH_DIVISORS = (NOMINAL_BATCH_DIVISOR, OWN_SIZE_BATCH_DIVISOR)
 
 
 def psgd_contraction_sensitivity(
-    n, batch_size, epochs, smoothness, strong_convexity, lipschitz, *, batch_divisor=NOMINAL_BATCH_DIVISOR
+    n: int,
+    batch_size: int,
+    epochs: int,
+    smoothness: float,
+    strong_convexity: float,
+    lipschitz: float,
+    *,
+    batch_divisor: str = NOMINAL_BATCH_DIVISOR,
 ) -> float:
     """The worst case of the PSGD contraction recursion over the replaced record's batch in every epoch.
 
@@ -442,7 +457,7 @@ def softmax_slp_lipschitz(feature_bound: float, *, regularized_intercept: bool =
     return math.sqrt(2.0) * _input_norm_bound(feature_bound, regularized_intercept)
 
 
-def softmax_slp_smoothness(feature_bound, regularization, *, regularized_intercept=True) -> float:
+def softmax_slp_smoothness(feature_bound: float, regularization: float, *, regularized_intercept: bool = True) -> float:
     """β = c'²/2 + Λ, a smoothness constant of the Softmax-SLP objective.
 
     The Hessian of the cross-entropy in W is (diag(p) − ppᵀ) ⊗ x̃x̃ᵀ; by
@@ -499,7 +514,9 @@ def huber_svm_lipschitz(feature_bound: float, *, regularized_intercept: bool = T
     return _input_norm_bound(feature_bound, regularized_intercept)
 
 
-def huber_svm_smoothness(feature_bound, regularization, huber_width, *, regularized_intercept=True) -> float:
+def huber_svm_smoothness(
+    feature_bound: float, regularization: float, huber_width: float, *, regularized_intercept: bool = True
+) -> float:
     """β = c'²/(2h) + Λ of one Huber-SVM objective (DP-Helmet Example 3.16; tensorflow/privacy StrongConvexHuber).
 
     The Huber loss with width h has ℓ'' <= 1/(2h), so the Hessian is at most
@@ -577,7 +594,7 @@ def huber_svm_sensitivity(regularization: float, n: int, feature_bound: float, *
     return psgd_bolt_on_sensitivity(0.5 * math.sqrt(gradient_difference_squared), regularization, n)
 
 
-def user_level_sensitivity(radius) -> float:
+def user_level_sensitivity(radius: float) -> float:
     """2R: the sensitivity of one user's model when the whole local dataset may change (DP-Helmet Cor. 5.5).
 
     Any learner whose output lies in the R-ball moves by at most 2R,
