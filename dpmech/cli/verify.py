@@ -12,8 +12,15 @@ as for every subcommand). Checks that need a trainer come from ``trainers`` (see
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
 
-def register(subparsers) -> None:
+if TYPE_CHECKING:  # for the annotations only: the suite loads scipy, which other commands skip
+    import argparse
+
+    from ..verify.suite import CheckResult
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     verify = subparsers.add_parser("verify", help="check every mechanism's (epsilon, delta) claim: exact, numeric, statistical")
     verify.add_argument("mechanism", nargs="?", default="all", help="a check name (see 'dpmech verify --list') or all")
     verify.add_argument("--list", action="store_true", help="print the available check names and exit")
@@ -27,7 +34,7 @@ def register(subparsers) -> None:
     verify.set_defaults(handler=_verify)
 
 
-def _verify(args) -> None:
+def _verify(args: argparse.Namespace) -> None:
     # Imported here: the suite loads scipy.stats and scipy.integrate, which every other command can skip.
     import json
 
@@ -60,7 +67,7 @@ def _verify(args) -> None:
         raise SystemExit(1)
 
 
-def _suite_rows(mechanism, thorough):
+def _suite_rows(mechanism: str, thorough: bool) -> list[CheckResult]:
     """``run_suite``'s rows; a privacy warning raised inside is one "warning:" line on stderr, not Python's
     file-and-source-line format, except the NFDP claims' vacuity warning (below)."""
     import sys
@@ -88,7 +95,7 @@ def _suite_rows(mechanism, thorough):
     return rows
 
 
-def _example_rows(only, budget, seed):
+def _example_rows(only: str | None, budget: float, seed: int) -> list[CheckResult]:
     from ..verify.examples import all_examples
     from ..verify.suite import CheckResult
     from ..verify.tester import find_violation
@@ -98,7 +105,7 @@ def _example_rows(only, budget, seed):
     examples = [example for example in all_examples() if only is None or only in example.name]
     if not examples:
         raise ValueError(f"--only must match an example name (got {only!r})")
-    rows = []
+    rows: list[CheckResult] = []
     for example in examples:
         report = find_violation(
             example.sampler, example.pairs, example.epsilon, example.delta, rng=seed, budget_seconds=budget, outputs=example.outputs,

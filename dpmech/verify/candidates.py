@@ -21,9 +21,12 @@ samples, at a level of its own, whatever was chosen.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any, Optional
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 NOMINAL_SAMPLES = 1_000_000
@@ -60,19 +63,26 @@ class Candidate:
             ``alternatives`` empty): the final stage may count them on the same outputs.
     """
 
-    event: object
+    event: Callable[[Any], NDArray[np.bool_]]
     heavy_is_first: bool
     description: str
     score: float
-    counts: tuple
+    counts: tuple[int, int]
     num_samples: int
-    refit: object = None
+    refit: Optional[Callable[[Any, Any, int], Optional[Candidate]]] = None
     refit_samples: int = 1_000_000
     refit_kind: str | None = None
-    alternatives: tuple = ()
+    alternatives: tuple[Candidate, ...] = ()
 
 
-def predicted_bounds(heavy, light, num_samples, delta, nominal_samples=NOMINAL_SAMPLES, shrink_level=SHRINK_LEVEL):
+def predicted_bounds(
+    heavy: ArrayLike,
+    light: ArrayLike,
+    num_samples: int,
+    delta: float,
+    nominal_samples: int = NOMINAL_SAMPLES,
+    shrink_level: float = SHRINK_LEVEL,
+) -> NDArray[np.float64]:
     """The ranking score of the module docstring, per (heavy count, light count) pair of ``num_samples`` outputs; −inf when hopeless.
 
     ``shrink_level``: the one-sided level of the shrinking (0.05 by default; 0.5 shrinks to about the
@@ -88,11 +98,21 @@ def predicted_bounds(heavy, light, num_samples, delta, nominal_samples=NOMINAL_S
         lower = np.where(nominal_heavy > 0, stats.beta.ppf(NOMINAL_LEVEL, np.maximum(nominal_heavy, 1e-300), big - nominal_heavy + 1.0), 0.0)
         upper = np.where(nominal_light < big, stats.beta.isf(NOMINAL_LEVEL, nominal_light + 1.0, np.maximum(big - nominal_light, 1e-300)), 1.0)
         score = np.where(lower > delta, np.log(np.maximum(lower - delta, 1e-300)) - np.log(upper), -np.inf)
-    return np.nan_to_num(score, nan=-np.inf)
+    finite_score: NDArray[np.float64] = np.nan_to_num(score, nan=-np.inf)
+    return finite_score
 
 
-def best_candidate(counts_first, counts_second, num_samples, delta, event_of, names, nominal_samples=NOMINAL_SAMPLES,
-                   shrink_level=SHRINK_LEVEL, alternatives=0):
+def best_candidate(
+    counts_first: ArrayLike,
+    counts_second: ArrayLike,
+    num_samples: int,
+    delta: float,
+    event_of: Callable[[int], Callable[[Any], NDArray[np.bool_]]],
+    names: Sequence[str],
+    nominal_samples: int = NOMINAL_SAMPLES,
+    shrink_level: float = SHRINK_LEVEL,
+    alternatives: int = 0,
+) -> Optional[Candidate]:
     """The best of the (event, order) pairs of a test by :func:`predicted_bounds`, or None when all are hopeless.
 
     Args:
@@ -105,26 +125,34 @@ def best_candidate(counts_first, counts_second, num_samples, delta, event_of, na
         shrink_level: see :func:`predicted_bounds`.
         alternatives: how many runners-up (not hopeless) the result names in its ``alternatives``.
     """
-    counts_first = np.asarray(counts_first, dtype=np.int64)
-    counts_second = np.asarray(counts_second, dtype=np.int64)
-    if counts_first.size == 0:
+    first = np.asarray(counts_first, dtype=np.int64)
+    second = np.asarray(counts_second, dtype=np.int64)
+    if first.size == 0:
         return None
-    heavy = np.concatenate([counts_first, counts_second])
-    light = np.concatenate([counts_second, counts_first])
+    heavy = np.concatenate([first, second])
+    light = np.concatenate([second, first])
     scores = predicted_bounds(heavy, light, num_samples, delta, nominal_samples, shrink_level)
     ranked = [int(index) for index in np.argsort(-scores, kind="stable")[:alternatives + 1] if np.isfinite(scores[index])]
     if not ranked:
         return None
 
-    def candidate(best):
-        index = best % counts_first.size
-        return Candidate(event_of(index), best < counts_first.size, names[index], float(scores[best]),
+    def candidate(best: int) -> Candidate:
+        index = best % first.size
+        return Candidate(event_of(index), best < first.size, names[index], float(scores[best]),
                          (int(heavy[best]), int(light[best])), int(num_samples))
 
     return replace(candidate(ranked[0]), alternatives=tuple(candidate(best) for best in ranked[1:]))
 
 
-def refit_candidate(counts_first, counts_second, num_samples, delta, event_of, names, nominal_samples):
+def refit_candidate(
+    counts_first: ArrayLike,
+    counts_second: ArrayLike,
+    num_samples: int,
+    delta: float,
+    event_of: Callable[[int], Callable[[Any], NDArray[np.bool_]]],
+    names: Sequence[str],
+    nominal_samples: int,
+) -> Optional[Candidate]:
     """A refit's choice: the best event as :func:`best_candidate` ranks it, and up to ``REFIT_ALTERNATIVES`` runners-up
     ranked with shrinking at ``REFIT_SHRINK_LEVEL`` (rarer events with larger ratios, which the final stage counts
     beside the best on the same outputs; the 95 % shrinking keeps the best itself from being a tail event hit a dozen
@@ -134,12 +162,14 @@ def refit_candidate(counts_first, counts_second, num_samples, delta, event_of, n
         return None
     hopeful = best_candidate(counts_first, counts_second, num_samples, delta, event_of, names, nominal_samples,
                              shrink_level=REFIT_SHRINK_LEVEL, alternatives=REFIT_ALTERNATIVES)
+    # Less shrinking only raises the scores (the heavy count's quantile up, the light one's down): hopeful too.
+    assert hopeful is not None
     runners_up = [entry for entry in (replace(hopeful, alternatives=()),) + hopeful.alternatives
                   if (entry.description, entry.heavy_is_first) != (best.description, best.heavy_is_first)]
     return replace(best, alternatives=tuple(runners_up[:REFIT_ALTERNATIVES]))
 
 
-def merged(candidates):
+def merged(candidates: Iterable[Optional[Candidate]]) -> Optional[Candidate]:
     """The best of several refits' candidates (None ignored) by score, the others and all their runners-up as its alternatives.
 
     An event named twice (one object, e.g. a candidate's own event kept by two refits) counts once, so that it
@@ -149,7 +179,7 @@ def merged(candidates):
     if not bests:
         return None
     others = [replace(entry, alternatives=()) for entry in bests[1:]] + [entry for candidate in bests for entry in candidate.alternatives]
-    seen, runners_up = {id(bests[0].event)}, []
+    seen, runners_up = {id(bests[0].event)}, list[Candidate]()
     for entry in sorted(others, key=lambda entry: entry.score, reverse=True):
         if id(entry.event) not in seen:
             seen.add(id(entry.event))

@@ -19,18 +19,21 @@ fixture draws its own randomness from ``--dp-seed`` so a failure replays.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
 DEFAULT_BUDGET_SECONDS = 20.0
 
 
-def pytest_addoption(parser):
+def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("dpmech", "differential-privacy claims (dpmech.verify)")
     group.addoption("--dp-budget", type=float, default=DEFAULT_BUDGET_SECONDS, help="seconds per dp_verify call (default 20)")
     group.addoption("--dp-seed", type=int, default=0, help="seed of the samplers' generator in dp_verify (default 0)")
 
 
-def pytest_configure(config):
+def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "dp_claim(epsilon, delta=0.0): the (epsilon, delta) claim dp_verify checks by default")
     budget = config.getoption("--dp-budget")
     if not budget > 0:
@@ -38,7 +41,7 @@ def pytest_configure(config):
 
 
 @pytest.fixture
-def dp_verify(request):
+def dp_verify(request: pytest.FixtureRequest) -> Callable[..., Any]:
     """Callable (sampler, pairs, epsilon=None, delta=None, **options) -> report, failing the test on a violation."""
     from .tester import assert_dp_black_box
 
@@ -46,7 +49,9 @@ def dp_verify(request):
     budget = request.config.getoption("--dp-budget")
     seed = request.config.getoption("--dp-seed")
 
-    def verify(sampler, pairs, epsilon=None, delta=None, **options):
+    def verify(
+        sampler: Callable[..., Any], pairs: Any, epsilon: float | None = None, delta: float | None = None, **options: Any
+    ) -> Any:
         if epsilon is None:
             if marker is None:
                 raise ValueError("epsilon must be given, or the test marked @pytest.mark.dp_claim(epsilon, delta)")

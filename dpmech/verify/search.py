@@ -14,15 +14,17 @@ Do not call this inside a function that is itself decorated with
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from hypothesis import HealthCheck, Phase, given, settings, target
 from hypothesis import strategies as st
 
 from .. import validation as check
-from .sensitivity import SensitivityReport, _validated_bound, parameter_distance
+from .sensitivity import DatasetPair, SensitivityReport, Trainer, _validated_bound, parameter_distance
 
 
-def _replaced_index(pair):
+def _replaced_index(pair: DatasetPair) -> int | None:
     (features, labels), (neighbour_features, neighbour_labels) = pair
     if np.shape(features) != np.shape(neighbour_features) or np.shape(labels) != np.shape(neighbour_labels):
         raise ValueError("pairs must be replace-one neighbours: two datasets of the same shape")
@@ -33,14 +35,16 @@ def _replaced_index(pair):
     return int(differs[0]) if differs.size else None
 
 
-def _swapped(dataset, first, second):
+def _swapped(dataset: Any, first: int, second: int) -> tuple[Any, Any]:
     features, labels = np.array(dataset[0], copy=True), np.array(dataset[1], copy=True)
     features[[first, second]] = features[[second, first]]
     labels[[first, second]] = labels[[second, first]]
     return type(dataset)(features, labels) if hasattr(dataset, "_fields") else (features, labels)
 
 
-def with_replaced_record_at(pairs, positions):
+def with_replaced_record_at(
+    pairs: st.SearchStrategy[DatasetPair], positions: st.SearchStrategy[int]
+) -> st.SearchStrategy[DatasetPair]:
     """Replace-one pairs whose differing record sits at a row drawn from ``positions``.
 
     A trainer whose visiting order depends only on n and its seed (PSGD's
@@ -58,7 +62,7 @@ def with_replaced_record_at(pairs, positions):
         raise ValueError("pairs and positions must be Hypothesis strategies")
 
     @st.composite
-    def moved(draw):
+    def moved(draw: st.DrawFn) -> DatasetPair:
         pair = draw(pairs)
         position = draw(positions)
         count = len(pair[0][1])
@@ -72,7 +76,9 @@ def with_replaced_record_at(pairs, positions):
     return moved()
 
 
-def search_worst_neighbours(train, pairs, bound, *, max_examples=50):
+def search_worst_neighbours(
+    train: Trainer, pairs: st.SearchStrategy[DatasetPair], bound: float, *, max_examples: int = 50
+) -> tuple[SensitivityReport, DatasetPair]:
     """Largest ‖θ(D) − θ(D')‖₂ found over ``max_examples`` pairs drawn from the strategy ``pairs``.
 
     Args:
@@ -92,7 +98,8 @@ def search_worst_neighbours(train, pairs, bound, *, max_examples=50):
         raise ValueError(f"train must be a callable (features, labels) -> parameters (got {train!r})")
     if not hasattr(pairs, "example"):
         raise ValueError(f"pairs must be a Hypothesis strategy of neighbouring pairs (got {pairs!r})")
-    distances, tried = [], []
+    distances: list[float] = []
+    tried: list[DatasetPair] = []
 
     @settings(
         max_examples=max_examples,
@@ -103,7 +110,7 @@ def search_worst_neighbours(train, pairs, bound, *, max_examples=50):
         suppress_health_check=list(HealthCheck),
     )
     @given(pairs)
-    def explore(pair):
+    def explore(pair: DatasetPair) -> None:
         distance = parameter_distance(train, pair)
         target(distance / bound, label="measured / bound")
         distances.append(distance)

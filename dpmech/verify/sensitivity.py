@@ -10,17 +10,25 @@ adversarial pairs with :func:`dpmech.verify.search.search_worst_neighbours`.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .. import validation as check
+
+
+# A training run: (features, labels) -> parameters; a dataset is (features, labels), a pair two neighbours.
+Trainer = Callable[[Any, Any], ArrayLike]
+DatasetPair = tuple[tuple[Any, Any], tuple[Any, Any]]
 
 
 class SensitivityViolation(AssertionError):
     """A measured ‖θ(D) − θ(D')‖ above the claimed bound; carries the report."""
 
-    def __init__(self, message, report):
+    def __init__(self, message: str, report: SensitivityReport) -> None:
         super().__init__(message)
         self.report = report
 
@@ -42,17 +50,17 @@ class SensitivityReport:
     bound: float
     ratio: float
     worst_index: int
-    distances: np.ndarray
+    distances: NDArray[np.float64]
 
 
-def _validated_bound(bound) -> float:
+def _validated_bound(bound: float) -> float:
     bound = check.positive("bound", bound)
     if np.ndim(bound):
         raise ValueError("bound must be a single finite number > 0 (got an array)")
     return float(bound)
 
 
-def parameter_distance(train, pair) -> float:
+def parameter_distance(train: Trainer, pair: DatasetPair) -> float:
     """‖θ(D) − θ(D')‖₂ over all parameters flattened together, for one pair ((X, y), (X', y'))."""
     if not callable(train):
         raise ValueError(f"train must be a callable (features, labels) -> parameters (got {train!r})")
@@ -67,7 +75,7 @@ def parameter_distance(train, pair) -> float:
     return float(np.linalg.norm((first - second).ravel()))
 
 
-def empirical_sensitivity(train, pairs, bound) -> SensitivityReport:
+def empirical_sensitivity(train: Trainer, pairs: Iterable[DatasetPair], bound: float) -> SensitivityReport:
     """Train on both datasets of every pair and report the largest parameter distance against ``bound``.
 
     Args:
@@ -88,7 +96,7 @@ def empirical_sensitivity(train, pairs, bound) -> SensitivityReport:
     return SensitivityReport(float(distances[worst]), bound, float(distances[worst] / bound), worst, distances)
 
 
-def assert_sensitivity(train, pairs, bound, *, atol=0.0) -> SensitivityReport:
+def assert_sensitivity(train: Trainer, pairs: Iterable[DatasetPair], bound: float, *, atol: float = 0.0) -> SensitivityReport:
     """:func:`empirical_sensitivity`, raising :class:`SensitivityViolation` if a distance exceeds bound + atol.
 
     ``atol`` >= 0 allows for the trainer's optimisation error (an L-BFGS run to
