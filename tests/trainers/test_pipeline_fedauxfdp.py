@@ -73,11 +73,16 @@ def test_release_events_are_dpmechs_calibration(digits, tiny_result):
             LogisticRegressionTrainer().gradient_tolerance, TINY.score_regularization)
         assert score_sensitivity < LogisticRegressionTrainer(TINY.score_regularization, 2, bound).sensitivity(
             n + num_negative)
-        class_sensitivity = LogisticRegressionTrainer(TINY.class_regularization, 10, bound).sensitivity(n)
+        # The class head's default is the radius bound (issue 31), below the R-free 2√2‖x̃‖/(nλ).
+        assert TINY.multinomial_bound == dpmech.sensitivity.RADIUS_BOUND
+        class_sensitivity = LogisticRegressionTrainer(TINY.class_regularization, 10, bound,
+                                                      multinomial_bound=TINY.multinomial_bound).sensitivity(n)
         assert class_sensitivity == dpmech.sensitivity.approximate_minimizer_sensitivity(
             dpmech.sensitivity.multinomial_logistic_regression_sensitivity(
-                TINY.class_regularization, n, bound, regularized_intercept=True),
+                TINY.class_regularization, n, bound, num_classes=10, regularized_intercept=True, bound="radius"),
             LogisticRegressionTrainer().gradient_tolerance, TINY.class_regularization)
+        assert class_sensitivity < LogisticRegressionTrainer(TINY.class_regularization, 10, bound,
+                                                             multinomial_bound="tight").sensitivity(n)
         assert score_event.sensitivity == score_sensitivity and class_event.sensitivity == class_sensitivity
         assert score_event.sigma == dpmech.calibrate_gaussian(TINY.score_epsilon, TINY.score_delta, score_sensitivity)
         assert class_event.sigma == dpmech.calibrate_gaussian(TINY.class_epsilon, TINY.class_delta, class_sensitivity)

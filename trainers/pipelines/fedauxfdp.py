@@ -18,8 +18,9 @@ Protocol (one round; :class:`~trainers.federation.ClientMessage` is all that cro
      n = n_i + |D⁻| records, Δ = m·max(2b, ‖x̃‖)/(λ_s n), m = σ(‖x̃‖²/λ_s) < 1
      (``fixed_label_logistic_regression_sensitivity``: the replaced record and its replacement
      are both labelled 1, so their loss gradients share a sign; :class:`ScoringHeadTrainer`);
-   * the class head: C-class multinomial LR on its records, Δ = 2√2‖x̃‖/(λ_c n_i)
-     (``multinomial_logistic_regression_sensitivity``; ``bound="seed"`` gives the paper's
+   * the class head: C-class multinomial LR on its records, Δ = D(R)/(λ_c n_i) <= 2√2‖x̃‖/(λ_c n_i)
+     (``multinomial_logistic_regression_sensitivity(bound="radius")``: the gradient difference over the
+     ball that holds the minimiser; ``"tight"`` gives 2√2‖x̃‖/(λ_c n_i), ``"seed"`` the paper's
      2√C‖x̃‖/(λ_c n_i), Theorem 1, valid but looser),
    with ‖x̃‖ <= sqrt(b² + 1), each plus 2τ/λ for the certified optimisation error (the trainer's
    ``sensitivity``; :func:`dpmech.sensitivity.approximate_minimizer_sensitivity`), and releases each through
@@ -97,7 +98,8 @@ class FedAuxFdpConfig:
     ``class_delta`` for the class head (the seed's defaults: (0.1, 1e-5) and (0.5, 1e-5)).
     ``class_epsilon=math.inf`` (or ``score_epsilon``) releases that head WITHOUT noise; the
     guarantee is then ε = ∞. ``calibration`` is ``"analytic"`` or ``"classic"`` (ε < 1 only).
-    ``multinomial_bound`` is ``"tight"`` (2√2‖x̃‖/(nλ)) or ``"seed"`` (2√C‖x̃‖/(nλ)).
+    ``multinomial_bound`` is ``"radius"`` (default: D(R)/(nλ) <= 2√2‖x̃‖/(nλ), the gradient difference
+    over the ball that holds the minimiser), ``"tight"`` (2√2‖x̃‖/(nλ)) or ``"seed"`` (2√C‖x̃‖/(nλ)).
 
     Regularisation λ of the mean-form objectives. The seed uses λ = 0.01 on CIFAR-10 clients
     of ~2500 records (:meth:`paper` gives its settings); σ scales as 1/(nλ), and the default data
@@ -120,7 +122,7 @@ class FedAuxFdpConfig:
     class_delta: float = 1e-5
     score_regularization: float = 3.0
     class_regularization: float = 1.0
-    multinomial_bound: str = dpmech.sensitivity.TIGHT_BOUND
+    multinomial_bound: str = dpmech.sensitivity.RADIUS_BOUND
     calibration: str = "analytic"
     server_regularization: float = 1e-3
     num_components: Optional[int] = 16
