@@ -390,8 +390,9 @@ def section_length(repeats, quick):
         anchors = [] if quick else [  # (minutes: not in --quick)
             ("pld-accounting 2.0 (upper, lower)",
              measure(pld_accounting_allocation(0.8, steps_per_epoch, 1e-5), 1, PLD_ACCOUNTING_LIMIT_S))]
-        anchors += [(f"dpmech Poisson q=1/t: [{format_down(poisson.lower, 7)}, {format_up(poisson.upper, 7)}]",
-                     poisson.measured)]
+        poisson_cells = poisson.cells()
+        anchors += [("dpmech Poisson q=1/t", Measured(poisson.measured.seconds,
+                                                      f"[{poisson_cells[0]}, {poisson_cells[2]}] {poisson_cells[4]}".strip()))]
         rows += grouped_rows([f"1 epoch RA t={power(steps_per_epoch)} σ=0.8"], ours,
                              ours.cells() + [number(target, 2), "yes" if ours.width <= target else "no"], anchors)
     table(["steps", *INTERVAL_HEADER, "note", "target width", "meets", "dpmech s", *ANCHOR_HEADER], rows)
