@@ -23,7 +23,7 @@ from dpmech.verify.search import with_replaced_record_at
 from dpmech.verify.sensitivity import parameter_distance
 from dpmech.verify.strategies import neighbouring_pairs
 from trainers.batched_logistic import BatchedLogisticRegression
-from trainers.pipelines.fedauxfdp import ScoringHeadTrainer
+from trainers.pipelines.fedauxfdp import FedAuxFdpConfig, ScoringHeadTrainer, client_settings, head_trainers
 from trainers.psgd import HuberSVMTrainer, SoftmaxSLPTrainer, shuffled_batches
 from trainers.sklearn_adapter import LogisticRegressionTrainer
 
@@ -105,6 +105,69 @@ def test_batched_logistic_regression_moves_at_most_its_sensitivity(case):
     bound = trainer.sensitivity(n)
     distance = float(np.linalg.norm((parameters[0] - parameters[1]).ravel()))
     target(distance / bound, label="measured / declared")
+    assert distance <= bound * (1 + 1e-12)
+
+
+@st.composite
+def edge_of_the_ball_pairs(draw, feature_bound):
+    """(features, labels, neighbour features, neighbour labels, C): a tiny dataset whose other
+    records all sit at +x on the feature bound with one label, pushing that class's weights to the edge of the
+    weight ball, and the replaced record swapped to −x, to a unit direction orthogonal to x, or to +x, always with
+    another label; a random dataset on the bound half the time. These are the pairs the radius bounds
+    (:func:`dpmech.sensitivity.softmax_gradient_difference_bound`) are tightest against: confident, opposed
+    probabilities at the largest feature norm."""
+    n = draw(st.integers(1, 6))
+    num_classes = draw(st.sampled_from([2, 3, 10]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    direction = rng.normal(size=2)
+    direction /= np.linalg.norm(direction)
+    label = draw(st.integers(0, num_classes - 1))
+    if draw(st.booleans()):
+        features = np.tile(feature_bound * direction, (n, 1))
+        labels = np.full(n, label)
+    else:
+        features = clip_features(rng.normal(scale=feature_bound, size=(n, 2)), feature_bound)
+        labels = rng.integers(0, num_classes, size=n)
+    index = draw(st.integers(0, n - 1))
+    features[index], labels[index] = feature_bound * direction, label
+    replacement = draw(st.sampled_from([-direction, np.array([-direction[1], direction[0]]), direction]))
+    neighbour_features, neighbour_labels = features.copy(), labels.copy()
+    neighbour_features[index] = feature_bound * replacement
+    neighbour_labels[index] = (label + draw(st.integers(1, num_classes - 1))) % num_classes
+    return features, labels, neighbour_features, neighbour_labels, num_classes
+
+
+# Λ from 0.01 (weights held only by the projection) to 10 (weights near 0); R from small to past saturation.
+RADIUS_REGULARIZATIONS = st.one_of(st.sampled_from([0.01, 0.1, 1.0, 10.0]), st.floats(0.01, 10.0))
+
+
+@examples(0.3)
+@given(edge_of_the_ball_pairs(1.0), RADIUS_REGULARIZATIONS, st.one_of(st.sampled_from([0.1, 1.0, 3.0]),
+       st.floats(0.05, 5.0)), st.integers(1, 30), st.integers(1, 7), st.integers(0, 2**16))
+def test_softmax_slp_moves_at_most_its_radius_bound_on_edge_of_the_ball_pairs(pair, regularization, radius, epochs,
+                                                                               batch_size, seed):
+    # DP-Helmet's trainer reports D(R)/(nΛ) (the gradient difference over its projection ball), below 2√2c'/(nΛ).
+    features, labels, neighbour_features, neighbour_labels, num_classes = pair
+    n = len(labels)
+    trainer = SoftmaxSLPTrainer(num_classes=num_classes, regularization=regularization, input_clip=1.0,
+                                projection_radius=radius, epochs=epochs, batch_size=batch_size, seed=seed)
+    bound = trainer.sensitivity(n)
+    distance = psgd_distance(trainer, features, labels, neighbour_features, neighbour_labels)
+    target(distance / bound, label="measured / radius bound")
+    assert distance <= bound * (1 + 1e-9)
+
+
+@examples(0.3)
+@given(edge_of_the_ball_pairs(1.0), st.one_of(st.sampled_from([0.05, 0.3, 1.0, 10.0]), st.floats(0.05, 10.0)))
+def test_fedauxfdp_class_head_moves_at_most_its_radius_bound_on_edge_of_the_ball_pairs(pair, regularization):
+    # The class head as the pipeline builds it, with FedAuxFdpConfig's default multinomial_bound ("radius").
+    features, labels, neighbour_features, neighbour_labels, num_classes = pair
+    settings = client_settings(FedAuxFdpConfig(class_regularization=regularization), num_classes)
+    trainer = head_trainers(settings)[1]
+    assert trainer.multinomial_bound == "radius"
+    bound = trainer.sensitivity(len(labels))
+    distance = np.linalg.norm(trainer.train(features, labels) - trainer.train(neighbour_features, neighbour_labels))
+    target(distance / bound, label="measured / radius bound")
     assert distance <= bound * (1 + 1e-12)
 
 
