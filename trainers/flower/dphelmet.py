@@ -249,6 +249,11 @@ def run_flower_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: i
         raise ValueError(f"config must be a DpHelmetConfig (got {type(config).__name__})")
     if config.epsilon == float("inf"):
         raise ValueError("epsilon must be finite for a Flower round (SecAgg+ needs a noise bound for its range)")
+    if config.clients_per_round is not None:
+        # The Flower round trains and sums every user; a σ_u calibrated on the amplified k-of-n ledger
+        # would under-noise it.
+        raise ValueError(f"clients_per_round must be None for a Flower round (got {config.clients_per_round}): "
+                         "client selection is not implemented on the Flower engine")
     num_users = config.num_users
     if num_users < 3:
         raise ValueError(f"num_users must be >= 3 for SecAgg+ (its threshold lies in [2, |U| - 1]; got {num_users})")

@@ -121,3 +121,10 @@ def test_a_floor_above_the_honest_shares_refuses_the_release(digits):
 def test_bad_round_options_are_refused_before_the_round(digits, options, name):
     with pytest.raises(ValueError, match=name):
         run_flower_dphelmet(digits, CONFIG, SEED, **options)
+
+
+def test_client_selection_is_refused_on_the_flower_engine(digits):
+    # The round sums every user, so a σ_u calibrated for k of n selected users would under-noise it.
+    config = DpHelmetConfig(num_users=5, records_per_user=40, epochs=3, privacy_unit="user", clients_per_round=3)
+    with pytest.raises(ValueError, match="clients_per_round"):
+        run_flower_dphelmet(digits, config, SEED)
