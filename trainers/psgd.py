@@ -244,7 +244,7 @@ class SoftmaxSLPTrainer(_PsgdTrainer):
     def _training_arguments(self):
         return self._common_arguments()
 
-    def sensitivity(self, n) -> float:
+    def sensitivity(self, n: int) -> float:
         # fit runs projected_sgd in float64 and projects (W, b) onto the R-ball after every step, so every
         # iterate at which two records' gradients are compared has ‖θ‖_F <= R up to the projection's few ulps of
         # rounding; the relative 2⁻²⁰ covers them (and float32's) with room to spare.
