@@ -84,3 +84,11 @@ def test_server_step_trains_copies_of_fedavgs_final_model_beside_real_and_noise_
     # far more than with labels given to Gaussian noise
     assert rows["control: real public records"][0] > rows["control: Gaussian noise"][0] + 0.3
     assert "One Fed-ZDAS server step on FedAvg's final model" in output.getvalue()
+
+
+def test_investigation_runs_the_server_at_a_tenth_of_the_scales_client_rate(benchmark):
+    for scale in ("digits", "seed"):
+        base = benchmark.base_config(benchmark.parse_arguments(["--scale", scale]))
+        config = benchmark.method_config(base, "Fed-ZDAS (server SGD at a tenth of the clients' rate)")
+        assert config.server_learning_rate == pytest.approx(0.1 * base.learning_rate, rel=1e-15)
+        assert config.variant == "server" and config.learning_rate == base.learning_rate
