@@ -119,6 +119,12 @@ def _choose_tilt(total, log_delta):
 
 def _estimated_points(sketches, counts, tilt, step):
     """Grid points of the widest convolution: the composed tilted window plus one factor's."""
+    return _loss_span(sketches, counts, tilt) / step + 3
+
+
+def _loss_span(sketches, counts, tilt):
+    """The width in loss of the widest convolution's grid (:func:`_estimated_points` at a step of 1, less 3),
+    computed on its own so that a span below the doubles' resolution at 3 (ε of 1e-206) is not lost."""
     variance, widest = 0.0, 0.0
     for sketch, count in zip(sketches, counts):
         left, right, log_masses, _ = sketch
@@ -130,7 +136,7 @@ def _estimated_points(sketches, counts, tilt, step):
         variance += count * float((weights * np.square(losses - mean)).sum())
         low, high = grid.window(sketch, tilt, TAIL)
         widest = max(widest, high - low)
-    return 2.0 * (2 * _TAIL_SIGMAS * math.sqrt(variance) + 2 * widest) / step + 3
+    return 2.0 * (2 * _TAIL_SIGMAS * math.sqrt(variance) + 2 * widest)
 
 
 class _Plan:
@@ -160,12 +166,15 @@ class _Plan:
         # 1e-6 of the target δ over all the ledger's events together.
         self.truncation = 1e-6 * math.exp(log_target) / sum(self.counts)
         # Grid points per unit step of the widest direction: points(h) is about span / h.
-        self.span = max(_estimated_points(sketches, self.counts, tilt, 1.0) - 3
-                        for sketches, tilt in zip(self.sketches, self.tilts))
+        self.span = max(_loss_span(sketches, self.counts, tilt) for sketches, tilt in zip(self.sketches, self.tilts))
 
     def pilot_step(self):
-        """A step whose composed grid has about :data:`PILOT_POINTS` points."""
-        return self.span / PILOT_POINTS
+        """A step whose composed grid has about :data:`PILOT_POINTS` points (the span itself where that
+        quotient underflows, and 1 where every loss is the same point, which any step holds exactly)."""
+        step = self.span / PILOT_POINTS
+        if step > 0.0:
+            return step
+        return self.span if self.span > 0.0 else 1.0
 
 
 class ComposedLoss:

@@ -334,3 +334,12 @@ def test_log_delta_far_below_the_smallest_double_is_never_under_stated():
     assert guarantee.delta >= 5e-324
     assert Fraction(guarantee.log_delta) >= truth.log_upper()
     assert guarantee.interval[0] <= truth.lo
+
+
+@pytest.mark.parametrize("epsilon", [9.8e-207, 1e-300, 1e-320])
+def test_a_loss_span_below_the_doubles_resolution_still_gets_a_pilot_step(epsilon):
+    # The pilot step was span / points with span read off "points at step 1, less 3": a span of 1e-206
+    # vanished into the 3 and the default discretization came out 0 (a ValueError).
+    lower, _, upper = PrivacyLedger(REPLACE_ONE).record(ApproximateDpEvent(epsilon, 0.0)).delta(0.0, method="numeric").interval
+    truth = Fraction(epsilon) / 2  # δ(0) = tanh(ε/2), which is ε/2 to within ε³/24 at these ε
+    assert lower <= truth <= upper <= 1.01 * truth
