@@ -30,17 +30,17 @@ load 40-130): ``--server-step`` applies one Fed-ZDAS server step to FedAvg's fin
 BatchNorm statistics +1.7 ± 6.7 (1/3), the global model inverted +7.9 ± 4.1 (3/3; 89.2 %
 correct), label smoothing 0.1 +7.7 ± 1.9 (3/3), real public records +19.8 ± 1.3 (3/3), Gaussian
 noise −62.8 ± 2.6 (0/3). Full runs, one change at a time (ZDAS / paired FedAvg global accuracy):
-Algorithm 3 67.4 / 74.7 % (seed 0) and 66.9 / 73.0 % (seed 1); the server's SGD at a tenth of the
-clients' rate (``server_learning_rate``) 79.4 / 74.7, 81.1 / 73.0 and 75.8 / 68.2 % (seeds 0-2; paired
-+6.8 ± 1.5 pp, 3/3); plain SGD without momentum
-for clients and server (Hao et al. state none; :func:`trainers.networks.fit` uses 0.9) 74.9 / 47.9,
-84.4 / 78.8 and 71.0 / 50.7 % (seeds 0-2; +17.6 ± 8.9 pp, 3/3, but FedAvg is then far from
-converged in 16 rounds). The
-learning-rate rows ran the configuration of ``--investigate``'s "server SGD at a tenth" method; the momentum rows set
-torch's SGD momentum to 0 by hand (:func:`trainers.networks.fit` has no switch for it).
-The data inverted at the end of an Algorithm 3 run is 23 % oracle-correct (seed 0) against 89 ±
-3 % from FedAvg's final global model: after a server step the averaged model's BatchNorm statistics are the
-synthetic data's, so later rounds invert models that carry them.
+Algorithm 3 67.4 / 74.7 % (seed 0) and 66.9 / 73.0 % (seed 1); the server's SGD at a tenth of
+the clients' rate (``server_learning_rate``) 79.4 / 74.7, 81.1 / 73.0 and 75.8 / 68.2 % (seeds
+0-2; paired +6.8 ± 1.5 pp, 3/3); plain SGD without momentum for clients and server (Hao et al.
+state none; :func:`trainers.networks.fit` uses 0.9) 74.9 / 47.9, 84.4 / 78.8 and 71.0 / 50.7 %
+(seeds 0-2; +17.6 ± 8.9 pp, 3/3, but FedAvg is then far from converged in 16 rounds). The
+learning-rate rows ran the configuration of ``--investigate``'s "server SGD at a tenth" method;
+the momentum rows set torch's SGD momentum to 0 by hand (:func:`trainers.networks.fit` has no
+switch for it). The data inverted at the end of an Algorithm 3 run is 23 % oracle-correct (seed
+0) against 89 ± 3 % from FedAvg's final global model; that the collapse comes from inverting
+models whose BatchNorm statistics a server step re-estimated on synthetic data is a hypothesis,
+not isolated by these runs.
 
 Protocol (Hao et al. §4.1, scaled to digits on two CPU cores): scikit-learn's 8×8 digits (pixels
 / 16), 60 % of them the clients' pool, cut by label into ``2 · clients`` shards (McMahan et al.'s
