@@ -39,6 +39,12 @@ from .result import ESTIMATE, AuditResult
 from .scores import NATURAL_TRIALS_NOTE
 from .thresholds import select_and_bound
 
+
+def privacy_region_boundary(fpr, epsilon, delta):
+    """Largest TPR an (ε, δ)-DP mechanism allows at each FPR (Kairouz, Oh & Viswanath 2015)."""
+    fpr = np.asarray(fpr, dtype=float)
+    return np.clip(np.minimum(np.exp(epsilon) * fpr + delta, 1.0 - np.exp(-epsilon) * (1.0 - delta - fpr)), 0.0, 1.0)
+
 _ASSUMPTION = (
     "IN and OUT scores are independent draws: every IN score from the mechanism run on D∪{canary} "
     "(or D'), every OUT score from the run on D, each trial independent; thresholds chosen as "

@@ -34,7 +34,7 @@ f ↦ 1 − R(1 − f). The test detects when any rule does, so
 these two numbers, widened by 1e-9 for the rounding of the quantiles and binomial tails.
 
 Every (ε', δ)-DP mechanism. Its ROC in either direction lies below the boundary B of the
-(ε', δ) privacy region (:func:`audits.report.privacy_region_boundary`), and G_k increases with R, so
+(ε', δ) privacy region (:func:`audits.epsilon_bounds.privacy_region_boundary`), and G_k increases with R, so
 :func:`power_bound` — the union bound with B in every direction — bounds from above the detection
 probability of every (ε', δ)-DP mechanism (ties only lower the FPR of a cut and the TPR of a
 deterministic rule, hence only lower G_k). A mechanism whose ROC is B exists (the (ε', δ)
@@ -55,7 +55,7 @@ from scipy import special, stats
 
 from dpmech import validation as check
 
-from .epsilon_bounds import epsilon_from_error_rates
+from .epsilon_bounds import epsilon_from_error_rates, privacy_region_boundary
 from .thresholds import DEFAULT_NUM_THRESHOLDS, _upper, rank_levels
 
 __all__ = ["detection_counts", "detection_probability", "largest_certifiable_epsilon", "power_bound"]
@@ -158,8 +158,6 @@ def power_bound(true_epsilon: float, num_in: int, num_out: int, *, epsilon: floa
     The union bound over levels (and directions) with the ROC B of the (ε', δ) privacy region's
     boundary in each direction; B is the ROC of the most detectable (ε', δ)-DP mechanism.
     """
-    from .report import privacy_region_boundary
-
     true_epsilon = float(check.positive("true_epsilon", true_epsilon))
     levels, limits = detection_counts(num_in, num_out, epsilon=epsilon, delta=delta, alpha=alpha,
                                       directions=directions, num_thresholds=num_thresholds)

@@ -52,6 +52,7 @@ from dpmech.statistics import clopper_pearson_lower, clopper_pearson_upper
 
 from . import _arguments as arg
 from .result import CERTIFIED, DEFAULT_POWER_MARGIN, ESTIMATE, SCORES_ESTIMATORS, AuditResult
+from .epsilon_bounds import privacy_region_boundary
 from .scores import AuditScores
 from .metrics import REPORTED_FPRS, auc, mia_metrics, roc_counts
 from .thresholds import level_candidates, rank_levels, sorted_sides
@@ -73,12 +74,6 @@ __all__ = [
     "lower_bound_text", "privacy_region_boundary", "roc_band", "roc_curves", "roc_figure", "roc_simultaneous_band", "tpr_text",
     "write_report",
 ]
-
-
-def privacy_region_boundary(fpr, epsilon, delta):
-    """Largest TPR an (ε, δ)-DP mechanism allows at each FPR (Kairouz, Oh & Viswanath 2015)."""
-    fpr = np.asarray(fpr, dtype=float)
-    return np.clip(np.minimum(np.exp(epsilon) * fpr + delta, 1.0 - np.exp(-epsilon) * (1.0 - delta - fpr)), 0.0, 1.0)
 
 
 def gdp_roc(fpr, mu):
