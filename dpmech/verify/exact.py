@@ -22,10 +22,12 @@ outcome list that is the same for every dataset.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .. import validation as check
 
@@ -37,6 +39,11 @@ DISTRIBUTION_SUM_TOLERANCE = 1e-9
 # to e^ε in exact arithmetic (randomized response at its own ε) is not flagged
 # for a rounding error in the last place.
 DEFAULT_RTOL = 1e-12
+
+# A mechanism's output distribution: outcome -> probability, or a 1-D probability vector.
+Distribution: TypeAlias = Mapping[Hashable, float] | ArrayLike
+# A mechanism as these checks take it: dataset -> distribution, the dataset of the caller's own type.
+FiniteMechanism: TypeAlias = Callable[[Any], Distribution]
 
 
 class DpViolation(AssertionError):
@@ -51,7 +58,16 @@ class DpViolation(AssertionError):
         direction: ``"D -> D'"`` (P[M(D) ∈ S] too large) or ``"D' -> D"``.
     """
 
-    def __init__(self, message, *, epsilon, delta, measured_delta, witness, direction):
+    def __init__(
+        self,
+        message: str,
+        *,
+        epsilon: float,
+        delta: float,
+        measured_delta: float,
+        witness: Sequence[Any],
+        direction: str,
+    ) -> None:
         super().__init__(message)
         self.epsilon = epsilon
         self.delta = delta
@@ -66,19 +82,20 @@ class HockeyStick:
     """H_{e^ε}(P ‖ Q) with the outcomes that attain it, in one direction."""
 
     divergence: float
-    witness: tuple
+    witness: tuple[Any, ...]
 
 
-def _aligned(first, second):
+def _aligned(first: Distribution, second: Distribution) -> tuple[list[Any], NDArray[np.float64], NDArray[np.float64]]:
     """Two distributions as probability vectors over one outcome list."""
-    if isinstance(first, Mapping) != isinstance(second, Mapping):
-        raise ValueError("distribution must be two mappings or two probability vectors, not one of each")
-    if isinstance(first, Mapping):
+    outcomes: list[Any]
+    if isinstance(first, Mapping) and isinstance(second, Mapping):
         outcomes = list(first) + [outcome for outcome in second if outcome not in first]
-        p = np.array([first.get(outcome, 0.0) for outcome in outcomes], dtype=float)
-        q = np.array([second.get(outcome, 0.0) for outcome in outcomes], dtype=float)
+        p = np.array([first.get(outcome, 0.0) for outcome in outcomes], dtype=np.float64)
+        q = np.array([second.get(outcome, 0.0) for outcome in outcomes], dtype=np.float64)
+    elif isinstance(first, Mapping) or isinstance(second, Mapping):
+        raise ValueError("distribution must be two mappings or two probability vectors, not one of each")
     else:
-        p, q = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+        p, q = np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
         if p.ndim != 1 or p.shape != q.shape or p.size == 0:
             raise ValueError(
                 f"distribution vectors must be non-empty, 1-D and of one length (got shapes {p.shape} and {q.shape})"
@@ -92,21 +109,23 @@ def _aligned(first, second):
     return outcomes, p, q
 
 
-def _validated_epsilon(epsilon) -> float:
-    epsilon = check.non_negative("epsilon", epsilon)
-    if np.ndim(epsilon):
-        raise ValueError(f"epsilon must be a single finite number >= 0 (got an array of shape {np.shape(epsilon)})")
-    return float(epsilon)
+def _validated_epsilon(epsilon: float) -> float:
+    checked = check.non_negative("epsilon", epsilon)
+    if np.ndim(checked):
+        raise ValueError(f"epsilon must be a single finite number >= 0 (got an array of shape {np.shape(checked)})")
+    return float(checked)
 
 
-def _validated_rtol(rtol) -> float:
-    rtol = check.non_negative("rtol", rtol)
-    if np.ndim(rtol):
+def _validated_rtol(rtol: float) -> float:
+    checked = check.non_negative("rtol", rtol)
+    if np.ndim(checked):
         raise ValueError("rtol must be a single finite number >= 0 (got an array)")
-    return float(rtol)
+    return float(checked)
 
 
-def _hockey_stick_vectors(outcomes, p, q, epsilon, rtol) -> HockeyStick:
+def _hockey_stick_vectors(
+    outcomes: Sequence[Any], p: NDArray[np.float64], q: NDArray[np.float64], epsilon: float, rtol: float
+) -> HockeyStick:
     with np.errstate(over="ignore"):
         scaled = math.exp(epsilon) * (1.0 + rtol) * q if epsilon < 709.0 else np.where(q > 0, np.inf, 0.0)
     excess = p - scaled
@@ -115,7 +134,9 @@ def _hockey_stick_vectors(outcomes, p, q, epsilon, rtol) -> HockeyStick:
     return HockeyStick(float(np.sum(excess[violating])), witness)
 
 
-def hockey_stick_divergence(first, second, epsilon, *, rtol=DEFAULT_RTOL) -> HockeyStick:
+def hockey_stick_divergence(
+    first: Distribution, second: Distribution, epsilon: float, *, rtol: float = DEFAULT_RTOL
+) -> HockeyStick:
     """H_{e^ε}(P ‖ Q) = Σ_o max(0, P(o) − e^ε Q(o)) and the witness set {o : P(o) > e^ε Q(o)}.
 
     One direction only; :func:`privacy_profile` takes both. ``rtol`` scales
@@ -133,7 +154,7 @@ def hockey_stick_divergence(first, second, epsilon, *, rtol=DEFAULT_RTOL) -> Hoc
     return _hockey_stick_vectors(*_aligned(first, second), epsilon, rtol)
 
 
-def _pair(pair):
+def _pair(pair: Any) -> tuple[Any, Any]:
     try:
         dataset, neighbour = pair
     except (TypeError, ValueError):
@@ -141,7 +162,9 @@ def _pair(pair):
     return dataset, neighbour
 
 
-def _both_directions(mechanism, pair):
+def _both_directions(
+    mechanism: FiniteMechanism, pair: Any
+) -> tuple[list[Any], NDArray[np.float64], NDArray[np.float64]]:
     if not callable(mechanism):
         raise ValueError(f"mechanism must be a callable dataset -> distribution (got {mechanism!r})")
     dataset, neighbour = _pair(pair)
@@ -149,7 +172,7 @@ def _both_directions(mechanism, pair):
     return outcomes, p, q
 
 
-def privacy_profile(mechanism, pair, epsilon, *, rtol=DEFAULT_RTOL) -> float:
+def privacy_profile(mechanism: FiniteMechanism, pair: Any, epsilon: float, *, rtol: float = DEFAULT_RTOL) -> float:
     """The smallest δ for which ``mechanism`` is (ε, δ)-DP on this pair: max of the divergence both ways.
 
     δ(ε) = max(H_{e^ε}(M(D) ‖ M(D')), H_{e^ε}(M(D') ‖ M(D))). Over all
@@ -170,7 +193,7 @@ def privacy_profile(mechanism, pair, epsilon, *, rtol=DEFAULT_RTOL) -> float:
     return max(forward.divergence, backward.divergence)
 
 
-def _smallest_epsilon_one_way(p, q, delta) -> float:
+def _smallest_epsilon_one_way(p: NDArray[np.float64], q: NDArray[np.float64], delta: float) -> float:
     """Smallest ε >= 0 with Σ max(0, p − e^ε q) <= δ, exactly.
 
     As a function of t = e^ε the divergence is convex, decreasing and
@@ -205,7 +228,7 @@ def _smallest_epsilon_one_way(p, q, delta) -> float:
     return max(math.log(t), 0.0) if t > 0.0 else 0.0
 
 
-def smallest_epsilon(mechanism, pair, delta) -> float:
+def smallest_epsilon(mechanism: FiniteMechanism, pair: Any, delta: float) -> float:
     """The smallest ε >= 0 for which ``mechanism`` is (ε, δ)-DP on this pair, both directions, exactly.
 
     At δ = 0 this is the largest log-ratio max_o |log P(o)/P'(o)| (∞ when one
@@ -218,19 +241,21 @@ def smallest_epsilon(mechanism, pair, delta) -> float:
         pair: (D, D').
         delta: δ in [0, 1] (δ = 1 always gives 0).
     """
-    delta = check.in_interval("delta", delta, 0.0, 1.0, low_open=False, high_open=False)
-    if np.ndim(delta):
+    checked_delta = check.in_interval("delta", delta, 0.0, 1.0, low_open=False, high_open=False)
+    if np.ndim(checked_delta):
         raise ValueError("delta must be a single number in [0, 1] (got an array)")
     _, p, q = _both_directions(mechanism, pair)
-    return max(_smallest_epsilon_one_way(p, q, float(delta)), _smallest_epsilon_one_way(q, p, float(delta)))
+    return max(_smallest_epsilon_one_way(p, q, float(checked_delta)), _smallest_epsilon_one_way(q, p, float(checked_delta)))
 
 
-def _describe_witness(witness, limit=8) -> str:
+def _describe_witness(witness: Sequence[Any], limit: int = 8) -> str:
     shown = ", ".join(repr(outcome) for outcome in witness[:limit])
     return "{" + shown + (f", ... ({len(witness)} outcomes)" if len(witness) > limit else "") + "}"
 
 
-def assert_dp(mechanism, pair, epsilon, delta, *, rtol=DEFAULT_RTOL) -> float:
+def assert_dp(
+    mechanism: FiniteMechanism, pair: Any, epsilon: float, delta: float, *, rtol: float = DEFAULT_RTOL
+) -> float:
     """Raise :class:`DpViolation` unless ``mechanism`` is (ε, δ)-DP on ``pair``, exactly, in both directions.
 
     The error names the direction, the witnessing set of outputs S and the
@@ -246,10 +271,10 @@ def assert_dp(mechanism, pair, epsilon, delta, *, rtol=DEFAULT_RTOL) -> float:
         rtol: relative slack on e^ε for rounding, >= 0 (``DEFAULT_RTOL``).
     """
     epsilon = _validated_epsilon(epsilon)
-    delta = check.in_interval("delta", delta, 0.0, 1.0, low_open=False, high_open=False)
-    if np.ndim(delta):
+    checked_delta = check.in_interval("delta", delta, 0.0, 1.0, low_open=False, high_open=False)
+    if np.ndim(checked_delta):
         raise ValueError("delta must be a single number in [0, 1] (got an array)")
-    delta = float(delta)
+    delta = float(checked_delta)
     rtol = _validated_rtol(rtol)
     outcomes, p, q = _both_directions(mechanism, pair)
     directions = {

@@ -36,7 +36,11 @@ only if the discrete distribution itself violates the claim.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .. import validation as check
 from .statistical import StatisticalTestResult, _draw, decide, split_sample_arguments
@@ -49,7 +53,7 @@ _SIGNIFICAND_BITS = 52
 _EXPONENT_BIAS = 1075
 
 
-def lattice_exponents(values) -> np.ndarray:
+def lattice_exponents(values: ArrayLike) -> NDArray[np.int64]:
     """The integer k with x an odd multiple of 2^k, per entry x of a float64 array; codes for 0, ±inf and NaN.
 
     Finite non-zero doubles give k in [−1074, 1023] (subnormals included);
@@ -76,7 +80,7 @@ def lattice_exponents(values) -> np.ndarray:
     return np.where(np.isnan(array), NAN_CODE, codes)
 
 
-def lattice_features(sample) -> np.ndarray:
+def lattice_features(sample: object) -> NDArray[np.int64]:
     """(n, d) or (n, d + 1) lattice exponents of n numeric outputs: one column per coordinate, and their minimum when d > 1."""
     if not (isinstance(sample, np.ndarray) and sample.dtype.kind in "biuf"):
         raise ValueError(
@@ -89,7 +93,7 @@ def lattice_features(sample) -> np.ndarray:
     return codes
 
 
-def _thresholds(column, num_thresholds):
+def _thresholds(column: NDArray[np.int64], num_thresholds: int) -> NDArray[np.int64]:
     """Every distinct value of the selection column, or ``num_thresholds`` quantiles of it when there are more."""
     distinct = np.unique(column)
     if distinct.size <= num_thresholds:
@@ -98,7 +102,15 @@ def _thresholds(column, num_thresholds):
 
 
 def float_dp_test(
-    sampler, pair, epsilon, delta, *, num_samples, rng, alpha=0.05, num_thresholds=64
+    sampler: Callable[[Any, int, np.random.Generator], ArrayLike],
+    pair: Any,
+    epsilon: float,
+    delta: float,
+    *,
+    num_samples: int,
+    rng: np.random.Generator | int,
+    alpha: float = 0.05,
+    num_thresholds: int = 64,
 ) -> StatisticalTestResult:
     """Test "``sampler`` is (ε, δ)-DP on ``pair``" with events on the lattice exponents of its float outputs.
 
@@ -127,7 +139,10 @@ def float_dp_test(
     if selection[0].shape[1] != selection[1].shape[1] or test[0].shape[1] != selection[0].shape[1]:
         raise ValueError("sampler must return outputs of one shape on both datasets")
     pooled = np.vstack(selection)
-    names, counts_first, counts_second, events = [], [], [], []
+    names: list[str] = []
+    counts_first: list[NDArray[np.int64]] = []
+    counts_second: list[NDArray[np.int64]] = []
+    events: list[tuple[int, int, bool]] = []
     coordinates = test[0].shape[1]
     for column in range(coordinates):
         thresholds = _thresholds(pooled[:, column], num_thresholds)
@@ -144,13 +159,16 @@ def float_dp_test(
                   event_of=lambda index: _lattice_event(*events[index], coordinates))
 
 
-def _lattice_event(column, threshold, above, coordinates):
+def _lattice_event(
+    column: int, threshold: int, above: bool, coordinates: int
+) -> Callable[[ArrayLike], NDArray[np.bool_]]:
     """Membership function of {L_column > threshold} (``above``) or {L_column <= threshold}."""
 
-    def member(outputs):
-        features = lattice_features(np.asarray(outputs))
+    def member(outputs: ArrayLike) -> NDArray[np.bool_]:
+        array = np.asarray(outputs)
+        features = lattice_features(array)
         if features.shape[1] != coordinates:
-            return np.zeros(len(outputs), dtype=bool)
+            return np.zeros(len(array), dtype=np.bool_)
         return features[:, column] > threshold if above else features[:, column] <= threshold
 
     return member
