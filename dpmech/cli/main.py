@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import accounting, dpsgd, verify
 from .arguments import join_negative_values
@@ -20,17 +21,19 @@ OWN_DISTRIBUTION = "dpmech"
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 class _Version(argparse.Action):
     """``--version``: the installed version, read only when asked (importlib.metadata takes tens of ms)."""
 
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, default: Any = argparse.SUPPRESS,
+                 help: str | None = None) -> None:
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
         import importlib.metadata
 
         print(f"dpmech {importlib.metadata.version('dpmech')}")
@@ -68,7 +71,7 @@ def _help(entry_point: EntryPoint) -> str:
     return f"see 'dpmech {entry_point.name} --help'"
 
 
-def build_parser(command=None) -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The ``dpmech`` parser. The core's commands are registered directly; any other command (an entry
     point of group ``dpmech.commands``: dpmech's own ``run`` and ``audit``, then third parties') is
     registered only when ``command`` names it, so one command never pays for the others. With
@@ -98,19 +101,19 @@ def build_parser(command=None) -> argparse.ArgumentParser:
     return parser
 
 
-def _command(argv):
+def _command(argv: Sequence[str]) -> str | None:
     """The sub-command argv names: its first token that is not an option (top-level options take no value)."""
     return next((token for token in argv if not token.startswith("-")), None)
 
 
-def _unavailable(error):
-    def handler(args):
+def _unavailable(error: ImportError) -> Callable[[argparse.Namespace], NoReturn]:
+    def handler(args: argparse.Namespace) -> NoReturn:
         raise ValueError(str(error))
 
     return handler
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     argv = join_negative_values(argv)
     args = build_parser(_command(argv)).parse_args(argv)

@@ -135,6 +135,13 @@ def test_a_loss_given_off_its_logs_is_refused():
         pld.FinitePair(log_p=np.log([0.5, 0.5]), log_q=np.log([0.5, 0.5]), loss=[0.1, -0.1])
 
 
+def test_a_loss_without_its_logs_is_refused():
+    # FinitePair filled in log_p from p before it checked that the logs came with the loss, so a loss given
+    # without them (the documented misuse) was accepted whenever it matched log p − log q.
+    with pytest.raises(ValueError, match="loss must be given with log_p and log_q"):
+        pld.FinitePair([0.5, 0.5], [0.5, 0.5], loss=[0.0, 0.0])
+
+
 def test_approximate_dp_pair_has_delta_at_infinity():
     loss, p, _ = pld.approximate_dp_pair(1.0, 1e-6).atoms()
     assert p[loss == math.inf].sum() == 1e-6
