@@ -20,9 +20,9 @@ difference between the two.
     PYTHONPATH=. python benchmarks/audit_pipelines.py [--seed 0] [--shadows 32] [--pipelines fedauxfdp dphelmet]
         [--trials 100000] [--multinomial-bound radius]
 
-``--multinomial-bound radius`` releases FedAUXfdp's class head with
-:func:`dpmech.sensitivity.multinomial_logistic_regression_sensitivity`'s weight-radius bound; ``--shadows 0``
-skips Table 3.
+``--multinomial-bound`` chooses FedAUXfdp's class-head bound in
+:func:`dpmech.sensitivity.multinomial_logistic_regression_sensitivity` (default: the pipeline's own, the
+weight-radius bound); ``--shadows 0`` skips Table 3.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from rich.table import Table
 import dpmech
 from audits.attacks.pipelines import PIPELINES, pipeline_parts
 from audits.attacks.shadow_heads import shadow_head_confidences
+from trainers.pipelines.fedauxfdp import FedAuxFdpConfig
 from trainers.pipelines.targets import pipeline_config
 from trainers.batched_logistic import BatchedLogisticRegression
 from trainers.data import load_dataset
@@ -173,7 +174,8 @@ if __name__ == "__main__":
     parser.add_argument("--pipelines", nargs="+", choices=PIPELINES, default=list(PIPELINES))
     parser.add_argument("--trials", type=int, default=10_000, help="canary releases per side for FedAUXfdp and DP-Helmet")
     parser.add_argument("--multinomial-bound", choices=dpmech.sensitivity.MULTINOMIAL_BOUNDS,
-                        default=dpmech.sensitivity.TIGHT_BOUND, help="FedAUXfdp's class-head sensitivity bound")
+                        default=FedAuxFdpConfig.multinomial_bound,
+                        help="FedAUXfdp's class-head sensitivity bound (default: the pipeline's own)")
     arguments = parser.parse_args()
     main(arguments.seed, arguments.shadows, arguments.pool, pipelines=arguments.pipelines, trials=arguments.trials,
          multinomial_bound=arguments.multinomial_bound)

@@ -80,7 +80,7 @@ def check_psgd(thorough=False) -> list:
         svm = HuberSVMTrainer(num_classes=2, regularization=regularization, input_clip=1.0, projection_radius=radius,
                               huber_h=0.1, epochs=epochs, batch_size=batch_size, seed=0)
         rows.append(_row("psgd", softmax, f"Softmax-SLP PSGD, C = 3, {schedule}",
-                         "2(sqrt(2)c' + R Lambda)/(n Lambda) = {bound:.4g}", 3, n, 2, examples,
+                         "D(R)/(n Lambda), D(R) the softmax gradient difference on the R-ball = {bound:.4g}", 3, n, 2, examples,
                          _ragged_batch_pairs(softmax, n, 2)))
         rows.append(_row("psgd", svm, f"Huber-SVM PSGD one-vs-rest, C = 2, h = 0.1, {schedule}",
                          "sqrt(C) 2(c' + R Lambda)/(n Lambda) = {bound:.4g}", 2, n, 2, examples,
