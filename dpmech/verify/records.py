@@ -27,9 +27,11 @@ finds nothing on them says nothing about other pairs.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .. import validation as check
 
@@ -43,8 +45,8 @@ LARGEST_EXTREMES = 8
 class RecordBox:
     """Numeric records with each column in [lower_j, upper_j]; ``lower``, ``upper``: scalars or 1-D arrays of one length."""
 
-    lower: object
-    upper: object
+    lower: ArrayLike
+    upper: ArrayLike
 
     def __post_init__(self) -> None:
         lower = np.atleast_1d(check.real_array("lower", self.lower, "a finite real number or 1-D array")).astype(float)
@@ -57,15 +59,20 @@ class RecordBox:
         object.__setattr__(self, "upper", upper)
 
     @property
+    def corners(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """(lower, upper) as the 1-D float arrays ``__post_init__`` stored."""
+        return np.asarray(self.lower, dtype=np.float64), np.asarray(self.upper, dtype=np.float64)
+
+    @property
     def scalar(self) -> bool:
-        return self.lower.size == 1
+        return self.corners[0].size == 1
 
 
-def _extremes(domain, rng):
+def _extremes(domain: RecordBox | ArrayLike, rng: np.random.Generator) -> tuple[list[str], NDArray[np.generic]]:
     """(names, records): the extreme records of a domain, one row each (scalars as length-1 rows)."""
     if isinstance(domain, RecordBox):
-        records = np.stack([domain.lower, domain.upper, 0.5 * (domain.lower + domain.upper)])
-        return ["lo", "hi", "mid"], records
+        lower, upper = domain.corners
+        return ["lo", "hi", "mid"], np.stack([lower, upper, 0.5 * (lower + upper)])
     records = np.asarray(domain)
     if records.ndim not in (1, 2) or records.shape[0] == 0:
         raise ValueError(f"domain must be a RecordBox or a non-empty 1-D or 2-D array of records, one per row (got shape {records.shape})")
@@ -78,15 +85,24 @@ def _extremes(domain, rng):
     return [repr(row[0].item()) if row.size == 1 else repr(row.tolist()) for row in rows], rows
 
 
-def _random_records(domain, extremes, count, rng):
+def _random_records(domain: RecordBox | ArrayLike, count: int, rng: np.random.Generator) -> NDArray[np.generic]:
     if isinstance(domain, RecordBox):
-        return domain.lower + (domain.upper - domain.lower) * rng.random((count, domain.lower.size))
+        lower, upper = domain.corners
+        return lower + (upper - lower) * rng.random((count, lower.size))
     records = np.asarray(domain)
     rows = records.reshape(records.shape[0], -1)
     return rows[rng.integers(0, rows.shape[0], size=count)]
 
 
-def record_neighbours(domain, size, relation="replace_one", rng=None, *, random_datasets=2, positions=POSITIONS) -> list:
+def record_neighbours(
+    domain: RecordBox | ArrayLike,
+    size: int,
+    relation: str = "replace_one",
+    rng: np.random.Generator | int | None = None,
+    *,
+    random_datasets: int = 2,
+    positions: str | Iterable[str] = POSITIONS,
+) -> list[tuple[str, NDArray[np.generic], NDArray[np.generic]]]:
     """Candidate neighbouring datasets (name, D, D') of ``size`` records from ``domain``; see the module docstring.
 
     Args:
@@ -104,12 +120,12 @@ def record_neighbours(domain, size, relation="replace_one", rng=None, *, random_
     """
     size = check.integer_scalar("size", size, 1)
     relation = check.choice("relation", relation, RELATIONS)
-    rng = check.generator("rng", rng)
+    generator = check.generator("rng", rng)
     random_datasets = check.integer_scalar("random_datasets", random_datasets, 0)
     positions = (positions,) if isinstance(positions, str) else tuple(positions)
     if not positions or any(position not in POSITIONS for position in positions):
         raise ValueError(f"positions must be a non-empty subset of {POSITIONS} (got {positions!r})")
-    names, extremes = _extremes(domain, rng)
+    names, extremes = _extremes(domain, generator)
     scalar = extremes.shape[1] == 1 and (isinstance(domain, RecordBox) or np.asarray(domain).ndim == 1)
 
     bases = [(f"all {name}", np.repeat(record[None, :], size, axis=0)) for name, record in zip(names, extremes)]
@@ -117,11 +133,12 @@ def record_neighbours(domain, size, relation="replace_one", rng=None, *, random_
         half = size // 2
         bases.append((f"half {names[0]} half {names[1]}",
                       np.concatenate([np.repeat(extremes[:1], size - half, axis=0), np.repeat(extremes[1:2], half, axis=0)])))
-    bases += [(f"random {index}", _random_records(domain, extremes, size, rng)) for index in range(random_datasets)]
+    bases += [(f"random {index}", _random_records(domain, size, generator)) for index in range(random_datasets)]
 
-    pairs, seen = [], set()
+    pairs: list[tuple[str, NDArray[np.generic], NDArray[np.generic]]] = []
+    seen: set[tuple[tuple[int, ...], bytes, tuple[int, ...], bytes]] = set()
 
-    def add(name, first, second):
+    def add(name: str, first: NDArray[np.generic], second: NDArray[np.generic]) -> None:
         key = (first.shape, first.tobytes(), second.shape, second.tobytes())
         if key in seen or (key[2:] + key[:2]) in seen:
             return
