@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 from hypothesis import strategies as st
+from numpy.typing import NDArray
 
 from .. import validation as check
 from ..clipping import clip_features
@@ -30,8 +31,8 @@ SMALLEST_DELTA = 1e-300
 class Dataset(NamedTuple):
     """A labelled dataset: features of shape (n, d) and integer labels of shape (n,)."""
 
-    features: np.ndarray
-    labels: np.ndarray
+    features: NDArray[np.float64]
+    labels: NDArray[np.int64]
 
 
 class PrivacyParams(NamedTuple):
@@ -41,12 +42,12 @@ class PrivacyParams(NamedTuple):
     delta: float
 
 
-def _log_uniform(low, high):
+def _log_uniform(low: float, high: float) -> st.SearchStrategy[float]:
     return st.floats(math.log10(low), math.log10(high)).map(lambda exponent: 10.0**exponent)
 
 
 def privacy_params(
-    min_epsilon=1e-6, max_epsilon=100.0, min_delta=SMALLEST_DELTA, max_delta=0.5
+    min_epsilon: float = 1e-6, max_epsilon: float = 100.0, min_delta: float = SMALLEST_DELTA, max_delta: float = 0.5
 ) -> st.SearchStrategy[PrivacyParams]:
     """(ε, δ) across their valid ranges, log-uniform, with the ends drawn too.
 
@@ -69,14 +70,14 @@ def privacy_params(
     return st.builds(PrivacyParams, clipped_epsilon, clipped_delta)
 
 
-def _size(name, value, minimum):
+def _size(name: str, value: int | st.SearchStrategy[int], minimum: int) -> st.SearchStrategy[int]:
     if isinstance(value, st.SearchStrategy):
         return value
     return st.just(check.integer_scalar(name, value, minimum))
 
 
 @st.composite
-def _records(draw, count, dimension, num_classes, feature_bound):
+def _records(draw: st.DrawFn, count: int, dimension: int, num_classes: int, feature_bound: float) -> Dataset:
     """count records: a direction in [−1, 1]^d scaled to a norm in [0, bound], at the bound half the time."""
     directions = np.array(
         draw(st.lists(st.lists(st.floats(-1.0, 1.0), min_size=dimension, max_size=dimension), min_size=count, max_size=count)),
@@ -95,14 +96,25 @@ def _records(draw, count, dimension, num_classes, feature_bound):
     return Dataset(features, labels)
 
 
-def _validated_shape(n, d, num_classes, feature_bound, min_n=1):
-    feature_bound = check.positive("feature_bound", feature_bound)
-    if np.ndim(feature_bound):
+def _validated_shape(
+    n: int | st.SearchStrategy[int],
+    d: int | st.SearchStrategy[int],
+    num_classes: int | st.SearchStrategy[int],
+    feature_bound: float,
+    min_n: int = 1,
+) -> tuple[st.SearchStrategy[int], st.SearchStrategy[int], st.SearchStrategy[int], float]:
+    bound = check.positive("feature_bound", feature_bound)
+    if np.ndim(bound):
         raise ValueError("feature_bound must be a single finite number > 0 (got an array)")
-    return _size("n", n, min_n), _size("d", d, 1), _size("num_classes", num_classes, 2), float(feature_bound)
+    return _size("n", n, min_n), _size("d", d, 1), _size("num_classes", num_classes, 2), float(bound)
 
 
-def datasets(n, d, num_classes=2, feature_bound=1.0) -> st.SearchStrategy[Dataset]:
+def datasets(
+    n: int | st.SearchStrategy[int],
+    d: int | st.SearchStrategy[int],
+    num_classes: int | st.SearchStrategy[int] = 2,
+    feature_bound: float = 1.0,
+) -> st.SearchStrategy[Dataset]:
     """Datasets of n records in d dimensions with labels in [0, num_classes) and ‖x_i‖₂ <= feature_bound.
 
     n, d and num_classes are integers (n >= 1, d >= 1, num_classes >= 2) or
@@ -111,13 +123,15 @@ def datasets(n, d, num_classes=2, feature_bound=1.0) -> st.SearchStrategy[Datase
     sizes, dimensions, classes, feature_bound = _validated_shape(n, d, num_classes, feature_bound)
 
     @st.composite
-    def build(draw):
+    def build(draw: st.DrawFn) -> Dataset:
         return draw(_records(draw(sizes), draw(dimensions), draw(classes), feature_bound))
 
     return build()
 
 
-def _adversarial_replacement(draw, dataset, index, num_classes, feature_bound):
+def _adversarial_replacement(
+    draw: st.DrawFn, dataset: Dataset, index: int, num_classes: int, feature_bound: float
+) -> tuple[NDArray[np.float64], int]:
     """A record at the norm bound, in the replaced record's direction or its opposite, with a different label."""
     original = dataset.features[index]
     # Scale by the largest entry first: the norm of a tiny vector (e.g. 1e-155)
@@ -131,7 +145,13 @@ def _adversarial_replacement(draw, dataset, index, num_classes, feature_bound):
     return feature, (int(dataset.labels[index]) + shift) % num_classes
 
 
-def neighbouring_pairs(n, d, num_classes=2, feature_bound=1.0, relation=REPLACE_ONE) -> st.SearchStrategy:
+def neighbouring_pairs(
+    n: int | st.SearchStrategy[int],
+    d: int | st.SearchStrategy[int],
+    num_classes: int | st.SearchStrategy[int] = 2,
+    feature_bound: float = 1.0,
+    relation: str = REPLACE_ONE,
+) -> st.SearchStrategy[tuple[Dataset, Dataset]]:
     """Pairs (D, D') of neighbouring :class:`Dataset` s under ``relation``.
 
     * ``"replace-one"``: D has n records; D' replaces one of them by a
@@ -152,7 +172,7 @@ def neighbouring_pairs(n, d, num_classes=2, feature_bound=1.0, relation=REPLACE_
     )
 
     @st.composite
-    def build(draw):
+    def build(draw: st.DrawFn) -> tuple[Dataset, Dataset]:
         size, dimension, count = draw(sizes), draw(dimensions), draw(classes)
         dataset = draw(_records(size, dimension, count, feature_bound))
         index = draw(st.integers(0, size - 1))
@@ -161,8 +181,10 @@ def neighbouring_pairs(n, d, num_classes=2, feature_bound=1.0, relation=REPLACE_
                 kept = np.arange(size) != index
                 return dataset, Dataset(dataset.features[kept], dataset.labels[kept])
             extra = draw(_records(1, dimension, count, feature_bound))
-            insert = lambda base, row: np.insert(base, index, row, axis=0)  # noqa: E731
-            return dataset, Dataset(insert(dataset.features, extra.features[0]), insert(dataset.labels, extra.labels[0]))
+            return dataset, Dataset(
+                np.insert(dataset.features, index, extra.features[0], axis=0),
+                np.insert(dataset.labels, index, extra.labels[0], axis=0),
+            )
         if draw(st.booleans()):
             feature, label = _adversarial_replacement(draw, dataset, index, count, feature_bound)
         else:
@@ -177,7 +199,9 @@ def neighbouring_pairs(n, d, num_classes=2, feature_bound=1.0, relation=REPLACE_
     return build()
 
 
-def query_answer_pairs(num_queries=5, sensitivity=1.0) -> st.SearchStrategy:
+def query_answer_pairs(
+    num_queries: int | st.SearchStrategy[int] = 5, sensitivity: float = 1.0
+) -> st.SearchStrategy[tuple[NDArray[np.float64], NDArray[np.float64]]]:
     """Neighbouring query-answer vectors (D, D'), each answer moved by at most ``sensitivity``.
 
     Half the time one of StatDP's patterns (Ding et al. CCS 2018, Table 1,
@@ -191,13 +215,13 @@ def query_answer_pairs(num_queries=5, sensitivity=1.0) -> st.SearchStrategy:
     from .tester import statdp_pairs
 
     counts = _size("num_queries", num_queries, 2)
-    sensitivity = check.positive("sensitivity", sensitivity)
-    if np.ndim(sensitivity):
+    checked_sensitivity = check.positive("sensitivity", sensitivity)
+    if np.ndim(checked_sensitivity):
         raise ValueError("sensitivity must be a single finite number > 0 (got an array)")
-    sensitivity = float(sensitivity)
+    sensitivity = float(checked_sensitivity)
 
     @st.composite
-    def build(draw):
+    def build(draw: st.DrawFn) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         count = draw(counts)
         if draw(st.booleans()):
             _, first, second = draw(st.sampled_from(statdp_pairs(count)))
