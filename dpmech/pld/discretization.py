@@ -29,29 +29,32 @@ premise of :mod:`dpmech.pld.pairs`, propagated by interval arithmetic.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .distribution import MOVED_TOLERANCE, TAIL, BucketedPair, GridMeasure, log_sum_exp, log_sum_exp_bound
-from .pairs import LOG_ERROR
+from .pairs import LOG_ERROR, CoarseLaw, FloatArray, Pair
 
 LOG_FLOOR = -740.0  # probabilities below e^-740 are beneath the smallest double
 _LOG_HALF = math.log(0.5)
 _COARSE_CELLS = 2048
 
 
-def _log1mexp(x):
+def _log1mexp(x: ArrayLike) -> FloatArray:
     """log(1 − e^x) for x <= 0 (−∞ at 0), accurate on both sides of −ln 2 (Mächler 2012)."""
-    x = np.minimum(np.asarray(x, dtype=float), 0.0)
+    exponent = np.minimum(np.asarray(x, dtype=float), 0.0)
     with np.errstate(divide="ignore"):
-        return np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
+        result: FloatArray = np.where(exponent > -math.log(2.0), np.log(-np.expm1(exponent)), np.log1p(-np.exp(exponent)))
+    return result
 
 
-def _error(log_value):
+def _error(log_value: ArrayLike) -> FloatArray:
     return LOG_ERROR * np.maximum(1.0, np.abs(np.where(np.isfinite(log_value), log_value, 0.0)))
 
 
-def _cell_log_masses(pair, edges, measure):
+def _cell_log_masses(pair: Pair, edges: FloatArray, measure: str) -> tuple[FloatArray, FloatArray]:
     """(low, high) bounds on log of the continuous mass of each cell (edges[j], edges[j+1]]."""
     log_cdf = pair.log_cdf(edges, measure)
     log_sf = pair.log_sf(edges, measure)
@@ -74,7 +77,8 @@ def _cell_log_masses(pair, edges, measure):
     return low, high
 
 
-def discretize(pair, step, tilt, first, last, tail=TAIL):
+def discretize(pair: Pair, step: float, tilt: float, first: int, last: int,
+               tail: float = TAIL) -> tuple[GridMeasure, BucketedPair]:
     """(upper GridMeasure, lower BucketedPair) of ``pair`` on the grid points first·h, ..., last·h.
 
     A pair that supplies its own bounding pairs (:meth:`~dpmech.pld.pairs.Pair.bounding_pairs`, with at most
@@ -86,14 +90,16 @@ def discretize(pair, step, tilt, first, last, tail=TAIL):
     return _discretized(pair, step, tilt, first, last)
 
 
-def _discretized(pair, step, tilt, first, last):
+def _discretized(pair: Pair, step: float, tilt: float, first: int, last: int) -> tuple[GridMeasure, BucketedPair]:
     count = last - first + 1
-    losses = (first + np.arange(count)) * step
+    # Float indices: first + j is exact (far below 2^53), and the product is then a float64 array.
+    losses = (first + np.arange(count, dtype=np.float64)) * step
     log_upper = np.full(count, -np.inf)
     log_p = np.full(count, -np.inf)  # lower bounds of the P-mass of each bucket
     log_q = np.full(count, -np.inf)  # upper bounds of its Q-mass
     # The masses at +∞ in logs, each a list of log terms summed at the end, rounded to its side.
-    upper_infinity_logs, lower_infinity_logs = [], []
+    upper_infinity_logs: list[float] = []
+    lower_infinity_logs: list[float] = []
     if pair.has_continuous_part():
         if count > 1:
             p_low, p_high = _cell_log_masses(pair, losses, "P")
@@ -111,7 +117,7 @@ def _discretized(pair, step, tilt, first, last):
         below_p = float(pair.log_cdf(losses[:1], "P")[0])
         above_p = float(pair.log_sf(losses[-1:], "P")[0])
         log_upper[0] = np.logaddexp(log_upper[0], below_p + _error(below_p))
-        upper_infinity_logs.append(above_p + _error(above_p))
+        upper_infinity_logs.append(above_p + float(_error(above_p)))
     # The masses stay in logs: a Q-mass near a large loss is e^{-l} times the P-mass and would underflow
     # (and then be under-counted by the upper Q measure) long before its tilted value does.
     atom_loss, atom_log_p, atom_log_q = (np.asarray(values, dtype=float) for values in pair.log_atoms())
@@ -154,7 +160,7 @@ def _discretized(pair, step, tilt, first, last):
     return upper, lower
 
 
-def _tail_point(function, measure, start, direction):
+def _tail_point(function: Callable[[ArrayLike, str], FloatArray], measure: str, start: float, direction: int) -> float:
     """A t with function(t) <= LOG_FLOOR, found by doubling away from ``start``; ``direction`` is ±1."""
     width = 1.0
     for _ in range(60):
@@ -165,7 +171,7 @@ def _tail_point(function, measure, start, direction):
     raise ValueError("the privacy-loss law has tails too heavy to discretise")
 
 
-def loss_range(pair):
+def loss_range(pair: Pair) -> tuple[float, float]:
     """(low, high) outside which the continuous P-mass of L is below e^LOG_FLOOR on each side."""
     low, high = pair.support()
     centre = 0.0 if not (math.isfinite(low) and math.isfinite(high)) else 0.5 * (low + high)
@@ -176,7 +182,7 @@ def loss_range(pair):
     return low, high
 
 
-def _quantiles(pair, low, high, log_levels, use_sf):
+def _quantiles(pair: Pair, low: float, high: float, log_levels: FloatArray, use_sf: bool) -> FloatArray:
     """Losses where log P_c(L <= t) (or log P_c(L > t)) reaches each level, by vectorised bisection."""
     function = pair.log_sf if use_sf else pair.log_cdf
     left = np.full(log_levels.shape, low)
@@ -188,10 +194,11 @@ def _quantiles(pair, low, high, log_levels, use_sf):
             left, right = np.where(above, middle, left), np.where(above, right, middle)
         else:
             left, right = np.where(above, left, middle), np.where(above, middle, right)
-    return 0.5 * (left + right)
+    quantiles: FloatArray = 0.5 * (left + right)
+    return quantiles
 
 
-def coarse_law(pair):
+def coarse_law(pair: Pair) -> CoarseLaw:
     """(left, right, log P-mass) of cells sketching the law of L, and the log mass at +∞.
 
     Continuous cells are cut at quantiles, dense in the bulk and log-spaced in the tails,
@@ -225,17 +232,18 @@ def coarse_law(pair):
     return np.concatenate(lefts), np.concatenate(rights), np.concatenate(log_masses), log_infinity
 
 
-def log_mgf(sketch, tilts):
+def log_mgf(sketch: CoarseLaw, tilts: ArrayLike) -> FloatArray:
     """log E_P[e^{λL}; L finite] of a coarse sketch (cell midpoints) for each λ in ``tilts``."""
     left, right, log_masses, _ = sketch
     middle = 0.5 * (left + right)
     tilts = np.atleast_1d(np.asarray(tilts, dtype=float))
     exponents = log_masses[None, :] + tilts[:, None] * middle[None, :]
     largest = exponents.max(axis=1, keepdims=True)
-    return largest[:, 0] + np.log(np.exp(exponents - largest).sum(axis=1))
+    log_mgfs: FloatArray = largest[:, 0] + np.log(np.exp(exponents - largest).sum(axis=1))
+    return log_mgfs
 
 
-def window(sketch, tilt, tail):
+def window(sketch: CoarseLaw, tilt: float, tail: float) -> tuple[float, float]:
     """(low, high) losses outside which the tilted sketch has at most ``tail`` of its mass on each side."""
     left, right, log_masses, _ = sketch
     order = np.argsort(0.5 * (left + right))

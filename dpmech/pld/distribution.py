@@ -35,9 +35,13 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+from .pairs import FloatArray
 
 UNIT_ROUNDOFF = 2.0**-53
 # Relative slack for the few roundings of a normalisation or a weighting step.
@@ -49,7 +53,7 @@ TAIL = 1e-40
 MOVED_TOLERANCE = 1e-6
 
 
-def log_sum_exp(values):
+def log_sum_exp(values: ArrayLike) -> float:
     """log Σ e^v, −∞ for an empty or all −∞ input; a lean scipy.special.logsumexp for 1-d arrays."""
     values = np.asarray(values, dtype=float)
     if values.size == 0:
@@ -60,13 +64,13 @@ def log_sum_exp(values):
     return largest + math.log(float(np.exp(values - largest).sum()))
 
 
-def log_rounding(log_value, terms):
+def log_rounding(log_value: float, terms: int) -> float:
     """A bound on the absolute error of a log computed from ``terms`` floating-point terms by exp, sums and one
     log (as :func:`log_sum_exp`): a few ulps per unit of its magnitude and per term (recursive summation)."""
     return 4 * UNIT_ROUNDOFF * ((abs(log_value) if math.isfinite(log_value) else 0.0) + terms + 8)
 
 
-def log_sum_exp_bound(values, upper):
+def log_sum_exp_bound(values: ArrayLike, upper: bool) -> float:
     """log Σ e^v rounded up (``upper``) or down by :func:`log_rounding`; −∞ stays −∞."""
     values = np.asarray(values, dtype=float)
     result = log_sum_exp(values)
@@ -76,7 +80,7 @@ def log_sum_exp_bound(values, upper):
     return result + margin if upper else result - margin
 
 
-def _gamma(k):
+def _gamma(k: float) -> float:
     return k * UNIT_ROUNDOFF / (1.0 - k * UNIT_ROUNDOFF)
 
 
@@ -90,7 +94,7 @@ class GridMeasure:
     step: float
     tilt: float
     start: int
-    tilted: np.ndarray
+    tilted: FloatArray
     log_scale: float
     log_infinity: float
     upper: bool
@@ -101,15 +105,16 @@ class GridMeasure:
     tails_dropped: bool = False
 
     @functools.cached_property
-    def losses(self):
-        return (self.start + np.arange(self.tilted.size)) * self.step
+    def losses(self) -> FloatArray:
+        # Float indices: start + j is exact (far below 2^53), and the product is then a float64 array.
+        return (self.start + np.arange(self.tilted.size, dtype=np.float64)) * self.step
 
     @functools.cached_property
-    def log_tilted(self):
+    def log_tilted(self) -> FloatArray:
         with np.errstate(divide="ignore"):
             return np.log(self.tilted)
 
-    def log_masses(self, first=0, stop=None):
+    def log_masses(self, first: int = 0, stop: int | None = None) -> FloatArray:
         """log m_j for j in first..stop−1."""
         tilted = self.tilted[first:stop]
         losses = (self.start + first + np.arange(tilted.size)) * self.step
@@ -119,7 +124,8 @@ class GridMeasure:
     # --- construction -------------------------------------------------------------------------
 
     @classmethod
-    def from_log_masses(cls, step, tilt, start, log_masses, log_infinity, upper, tails_dropped=False):
+    def from_log_masses(cls, step: float, tilt: float, start: int, log_masses: FloatArray, log_infinity: float, upper: bool,
+                        tails_dropped: bool = False) -> GridMeasure:
         """Tilt and normalise log masses given on consecutive grid points from ``start``."""
         losses = (start + np.arange(log_masses.size)) * step
         log_tilted = log_masses + tilt * losses
@@ -140,7 +146,8 @@ class GridMeasure:
         return cls(step, tilt, start, tilted, log_scale, float(log_infinity), upper, 0.0, tails_dropped)
 
     @staticmethod
-    def _normalised(step, tilt, start, tilted, log_scale, log_infinity, upper, noise=0.0, tails_dropped=False):
+    def _normalised(step: float, tilt: float, start: int, tilted: FloatArray, log_scale: float, log_infinity: float, upper: bool,
+                    noise: float = 0.0, tails_dropped: bool = False) -> GridMeasure:
         """Entries rescaled to sum 1 (the scale kept in ``log_scale``), rounded to this side, no subnormals."""
         total = float(tilted.sum())
         if total <= 0.0:
@@ -156,7 +163,7 @@ class GridMeasure:
 
     # --- queries ------------------------------------------------------------------------------
 
-    def log_delta(self, epsilon):
+    def log_delta(self, epsilon: float) -> float:
         """log of Σ_{l_j > ε} m_j(1 − e^{ε − l_j}) + m_∞, on this measure's side, for one ε."""
         losses = self.losses
         first = int(np.searchsorted(losses, epsilon, side="right"))
@@ -172,21 +179,21 @@ class GridMeasure:
             return result
         return result + _query_rounding(self.log_scale, self.tilt, epsilon, losses)
 
-    def epsilon(self, log_target):
+    def epsilon(self, log_target: float) -> float:
         """The smallest ε >= 0 this upper measure certifies at δ = e^log_target (inf if none)."""
         if self.log_infinity >= log_target:
             return math.inf
         return _search(self.log_delta, log_target, float(self.losses[-1]) + self.step, upper=True)
 
 
-def _query_rounding(log_scale, tilt, epsilon, losses):
+def _query_rounding(log_scale: float, tilt: float, epsilon: float, losses: FloatArray) -> float:
     """A bound on the rounding, in log terms, of a δ assembled from tilted entries: a few ulps per
     unit of every exponent's magnitude, plus the relative error of summing (log2 n ulps)."""
     reach = max(abs(float(losses[0])), abs(float(losses[-1])), abs(epsilon))
     return 16 * UNIT_ROUNDOFF * (abs(log_scale) + (tilt + 1.0) * 2 * reach + 64.0 + math.log2(losses.size + 1))
 
 
-def _search(log_delta, log_target, high, upper):
+def _search(log_delta: Callable[[float], float], log_target: float, high: float, upper: bool) -> float:
     """Root bracketing on [0, high] keeping log_delta(low) > target >= log_delta(high).
 
     Returns the right end for an upper bound (certified: its δ is at most the target) and
@@ -244,7 +251,7 @@ class BucketedPair:
     p: GridMeasure
     q: GridMeasure
 
-    def log_delta(self, epsilon):
+    def log_delta(self, epsilon: float) -> float:
         """log of a lower bound of δ(ε) = Σ_r (p_r − e^ε q_r)_+ + P(L = +∞)."""
         p, q = self.p, self.q
         losses = p.losses
@@ -262,13 +269,13 @@ class BucketedPair:
         result = float(np.logaddexp(log_finite, p.log_infinity))
         return result - rounding if math.isfinite(result) else result
 
-    def epsilon(self, log_target):
+    def epsilon(self, log_target: float) -> float:
         """A lower bound on the smallest ε >= 0 with δ(ε) <= e^log_target (inf if P(L = +∞) exceeds it)."""
         if self.p.log_infinity > log_target:
             return math.inf
         return _search(self.log_delta, log_target, self.largest_loss(), upper=False)
 
-    def largest_loss(self):
+    def largest_loss(self) -> float:
         """A loss above every cell's own, log(p_r/q_r): past it only P(L = +∞) is left of δ. A cell's label
         is its rounded-down loss, and the composed labels drift below the losses by up to k·h, so the
         top label is no bound."""
