@@ -84,9 +84,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from .. import validation as check
@@ -95,6 +96,8 @@ from ..gaussian import gaussian_delta, gaussian_epsilon
 from .statistical import decide, sampler_and_pair
 
 FAMILIES = ("gaussian", "laplace")
+# A likelihood-ratio statistic fitted by _family_scores: one value per row of an (n, d) array of outputs.
+Score: TypeAlias = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 # calibrate_gaussian exceeds the exact smallest σ by up to 1e-11 relative; the needed
 # scale is lowered by this so that a mechanism with exactly the smallest σ is never refuted.
 CALIBRATION_SLACK = 1e-10
@@ -128,7 +131,7 @@ class NoiseScaleResult:
     sensitivity: float
 
 
-def gaussian_scale_bounds(sum_of_squares: float, freedom: int, alpha: float) -> tuple:
+def gaussian_scale_bounds(sum_of_squares: float, freedom: int, alpha: float) -> tuple[float, float]:
     """One-sided (1 − α) confidence bounds (lower, upper) on σ when Σ r² ~ σ² χ²(freedom).
 
     P[upper < σ] = α and P[lower > σ] = α; each is moved one ulp outward, to the safe side of a
@@ -139,7 +142,7 @@ def gaussian_scale_bounds(sum_of_squares: float, freedom: int, alpha: float) -> 
     return lower, upper
 
 
-def needed_scale(family, epsilon, delta, sensitivity) -> float:
+def needed_scale(family: str, epsilon: float, delta: float, sensitivity: float) -> float:
     """The smallest noise scale (σ or b) for which the declared family is (ε, δ)-DP at the given sensitivity."""
     if family == "gaussian":
         if delta == 0.0:
@@ -150,7 +153,17 @@ def needed_scale(family, epsilon, delta, sensitivity) -> float:
 
 
 def noise_scale_test(
-    sampler, dataset, family, epsilon, delta, sensitivity, *, num_samples, rng, alpha=0.05, centre=None
+    sampler: Callable[[Any, int, np.random.Generator], Any],
+    dataset: Any,
+    family: str,
+    epsilon: float,
+    delta: float,
+    sensitivity: float,
+    *,
+    num_samples: int,
+    rng: np.random.Generator | int,
+    alpha: float = 0.05,
+    centre: ArrayLike | None = None,
 ) -> NoiseScaleResult:
     """Refute an (ε, δ) claim from the noise scale of ``num_samples`` outputs on one dataset; see the module docstring.
 
@@ -239,7 +252,7 @@ class PairNoiseResult:
     delta_lower_bound: float
     event: str
     direction: str
-    counts: tuple
+    counts: tuple[int, int]
     num_hypotheses: int
     family_epsilon_lower_bound: float
     family_delta_lower_bound: float
@@ -274,7 +287,7 @@ class PairNoiseResult:
         return words
 
 
-def _median_intervals(outputs, level):
+def _median_intervals(outputs: NDArray[np.float64], level: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Per column, the order-statistic interval [X_(k), X_(n+1−k)] that misses the median with probability <= level.
 
     X_(k) > median exactly when at most k − 1 of the n outputs lie at or below it, an event of probability
@@ -290,7 +303,7 @@ def _median_intervals(outputs, level):
     return ordered[k - 1], ordered[size - k]
 
 
-def _gaussian_bounds(first, second, alpha):
+def _gaussian_bounds(first: NDArray[np.float64], second: NDArray[np.float64], alpha: float) -> tuple[float, float, float, float, float]:
     """(shift estimate, lower, upper, σ estimate, σ⁺) for Gaussian noise; see the module docstring."""
     size, dimension = first.shape
     means = first.mean(axis=0), second.mean(axis=0)
@@ -302,7 +315,7 @@ def _gaussian_bounds(first, second, alpha):
     return estimate, max(estimate - radius, 0.0), estimate + radius, math.sqrt(sum_of_squares / freedom), upper_scale
 
 
-def _laplace_bounds(first, second, alpha):
+def _laplace_bounds(first: NDArray[np.float64], second: NDArray[np.float64], alpha: float) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], float, float]:
     """(shift estimates, lower bounds, upper bounds per coordinate, b estimate, b⁺) for Laplace noise; see the module docstring."""
     half, dimension = first.shape[0] // 2, first.shape[1]
     deviations = np.concatenate([np.abs(sample[half:] - np.median(sample[:half], axis=0)) for sample in (first, second)])
@@ -315,7 +328,7 @@ def _laplace_bounds(first, second, alpha):
     return estimate, lower, upper, total / deviations.size, upper_scale
 
 
-def _laplace_epsilon_delta(ratios, epsilon, delta):
+def _laplace_epsilon_delta(ratios: NDArray[np.float64], epsilon: float, delta: float) -> tuple[float, float]:
     """The Laplace family's (ε lower bound at δ, δ lower bound at ε) from lower bounds |v_j|/b per coordinate.
 
     The one-coordinate profile δ(ε) = 1 − e^{(ε − s)/2} (s = the largest ratio) and the orthant event on the
@@ -332,7 +345,7 @@ def _laplace_epsilon_delta(ratios, epsilon, delta):
     return max(max(epsilons), 0.0), max(deltas)
 
 
-def _family_scores(family, first, second):
+def _family_scores(family: str, first: NDArray[np.float64], second: NDArray[np.float64]) -> tuple[Score, float]:
     """The declared family's log-likelihood-ratio statistic of D against D′, fitted on (first, second): (score, scale).
 
     Gaussian: ⟨x − (m + m′)/2, m − m′⟩/(σ̂‖m − m′‖) at the sample means m, m′, which is N(±μ̂/2, 1) under the
@@ -359,7 +372,9 @@ def _family_scores(family, first, second):
     return (lambda outputs: np.clip(2.0 * outputs - middle, -half_width, half_width) @ signs), scale
 
 
-def _model_tails(family, score, first, second, scale, rng):
+def _model_tails(
+    family: str, score: Score, first: NDArray[np.float64], second: NDArray[np.float64], scale: float, rng: np.random.Generator
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Under the fitted family: candidate thresholds t and P[score > t] on D and on D′ (the model's, not the truth's).
 
     Gaussian: the closed form N(±μ̂/2, 1) on a grid; Laplace: ``MODEL_DRAWS`` draws of the fitted model per side.
@@ -372,16 +387,18 @@ def _model_tails(family, score, first, second, scale, rng):
     heavy = np.sort(score(np.median(first, axis=0) + noise))
     light = np.sort(score(np.median(second, axis=0) + noise))
     thresholds = np.unique(np.concatenate([heavy, light]))[:-1]
-    above = lambda values: 1.0 - np.searchsorted(values, thresholds, side="right") / MODEL_DRAWS  # noqa: E731
-    return thresholds, above(heavy), above(light)
+    above_heavy, above_light = (1.0 - np.searchsorted(values, thresholds, side="right") / MODEL_DRAWS for values in (heavy, light))
+    return thresholds, above_heavy, above_light
 
 
-def _chosen_thresholds(thresholds, heavy, light, num_samples, delta, level):
+def _chosen_thresholds(
+    thresholds: NDArray[np.float64], heavy: NDArray[np.float64], light: NDArray[np.float64], num_samples: int, delta: float, level: float
+) -> NDArray[np.float64]:
     """The thresholds whose events {score > t} the model predicts to give the largest ε lower bound at
     ``num_samples``/16, ``num_samples`` and 16·``num_samples`` outputs per side (normal approximation to the
     Clopper–Pearson bounds at ``level``): the middle one for the test's size, the others for a model that is off."""
     z = float(stats.norm.isf(level))
-    chosen = []
+    chosen: list[float] = []
     for size in (num_samples / 16.0, float(num_samples), 16.0 * num_samples):
         lower = heavy - z * np.sqrt(heavy * (1.0 - heavy) / size)
         upper = light + z * np.sqrt(light * (1.0 - light) / size) + z * z / size
@@ -391,7 +408,16 @@ def _chosen_thresholds(thresholds, heavy, light, num_samples, delta, level):
     return np.unique(chosen)
 
 
-def _counted(sampler, dataset, num_samples, shape, score, upper_thresholds, lower_thresholds, rng):
+def _counted(
+    sampler: Callable[[Any, int, np.random.Generator], Any],
+    dataset: Any,
+    num_samples: int,
+    shape: tuple[int, ...],
+    score: Score,
+    upper_thresholds: NDArray[np.float64],
+    lower_thresholds: NDArray[np.float64],
+    rng: np.random.Generator,
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Counts of {score > t} and {score < t′} on ``num_samples`` fresh outputs, drawn ``COUNT_CHUNK`` values at a time."""
     rows = max(COUNT_CHUNK // int(np.prod(shape[1:], dtype=np.int64) or 1), 1)
     above, below, drawn = np.zeros(upper_thresholds.size, np.int64), np.zeros(lower_thresholds.size, np.int64), 0
