@@ -36,8 +36,11 @@ at level α for every mechanism. NaN falls in neither half-line.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Iterable
+from typing import Any, TypeGuard
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .. import validation as check
 from .statistical import (
@@ -61,11 +64,11 @@ DIRECTION_NAMES = ("mean-difference direction", "Fisher direction")
 FISHER_DIMENSION = 512
 
 
-def _numeric(sample):
+def _numeric(sample: object) -> TypeGuard[NDArray[Any]]:
     return isinstance(sample, np.ndarray) and sample.dtype.kind in "biuf"
 
 
-def _code_values(pooled):
+def _code_values(pooled: NDArray[np.float64]) -> NDArray[np.float64]:
     """The frequent entries of the selection sample: the values whose counts and first positions are statistics."""
     values, counts = np.unique(pooled[~np.isnan(pooled)], return_counts=True)
     order = np.argsort(-counts, kind="stable")[:MOST_FREQUENT_VALUES]
@@ -73,7 +76,7 @@ def _code_values(pooled):
     return values[order][keep]
 
 
-def _statistic_names(dimension, code_values, directions=None):
+def _statistic_names(dimension: int, code_values: NDArray[np.float64], directions: NDArray[np.float64] | None = None) -> list[str]:
     """The names of :func:`_statistics`' columns for outputs of ``dimension`` coordinates.
 
     ``directions``: None, or (k, d) unit directions for real vectors: the norms and the projections on them follow.
@@ -90,21 +93,24 @@ def _statistic_names(dimension, code_values, directions=None):
     return names
 
 
-def _statistic(matrix, code_values, column, directions=None):
+def _statistic(matrix: NDArray[np.float64], code_values: NDArray[np.float64], column: int, directions: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Column ``column`` of :func:`_statistics` alone (an event's membership needs one)."""
     dimension = matrix.shape[1]
     if column < dimension:
         return matrix[:, column]
     column -= dimension
     if column < 3:
+        reductions: tuple[Callable[..., NDArray[np.float64]], ...] = (np.max, np.min, np.sum)
         with np.errstate(invalid="ignore"):
-            return (np.max, np.min, np.sum)[column](matrix, axis=1)
+            return reductions[column](matrix, axis=1)
     column -= 3
     if column < 2 * code_values.size:
-        equal = matrix == code_values[column // 2]
+        equal: NDArray[np.bool_] = matrix == code_values[column // 2]
         if column % 2 == 0:
-            return equal.sum(axis=1).astype(float)
-        return np.where(equal.any(axis=1), equal.argmax(axis=1), dimension).astype(float)
+            counts: NDArray[np.float64] = equal.sum(axis=1).astype(np.float64)
+            return counts
+        first_positions: NDArray[np.float64] = np.where(equal.any(axis=1), equal.argmax(axis=1), dimension).astype(np.float64)
+        return first_positions
     column -= 2 * code_values.size
     if code_values.size:
         if column == 0:
@@ -114,18 +120,24 @@ def _statistic(matrix, code_values, column, directions=None):
         column -= 1
     with np.errstate(invalid="ignore", over="ignore"):
         if column < len(NORM_NAMES):
-            return np.linalg.norm(matrix, ord=(1, 2, np.inf)[column], axis=1)
-        return matrix @ directions[column - len(NORM_NAMES)]
+            norms: NDArray[np.float64] = np.linalg.norm(matrix, ord=(1, 2, np.inf)[column], axis=1)
+            return norms
+        # The norms and projections are columns only when directions were given (see _statistic_names).
+        assert directions is not None
+        projections: NDArray[np.float64] = matrix @ directions[column - len(NORM_NAMES)]
+        return projections
 
 
-def _statistics(matrix, code_values, columns=None, directions=None):
+def _statistics(
+    matrix: NDArray[np.float64], code_values: NDArray[np.float64], columns: Iterable[int] | None = None, directions: NDArray[np.float64] | None = None
+) -> NDArray[np.float64]:
     """(n, s) statistics of n outputs with d coordinates (names: :func:`_statistic_names`), or only ``columns`` of them."""
     if columns is None:
         columns = range(len(_statistic_names(matrix.shape[1], code_values, directions)))
     return np.column_stack([_statistic(matrix, code_values, column, directions) for column in columns]).astype(float)
 
 
-def _directions(selection_first, selection_second):
+def _directions(selection_first: NDArray[np.float64], selection_second: NDArray[np.float64]) -> NDArray[np.float64]:
     """Unit directions learned on the selection sample: the difference of the means, and Fisher's discriminant.
 
     Fisher's w = (Σ + λI)⁻¹(m − m′) (Fisher 1936), Σ the pooled covariance, λ = 10⁻⁶·tr(Σ)/d, for d up to
@@ -150,7 +162,7 @@ def _directions(selection_first, selection_second):
     return np.array(kept).reshape(len(kept), dimension)
 
 
-def _thresholds(column, num_thresholds):
+def _thresholds(column: NDArray[np.float64], num_thresholds: int) -> NDArray[np.float64]:
     """Thresholds t of the half-lines {s <= t}, {s > t} on one statistic's selection values.
 
     Finite values give their distinct values or quantiles; ±inf are outcomes
@@ -168,7 +180,8 @@ def _thresholds(column, num_thresholds):
         # {s <= largest finite} holds for every non-NaN output unless +inf occurs.
         thresholds = distinct if has_positive else distinct[:-1]
     else:
-        thresholds = np.quantile(finite, quantile_levels(num_thresholds, finite.size))
+        levels: NDArray[np.float64] = quantile_levels(num_thresholds, finite.size)
+        thresholds = np.quantile(finite, levels)
         if has_positive:
             thresholds = np.append(thresholds, distinct[-1])
     if has_negative:
@@ -177,7 +190,16 @@ def _thresholds(column, num_thresholds):
 
 
 def projection_dp_test(
-    sampler, pair, epsilon, delta, *, num_samples, rng, alpha=0.05, num_thresholds=32, outputs="discrete"
+    sampler: Callable[[Any, int, np.random.Generator], Any],
+    pair: Any,
+    epsilon: float,
+    delta: float,
+    *,
+    num_samples: int,
+    rng: np.random.Generator | int,
+    alpha: float = 0.05,
+    num_thresholds: int = 32,
+    outputs: str = "discrete",
 ) -> StatisticalTestResult:
     """Test "``sampler`` is (ε, δ)-DP on ``pair``" with half-lines on summary statistics of its outputs; see the module docstring.
 
@@ -217,7 +239,10 @@ def projection_dp_test(
     statistics = [_statistics(matrix, code_values, directions=directions) for matrix in matrices]
     names = _statistic_names(matrices[0].shape[1], code_values, directions)
     pooled = np.vstack(statistics[:2])
-    event_names, counts_first, counts_second, events = [], [], [], []
+    event_names: list[str] = []
+    counts_first: list[NDArray[np.int64]] = []
+    counts_second: list[NDArray[np.int64]] = []
+    events: list[tuple[int, float, bool]] = []
     for column, name in enumerate(names):
         thresholds = _thresholds(pooled[:, column], num_thresholds)
         if thresholds.size == 0:
@@ -234,13 +259,16 @@ def projection_dp_test(
                   event_of=lambda index: _statistic_event(*events[index], code_values, matrices[0].shape[1], directions))
 
 
-def _statistic_event(column, threshold, above, code_values, dimension, directions=None):
+def _statistic_event(
+    column: int, threshold: float, above: bool, code_values: NDArray[np.float64], dimension: int, directions: NDArray[np.float64] | None = None
+) -> Callable[[ArrayLike], NDArray[np.bool_]]:
     """Membership function of {s_column > threshold} (``above``) or {s_column <= threshold}; NaN in neither."""
 
-    def member(outputs):
-        matrix = np.asarray(outputs).reshape(len(outputs), -1)
+    def member(outputs: ArrayLike) -> NDArray[np.bool_]:
+        array = np.asarray(outputs)
+        matrix = array.reshape(len(array), -1)
         if matrix.shape[1] != dimension or matrix.dtype.kind not in "biuf":
-            return np.zeros(len(outputs), dtype=bool)
+            return np.zeros(len(array), dtype=np.bool_)
         values = _statistic(matrix.astype(float), code_values, column, directions)
         return values > threshold if above else values <= threshold
 
