@@ -31,15 +31,18 @@ also carries as ``suggested`` so that a caller may coarsen instead of refusing.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import validation as check
 from ..interval import Interval, certified_enclosure
 from . import discretization as grid
 from . import composition
-from .distribution import TAIL
-from .pairs import Pair, reverse
+from .distribution import TAIL, BucketedPair, GridMeasure
+from .pairs import CoarseLaw, FloatArray, Pair, reverse
 
 DEFAULT_DISCRETIZATION = 1e-4
 # The pilot grid of a query without a step: small enough to cost little, fine enough to aim from.
@@ -51,27 +54,36 @@ _TILTS = np.concatenate([[0.0], np.geomspace(1e-3, 1e3, 121)])
 _TILT_SLACK = 0.01
 _TILT_NATS = 3.0
 
+# One ledger entry: a mechanism's pair (or its pairs in the two directions) and how many times it is composed.
+LedgerEntry = tuple[Pair | tuple[Pair, Pair], int]
+# A ledger: its entries, or one entry on its own.
+Ledger = Sequence[LedgerEntry] | LedgerEntry
+# A lower end not yet composed (ComposedLoss.lower): the single-step pairs, their counts and the coarsening ratio.
+_PendingLower = tuple[Sequence[BucketedPair], list[int], int]
+
 
 class GridTooLarge(ValueError):
     """The grid a query needs exceeds ``max_points``; ``suggested`` is a discretisation that fits."""
 
-    def __init__(self, message, suggested):
+    def __init__(self, message: str, suggested: float) -> None:
         super().__init__(message)
         self.suggested = suggested
 
 
-def _directions(pairs):
+def _directions(pairs: object) -> tuple[Pair, Pair]:
     if isinstance(pairs, Pair):
         return (pairs, reverse(pairs))
-    if isinstance(pairs, tuple) and len(pairs) == 2 and all(isinstance(p, Pair) for p in pairs):
-        return pairs
+    if isinstance(pairs, tuple) and len(pairs) == 2:
+        first, second = pairs
+        if isinstance(first, Pair) and isinstance(second, Pair):
+            return (first, second)
     raise ValueError(f"each ledger entry's pairs must be a Pair or a tuple of two Pairs (got {pairs!r})")
 
 
-def _ledger(ledger):
+def _ledger(ledger: Ledger) -> list[tuple[tuple[Pair, Pair], int]]:
     if isinstance(ledger, tuple) and len(ledger) == 2 and not isinstance(ledger[0], tuple):
         ledger = [ledger]
-    entries = list(ledger)
+    entries: list[object] = list(ledger)
     if not entries:
         raise ValueError("ledger must hold at least one (pairs, count) entry")
     result = []
@@ -82,12 +94,13 @@ def _ledger(ledger):
     return result
 
 
-def _total_log_mgf(sketches, counts):
+def _total_log_mgf(sketches: Sequence[CoarseLaw], counts: Sequence[int]) -> FloatArray:
     """log E[e^{λL}] of the composed sketches at every λ of :data:`_TILTS`."""
-    return sum(count * grid.log_mgf(sketch, _TILTS) for sketch, count in zip(sketches, counts))
+    # Started from zeros (0 + x is x exactly) so that the sum is an array whatever the ledger's length.
+    return sum((count * grid.log_mgf(sketch, _TILTS) for sketch, count in zip(sketches, counts)), np.zeros(_TILTS.size))
 
 
-def _chernoff_log_delta(total, epsilon):
+def _chernoff_log_delta(total: FloatArray, epsilon: float) -> float:
     """min over λ of log E[e^{λ(L − ε)}] (``total`` from :func:`_total_log_mgf`): an estimate of log P(L > ε),
     used only to tilt."""
     objective = total - _TILTS * epsilon
@@ -95,7 +108,7 @@ def _chernoff_log_delta(total, epsilon):
     return float(objective.min()) if objective.size else 0.0
 
 
-def _choose_tilt(total, log_delta):
+def _choose_tilt(total: FloatArray, log_delta: float) -> float:
     """The λ of the tightest Chernoff bound ε(δ) on the composed law (``total`` from :func:`_total_log_mgf`):
     where the tilted bulk sits at ε(δ)."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -117,14 +130,10 @@ def _choose_tilt(total, log_delta):
     return min(mild, steep)
 
 
-def _estimated_points(sketches, counts, tilt, step):
-    """Grid points of the widest convolution: the composed tilted window plus one factor's."""
-    return _loss_span(sketches, counts, tilt) / step + 3
-
-
-def _loss_span(sketches, counts, tilt):
-    """The width in loss of the widest convolution's grid (:func:`_estimated_points` at a step of 1, less 3),
-    computed on its own so that a span below the doubles' resolution at 3 (ε of 1e-206) is not lost."""
+def _loss_span(sketches: Sequence[CoarseLaw], counts: Sequence[int], tilt: float) -> float:
+    """The width in loss of the widest convolution's grid, the composed tilted window plus one factor's (its
+    points at step h are about span / h + 3), kept as a span so that one below the doubles' resolution at 3
+    (ε of 1e-206) is not lost."""
     variance, widest = 0.0, 0.0
     for sketch, count in zip(sketches, counts):
         left, right, log_masses, _ = sketch
@@ -142,7 +151,7 @@ def _loss_span(sketches, counts, tilt):
 class _Plan:
     """What a ledger's grids share whatever their step: its directions, sketches, counts and tilts."""
 
-    def __init__(self, ledger, epsilon=None, delta=None):
+    def __init__(self, ledger: Ledger, epsilon: float | None = None, delta: float | None = None) -> None:
         entries = _ledger(ledger)
         self.counts = [count for _, count in entries]
         self.directions = [[pair_directions[0] for pair_directions, _ in entries]]
@@ -168,7 +177,7 @@ class _Plan:
         # Grid points per unit step of the widest direction: points(h) is about span / h.
         self.span = max(_loss_span(sketches, self.counts, tilt) for sketches, tilt in zip(self.sketches, self.tilts))
 
-    def pilot_step(self):
+    def pilot_step(self) -> float:
         """A step whose composed grid has about :data:`PILOT_POINTS` points (the span itself where that
         quotient underflows, and 1 where every loss is the same point, which any step holds exactly)."""
         step = self.span / PILOT_POINTS
@@ -184,8 +193,9 @@ class ComposedLoss:
     ledger is composed by one FFT (:mod:`.composition`): the cost does not grow with the counts.
     """
 
-    def __init__(self, ledger, discretization=DEFAULT_DISCRETIZATION, *, epsilon=None, delta=None,
-                 max_points=MAX_POINTS, lower=True, plan=None):
+    def __init__(self, ledger: Ledger, discretization: float = DEFAULT_DISCRETIZATION, *, epsilon: float | None = None,
+                 delta: float | None = None, max_points: int = MAX_POINTS, lower: bool = True,
+                 plan: _Plan | None = None) -> None:
         self.step = float(check.positive("discretization", discretization))
         # Without the lower end (``lower=False``) every lower bound reported is the trivial 0.
         self.with_lower = check.boolean("lower", lower)
@@ -200,7 +210,8 @@ class ComposedLoss:
                 f"{max_points}); use a discretization of at least {plan.span / max_points:.3g}",
                 plan.span / max_points,
             )
-        self.uppers, self._lowers = [], []
+        self.uppers: list[GridMeasure] = []
+        self._lowers: list[BucketedPair | _PendingLower] = []
         for pairs, sketches, tilt in zip(plan.directions, plan.sketches, plan.tilts):
             uppers, lowers = [], []
             for pair, sketch in zip(pairs, sketches):
@@ -220,10 +231,10 @@ class ComposedLoss:
                 self.uppers.append(uppers[0])
                 self._lowers.append(lowers[0])
                 continue
-            uppers, upper_counts = composition.in_two_levels(uppers, counts, ratio, composition.compose_upper,
-                                                             composition.coarsen_upper)
-            cumulant = composition.Cumulant(uppers, upper_counts)
-            first, size = composition.window(uppers, upper_counts, cumulant)
+            coarse_uppers, coarse_counts = composition.in_two_levels(uppers, counts, ratio, composition.compose_upper,
+                                                                     composition.coarsen_upper)
+            cumulant = composition.Cumulant(coarse_uppers, coarse_counts)
+            first, size = composition.window(coarse_uppers, coarse_counts, cumulant)
             if size > max_points:
                 suggested = self.step * size / max_points
                 raise GridTooLarge(
@@ -231,21 +242,22 @@ class ComposedLoss:
                     f"use a discretization of at least {suggested:.3g}",
                     suggested,
                 )
-            self.uppers.append(composition.compose(uppers, upper_counts, first, size, cumulant))
+            self.uppers.append(composition.compose(coarse_uppers, coarse_counts, first, size, cumulant))
             self._lowers.append((lowers, counts, ratio))
 
-    def lower(self, index):
+    def lower(self, index: int) -> BucketedPair:
         """The lower :class:`~.distribution.BucketedPair` of direction ``index``, composed when first asked for:
         a direction whose upper answer is below another's lower answer never needs its own."""
         lower = self._lowers[index]
         if isinstance(lower, tuple):
             lowers, counts, ratio = lower
-            lowers, counts = composition.in_two_levels(lowers, counts, ratio, composition.compose_lower,
-                                                       composition.coarsen_lower)
-            lower = self._lowers[index] = composition.compose_lower(lowers, counts)
+            coarse_lowers, coarse_counts = composition.in_two_levels(lowers, counts, ratio, composition.compose_lower,
+                                                                     composition.coarsen_lower)
+            lower = self._lowers[index] = composition.compose_lower(coarse_lowers, coarse_counts)
         return lower
 
-    def _ends(self, upper_answer, lower_answer):
+    def _ends(self, upper_answer: Callable[[GridMeasure], float],
+              lower_answer: Callable[[BucketedPair], float]) -> tuple[float | None, float]:
         """(lower, upper) ends over the directions: the larger of each; a direction's lower is composed only
         when its upper end exceeds the largest lower end so far (its own lower end is below its upper)."""
         uppers = [upper_answer(up) for up in self.uppers]
@@ -258,7 +270,7 @@ class ComposedLoss:
             best = max(best, lower_answer(self.lower(index)))
         return best, max(uppers)
 
-    def log_delta(self, epsilon):
+    def log_delta(self, epsilon: ArrayLike) -> Interval:
         """Interval of log δ(ε) (the larger direction), vectorised over ε >= 0."""
         values = check.non_negative("epsilon", epsilon)
         ends = [self._ends(lambda up: up.log_delta(e), lambda low: low.log_delta(e))
@@ -269,7 +281,7 @@ class ComposedLoss:
         return certified_enclosure(check.scalar_or_array(lower.reshape(shape)),
                                    check.scalar_or_array(upper.reshape(shape)))
 
-    def delta(self, epsilon):
+    def delta(self, epsilon: ArrayLike) -> Interval:
         """Interval of δ(ε); a positive lower end that underflows is returned as the smallest subnormal."""
         logs = self.log_delta(epsilon)
         with np.errstate(under="ignore"):
@@ -279,7 +291,7 @@ class ComposedLoss:
         return certified_enclosure(check.scalar_or_array(np.minimum(lower, upper)),
                                    check.scalar_or_array(np.minimum(upper, 1.0)))
 
-    def epsilon(self, delta):
+    def epsilon(self, delta: ArrayLike) -> Interval:
         """Interval of the smallest ε >= 0 with δ(ε) <= delta, vectorised over delta ∈ (0, 1)."""
         values = check.open_unit_interval("delta", delta)
         ends = [self._ends(lambda up: up.epsilon(t), lambda low: low.epsilon(t))
@@ -291,7 +303,7 @@ class ComposedLoss:
                                    check.scalar_or_array(upper.reshape(shape)))
 
 
-def _intersection(first, second):
+def _intersection(first: Interval | None, second: Interval) -> Interval:
     """Both intervals certified, so their intersection is: refinement never widens the answer."""
     if first is None:
         return second
@@ -315,7 +327,9 @@ def delta_goal(answer: Interval) -> np.ndarray:
     return 1e-3 * np.asarray(answer.upper, dtype=float)
 
 
-def refine(ledger, query, target, width, discretization, max_points, tilt_at, goal=epsilon_goal):
+def refine(ledger: Ledger, query: Callable[[ComposedLoss, Any], Interval], target: float | FloatArray, width: float | None,
+           discretization: float | None, max_points: int, tilt_at: dict[str, float],
+           goal: Callable[[Interval], np.ndarray] = epsilon_goal) -> Interval:
     """``query(loss, target)``: at ``discretization`` when it is given without ``width``; otherwise on grids
     refined until every answer's upper − lower is at most ``width`` (or, without it, ``goal(answer)``).
 
@@ -369,11 +383,13 @@ def refine(ledger, query, target, width, discretization, max_points, tilt_at, go
             )
         step = finer
     if width is None:
+        assert best is not None  # the loop above ran _REFINEMENTS >= 1 times
         return best
     raise ValueError(f"width {width:g} was not reached by discretization {step:g}; ask for a wider interval")
 
 
-def delta(ledger, epsilon, discretization=None, *, width=None, max_points=MAX_POINTS):
+def delta(ledger: Ledger, epsilon: ArrayLike, discretization: float | None = None, *, width: float | None = None,
+          max_points: int = MAX_POINTS) -> Interval:
     """Certified Interval of δ(ε) for the composed ledger, vectorised over ε.
 
     With ``width`` the step is refined until upper − lower <= width (for every ε); with neither it is
@@ -385,7 +401,8 @@ def delta(ledger, epsilon, discretization=None, *, width=None, max_points=MAX_PO
                   delta_goal)
 
 
-def log_delta(ledger, epsilon, discretization=None, *, width=None, max_points=MAX_POINTS):
+def log_delta(ledger: Ledger, epsilon: ArrayLike, discretization: float | None = None, *, width: float | None = None,
+              max_points: int = MAX_POINTS) -> Interval:
     """Certified Interval of log δ(ε): carries a δ far below the smallest double.
 
     With ``width`` the step is refined until upper − lower <= width in log δ (a relative width in δ);
@@ -397,7 +414,8 @@ def log_delta(ledger, epsilon, discretization=None, *, width=None, max_points=MA
                   log_delta_goal)
 
 
-def epsilon(ledger, delta, discretization=None, *, width=None, max_points=MAX_POINTS):
+def epsilon(ledger: Ledger, delta: ArrayLike, discretization: float | None = None, *, width: float | None = None,
+            max_points: int = MAX_POINTS) -> Interval:
     """Certified Interval of ε(δ) for the composed ledger, vectorised over δ ∈ (0, 1).
 
     With neither ``discretization`` nor ``width`` the step is refined until the width is at most

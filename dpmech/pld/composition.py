@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -76,6 +77,8 @@ MAX_WINDOW_POINTS = 1 << 23
 MAX_COUNT = 10**12
 # Golden-section steps of the θ search after its coarse scan (each shrinks the bracket by 0.618).
 _GOLDEN_STEPS = 8
+# A single-step measure of either end: an upper GridMeasure or a lower BucketedPair (in_two_levels).
+_Measure = TypeVar("_Measure", GridMeasure, BucketedPair)
 
 
 def _epsilon_n(size: int) -> float:
@@ -124,7 +127,8 @@ class Cumulant:
             total += count * (largest + np.log(sums) + margin)
         return total
 
-    def _minimum(self, objective, sign, low=0.0):
+    def _minimum(self, objective: Callable[[np.ndarray, np.ndarray], np.ndarray], sign: float,
+                 low: float = 0.0) -> tuple[float, float]:
         """(min, argmin) over θ > ``low`` of objective(θ, K(sign·θ)), both objectives used here being
         unimodal in θ ((K(θ) + c)/θ with K convex, or K(θ) − θl): a coarse scan of 8 offsets θ − low,
         1e-2 to 1e4 over the scale, then golden-section search in log θ − low around the best."""
@@ -135,7 +139,7 @@ class Cumulant:
         left = math.log(offsets[index - 1] if index > 0 else offsets[0] / 100)
         right = math.log(offsets[index + 1] if index < offsets.size - 1 else offsets[-1] * 100)
 
-        def at(log_offset):
+        def at(log_offset: float) -> float:
             nonlocal best, best_theta
             theta = low + math.exp(log_offset)
             value = float(objective(np.array([theta]), self.values(np.array([sign * theta])))[0])
@@ -341,7 +345,7 @@ def coarsening_ratio(counts: Sequence[int]) -> int:
     return ratio if ratio >= 3 else 1
 
 
-def _grouped(measure, ratio):
+def _grouped(measure: GridMeasure, ratio: int) -> tuple[np.ndarray, int]:
     """Real log masses of ``measure`` in rows of ``ratio`` fine cells, row c holding the cells whose
     coarse cell (step ratio·h) is c + first; and first."""
     first = math.floor(measure.start / ratio)
@@ -352,11 +356,12 @@ def _grouped(measure, ratio):
     return padded.reshape(-1, ratio), first
 
 
-def _row_log_sum_exp(rows):
+def _row_log_sum_exp(rows: np.ndarray) -> np.ndarray:
     largest = rows.max(axis=1)
     safe = np.where(np.isfinite(largest), largest, 0.0)
     with np.errstate(divide="ignore"):
-        return safe + np.log(np.exp(rows - safe[:, None]).sum(axis=1)) + np.where(np.isfinite(largest), 0.0, -np.inf)
+        sums: np.ndarray = safe + np.log(np.exp(rows - safe[:, None]).sum(axis=1)) + np.where(np.isfinite(largest), 0.0, -np.inf)
+    return sums
 
 
 def coarsen_upper(measure: GridMeasure, ratio: int) -> GridMeasure:
@@ -398,8 +403,9 @@ def coarsen_lower(pair: BucketedPair, ratio: int) -> BucketedPair:
     return BucketedPair(*sides)
 
 
-def in_two_levels(singles: Sequence, counts: Sequence[int], ratio: int, compose_fine: Callable,
-                  coarsen: Callable) -> tuple[list, list[int]]:
+def in_two_levels(singles: Sequence[_Measure], counts: Sequence[int], ratio: int,
+                  compose_fine: Callable[[Sequence[_Measure], Sequence[int]], _Measure],
+                  coarsen: Callable[[_Measure, int], _Measure]) -> tuple[Sequence[_Measure], Sequence[int]]:
     """The ledger's entries for the coarse grid of step ratio·h: each entry's k steps as n = k // m
     super-steps of m = min(ratio², k) steps and one of the k mod m left, each composed on the fine grid
     and coarsened once. (Measures and counts to compose on the coarse grid.)
@@ -413,7 +419,8 @@ def in_two_levels(singles: Sequence, counts: Sequence[int], ratio: int, compose_
                          f"(got {max(counts)}); its grids would need about count^(3/4) points")
     if ratio == 1:
         return singles, counts
-    measures, times = [], []
+    measures: list[_Measure] = []
+    times: list[int] = []
     for single, count in zip(singles, counts):
         size = min(ratio * ratio, count)
         repeats, rest = divmod(count, size)
