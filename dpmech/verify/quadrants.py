@@ -30,9 +30,13 @@ in either statistic falls in no event.
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Callable
+from typing import Any
 
-from .candidates import NOMINAL_SAMPLES, refit_candidate
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .candidates import NOMINAL_SAMPLES, Candidate, refit_candidate
 from .projections import _code_values, _statistic, _statistic_names, _thresholds
 from .statistical import _rescored
 
@@ -49,19 +53,19 @@ CODED_SHARE = 0.5
 THRESHOLD_ROWS = 16_384
 
 
-def _bins(column, thresholds):
+def _bins(column: NDArray[np.float64], thresholds: NDArray[np.float64]) -> NDArray[np.int64]:
     """Bin j of a statistic holds (t_{j-1}, t_j], j = 0 … len(t); NaN gets its own last bin, len(t) + 1."""
     bins = np.searchsorted(thresholds, column, side="left")
     bins[np.isnan(column)] = thresholds.size + 1
     return bins
 
 
-def _table(discrete_offsets, other_bins, num_values, width):
+def _table(discrete_offsets: NDArray[np.int64], other_bins: NDArray[np.int64], num_values: int, width: int) -> NDArray[np.int64]:
     """Joint histogram (num_values + 1, width) of a's bins (``discrete_offsets`` = a's bin × ``width``) and b's bins."""
     return np.bincount(discrete_offsets + other_bins, minlength=(num_values + 1) * width).reshape(num_values + 1, width)
 
 
-def _quadrant_counts(table, num_values, num_bins):
+def _quadrant_counts(table: NDArray[np.int64], num_values: int, num_bins: int) -> NDArray[np.int64]:
     """Hit counts (4, num_values − 1, num_bins − 1) of {a <= u_i}, {a > u_i} (in that order) by {b <= t_j}, {b > t_j}.
 
     ``table`` is :func:`_table`'s joint histogram: its NaN row and column (bins num_values and num_bins)
@@ -69,29 +73,40 @@ def _quadrant_counts(table, num_values, num_bins):
     """
     table = table[:num_values, :num_bins]
     at_most = np.cumsum(table, axis=0)[:-1]
-    quadrants = []
+    quadrants: list[NDArray[np.int64]] = []
     for rows in (at_most, table.sum(axis=0) - at_most):
         below = np.cumsum(rows, axis=1)[:, :-1]
         quadrants += [below, rows.sum(axis=1, keepdims=True) - below]
     return np.stack(quadrants)
 
 
-def _screen_scores(heavy, light):
+def _screen_scores(heavy: NDArray[np.int64], light: NDArray[np.int64]) -> NDArray[np.float64]:
     """log of the heavy count shrunk down over the light count shrunk up, each by ``SCREEN_Z`` standard deviations."""
     with np.errstate(divide="ignore", invalid="ignore"):
         score = np.log(np.maximum(heavy - SCREEN_Z * np.sqrt(heavy), 0.0)) - np.log(light + SCREEN_Z * np.sqrt(light) + 1.0)
-    return np.nan_to_num(score, nan=-np.inf, neginf=-np.inf)
+    scores: NDArray[np.float64] = np.nan_to_num(score, nan=-np.inf, neginf=-np.inf)
+    return scores
 
 
-def _quadrant_event(discrete, value, at_most, other, threshold, above, code_values, dimension):
+def _quadrant_event(
+    discrete: int,
+    value: float,
+    at_most: bool,
+    other: int,
+    threshold: float,
+    above: bool,
+    code_values: NDArray[np.float64],
+    dimension: int,
+) -> Callable[[ArrayLike], NDArray[np.bool_]]:
     """Membership function of {a <= value (a > value when not ``at_most``), b <= threshold (> when ``above``)}; NaN in none."""
 
-    def member(outputs):
-        matrix = np.asarray(outputs).reshape(len(outputs), -1)
+    def member(outputs: ArrayLike) -> NDArray[np.bool_]:
+        array = np.asarray(outputs)
+        matrix = array.reshape(len(array), -1)
         if matrix.shape[1] != dimension or matrix.dtype.kind not in "biuf":
-            return np.zeros(len(outputs), dtype=bool)
-        matrix = matrix.astype(float, copy=False)
-        first, second = _statistic(matrix, code_values, discrete), _statistic(matrix, code_values, other)
+            return np.zeros(len(array), dtype=np.bool_)
+        reals = matrix.astype(np.float64, copy=False)
+        first, second = _statistic(reals, code_values, discrete), _statistic(reals, code_values, other)
         inside = (first <= value) if at_most else (first > value)
         return inside & ((second > threshold) if above else (second <= threshold))
 
@@ -109,18 +124,27 @@ class QuadrantTally:
     the fresh outputs' statistics, not the whole pool's.
     """
 
-    def __init__(self, code_values, dimension, names, thresholds, discrete, others, keep):
+    def __init__(
+        self,
+        code_values: NDArray[np.float64],
+        dimension: int,
+        names: list[str],
+        thresholds: list[NDArray[np.float64]],
+        discrete: list[int],
+        others: list[int],
+        keep: Candidate | None,
+    ) -> None:
         self.code_values, self.dimension, self.names = code_values, dimension, names
         self.thresholds, self.keep = thresholds, keep
         self.width = max(thresholds[column].size for column in others) + 2
         self.blocks = [(a, b) for a in discrete for b in others if b != a]
         # Per block and part (selection D, selection D', ranking D, ranking D'): the joint histogram.
         self.tables = [[np.zeros((thresholds[a].size + 2, self.width), dtype=np.int64) for _ in range(4)] for a, _ in self.blocks]
-        self.keep_hits = [0, 0]
+        self.keep_hits: list[int] = [0, 0]
         self.size = 0  # outputs per side added (both halves)
 
     @classmethod
-    def start(cls, first, second, keep=None):
+    def start(cls, first: ArrayLike, second: ArrayLike, keep: Candidate | None = None) -> QuadrantTally | None:
         """A tally with the layout chosen on this batch's selection half, the batch added; None when no quadrant exists."""
         matrices = _matrices(first, second)
         half = len(matrices[0]) // 2
@@ -130,7 +154,9 @@ class QuadrantTally:
         selection = [matrix[:min(half, THRESHOLD_ROWS)] for matrix in matrices]
         code_values = _code_values(np.concatenate(selection).ravel())
         names = _statistic_names(dimension, code_values)
-        thresholds, discrete, coded = [], [], []
+        thresholds: list[NDArray[np.float64]] = []
+        discrete: list[int] = []
+        coded: list[int] = []
         for column in range(len(names)):
             chosen_on = np.concatenate([_statistic(part, code_values, column) for part in selection])
             thresholds.append(_thresholds(chosen_on, NUM_THRESHOLDS))
@@ -149,7 +175,7 @@ class QuadrantTally:
         tally.add(*matrices)
         return tally
 
-    def add(self, first, second):
+    def add(self, first: ArrayLike, second: ArrayLike) -> None:
         """Add a batch: the same number of outputs of D and of D' (an odd last row of each is left out)."""
         matrices = _matrices(first, second)
         half = len(matrices[0]) // 2
@@ -165,7 +191,7 @@ class QuadrantTally:
                 self.keep_hits[side] += int(np.count_nonzero(self.keep.event(parts[2 + side])))
         self.size += 2 * half
 
-    def candidate(self, delta, nominal_samples=NOMINAL_SAMPLES):
+    def candidate(self, delta: float, nominal_samples: int = NOMINAL_SAMPLES) -> Candidate | None:
         """The best quadrant event on the halves added (see the module docstring), the ``keep`` event competing; or None."""
         half = self.size // 2
         thresholds, names = self.thresholds, self.names
@@ -177,7 +203,7 @@ class QuadrantTally:
         best = np.argsort(-screen, kind="stable")[:SCREENED]
         best = best[np.isfinite(screen[best])]
         starts = np.cumsum([0] + [2 * counts[0].size for _, _, counts in blocks])
-        events = {}  # (a, u, a <= u, b, t, b > t) -> (hits on D, hits on D', description), on the ranking half
+        events: dict[tuple[int, float, bool, int, float, bool], tuple[int, int, str]] = {}  # (a, u, a <= u, b, t, b > t) -> (hits on D, hits on D', description), on the ranking half
         for flat in best.tolist():
             block = int(np.searchsorted(starts, flat, side="right") - 1)
             a, b, counts = blocks[block]
@@ -188,23 +214,32 @@ class QuadrantTally:
             description = f"{names[a]} {'<=' if at_most else '>'} {value:.6g} and {names[b]} {'>' if above else '<='} {threshold:.6g}"
             events[(a, value, at_most, b, threshold, above)] = (int(counts[2][quadrant, row, column]), int(counts[3][quadrant, row, column]), description)
         keys, tallies = list(events), list(events.values())
-        if self.keep is not None:
-            tallies.append((*self.keep_hits, self.keep.description))
+        keep = self.keep
+        if keep is not None:
+            tallies.append((self.keep_hits[0], self.keep_hits[1], keep.description))
         if not tallies:
             return None
         hits_first, hits_second, descriptions = zip(*tallies)
-        return refit_candidate(hits_first, hits_second, half, delta,
-                               lambda index: self.keep.event if index == len(keys) else _quadrant_event(*keys[index], self.code_values, self.dimension),
-                               list(descriptions), nominal_samples)
+
+        def event_of(index: int) -> Callable[[Any], NDArray[np.bool_]]:
+            # Index len(keys) is the kept candidate, appended after the quadrants.
+            if keep is not None and index == len(keys):
+                return keep.event
+            return _quadrant_event(*keys[index], self.code_values, self.dimension)
+
+        return refit_candidate(hits_first, hits_second, half, delta, event_of, list(descriptions), nominal_samples)
 
 
-def _matrices(first, second):
+def _matrices(first: ArrayLike, second: ArrayLike) -> list[NDArray[np.float64]]:
     """Both sides as float matrices of one row per output, cut to the same length."""
-    size = min(len(first), len(second))
-    return [np.asarray(sample)[:size].reshape(size, -1).astype(float, copy=False) for sample in (first, second)]
+    arrays = [np.asarray(sample) for sample in (first, second)]
+    size = min(len(arrays[0]), len(arrays[1]))
+    return [array[:size].reshape(size, -1).astype(np.float64, copy=False) for array in arrays]
 
 
-def quadrant_refit(first, second, delta, keep=None, nominal_samples=NOMINAL_SAMPLES):
+def quadrant_refit(
+    first: ArrayLike, second: ArrayLike, delta: float, keep: Candidate | None = None, nominal_samples: int = NOMINAL_SAMPLES
+) -> Candidate | None:
     """The best quadrant event on a refit sample of numeric vector outputs (see the module docstring), or None.
 
     Args:
