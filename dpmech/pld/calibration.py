@@ -31,11 +31,11 @@ composed (q = 0.01, 1000 steps, ε = 0.01: step 1e-3 certifies σ = 480.7, step 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from .. import validation as check
 from ..calibration import calibrate_gaussian
-from .accountant import ComposedLoss
+from .accountant import ComposedLoss, Ledger
 from .pairs import GaussianPair
 from .subsampling import poisson_subsampled
 
@@ -66,21 +66,21 @@ class CalibratedParameter(float):
     discretization: float
     epsilon: float
 
-    def __new__(cls, value: float, certified_delta: float, discretization: float, epsilon: float):
+    def __new__(cls, value: float, certified_delta: float, discretization: float, epsilon: float) -> CalibratedParameter:
         result = super().__new__(cls, value)
         result.certified_delta = certified_delta
         result.discretization = discretization
         result.epsilon = epsilon
         return result
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[CalibratedParameter], tuple[float, float, float, float]]:
         return (CalibratedParameter, (float(self), self.certified_delta, self.discretization, self.epsilon))
 
 
 class _OutsideBracket(ValueError):
     """The root is not in [low, high]: ``side`` is 'low' (it lies below low) or 'high' (above high)."""
 
-    def __init__(self, message: str, side: str):
+    def __init__(self, message: str, side: str) -> None:
         super().__init__(message)
         self.side = side
 
@@ -99,7 +99,8 @@ def default_discretization(epsilon: float) -> float:
     return min(_COARSEST, max(_FINEST, epsilon / _STEPS_PER_EPSILON))
 
 
-def _search(evaluate, ends, sign, tolerance_factor, guess, slope):
+def _search(evaluate: Callable[[float], tuple[float, float]], ends: tuple[float, float], sign: float,
+            tolerance_factor: float, guess: float | None, slope: float | None) -> tuple[float, float]:
     """The certified point p and its evidence, with its neighbour p/(1 + tolerance_factor) shown not certified.
 
     ``evaluate(p)`` returns the certified upper log δ(ε) minus log δ at p, and that upper log δ.
@@ -110,11 +111,13 @@ def _search(evaluate, ends, sign, tolerance_factor, guess, slope):
     tolerance = math.log1p(tolerance_factor)  # the same closeness in y
     open_end, private_end = (low, high) if sign > 0 else (high, low)
     y_open, y_private = sign * math.log(open_end), sign * math.log(private_end)
-    private = open_ = None  # (y, excess, parameter, upper): the tightest evaluated point on each side
-    refused = set()  # every parameter evaluated and not certified
+    # (y, excess, parameter, upper): the tightest evaluated point on each side
+    private: tuple[float, float, float, float] | None = None
+    open_: tuple[float, float, float, float] | None = None
+    refused: set[float] = set()  # every parameter evaluated and not certified
     count = 0
 
-    def at(y, parameter=None):
+    def at(y: float, parameter: float | None = None) -> tuple[float, float, float, float]:
         """Evaluate at y (or at the exact float ``parameter``), clamped to the bracket; raise at a wrong end."""
         nonlocal private, open_, count
         count += 1
@@ -165,6 +168,8 @@ def _search(evaluate, ends, sign, tolerance_factor, guess, slope):
             size = abs(1.2 * last[1] / slope_y) if math.isfinite(slope_y) and slope_y < 0 else 2 * abs(step)
     else:
         at(y_private)
+        # at() raises where the private end is not certified, so it has set ``private``.
+        assert private is not None
         while open_ is None:
             if private[0] - y_open <= tolerance:
                 at(y_open)
@@ -174,7 +179,7 @@ def _search(evaluate, ends, sign, tolerance_factor, guess, slope):
     # Closing: Illinois regula falsi between the tightest points, each new point 0.5·tolerance on the
     # private side of the interpolated root; a certified one has its neighbour p/(1 + tolerance) evaluated
     # at once when the line through it and the open end predicts that the neighbour is not certified.
-    def neighbour(parameter):
+    def neighbour(parameter: float) -> float:
         moved = parameter / (1.0 + tolerance_factor) if sign > 0 else parameter * (1.0 + tolerance_factor)
         return min(max(moved, low), high)
 
@@ -182,6 +187,8 @@ def _search(evaluate, ends, sign, tolerance_factor, guess, slope):
     kept = None
     widths = [math.inf, math.inf]
     while True:
+        # Bracketing ended with a point on each side (at() sets them; mypy cannot see through nonlocal).
+        assert private is not None and open_ is not None
         y_p, f_p, parameter, upper = private
         y_o, f_o = open_[0], open_[1]
         closest = neighbour(parameter)
@@ -214,7 +221,7 @@ def _search(evaluate, ends, sign, tolerance_factor, guess, slope):
                 at(0.0, neighbour(value))
 
 
-def calibrate(family: Callable[[float], Sequence], epsilon: float, delta: float, low: float, high: float, *,
+def calibrate(family: Callable[[float], Ledger], epsilon: float, delta: float, low: float, high: float, *,
               more_private: str = "larger", discretization: float | None = None, relative_tolerance: float = 1e-3,
               guess: float | None = None, slope: float | None = None) -> CalibratedParameter:
     """The parameter p in [low, high] whose certified upper δ(ε) is at most ``delta``, within
@@ -261,7 +268,7 @@ def calibrate(family: Callable[[float], Sequence], epsilon: float, delta: float,
         slope = check.single("slope", check.real_array("slope", slope))
     log_target = math.log(delta)
 
-    def evaluate(value):
+    def evaluate(value: float) -> tuple[float, float]:
         # The upper end alone decides; lower=False skips the lower measure, which does not change it.
         upper = ComposedLoss(family(value), step, epsilon=epsilon, lower=False).log_delta(epsilon).upper
         return upper - log_target, upper
@@ -289,7 +296,7 @@ def poisson_subsampled_gaussian_sigma(sampling_probability: float, steps: int, e
     steps = check.integer_scalar("steps", steps, 1)
     sensitivity = check.single("sensitivity", check.positive("sensitivity", sensitivity))
 
-    def ledger(sigma):
+    def ledger(sigma: float) -> Ledger:
         return [(poisson_subsampled(GaussianPair(sensitivity / sigma), rate), steps)]
 
     # Start from the central-limit (μ-GDP) approximation μ = q√(k(e^{1/σ²} − 1)) (Bu, Dong, Long &
