@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from .candidates import Candidate
 from .projections import _numeric
 from .quadrants import QuadrantTally, quadrant_refit
 from .statistical import LEVEL_SET_LIMIT, _half_line_refit, _level_set_refit, _rescored, outcome_codes
@@ -12,14 +15,14 @@ from .statistical import LEVEL_SET_LIMIT, _half_line_refit, _level_set_refit, _r
 class RawPool:
     """The outputs of a race's rounds so far, both sides, the newest ``capacity`` per side kept."""
 
-    def __init__(self, first, second):
+    def __init__(self, first: Any, second: Any) -> None:
         self.first, self.second = first, second
 
     @property
-    def size(self):
+    def size(self) -> int:
         return min(len(self.first), len(self.second))
 
-    def add(self, first, second, capacity=None):
+    def add(self, first: Any, second: Any, capacity: int | None = None) -> None:
         joined = [np.concatenate([pooled, fresh]) for pooled, fresh in ((self.first, first), (self.second, second))]
         self.first, self.second = (sample if capacity is None else sample[-capacity:] for sample in joined)
 
@@ -38,13 +41,15 @@ class CheapRefit:
     else it is a :class:`RawPool` of the outputs themselves.
     """
 
-    def __init__(self, candidate, delta):
+    def __init__(self, candidate: Candidate, delta: float) -> None:
         self.candidate, self.delta = candidate, delta
 
-    def __call__(self, first, second, nominal):
+    def __call__(self, first: Any, second: Any, nominal: int) -> Candidate | None:
         return self.choose(self.absorb(None, first, second), nominal)
 
-    def absorb(self, state, first, second, capacity=None):
+    def absorb(
+        self, state: QuadrantTally | RawPool | None, first: Any, second: Any, capacity: int | None = None
+    ) -> QuadrantTally | RawPool:
         """``state`` (None at first) with a round's outputs of D and of D' added; ``capacity`` caps a raw pool per side."""
         if state is None:
             if self._quadrants(first, second) and outcome_codes([first, second])[1] > LEVEL_SET_LIMIT:
@@ -58,25 +63,28 @@ class CheapRefit:
             state.add(first, second, capacity)
         return state
 
-    def choose(self, state, nominal):
+    def choose(self, state: QuadrantTally | RawPool, nominal: int) -> Candidate | None:
         """The refitted candidate (with runners-up) on everything ``state`` holds, ranked for N = ``nominal``, or None."""
         if isinstance(state, QuadrantTally):
             return state.candidate(self.delta, nominal)
         first, second = state.first, state.second
         _, count = outcome_codes([first, second])
+        refitted: Candidate | None  # the statistical refits are not annotated yet (issue 30)
         if count <= LEVEL_SET_LIMIT:
-            return _level_set_refit(first, second, self.delta, keep=self.candidate, nominal_samples=nominal)
-        if all(_numeric(sample) and sample.ndim == 1 for sample in (first, second)):
-            return _half_line_refit(first, second, self.delta, self.candidate, nominal)
-        if self._quadrants(first, second):
-            return quadrant_refit(first, second, self.delta, self.candidate, nominal)
-        return _rescored(first, second, self.delta, self.candidate, nominal)
+            refitted = _level_set_refit(first, second, self.delta, keep=self.candidate, nominal_samples=nominal)
+        elif all(_numeric(sample) and sample.ndim == 1 for sample in (first, second)):
+            refitted = _half_line_refit(first, second, self.delta, self.candidate, nominal)
+        elif self._quadrants(first, second):
+            refitted = quadrant_refit(first, second, self.delta, self.candidate, nominal)
+        else:
+            refitted = _rescored(first, second, self.delta, self.candidate, nominal)
+        return refitted
 
     @staticmethod
-    def _quadrants(first, second):
+    def _quadrants(first: Any, second: Any) -> bool:
         return all(_numeric(sample) and sample.ndim == 2 for sample in (first, second)) and first.shape[1] == second.shape[1] >= 2
 
 
-def cheap_refit(candidate, delta):
+def cheap_refit(candidate: Candidate, delta: float) -> CheapRefit:
     """:class:`CheapRefit` of ``candidate`` at the claimed ``delta``."""
     return CheapRefit(candidate, delta)
