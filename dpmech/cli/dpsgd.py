@@ -39,7 +39,18 @@ from . import arguments
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers know the name
 if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable, Sequence
     from fractions import Fraction
+    from typing import Any, TypeVar
+
+    from ..ledger import PrivacyGuarantee, PrivacyLedger
+
+    _Result = TypeVar("_Result")
+    # The output fields of a command: JSON values, printed by :func:`dpmech.cli.output.emit`.
+    Record = dict[str, Any]
+    # A command's work on its checked options (:func:`_accounted`).
+    Handler = Callable[[argparse.Namespace, "_Schedule"], None]
 
 SAMPLINGS = ("poisson", "random-allocation", "shuffle")
 # The most steps accounted: 10^7 Poisson steps take seconds; far beyond, the composed grid outgrows memory.
@@ -54,7 +65,7 @@ _SLICES_PER_UNIT_LOSS = 1000.0
 _LOG_TAIL_MASS = -40.0
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:  # any ArgumentParser subclass's subparsers
     dpsgd = subparsers.add_parser("dpsgd", help="DP-SGD: certified epsilon of its noisy steps, or the noise multiplier")
     commands = dpsgd.add_subparsers(dest="dpsgd_command", required=True, parser_class=type(dpsgd),
                                     metavar="{epsilon,calibrate}")
@@ -69,7 +80,7 @@ def register(subparsers) -> None:
     calibrate.set_defaults(handler=_accounted(_calibrate))
 
 
-def _common(parser) -> None:
+def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sampling-rate", type=arguments.real_in(0.0, 1.0, low_open=True, high_open=False),
                         help="probability q in (0, 1] that a record is in a step's batch (or --batch-size with "
                              "--dataset-size)")
@@ -88,7 +99,7 @@ def _common(parser) -> None:
 class _Schedule:
     """Sampling rate, steps and epochs of a command line, checked; ``notes`` says what was rounded."""
 
-    def __init__(self, args) -> None:
+    def __init__(self, args: argparse.Namespace) -> None:
         from fractions import Fraction  # with decimal, 10 ms that the other commands need not pay
 
         rate, batch, size = args.sampling_rate, args.batch_size, args.dataset_size
@@ -162,7 +173,7 @@ def _double_at_least(value: Fraction) -> float:
     return nearest if Fraction(nearest) >= value else math.nextafter(nearest, math.inf)
 
 
-def _ledger(sampling: str, sigma: float, schedule: _Schedule):
+def _ledger(sampling: str, sigma: float, schedule: _Schedule) -> PrivacyLedger:
     import dpmech
 
     ledger = dpmech.PrivacyLedger(neighbouring=NEIGHBOURING)
@@ -172,12 +183,12 @@ def _ledger(sampling: str, sigma: float, schedule: _Schedule):
     return ledger.record(dpmech.RandomAllocationEvent(step, num_steps=schedule.per_epoch), count=schedule.epochs)
 
 
-def _certified_epsilon(sampling: str, sigma: float, schedule: _Schedule, delta: float):
+def _certified_epsilon(sampling: str, sigma: float, schedule: _Schedule, delta: float) -> tuple[float, float, PrivacyGuarantee]:
     guarantee = _ledger(sampling, sigma, schedule).epsilon(delta)
     return guarantee.interval[0], guarantee.interval[2], guarantee
 
 
-def _record(args, schedule: _Schedule, sampling: str) -> dict:
+def _record(args: argparse.Namespace, schedule: _Schedule, sampling: str) -> Record:
     record = {"sampling": sampling, "neighbouring": NEIGHBOURING, "delta": args.delta, "steps": schedule.steps,
               "sampling_rate": schedule.rate}
     if schedule.sampling != "poisson":
@@ -185,12 +196,12 @@ def _record(args, schedule: _Schedule, sampling: str) -> dict:
     return record
 
 
-def _accounted(handler):
+def _accounted(handler: Handler) -> Callable[[argparse.Namespace], None]:
     """``handler(args)`` with the accounting's failures stated with the options that fed it (the engine
     cannot say which one: σ too small for its grid, say), on one line; numpy's overflow warnings from
     the engine's tails, which it handles, are not printed."""
 
-    def run(args) -> None:
+    def run(args: argparse.Namespace) -> None:
         import numpy as np
 
         schedule = _Schedule(args)
@@ -209,7 +220,7 @@ _ACCOUNTED_OPTIONS = ("noise_multiplier", "epsilon", "sampling_rate", "batch_siz
                       "delta")
 
 
-def _epsilon(args, schedule: "_Schedule") -> None:
+def _epsilon(args: argparse.Namespace, schedule: _Schedule) -> None:
     sigma = args.noise_multiplier
     if schedule.sampling == "shuffle":
         return _shuffle_epsilon(args, schedule, sigma)
@@ -220,7 +231,7 @@ def _epsilon(args, schedule: "_Schedule") -> None:
           inputs=("noise_multiplier",))
 
 
-def _calibrated_sigma(sampling: str, schedule: _Schedule, epsilon: float, delta: float) -> tuple[float, dict]:
+def _calibrated_sigma(sampling: str, schedule: _Schedule, epsilon: float, delta: float) -> tuple[float, Record]:
     """(σ, the evidence that certifies it, as output fields)."""
     from ..pld.calibration import poisson_subsampled_gaussian_sigma
 
@@ -301,7 +312,7 @@ def _allocation_sigma(schedule: _Schedule, epsilon: float, delta: float, guess: 
     return math.exp(certified[0]), certified[2]
 
 
-def _calibrate(args, schedule: "_Schedule") -> None:
+def _calibrate(args: argparse.Namespace, schedule: _Schedule) -> None:
     if schedule.sampling == "shuffle":
         return _shuffle_calibrate(args, schedule)
     sigma, evidence = _calibrated_sigma(schedule.sampling, schedule, args.epsilon, args.delta)
@@ -311,7 +322,7 @@ def _calibrate(args, schedule: "_Schedule") -> None:
           inputs=("epsilon",))
 
 
-def _random_allocation_or_reason(function):
+def _random_allocation_or_reason(function: Callable[[], _Result]) -> tuple[_Result, None] | tuple[None, str]:
     """``function()``, or the one-line reason random allocation cannot be accounted here."""
     try:
         return function(), None
@@ -319,7 +330,7 @@ def _random_allocation_or_reason(function):
         return None, str(error)
 
 
-def _shuffle_epsilon(args, schedule: _Schedule, sigma: float) -> None:
+def _shuffle_epsilon(args: argparse.Namespace, schedule: _Schedule, sigma: float) -> None:
     poisson_lower, poisson_upper, _ = _certified_epsilon("poisson", sigma, schedule, args.delta)
     allocation, reason = _random_allocation_or_reason(
         lambda: _certified_epsilon("random-allocation", sigma, schedule, args.delta))
@@ -332,7 +343,7 @@ def _shuffle_epsilon(args, schedule: _Schedule, sigma: float) -> None:
           inputs=("noise_multiplier",))
 
 
-def _shuffle_calibrate(args, schedule: _Schedule) -> None:
+def _shuffle_calibrate(args: argparse.Namespace, schedule: _Schedule) -> None:
     poisson = _calibrated_sigma("poisson", schedule, args.epsilon, args.delta)[0]
     allocation, reason = _random_allocation_or_reason(
         lambda: _calibrated_sigma("random-allocation", schedule, args.epsilon, args.delta)[0])
@@ -348,12 +359,13 @@ def _shuffle_calibrate(args, schedule: _Schedule) -> None:
           inputs=("epsilon",))
 
 
-def _allocation_fields(value, reason, quantity) -> dict:
+def _allocation_fields(value: tuple[float, float, PrivacyGuarantee] | float | None, reason: str | None,
+                       quantity: str) -> Record:
     if value is None:
         return {f"random_allocation_{quantity}": None, "random_allocation_label": f"not available: {reason}"}
-    fields: dict = {"random_allocation_label": "certified, if you sample batches by random allocation (each record in "
+    fields: Record = {"random_allocation_label": "certified, if you sample batches by random allocation (each record in "
                                                "one uniformly drawn step of every epoch) instead of shuffling"}
-    if quantity == "epsilon":
+    if isinstance(value, tuple):  # an epsilon query's (lower, upper, guarantee)
         lower, upper, _ = value
         fields.update(random_allocation_epsilon=upper, random_allocation_interval=[lower, upper])
     else:
@@ -361,7 +373,7 @@ def _allocation_fields(value, reason, quantity) -> dict:
     return fields
 
 
-def _lower_bound_fields(sigma: float, schedule: _Schedule, delta: float) -> dict:
+def _lower_bound_fields(sigma: float, schedule: _Schedule, delta: float) -> Record:
     label = ("estimate of a lower bound: shuffled batches at this noise multiplier are (epsilon, delta)-DP for no "
              "smaller epsilon (Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha & Zhang 2024; neighbours by zeroing "
              "one record out, batches reshuffled each epoch; their pair's masses in floating point, not proven)")
@@ -403,8 +415,10 @@ def shuffle_lower_bound_epsilon(sigma: float, steps_per_epoch: int, epochs: int,
     high_mean, low_mean = _SHUFFLE_MEANS
     count = steps_per_epoch - 1
 
-    def log_cdf(caps, mean):
-        return special.log_ndtr((caps - mean) / sigma) + count * special.log_ndtr(caps / sigma)
+    def log_cdf(caps: np.ndarray, mean: float) -> np.ndarray:
+        # scipy ships no types: the annotation states what log_ndtr returns for a float array.
+        log_f: np.ndarray = special.log_ndtr((caps - mean) / sigma) + count * special.log_ndtr(caps / sigma)
+        return log_f
 
     # Caps where the max's CDF is e^-40 under Q (low end) and its tail e^-40 under P (high end).
     low_cap = sigma * float(special.ndtri(math.exp(_LOG_TAIL_MASS / steps_per_epoch)))
@@ -427,7 +441,7 @@ def shuffle_lower_bound_epsilon(sigma: float, steps_per_epoch: int, epochs: int,
     return float(np.asarray(interval.lower).reshape(-1)[0])
 
 
-def _emit(record: dict, as_json: bool, title: str, notes: list, inputs: tuple = ()) -> None:
+def _emit(record: Record, as_json: bool, title: str, notes: Sequence[str], inputs: tuple[str, ...] = ()) -> None:
     """Print ``record``: computed ε, σ and δ rounded up, lower bounds down, ``inputs`` echoed exactly."""
     from ..directed_rounding import format_down, format_up
     from .output import emit
