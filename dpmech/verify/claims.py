@@ -39,9 +39,12 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any, TypeAlias
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .. import validation as check
 from ..conversions.fdp import gdp_epsilon
@@ -59,6 +62,9 @@ from .statistical import (
 )
 from .confirm import CHUNK_SAMPLES, ROUNDING_MARGIN, TIME_FILL, _hits
 from .tester import _named_pairs
+
+# A sampler as the statistical tests take it: (dataset, size, rng) -> size outputs.
+Sampler: TypeAlias = Callable[[Any, int, np.random.Generator], Any]
 
 # δ grid of the pilot: half-decades from 10⁻¹ to 10⁻⁶ (scale-free: where a claim's profile is
 # refutable depends on the claim and the bug, not on a δ a user would choose).
@@ -119,8 +125,8 @@ class GdpClaim:
 class RenyiClaim:
     """(α, ε_α)-RDP at each of finitely many orders α > 1 (Mironov 2017, Def. 4): D_α <= ε_α on every pair, both orders."""
 
-    orders: tuple
-    epsilons: tuple
+    orders: tuple[float, ...]
+    epsilons: tuple[float, ...]
 
     def __post_init__(self) -> None:
         orders = np.atleast_1d(check.real_at_least("orders", self.orders, 1.0, inclusive=False)).astype(float)
@@ -142,6 +148,9 @@ class RenyiClaim:
 
 
 CLAIMS = (ZcdpClaim, GdpClaim, RenyiClaim)
+Claim: TypeAlias = ZcdpClaim | GdpClaim | RenyiClaim
+# A pair of neighbours and an event chosen for it.
+PairEvent: TypeAlias = tuple[tuple[Any, Any], Candidate]
 
 
 @dataclass(frozen=True)
@@ -162,7 +171,7 @@ class ClaimReport:
             ε_C(δ) (a ranking heuristic, not a bound; −inf where no event looked hopeful).
     """
 
-    claim: object
+    claim: Claim
     rejected: bool
     epsilon: float
     delta: float
@@ -171,16 +180,17 @@ class ClaimReport:
     pair: str | None
     witness: str | None
     direction: str | None
-    counts: tuple | None
+    counts: tuple[int, ...] | None
     num_samples: int
     alpha: float
     seconds: float
-    pilot_margins: dict
+    pilot_margins: dict[tuple[str, float], float]
 
     def statement(self) -> str:
         """The verdict in words: what was certified, or that nothing was detected."""
         implied = f"{self.claim.describe()} implies ({self.epsilon:.6g}, {self.delta:.3g})-DP ({self.claim.conversion()})"
         if self.rejected:
+            assert self.counts is not None  # a refutation always carries its counts
             return (f"refuted at confidence {1 - self.alpha:g}: {implied}, but on {self.pair} ({self.direction}) the event "
                     f"{self.witness} has P[M(D) in S] - e^eps P[M(D') in S] >= {self.lower_bound_delta:.6g} > {self.delta:.3g} "
                     f"(hits {self.counts[0]} vs {self.counts[1]} of {self.num_samples} outputs per side)")
@@ -188,7 +198,16 @@ class ClaimReport:
                 f"({self.num_samples} fresh outputs per side, {self.seconds:.1f} s)")
 
 
-def _pilot_events(sampler, pair, points, pilot_samples, nominal, rng, outputs, deadline):
+def _pilot_events(
+    sampler: Sampler,
+    pair: tuple[Any, Any],
+    points: Sequence[tuple[float, float]],
+    pilot_samples: int,
+    nominal: int,
+    rng: np.random.Generator,
+    outputs: str,
+    deadline: float,
+) -> dict[float, list[Candidate]]:
     """Per implied point (ε, δ), the events chosen for it on pilot outputs of ``pair`` (a list of Candidates), until ``deadline``.
 
     Scalar outputs: half-lines at 256 quantiles of the pooled pilot outputs (and both tails,
@@ -197,7 +216,7 @@ def _pilot_events(sampler, pair, points, pilot_samples, nominal, rng, outputs, d
     (:func:`.statistical.statistical_dp_test`'s level sets, or :func:`.projections.projection_dp_test` for vectors),
     each test as large as the time to ``deadline`` allows (at most ``pilot_samples`` per side).
     """
-    chosen = {}
+    chosen: dict[float, list[Candidate]] = {}
     if outputs == "real":
         first_outputs, second_outputs = (_draw(sampler, data, pilot_samples, rng, "real") for data in pair)
         thresholds, special, names = _real_events(first_outputs, second_outputs, REAL_THRESHOLDS)
@@ -210,7 +229,7 @@ def _pilot_events(sampler, pair, points, pilot_samples, nominal, rng, outputs, d
                                        names[index % counts_first.size], float(plug_in[index]), (int(heavy[index]), int(light[index])),
                                        pilot_samples) for index in best]
         return chosen
-    seconds_per_test_output = None
+    seconds_per_test_output: float | None = None
     for done, (epsilon, delta) in enumerate(points):
         left = deadline - time.perf_counter()
         if chosen and left <= 0:
@@ -231,7 +250,15 @@ def _pilot_events(sampler, pair, points, pilot_samples, nominal, rng, outputs, d
     return chosen
 
 
-def _count(sampler, finalists, most, deadline, seconds_per_output, rng, kind):
+def _count(
+    sampler: Sampler,
+    finalists: Sequence[PairEvent],
+    most: int,
+    deadline: float,
+    seconds_per_output: float,
+    rng: np.random.Generator,
+    kind: str,
+) -> tuple[int, NDArray[np.int64]]:
     """Hits of each finalist event on fresh outputs of its pair, in chunks, until ``most`` per side or the deadline.
 
     A chunk that would end after ``deadline`` (at the slowest chunk's time per output so far) is not drawn, so
@@ -259,14 +286,14 @@ def _count(sampler, finalists, most, deadline, seconds_per_output, rng, kind):
 
 
 def find_claim_violation(
-    sampler,
-    pairs,
-    claim,
+    sampler: Sampler,
+    pairs: Sequence[Any],
+    claim: Claim,
     *,
-    rng,
+    rng: np.random.Generator | int,
     alpha: float = 0.05,
     budget_seconds: float = 20.0,
-    deltas=DEFAULT_DELTAS,
+    deltas: ArrayLike = DEFAULT_DELTAS,
     pilot_samples: int = 200_000,
     ranking_samples: int = 1_000_000,
     pilot_share: float = 0.25,
@@ -319,8 +346,8 @@ def find_claim_violation(
     rng = check.generator("rng", rng)
     alpha = float(check.open_unit_interval("alpha", alpha))
     budget_seconds = float(check.positive("budget_seconds", budget_seconds))
-    deltas = np.atleast_1d(check.open_unit_interval("deltas", deltas)).astype(float)
-    if deltas.ndim != 1 or deltas.size == 0:
+    delta_grid = np.atleast_1d(check.open_unit_interval("deltas", deltas)).astype(np.float64)
+    if delta_grid.ndim != 1 or delta_grid.size == 0:
         raise ValueError("deltas must be a non-empty 1-D sequence of numbers in (0, 1)")
     pilot_samples = check.integer_scalar("pilot_samples", pilot_samples, 10)
     ranking_samples = check.integer_scalar("ranking_samples", ranking_samples, pilot_samples)
@@ -328,7 +355,7 @@ def find_claim_violation(
     outputs = check.choice("outputs", outputs, ("discrete", "real", "vector"))
     max_samples = check.integer_scalar("max_samples", max_samples, 1)
     final_events = check.integer_scalar("final_events", final_events, 1)
-    points = [(claim.epsilon_at(float(delta)), float(delta)) for delta in deltas]
+    points = [(claim.epsilon_at(float(delta)), float(delta)) for delta in delta_grid]
     epsilon_of = dict((delta, epsilon) for epsilon, delta in points)
     kind = "real" if outputs == "real" else "discrete"
 
@@ -341,7 +368,8 @@ def find_claim_violation(
         _draw(sampler, data, probe, rng, kind)
     seconds_per_output = max(time.perf_counter() - start, 1e-9) / (2 * probe)
     nominal = int(min(max_samples, max(pilot_samples, TIME_FILL * budget_seconds * (1.0 - pilot_share) / (2.0 * seconds_per_output))))
-    scores, events = {}, {}
+    scores: dict[tuple[str, float, int], tuple[float, float]] = {}
+    events: dict[tuple[str, float, int], PairEvent] = {}
     for name, first, second in named:
         if scores and time.perf_counter() >= pilot_deadline:
             break
@@ -365,17 +393,17 @@ def find_claim_violation(
                 scores[key] = (float(plug_in) - epsilon_of[delta], float(shrunk) - epsilon_of[delta])
                 events[key] = ((first, second), candidate)
     seconds = time.perf_counter() - start
-    margins = {}
+    margins: dict[tuple[str, float], float] = {}
     for (name, delta, _), score in scores.items():
         margins[(name, delta)] = max(margins.get((name, delta), -math.inf), score[0])
     hopeful_keys = [key for key in scores if math.isfinite(scores[key][0]) or math.isfinite(scores[key][1])]
     if not hopeful_keys:
         # No event looked hopeful at any δ: nothing is counted, nothing is decided.
-        delta = float(deltas[0])
+        delta = float(delta_grid[0])
         return ClaimReport(claim, False, epsilon_of[delta], delta, 0.0, 0.0, None, None, None, None, 0, alpha, seconds, margins)
-    best_delta = max(hopeful_keys, key=scores.get)[1]
+    best_delta = max(hopeful_keys, key=scores.__getitem__)[1]
     epsilon = epsilon_of[best_delta]
-    finalists_keys = sorted((key for key in hopeful_keys if key[1] == best_delta), key=scores.get, reverse=True)[:final_events]
+    finalists_keys = sorted((key for key in hopeful_keys if key[1] == best_delta), key=scores.__getitem__, reverse=True)[:final_events]
     finalists = [events[key] for key in finalists_keys]
     pair_count = len(dict.fromkeys(id(pair) for pair, _ in finalists))
     # A throwaway chunk times drawing and counting together (an event on outcome codes costs more than a draw).
@@ -404,10 +432,11 @@ def find_claim_violation(
     )
 
 
-def assert_claim_black_box(sampler, pairs, claim, **options) -> ClaimReport:
+def assert_claim_black_box(sampler: Sampler, pairs: Sequence[Any], claim: Claim, **options: Any) -> ClaimReport:
     """:func:`find_claim_violation`, raising :class:`.exact.DpViolation` with the certificate when it refutes the claim."""
     result = find_claim_violation(sampler, pairs, claim, **options)
     if result.rejected:
+        assert result.direction is not None  # a refutation always names its direction
         raise DpViolation(f"not {claim.describe()}: {result.statement()}", epsilon=result.epsilon, delta=result.delta,
                           measured_delta=result.lower_bound_delta, witness=(result.pair, result.witness), direction=result.direction)
     return result
