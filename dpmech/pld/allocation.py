@@ -74,7 +74,9 @@ Q(X < h)^t).
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import special
@@ -83,7 +85,12 @@ from .. import validation as check
 from .composition import Cumulant, cyclic_power
 from .discretization import _cell_log_masses
 from .distribution import _TINY, UNIT_ROUNDOFF, GridMeasure
-from .pairs import GaussianPair, Pair
+from .pairs import Atoms, CoarseLaw, FloatArray, GaussianPair, Pair
+
+# A law of a sum of independent lattice draws: the arrays (real masses on labels 0, 1, ...) and how many draws of each.
+Law = tuple[list[FloatArray], list[int]]
+# The four mass bounds of _Allocation._cells for one measure: (core low, spread high, post-processing low, high).
+CellMasses = tuple[FloatArray, FloatArray, FloatArray, FloatArray]
 
 #: Most lattice points of one epoch's sum (a power of two: the cyclic FFT's length).
 LATTICE_POINTS = 1 << 21
@@ -107,23 +114,23 @@ _U = UNIT_ROUNDOFF
 class _AtomPair(Pair):
     """Atoms given by (loss, log P-mass, log Q-mass), not normalised: an upper or lower pair built here."""
 
-    def __init__(self, loss, log_p, log_q):
+    def __init__(self, loss: FloatArray, log_p: FloatArray, log_q: FloatArray) -> None:
         self.loss, self.log_p, self.log_q = loss, log_p, log_q
 
-    def atoms(self):
+    def atoms(self) -> Atoms:
         with np.errstate(under="ignore"):
             return self.loss, np.exp(self.log_p), np.exp(self.log_q)
 
-    def log_atoms(self):
+    def log_atoms(self) -> Atoms:
         return self.loss, self.log_p, self.log_q
 
 
-def _log(values):
+def _log(values: FloatArray) -> FloatArray:
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log(np.maximum(values, 0.0))
 
 
-def _blocked(array, step, up):
+def _blocked(array: FloatArray, step: float, up: bool) -> GridMeasure:
     """The array summed in blocks of cells, each block's mass at its top label (``up``) or its bottom one:
     moving mass up (down) can only raise E[e^{θS}] for θ > 0 (θ < 0), so Chernoff bounds stay valid."""
     size = max(1, -(-array.size // _BLOCKS))
@@ -133,19 +140,24 @@ def _blocked(array, step, up):
     return GridMeasure(step * size, 0.0, 1 if up else 0, np.maximum(sums, _TINY), 0.0, -math.inf, True)
 
 
-def _log_tails(arrays, counts, step, below, above):
+def _chernoff_objective(theta: np.ndarray, cumulant: np.ndarray, sign: float, point: float) -> np.ndarray:
+    """K(sign·θ) − sign·θ·point: the log Chernoff bound of the sum's tail beyond ``point`` at θ."""
+    return cumulant - sign * theta * point
+
+
+def _log_tails(arrays: Sequence[FloatArray], counts: Sequence[int], step: float, below: int, above: int) -> tuple[float, float]:
     """Chernoff bounds (log Q(sum <= below·step), log Q(sum >= above·step)) of the sum of ``counts[i]``
     independent draws from each lattice array (real masses on labels 0, 1, ...; −∞ for an empty side)."""
     results = []
     for up, label, sign in ((False, below, -1), (True, above, +1)):
         cumulant = Cumulant([_blocked(a, step, up) for a in arrays], counts)
         total = float(cumulant.values(np.zeros(1))[0])
-        bound, _ = cumulant._minimum(lambda theta, k, s=sign, x=label * step: k - s * theta * x, sign)
+        bound, _ = cumulant._minimum(functools.partial(_chernoff_objective, sign=sign, point=label * step), sign)
         results.append(min(bound, total))
     return results[0], results[1]
 
 
-def _window(low_law, high_law, step, log_tail, top):
+def _window(low_law: Law, high_law: Law, step: float, log_tail: float, top: int) -> tuple[int, int]:
     """(first label, last label) of the lattice window: below it the sum of ``low_law`` (arrays, counts) has
     at most e^log_tail, above it that of ``high_law``; never past label ``top``."""
     low = Cumulant([_blocked(a, step, False) for a in low_law[0]], low_law[1]).bottom(log_tail)
@@ -154,7 +166,7 @@ def _window(low_law, high_law, step, log_tail, top):
     return first, max(min(top, math.ceil(high / step) + 1), first)
 
 
-def _cyclic_size(first, last, steps):
+def _cyclic_size(first: int, last: int, steps: int) -> int:
     """A power of two at least twice the window: the sum's labels just outside the window then fall in the
     padding, and only those farther than the padding alias onto the window. Over :data:`MAX_SUM_POINTS` a
     ValueError names num_steps (``steps``) before any array is built."""
@@ -167,30 +179,30 @@ def _cyclic_size(first, last, steps):
     return size
 
 
-def _laws(tilted, plain, steps):
+def _laws(tilted: FloatArray, plain: FloatArray, steps: int) -> tuple[Law, Law]:
     """(arrays, counts) of the sum's law under Q (``steps`` draws from ``plain``) and under P (one from
     ``tilted``, x·Q(x) or P₁'s cells, and the others from ``plain``: P = (1/t) Σ_i P_i, all alike)."""
-    q_law = ([plain], [steps])
-    p_law = ([tilted, plain], [1, steps - 1]) if steps > 1 else ([tilted], [1])
+    q_law: Law = ([plain], [steps])
+    p_law: Law = ([tilted, plain], [1, steps - 1]) if steps > 1 else ([tilted], [1])
     return q_law, p_law
 
 
 class _Allocation:
     """What both directions of one (μ, t) share: the lattice laws for each step h and truncation."""
 
-    def __init__(self, mu, steps):
+    def __init__(self, mu: float, steps: int) -> None:
         self.mu = check.positive("mu", mu)
         self.steps = check.integer_scalar("steps", steps, 1)
         self.gaussian = GaussianPair(self.mu)
         self.variance = math.expm1(self.mu * self.mu)  # Var_Q X
-        self._sketch = None
+        self._sketch: list[CoarseLaw] | None = None
 
-    def truncation(self, tail):
+    def truncation(self, tail: float) -> float:
         """T with P₁(X > T) <= tail/2 and T >= t (then (t − 1)Q(X > T) <= P₁(X > T)(t − 1)/T too)."""
         z = -float(special.ndtri(max(tail, _SMALLEST_TAIL) / 2))
         return max(math.exp(self.mu * self.mu / 2 + self.mu * z), float(self.steps))
 
-    def _cells(self, step, cells):
+    def _cells(self, step: float, cells: int) -> dict[str, CellMasses]:
         """Linear (low, high) bounds of, for c = 0..K−1 with K = ``cells``, the Q- and P₁-masses of the
         spread cells [ch, (c+1)h] and of the post-processing cells (e_c, e_{c+1}] (cell K: its lower sliver).
 
@@ -205,7 +217,7 @@ class _Allocation:
         edges[0] = -np.inf
         edges[1::2] = ell - eta
         edges[2::2] = ell + eta
-        out = {}
+        out: dict[str, CellMasses] = {}
         for measure in ("Q", "P"):
             low, high = _cell_log_masses(self.gaussian, edges, measure)
             with np.errstate(under="ignore"):
@@ -225,13 +237,14 @@ class _Allocation:
             out[measure] = (core_low, spread_high * (1 + 4 * _U), post_low * (1 - 4 * _U), post_high * (1 + 4 * _U))
         return out
 
-    def cells(self, step, cells):
+    def cells(self, step: float, cells: int) -> tuple[FloatArray, FloatArray, FloatArray, CellMasses, tuple[float, ...]]:
         """(the lattice x_j = jh, j = 0..K, the spread's Q-array on A and x·Q̃(x), the post-processing's Q- and P₁-
         arrays (low, high), and upper bounds of Q(X > Kh) and P₁(X > Kh)), K = ``cells``."""
         masses = self._cells(step, cells)
         q_low, q_spread, q_post_low, q_post_high = masses["Q"]
         p_low, p_spread, p_post_low, p_post_high = masses["P"]
-        lattice = np.arange(cells + 1) * step
+        # Float indices: j is exact (far below 2^53), and the product is then a float64 array.
+        lattice = np.arange(cells + 1, dtype=np.float64) * step
         base = lattice[:-1]
         # Q-mass each cell moves to its top end, w = (M − ch·m)/h, enclosed with its rounding (module docstring).
         moved_high = np.minimum((p_spread - base * q_low + 4 * _U * (p_spread + base * q_low)) / step * (1 + 2 * _U),
@@ -241,7 +254,7 @@ class _Allocation:
         spread[:-1] = q_spread - moved_low
         spread[1:] += moved_high
         spread = np.maximum(spread * (1 + 4 * _U), _TINY)
-        tilted_spread = np.maximum(spread * lattice * (1 + 4 * _U), _TINY)  # x·Q̃(x): the tilted step's law
+        tilted_spread: FloatArray = np.maximum(spread * lattice * (1 + 4 * _U), _TINY)  # x·Q̃(x): the tilted step's law
         # Q(X > Kh) and P₁(X > Kh), above, at the cut ℓ_K − η_K <= log(Kh) (from survival functions: 1 − F near 0
         # would carry the premise's absolute error).
         log_top = math.log(cells * step)
@@ -250,7 +263,7 @@ class _Allocation:
                       for v in (self.gaussian.log_sf(cut, "Q")[0], self.gaussian.log_sf(cut, "P")[0]))
         return lattice, spread, tilted_spread, (q_post_low, q_post_high, p_post_low, p_post_high), above
 
-    def laws(self, step, tail, direction, tilt, window):
+    def laws(self, step: float, tail: float, direction: int, tilt: float, window: Window) -> tuple[Pair, Pair]:
         """(upper pair, lower pair) of ``direction`` (0 remove, 1 add) on the lattice of step h = ``step``, the
         FFTs tilted by e^{θx} with θ = ±``tilt``/t (the engine's tilt e^{λL} = S^{±λ} near S = 1, where
         the loss is decided), so that their round-off weighs little where the loss is near ε.
@@ -284,13 +297,14 @@ class _Allocation:
         labels = np.arange(first, last + 1)
         values = labels * h / t  # s at each label (relative error one ulp)
 
-        def tilted_sum(arrays, counts, upper):
+        def tilted_sum(arrays: Sequence[FloatArray], counts: Sequence[int], upper: bool) -> FloatArray:
             """Entrywise upper (``upper``) or lower bounds, in real mass, of the t-fold sum of arrays that bound the
             cells' masses from the same side, on the window: from the FFT of the tilted arrays x_j e^{θx_j}/Z, each
             entry rounded to its side by a few ulps of its exponent's magnitude (as GridMeasure.from_log_masses),
             round-off and aliasing bounded in tilted mass, then untilted with the same margin on the exponent."""
             side = 1.0 if upper else -1.0
-            log_scale, tilted = 0.0, []
+            log_scale = 0.0
+            tilted: list[FloatArray] = []
             for array, count in zip(arrays, counts):
                 with np.errstate(divide="ignore"):
                     exponents = np.log(array) + theta * lattice[: array.size]
@@ -306,12 +320,14 @@ class _Allocation:
             untilt = log_scale - theta * labels * h
             with np.errstate(over="ignore", under="ignore"):
                 if upper:  # aliased mass is extra mass: kept
-                    return (result + error) * np.exp(untilt + margin)
+                    upper_sum: FloatArray = (result + error) * np.exp(untilt + margin)
+                    return upper_sum
                 # Labels congruent to the window's modulo the size and outside it: at most last − size, at least
                 # first + size.
                 below, above = _log_tails(tilted, counts, h, last - size, first + size)
                 aliased = (math.exp(min(below, 0.0)) + math.exp(min(above, 0.0))) * (1 + 1e-12)
-                return np.maximum(result - error - aliased, 0.0) * np.exp(untilt - margin)
+                lower_sum: FloatArray = np.maximum(result - error - aliased, 0.0) * np.exp(untilt - margin)
+                return lower_sum
 
         # Truncation (remove): P(Aᶜ) <= P₁(X > T) + (t − 1)Q(X > T), a union bound.
         p_outside = min(1.0, (above[1] + (t - 1) * above[0]) * (1 + 1e-12))
@@ -351,7 +367,7 @@ class _Allocation:
         log_p, log_q = _log(p_j_low), _log(q_j_high)
         return upper, _AtomPair(log_p - log_q, log_p, log_q)
 
-    def _sketch_law(self, truncation, capped):
+    def _sketch_law(self, truncation: float, capped: bool) -> tuple[FloatArray, FloatArray, FloatArray]:
         """(s at each label, Q-law, P-law) of S on a coarse lattice of :data:`_SKETCH_POINTS` up to the truncation
         (with ``capped``, X above it put at it), from the midpoints of the post-processing cells' bounds."""
         t = self.steps
@@ -374,7 +390,7 @@ class _Allocation:
         keep = (q_law > 1e-15 * q_law.max()) & (p_law > 1e-15 * p_law.max()) & (labels > 0)
         return labels[keep] * h / t, q_law[keep], p_law[keep]
 
-    def sketch(self, direction):
+    def sketch(self, direction: int) -> CoarseLaw:
         """The coarse law of the loss in ``direction`` (0 remove, 1 add) for the engine's tilt and window. Remove:
         the post-processing law on a coarse lattice up to a truncation, plus the tail beyond it as cells of one
         large X₁ (the dominant way S gets large under P). Add: the same on a lattice capped at S = e^4 (losses
@@ -400,7 +416,7 @@ class _Allocation:
         return self._sketch[direction]
 
 
-def _upper_atoms(losses, log_masses):
+def _upper_atoms(losses: Sequence[FloatArray], log_masses: Sequence[FloatArray]) -> _AtomPair:
     loss = np.concatenate(losses)
     log_p = np.concatenate(log_masses)
     with np.errstate(invalid="ignore"):
@@ -421,10 +437,10 @@ class AllocationPair(Pair):
         self.direction = check.choice("direction", direction, ("remove", "add"))
         self._index = 0 if self.direction == "remove" else 1
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"AllocationPair(mu={self.allocation.mu!r}, steps={self.allocation.steps!r}, direction={self.direction!r})"
 
-    def sketch(self) -> tuple:
+    def sketch(self) -> CoarseLaw:
         return self.allocation.sketch(self._index)
 
     def lattice_step(self, step: float, tail: float, window: Window) -> float:
