@@ -85,6 +85,6 @@ def test_fedmd_nfdp_training_on_every_record_instead_of_the_subsample_is_caught(
     def no_subsampling(num_records, subsample_size, replacement, rng):
         return np.arange(num_records)
 
-    monkeypatch.setattr(fedmd_nfdp.dpmech, "nfdp_subsample", no_subsampling)
+    monkeypatch.setattr(fedmd_nfdp.dpmech.mechanisms, "nfdp_subsample", no_subsampling)
     audit = audit_function("fedmd-nfdp")(digits, config, seed=0, trials=20)
     assert audit.violation and audit.eps_lb > audit.eps_claimed
