@@ -36,7 +36,8 @@ def pytest_addoption(parser):
                      help="list the N tests that took the most CPU seconds (process and children)")
 
 
-_CPU_TIMES = pytest.StashKey[list]()
+_CPU_TIMES = pytest.StashKey[dict]()
+_PHASE_START = pytest.StashKey[float]()
 
 
 def _cpu_seconds():
@@ -46,19 +47,45 @@ def _cpu_seconds():
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    if not item.config.getoption("cpu_durations"):
-        yield
-        return
-    start = _cpu_seconds()
+    if item.config.getoption("cpu_durations"):
+        item.stash[_PHASE_START] = _cpu_seconds()
     yield
-    item.config.stash.setdefault(_CPU_TIMES, []).append((_cpu_seconds() - start, item.nodeid))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    # Each phase's CPU rides on its report, which pytest-xdist carries from a worker to the controller,
+    # where pytest_runtest_logreport adds them up per test.
+    outcome = yield
+    if _PHASE_START in item.stash:
+        now = _cpu_seconds()
+        outcome.get_result().user_properties.append(("cpu_seconds", now - item.stash[_PHASE_START]))
+        item.stash[_PHASE_START] = now
+
+
+def pytest_runtest_logreport(report):
+    config = _CONFIG.get("config")
+    if config is None:
+        return
+    for name, value in report.user_properties:
+        if name == "cpu_seconds":
+            times = config.stash.setdefault(_CPU_TIMES, {})
+            times[report.nodeid] = times.get(report.nodeid, 0.0) + value
+
+
+_CONFIG = {}
+
+
+def pytest_configure(config):
+    if config.getoption("cpu_durations"):
+        _CONFIG["config"] = config
 
 
 def pytest_terminal_summary(terminalreporter, config):
     count = config.getoption("cpu_durations")
-    times = config.stash.get(_CPU_TIMES, [])
+    times = config.stash.get(_CPU_TIMES, {})
     if not count or not times:
         return
-    terminalreporter.write_sep("=", f"slowest {count} tests by CPU time (of {sum(t for t, _ in times):.1f} s)")
-    for seconds, nodeid in sorted(times, reverse=True)[:count]:
+    terminalreporter.write_sep("=", f"slowest {count} tests by CPU time (of {sum(times.values()):.1f} s)")
+    for nodeid, seconds in sorted(times.items(), key=lambda item: item[1], reverse=True)[:count]:
         terminalreporter.write_line(f"{seconds:8.2f}s cpu  {nodeid}")
