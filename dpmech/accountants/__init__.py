@@ -30,10 +30,10 @@ prv_accountant take about a second to import.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from .. import validation as check
-from ..events.base import PrivacyEvent
+from ..events.base import PrivacyEvent, UnsupportedEvent
 from ..interval import Interval
 
 # A ledger's (event, count) pairs, as every accountant takes them.
@@ -91,6 +91,34 @@ def known_events(pairs: Iterable[tuple[Any, int]], refused: set[str]) -> list[tu
         else:
             refused.add(type(event).__name__)
     return known
+
+
+Answer = TypeVar("Answer")
+
+
+def gaussians_and_answers(pairs: EventCounts, hook: Callable[[PrivacyEvent], Answer | None]
+                          ) -> tuple[GaussianCounts, list[tuple[Answer, int]], set[str]]:
+    """(Gaussian (μ, count) pairs, (answer, count) pairs, refused names): each event asked first for its μ-GDP μ
+    (:meth:`~dpmech.events.base.PrivacyEvent.gaussian_mu`), else for ``hook(event)``, the accountant's own
+    hook (None: no loss, left out); an event whose hook raises :class:`~dpmech.events.base.UnsupportedEvent`,
+    or that is no dpmech event, is named in the refused set. Nothing is composed here, so an accountant's
+    ``supports`` is this call, dry."""
+    gaussians: GaussianCounts = []
+    answers: list[tuple[Answer, int]] = []
+    refused: set[str] = set()
+    for event, count in known_events(pairs, refused):
+        mu = event.gaussian_mu()
+        if mu is not None:
+            gaussians.append((mu, count))
+            continue
+        try:
+            answer = hook(event)
+        except UnsupportedEvent:
+            refused.add(event.describe())
+            continue
+        if answer is not None:
+            answers.append((answer, count))
+    return gaussians, answers, refused
 
 
 def _exact() -> Any:

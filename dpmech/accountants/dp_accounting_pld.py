@@ -43,9 +43,9 @@ from typing import Any
 
 from dp_accounting.pld import privacy_loss_distribution as pld_library
 
-from ..events.base import PldBuilder, UnsupportedEvent
+from ..events.base import PldBuilder
 from ..interval import Interval
-from . import EventCounts, GaussianCounts, known_events
+from . import EventCounts, GaussianCounts, gaussians_and_answers
 from .exact import _composed_mu
 
 DEFAULT_DISCRETIZATION = 1e-4
@@ -56,19 +56,7 @@ _NOTE = "lower end: dp_accounting's optimistic estimate (not proven)"
 def _builders(pairs: EventCounts) -> tuple[GaussianCounts, list[tuple[PldBuilder, int]], set[str]]:
     """(Gaussian (μ, count) pairs, (PLD builder, count) pairs, refused names): each event asked for its
     :meth:`~dpmech.events.base.PrivacyEvent.dp_accounting_pld`; nothing is built here."""
-    gaussians: GaussianCounts = []
-    builders: list[tuple[PldBuilder, int]] = []
-    refused: set[str] = set()
-    for event, count in known_events(pairs, refused):
-        mu = event.gaussian_mu()
-        if mu is not None:
-            gaussians.append((mu, count))
-            continue
-        try:
-            builders.append((event.dp_accounting_pld(), count))
-        except UnsupportedEvent:
-            refused.add(event.describe())
-    return gaussians, builders, refused
+    return gaussians_and_answers(pairs, lambda event: event.dp_accounting_pld())
 
 
 def supports(pairs: EventCounts) -> bool:

@@ -72,10 +72,10 @@ from numpy.typing import NDArray
 from scipy import special
 
 from .._newton import LOG_DELTA_MARGIN
-from ..events.base import LatticeStep, UnsupportedEvent
+from ..events.base import LatticeStep
 from ..gaussian import _log_delta_bounds
 from ..interval import Interval
-from . import EventCounts, GaussianCounts, known_events
+from . import EventCounts, GaussianCounts, gaussians_and_answers
 
 MAX_ATOMS = 2048
 # Past this many repetitions of a three-atom step, powers by squaring (O(MAX_ATOMS² log n)) beat the
@@ -97,21 +97,10 @@ def _parts(pairs: EventCounts) -> tuple[GaussianCounts, dict[LatticeStep, int]]:
     (:meth:`~dpmech.events.base.PrivacyEvent.gaussian_mu`), else its finite pair
     (:meth:`~dpmech.events.base.PrivacyEvent.lattice_step`, None for no loss). Equal steps are merged.
     Refuses, by name, every event that answers neither."""
-    gaussians: GaussianCounts = []
+    gaussians, step_counts, refused = gaussians_and_answers(pairs, lambda event: event.lattice_step())
     steps: dict[LatticeStep, int] = {}
-    refused: set[str] = set()
-    for event, count in known_events(pairs, refused):
-        mu = event.gaussian_mu()
-        if mu is not None:
-            gaussians.append((mu, count))
-            continue
-        try:
-            step = event.lattice_step()
-        except UnsupportedEvent:
-            refused.add(event.describe())
-            continue
-        if step is not None:
-            steps[step] = steps.get(step, 0) + count
+    for step, count in step_counts:
+        steps[step] = steps.get(step, 0) + count
     if refused:
         raise ValueError(
             f"method 'exact' cannot account {', '.join(sorted(refused))}; it takes Gaussian releases and events "

@@ -24,9 +24,9 @@ import prv_accountant
 import math
 from typing import Any
 
-from ..events.base import PrvMechanism, UnsupportedEvent
+from ..events.base import PrvMechanism
 from ..interval import Interval
-from . import EventCounts, GaussianCounts, known_events
+from . import EventCounts, GaussianCounts, gaussians_and_answers
 from .exact import _composed_mu
 
 UPPER_MARGIN = 1e-8
@@ -39,22 +39,7 @@ DEFAULT_DELTA_ERROR_FOR_DELTA = 1e-10
 def _mechanisms(pairs: EventCounts) -> tuple[GaussianCounts, list[tuple[PrvMechanism, int]], set[str]]:
     """(Gaussian (μ, count) pairs, (prv_accountant mechanism, count) pairs, refused names): each event asked for
     its :meth:`~dpmech.events.base.PrivacyEvent.prv_mechanism` (None: no loss, left out)."""
-    gaussians: GaussianCounts = []
-    mechanisms: list[tuple[PrvMechanism, int]] = []
-    refused: set[str] = set()
-    for event, count in known_events(pairs, refused):
-        mu = event.gaussian_mu()
-        if mu is not None:
-            gaussians.append((mu, count))
-            continue
-        try:
-            mechanism = event.prv_mechanism()
-        except UnsupportedEvent:
-            refused.add(event.describe())
-            continue
-        if mechanism is not None:
-            mechanisms.append((mechanism, count))
-    return gaussians, mechanisms, refused
+    return gaussians_and_answers(pairs, lambda event: event.prv_mechanism())
 
 
 def _dominated(pairs: EventCounts) -> bool:
