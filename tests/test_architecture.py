@@ -141,12 +141,8 @@ def _circles(graph: dict) -> list:
     return sorted(components)
 
 
-# Circles still to be cut (issue 30): no other may appear.
-KNOWN_CIRCLES = [["dpmech.pld.accountant", "dpmech.pld.composition"]]
-
-
 def test_no_circle_of_modules():
-    assert [circle for circle in _circles(_import_graph()) if circle not in KNOWN_CIRCLES] == []
+    assert _circles(_import_graph()) == []
 
 
 def test_the_circle_check_finds_a_circle():

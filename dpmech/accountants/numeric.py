@@ -172,7 +172,7 @@ def _answer(
         try:
             answer = engine.refine(entries, query, target, width, step, max_points, tilt_at, goal)
             return answer, "; ".join(filter(None, [note, answer.note]))
-        except engine.GridTooLarge as error:
+        except pld.GridTooLarge as error:
             if given or width is not None:
                 raise ValueError(f"max_points: {error}") from None
             step = error.suggested * 1.25

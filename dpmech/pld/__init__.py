@@ -26,7 +26,8 @@ from typing import Any
 from ..interval import Interval as _Interval
 from ..interval import certified_enclosure as _certified_enclosure
 
-from .accountant import ComposedLoss, GridTooLarge, delta, epsilon, log_delta
+from .accountant import ComposedLoss, delta, epsilon, log_delta
+from .composition import GridTooLarge
 from .allocation import AllocationPair, random_allocation
 from .calibration import calibrate, poisson_subsampled_gaussian_sigma
 from .pairs import (

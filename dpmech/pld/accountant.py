@@ -41,6 +41,7 @@ from .. import validation as check
 from ..interval import Interval, certified_enclosure
 from . import discretization as grid
 from . import composition
+from .composition import GridTooLarge
 from .distribution import TAIL, BucketedPair, GridMeasure
 from .pairs import CoarseLaw, FloatArray, Pair, reverse
 
@@ -60,14 +61,6 @@ LedgerEntry = tuple[Pair | tuple[Pair, Pair], int]
 Ledger = Sequence[LedgerEntry] | LedgerEntry
 # A lower end not yet composed (ComposedLoss.lower): the single-step pairs, their counts and the coarsening ratio.
 _PendingLower = tuple[Sequence[BucketedPair], list[int], int]
-
-
-class GridTooLarge(ValueError):
-    """The grid a query needs exceeds ``max_points``; ``suggested`` is a discretisation that fits."""
-
-    def __init__(self, message: str, suggested: float) -> None:
-        super().__init__(message)
-        self.suggested = suggested
 
 
 def _directions(pairs: object) -> tuple[Pair, Pair]:

@@ -77,6 +77,14 @@ MAX_WINDOW_POINTS = 1 << 23
 MAX_COUNT = 10**12
 # Golden-section steps of the θ search after its coarse scan (each shrinks the bracket by 0.618).
 _GOLDEN_STEPS = 8
+
+
+class GridTooLarge(ValueError):
+    """The grid a query needs exceeds ``max_points``; ``suggested`` is a discretisation that fits."""
+
+    def __init__(self, message: str, suggested: float) -> None:
+        super().__init__(message)
+        self.suggested = suggested
 # A single-step measure of either end: an upper GridMeasure or a lower BucketedPair (in_two_levels).
 _Measure = TypeVar("_Measure", GridMeasure, BucketedPair)
 
@@ -305,7 +313,6 @@ def _checked_size(measures: Sequence[GridMeasure], counts: Sequence[int], size: 
     """Refuse a window over ``max_points`` before any array is built (a GridTooLarge, whose ``suggested`` step
     fits it: the window's width in losses is about fixed, so its points scale as 1/h)."""
     if size > max_points:
-        from .accountant import GridTooLarge  # (the accountant imports this module)
 
         step = measures[0].step
         raise GridTooLarge(
