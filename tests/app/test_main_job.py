@@ -132,6 +132,7 @@ def test_a_pipeline_of_raw_inputs_refuses_the_feature_dataset_before_any_work(tm
     assert len(lines) == 1 and "dataset 'mnist1d-cnn'" in lines[0] and pipeline in lines[0], result.stderr
 
 
+@pytest.mark.slow
 def test_cli_json_is_the_summary_file(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "dpmech", "run", "--pipeline", "dphelmet", "--epsilon", "2", "--trials", "1000",

@@ -39,6 +39,7 @@ gaussian_releases = st.lists(
 
 @examples(0.15)
 @given(gaussian_releases, st.floats(-10.0, -2.0))
+@pytest.mark.slow
 def test_exact_composition_lies_between_optimistic_and_pessimistic_pld(releases, log10_delta):
     delta = 10.0**log10_delta
     ledger = _gaussian_ledger(releases)

@@ -50,6 +50,7 @@ deltas = st.floats(1e-9, 1e-3)
 @examples(0.1)
 @given(score_epsilon=epsilons, class_epsilon=epsilons, score_delta=deltas, class_delta=deltas,
        calibration=st.sampled_from(["analytic", "classic"]))
+@pytest.mark.slow
 def test_a_release_is_the_round_trained_at_that_noise(digits, trained, score_epsilon, class_epsilon, score_delta,
                                                       class_delta, calibration):
     if calibration == "classic":

@@ -61,6 +61,7 @@ def tuning_note(result):
     return [note for note in result.notes if "chosen on public data only" in note]
 
 
+@pytest.mark.slow
 def test_private_records_and_test_set_cannot_change_the_choice(digits, tuned):
     test, _, private = split_indices(digits, TINY, SEED)
     original = prepare_round(digits, TINY, SEED).features

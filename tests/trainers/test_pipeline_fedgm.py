@@ -39,6 +39,7 @@ def _stages(result):
     return result.messages[:half], result.messages[half:]
 
 
+@pytest.mark.slow
 def test_same_seed_gives_identical_accuracy_and_messages(split, config, result):
     again = fedgm.run_fedgm(split, fedgm.FedGmConfig(**dict(TINY, baselines=False)), seed=11, progress=False)
     assert again.accuracy == result.accuracy

@@ -107,6 +107,7 @@ def _matching_loss_and_image_gradient(class_gradients, network, real, real_targe
 
 @examples(0.3)
 @given(st.integers(2, 4), st.sampled_from([(1, 8, 8), (2, 12)]), st.integers(0, 2**32 - 1))
+@pytest.mark.slow
 def test_stacked_matching_loss_and_image_gradient_equal_the_vmap_oracle(classes, input_shape, seed):
     rng = np.random.default_rng(seed)
     network = networks.build_classifier("conv-instance-3", input_shape, classes, networks.torch_generator(rng)).double()

@@ -73,6 +73,7 @@ def test_cache_key_depends_on_changed_fields_only_and_a_record_must_match_the_co
     assert not benchmark._same_config(stored, replace(config, server_label_smoothing=0.1))
 
 
+@pytest.mark.slow
 def test_server_step_trains_copies_of_fedavgs_final_model_beside_real_and_noise_controls(benchmark, tmp_path):
     output = io.StringIO()
     result = benchmark.main(benchmark.parse_arguments([*TINY, "--server-step", "--cache-dir", str(tmp_path)]),

@@ -40,6 +40,7 @@ def _statistics_mismatch(model, inputs):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.slow
 def test_a_heavier_statistics_weight_matches_the_batchnorm_statistics_more_closely(seed):
     model = _trained_model(seed)
     targets = torch.tensor([0, 1, 2] * 8)
@@ -66,6 +67,7 @@ def _server_step(smoothing):
     return networks.state_arrays(model)
 
 
+@pytest.mark.slow
 def test_server_label_smoothing_changes_the_server_step_and_zero_is_hard_labels():
     hard, again, smoothed = _server_step(0.0), _server_step(0.0), _server_step(0.3)
     assert all(np.array_equal(hard[name], again[name]) for name in hard)
@@ -104,6 +106,7 @@ def test_server_synthetic_set_is_class_balanced_per_received_model(inversion):
     np.testing.assert_array_equal(np.bincount(targets.numpy()), [8, 8, 8])
 
 
+@pytest.mark.slow
 def test_server_step_is_the_synthetic_set_then_server_training():
     """The hook Fed-ZDAS runs each round is exactly the two public steps, drawing from one generator."""
     config = fedzda.FedZdaConfig(input_shape=(1, 12), num_classes=3, architecture="conv-batch-4", synthetic_per_class=4,

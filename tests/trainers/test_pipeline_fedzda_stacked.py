@@ -77,6 +77,7 @@ def test_fit_stacked_clients_matches_networks_fit_per_client():
 
 @examples(0.2)
 @given(st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=6), min_size=1, max_size=4), st.integers(0, 2**32 - 1))
+@pytest.mark.slow
 def test_batched_zsdg_gives_each_batch_its_own_zsdg_run(batches, seed):
     model = networks.build_classifier("conv-batch-4", (1, 12), 4, torch.Generator().manual_seed(seed % 1000))
     model.train()

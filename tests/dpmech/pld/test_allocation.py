@@ -142,6 +142,7 @@ def test_each_direction_contains_the_arb_reference_at_two_steps(sigma, epsilon, 
 
 @examples(0.1, suppress_health_check=[HealthCheck.too_slow])
 @given(sigma=st.floats(0.7, 4.0), epsilon=st.floats(0.02, 2.0))
+@pytest.mark.slow
 def test_property_interval_contains_the_reference_at_two_steps(sigma, epsilon):
     low, high = _reference(epsilon, 1.0 / sigma)
     answer = _delta(allocation.random_allocation(1.0 / sigma, 2), epsilon)
@@ -160,6 +161,7 @@ def test_one_step_is_the_gaussian(sigma):
             assert answer.lower <= exact <= answer.upper, (epsilon, direction, answer, exact)
 
 
+@pytest.mark.slow
 def test_more_steps_amplify_more():
     """ε(δ) of one epoch falls as the epoch gets longer: each next interval starts below the previous one's end."""
     previous = math.inf

@@ -28,6 +28,7 @@ def test_implied_points_hold_for_the_gaussian_that_meets_each_claim(sigma, delta
         assert gaussian_delta(claim.epsilon_at(delta), sigma, 1.0) <= delta * (1 + 1e-9)
 
 
+@pytest.mark.slow
 def test_gaussian_with_ninety_percent_of_sigma_refuted_as_half_zcdp():
     # ρ = 1/(2σ²) = 0.5 at σ = 1; at 0.9σ the true ρ is 0.5/0.81 ≈ 0.617.
     report = find_claim_violation(_gaussian(0.9), PAIRS, ZcdpClaim(0.5), rng=3, outputs="real")
@@ -66,6 +67,7 @@ def test_gaussian_with_ninety_percent_of_sigma_refuted_as_one_gdp():
     assert gaussian_delta(report.epsilon, 0.9, 1.0) >= report.lower_bound_delta > report.delta
 
 
+@pytest.mark.slow
 def test_renyi_claim_of_a_larger_sigma_refuted_and_the_true_curve_not():
     orders = np.array([1.5, 2.0, 4.0, 8.0, 16.0])
     claim = RenyiClaim(orders, gaussian_rdp(orders, 1.0))

@@ -38,6 +38,7 @@ def test_truncated_laplace_true_epsilon_exceeds_the_claim_only_at_the_bounds():
     assert interior < 1.0 + 1e-5
 
 
+@pytest.mark.slow
 def test_truncated_laplace_count_bug_found_on_generated_pairs():
     pairs = record_neighbours(np.array([0, 1]), SIZE, "replace_one", rng=1)
     names = [name for name, _, _ in pairs]

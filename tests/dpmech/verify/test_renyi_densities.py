@@ -69,6 +69,7 @@ def test_partition_renyi_never_exceeds_the_gaussian_formula(sigma, order):
     assert partition_renyi_lower_bound(stats.norm(1.0, sigma), stats.norm(0.0, sigma), order) <= exact
 
 
+@pytest.mark.slow
 def test_log_density_callables_get_a_quadrature_estimate_labelled_as_such():
     # scipy's quadrature has no proven error bound: the result and the violation say "estimate", never "certified".
     passed = assert_zcdp(lambda centre: stats.norm(centre, 1.0).logpdf, [(0.0, 1.0)], 0.5)

@@ -160,6 +160,7 @@ def test_declared_noise_needs_a_family_and_a_sensitivity(options, parameter):
         find_violation(lambda d, size, rng: rng.normal(d, 1.0, size), [(0.0, 1.0)], 1.0, 1e-5, rng=0, **options)
 
 
+@pytest.mark.slow
 def test_audit_mode_spends_the_whole_search_and_keeps_the_largest_bound():
     example = EXAMPLES["noisy histogram (scale eps)"]
     arguments = {"rng": 0, "budget_seconds": 600, "initial_samples": 500, "max_samples": 4000, "outputs": example.outputs}
