@@ -5,7 +5,7 @@ re-clustering and baseline options at tiny sizes."""
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.profiles import examples
@@ -53,16 +53,25 @@ def _reference_distance(real, synthetic):
 
 @examples(0.5)
 @given(st.integers(1, 3), st.integers(1, 4), st.integers(1, 5), st.integers(0, 2**32 - 1))
+@example(classes=2, units=3, inputs=1, seed=2_337_442_126)  # a synthetic unit of norm ~0.01: the 1e-6 moves it 1.3e-4
 def test_distance_matches_a_numpy_reference_and_ignores_the_scale_of_each_unit(classes, units, inputs, seed):
     rng = np.random.default_rng(seed)
-    real = rng.normal(size=(classes, units, 1, inputs)) + 3.0  # norms >= ~1: the 1e-6 is negligible below
+    real = rng.normal(size=(classes, units, 1, inputs)) + 3.0
     synthetic = rng.normal(size=(classes, units, 1, inputs)) - 3.0 * rng.integers(0, 2)
     bias = rng.normal(size=(classes, units))  # one axis besides the class axis: left out
     distance = float(fedgm.gradient_matching_distance(*_pair([real, bias], [synthetic, -bias])))
     assert distance == pytest.approx(_reference_distance(real, synthetic), abs=1e-9)
-    rescaled = real * rng.uniform(0.5, 2.0, size=(classes, units, 1, 1))
-    resynthesised = synthetic * rng.uniform(0.5, 2.0, size=(classes, units, 1, 1))
-    assert float(fedgm.gradient_matching_distance(*_pair([rescaled], [resynthesised]))) == pytest.approx(distance, abs=1e-4)
+    real_scale = rng.uniform(0.5, 2.0, size=(classes, units, 1, 1))
+    synthetic_scale = rng.uniform(0.5, 2.0, size=(classes, units, 1, 1))
+    rescaled, resynthesised = real * real_scale, synthetic * synthetic_scale
+    rescaled_distance = float(fedgm.gradient_matching_distance(*_pair([rescaled], [resynthesised])))
+    assert rescaled_distance == pytest.approx(_reference_distance(rescaled, resynthesised), abs=1e-9)
+    # Scale-free but for the denominator's 1e-6: a unit of norms product N scaled by s moves its cosine by
+    # |a·b|·1e-6·|1 − s| / ((sN + 1e-6)(N + 1e-6)) <= 1e-6·|1 − s| / (min(s, 1)·N), large only where N is tiny.
+    scale = (real_scale * synthetic_scale).reshape(classes, units)
+    norms = np.linalg.norm(real.reshape(classes, units, -1), axis=2) * np.linalg.norm(synthetic.reshape(classes, units, -1), axis=2)
+    moved = float((1e-6 * np.abs(1 - scale) / (np.minimum(scale, 1) * norms)).sum())
+    assert abs(rescaled_distance - distance) <= moved + 1e-9
     assert -1e-9 <= distance <= 2.0 * classes * units + 1e-9
 
 
