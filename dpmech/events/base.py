@@ -85,6 +85,25 @@ EnginePair = Union["Pair", tuple["Pair", "Pair"], None]
 PldBuilder = Callable[[bool, float], Any]
 
 
+def additive_noise_pld(constructor: str, sampling_probability: float, **parameters: float) -> PldBuilder:
+    """A builder calling dp_accounting's ``privacy_loss_distribution.<constructor>`` (``from_gaussian_mechanism``,
+    ``from_laplace_mechanism``) with ``parameters``, the sampling probability, and connect-the-dots on the
+    pessimistic side, as the additive-noise events share."""
+
+    def build(pessimistic: bool, discretization: float) -> Any:
+        from dp_accounting.pld import privacy_loss_distribution as pld_library
+
+        return getattr(pld_library, constructor)(
+            pessimistic_estimate=pessimistic,
+            value_discretization_interval=discretization,
+            sampling_prob=sampling_probability,
+            use_connect_dots=pessimistic,
+            **parameters,
+        )
+
+    return build
+
+
 class PrivacyEvent:
     """Base class of dpmech's events; each hook answers for one accountant or raises :class:`UnsupportedEvent`."""
 

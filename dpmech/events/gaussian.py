@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from .. import validation as check
-from .base import EnginePair, PldBuilder, PrivacyEvent, UnboundedPrivacyLoss
+from .base import EnginePair, PldBuilder, PrivacyEvent, UnboundedPrivacyLoss, additive_noise_pld
 from .relations import check_relation
 
 
@@ -83,18 +83,8 @@ class GaussianEvent(PrivacyEvent):
     def dp_accounting_pld(self, sampling_probability: float = 1.0) -> PldBuilder:
         """dp_accounting's ``from_gaussian_mechanism`` with standard deviation σ/Δ."""
 
-        def build(pessimistic: bool, discretization: float) -> Any:
-            from dp_accounting.pld import privacy_loss_distribution as pld_library
-
-            return pld_library.from_gaussian_mechanism(
-                standard_deviation=self.sigma / self.sensitivity,
-                pessimistic_estimate=pessimistic,
-                value_discretization_interval=discretization,
-                sampling_prob=sampling_probability,
-                use_connect_dots=pessimistic,
-            )
-
-        return build
+        return additive_noise_pld("from_gaussian_mechanism", sampling_probability,
+                                  standard_deviation=self.sigma / self.sensitivity)
 
     def dp_accounting_event(self) -> Any:
         """``GaussianDpEvent(σ/Δ)`` (see :meth:`dpmech.PrivacyLedger.to_dp_event` for the relations)."""

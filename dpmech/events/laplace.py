@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from .. import validation as check
-from .base import EnginePair, FixedCost, PldBuilder, PrivacyEvent, UnboundedPrivacyLoss
+from .base import EnginePair, FixedCost, PldBuilder, PrivacyEvent, UnboundedPrivacyLoss, additive_noise_pld
 from .relations import check_relation
 
 
@@ -54,18 +54,8 @@ class LaplaceEvent(PrivacyEvent):
     def dp_accounting_pld(self, sampling_probability: float = 1.0) -> PldBuilder:
         """dp_accounting's ``from_laplace_mechanism`` with parameter b/Δ."""
 
-        def build(pessimistic: bool, discretization: float) -> Any:
-            from dp_accounting.pld import privacy_loss_distribution as pld_library
-
-            return pld_library.from_laplace_mechanism(
-                parameter=self.scale / self.sensitivity,
-                pessimistic_estimate=pessimistic,
-                value_discretization_interval=discretization,
-                sampling_prob=sampling_probability,
-                use_connect_dots=pessimistic,
-            )
-
-        return build
+        return additive_noise_pld("from_laplace_mechanism", sampling_probability,
+                                  parameter=self.scale / self.sensitivity)
 
     def dp_accounting_event(self) -> Any:
         """``LaplaceDpEvent(b/Δ)`` (sensitivity 1 in dp_accounting's accountants)."""
