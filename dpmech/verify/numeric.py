@@ -22,11 +22,19 @@ closed-form δ(ε), such as :func:`dpmech.gaussian_delta`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TypeAlias, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import integrate
 
 from .. import validation as check
+
+# A vectorised function of the output x, such as a log density x -> log p(x) or a privacy loss x -> L(x).
+LogDensity: TypeAlias = Callable[[NDArray[np.float64]], ArrayLike]
+# A point of the line or an array of them: the maps of a piece take either.
+_Real = TypeVar("_Real", float, NDArray[np.float64])
 
 RELATIVE_TOLERANCE = 1e-11
 _SUBDIVISIONS = 200
@@ -36,14 +44,14 @@ _CUTS = np.array([0.0, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5, 0.9, 0.99, 1.0])
 _GRID = np.concatenate((np.geomspace(1e-6, 0.5, 60), 1.0 - np.geomspace(1e-6, 0.5, 60)))
 
 
-def _finite_epsilon(epsilon) -> float:
+def _finite_epsilon(epsilon: float) -> float:
     epsilon = check.non_negative("epsilon", epsilon)
     if np.ndim(epsilon):
         raise ValueError(f"epsilon must be a single finite number >= 0 (got an array of shape {np.shape(epsilon)})")
     return float(epsilon)
 
 
-def _validated_points(points) -> np.ndarray:
+def _validated_points(points: ArrayLike) -> NDArray[np.float64]:
     array = np.asarray(points, dtype=float).ravel() if np.size(points) else np.empty(0)
     if not np.all(np.isfinite(array)):
         raise ValueError(f"points must be finite real numbers (got {points!r})")
@@ -71,13 +79,13 @@ _FIXED_CUTS = np.array([-60.0, -10.0, 10.0, 60.0])
 _MARGIN = 1e-7
 
 
-def _above(privacy_loss, x, epsilon):
+def _above(privacy_loss: LogDensity, x: NDArray[np.float64], epsilon: float) -> NDArray[np.bool_]:
     """L(x) > ε − margin, with NaN (outside both supports) counted as not above."""
     with np.errstate(invalid="ignore"):
         return np.asarray(privacy_loss(x), dtype=float) > epsilon - _MARGIN * max(1.0, epsilon)
 
 
-def boundary_points(privacy_loss, epsilon, *, centre=0.0, scale=1.0) -> np.ndarray:
+def boundary_points(privacy_loss: LogDensity, epsilon: float, *, centre: float = 0.0, scale: float = 1.0) -> NDArray[np.float64]:
     """Points where {x : L(x) > ε − 1e-7·max(1, ε)} starts or ends, found on a grid around ``centre``, bisected.
 
     The set is a little larger than {L > ε} so that an L equal to ε up to
@@ -101,7 +109,13 @@ def boundary_points(privacy_loss, epsilon, *, centre=0.0, scale=1.0) -> np.ndarr
     return 0.5 * (low + high)
 
 
-def _integrate_piece(log_integrand, log_bound, start, stop, scale):
+def _integrate_piece(
+    log_integrand: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+    log_bound: LogDensity,
+    start: float,
+    stop: float,
+    scale: float,
+) -> tuple[float, float]:
     """∫ exp(log_integrand) over [start, stop] (one end may be infinite), scaled by its value at the finite end.
 
     An infinite end is mapped to a finite interval by x = end ∓ scale·u/(1 − u)
@@ -112,19 +126,19 @@ def _integrate_piece(log_integrand, log_bound, start, stop, scale):
     if math.isinf(start) or math.isinf(stop):
         sign = -1.0 if math.isinf(start) else 1.0
 
-        def position(u):
+        def position(u: _Real) -> _Real:
             return anchor + sign * scale * u / (1.0 - u)
 
-        def jacobian(u):
+        def jacobian(u: float) -> float:
             return scale / (1.0 - u) ** 2
 
         low, high = 0.0, 1.0
     else:
 
-        def position(u):
+        def position(u: _Real) -> _Real:
             return u
 
-        def jacobian(u):
+        def jacobian(u: float) -> float:
             return 1.0
 
         low, high = start, stop
@@ -135,7 +149,7 @@ def _integrate_piece(log_integrand, log_bound, start, stop, scale):
     if not math.isfinite(shift):
         return 0.0, 0.0
 
-    def integrand(u):
+    def integrand(u: float) -> float:
         return float(np.exp(log_integrand(np.array([position(u)]))[0] - shift)) * jacobian(u)
 
     cuts = low + (high - low) * _CUTS
@@ -147,7 +161,14 @@ def _integrate_piece(log_integrand, log_bound, start, stop, scale):
 
 
 def density_hockey_stick(
-    first_log_density, second_log_density, epsilon, points=(), *, scale=1.0, centre=0.0, privacy_loss=None
+    first_log_density: LogDensity,
+    second_log_density: LogDensity,
+    epsilon: float,
+    points: ArrayLike = (),
+    *,
+    scale: float = 1.0,
+    centre: float = 0.0,
+    privacy_loss: LogDensity | None = None,
 ) -> float:
     """H_{e^ε}(p ‖ q) = ∫ max(0, p − e^ε q) dx for two densities on the real line, by quadrature.
 
@@ -184,24 +205,24 @@ def density_hockey_stick(
     scale = check.positive("scale", scale)
     if np.ndim(scale):
         raise ValueError("scale must be a single finite number > 0 (got an array)")
-    centre = check.real_array("centre", centre, "a single finite real number")
-    if np.ndim(centre) or not np.isfinite(centre):
-        raise ValueError(f"centre must be a single finite real number (got {centre!r})")
-    scale, centre = float(scale), float(centre)
+    centre_array = check.real_array("centre", centre, "a single finite real number")
+    if np.ndim(centre_array) or not np.isfinite(centre_array):
+        raise ValueError(f"centre must be a single finite real number (got {centre_array!r})")
+    scale, centre = float(scale), float(centre_array)
     for name, function in (("first_log_density", first_log_density), ("second_log_density", second_log_density)):
         if not callable(function):
             raise ValueError(f"{name} must be a callable x -> log density (got {function!r})")
 
     if privacy_loss is None:
 
-        def privacy_loss(x):
+        def privacy_loss(x: NDArray[np.float64]) -> NDArray[np.float64]:
             with np.errstate(invalid="ignore"):
-                return np.asarray(first_log_density(x), dtype=float) - np.asarray(second_log_density(x), dtype=float)
+                return np.asarray(first_log_density(x), dtype=np.float64) - np.asarray(second_log_density(x), dtype=np.float64)
 
     elif not callable(privacy_loss):
         raise ValueError(f"privacy_loss must be a callable x -> log p(x) - log q(x) or None (got {privacy_loss!r})")
 
-    def log_integrand(x):
+    def log_integrand(x: NDArray[np.float64]) -> NDArray[np.float64]:
         log_p = np.asarray(first_log_density(x), dtype=float)
         log_ratio = np.asarray(privacy_loss(x), dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -239,7 +260,7 @@ def density_hockey_stick(
     return math.exp(largest) * sum(value * math.exp(shift - largest) for value, shift in pieces)
 
 
-def gaussian_hockey_stick(epsilon, sigma, sensitivity=1.0) -> float:
+def gaussian_hockey_stick(epsilon: float, sigma: float, sensitivity: float = 1.0) -> float:
     """Numerical δ(ε) of the Gaussian mechanism: H_{e^ε}(N(0, σ²) ‖ N(Δ, σ²)) by quadrature.
 
     The privacy loss log p/q = Δ(Δ − 2x)/(2σ²) is linear, so it equals ε at
@@ -260,11 +281,11 @@ def gaussian_hockey_stick(epsilon, sigma, sensitivity=1.0) -> float:
     sensitivity = float(check.positive("sensitivity", sensitivity))
     variance = sigma * sigma
 
-    def log_density(centre):
+    def log_density(centre: float) -> LogDensity:
         constant = -0.5 * math.log(2.0 * math.pi * variance)
         return lambda x: constant - np.square(np.asarray(x, dtype=float) - centre) / (2.0 * variance)
 
-    def linear_loss(sign):
+    def linear_loss(sign: float) -> LogDensity:
         # log N(x; 0) − log N(x; Δ) = Δ(Δ − 2x)/(2σ²), formed without subtracting two large logs.
         return lambda x: sign * sensitivity * (0.5 * sensitivity - np.asarray(x, dtype=float)) / variance
 
