@@ -63,13 +63,13 @@ rounds do not spend.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .. import validation as check
 from ..statistics import clopper_pearson_lower, clopper_pearson_upper
+from .budget_clock import budget_now
 from .candidates import Candidate, merged, predicted_bounds
 from .learned import REFIT_RANKING, REFIT_TRAINING, learned_refit
 from .quadrants import QuadrantTally
@@ -151,13 +151,13 @@ def _pilot(sampler, pair, events, size, rng):
     """Seconds per output over ``size`` outputs per side, thrown away: (drawing both sides, [each event counted on both])."""
     drawing, counting = 0.0, [0.0] * len(events)
     for dataset in pair:
-        start = time.perf_counter()
+        start = budget_now()
         outputs = _draw(sampler, dataset, size, rng, "discrete")
-        drawing += time.perf_counter() - start
+        drawing += budget_now() - start
         for index, event in enumerate(events):
-            start = time.perf_counter()
+            start = budget_now()
             _hits(event, outputs)
-            counting[index] += time.perf_counter() - start
+            counting[index] += budget_now() - start
     return drawing / size, [seconds / size for seconds in counting]
 
 
@@ -171,9 +171,9 @@ def _seconds_per_output(events, outputs, warm=None):
             copy = sample.copy()
             if warm is not None:
                 _hits(warm, copy)
-            start = time.perf_counter()
+            start = budget_now()
             _hits(event, copy)
-            seconds += time.perf_counter() - start
+            seconds += budget_now() - start
         costs.append(seconds / len(outputs[0]))
     return costs
 
@@ -192,9 +192,9 @@ def _affordable(sampler, groups, keep, size, seconds, delta, rng):
     """
     ranked = []
     for pair, events in groups:
-        start = time.perf_counter()
+        start = budget_now()
         outputs = [_draw(sampler, dataset, size, rng, "discrete") for dataset in pair]
-        drawing = (time.perf_counter() - start) / size
+        drawing = (budget_now() - start) / size
         costs = _seconds_per_output([candidate.event for candidate in events], outputs)
         reach = [float(predicted_bounds([candidate.counts[0]], [candidate.counts[1]], candidate.num_samples, delta,
                                         max(int(TIME_FILL * seconds / keep / max(drawing + cost, 1e-12)), 1))[0])
@@ -276,7 +276,7 @@ def _count_finalists(sampler, groups, planned, deadline, per_output, rng):
     for checkpoint, (_, share) in zip(checkpoints, CHECKPOINTS):
         while drawn < checkpoint:
             size = min(CHUNK_SAMPLES, checkpoint - drawn)
-            chunk_start = time.perf_counter()
+            chunk_start = budget_now()
             if chunk_start + size * per_output > deadline:
                 return reached
             for (pair, events), totals in zip(groups, counts):
@@ -288,7 +288,7 @@ def _count_finalists(sampler, groups, planned, deadline, per_output, rng):
             drawn += size
             # The slowest chunk's time per output (the pilots' is a guess from a few milliseconds; an average let
             # one slow chunk, a garbage collection or a busy core, end 0.2 s past a 20 s budget).
-            per_output = max(per_output, (time.perf_counter() - chunk_start) / size)
+            per_output = max(per_output, (budget_now() - chunk_start) / size)
         reached.append((checkpoint, share, [tuple(total) for totals in counts for total in totals]))
     return reached
 
@@ -298,18 +298,18 @@ def _refitted(sampler, entries, seconds, max_samples, pilot, per_output, nominal
     refitting = [entry for entry in entries if entry[1].refit is not None]
     size = int(min(REFIT_SAMPLES, max_samples, seconds / max(per_output * max(len(refitting), 1), 1e-12)))
     chosen, durations = [], {}
-    refits_start = time.perf_counter()
+    refits_start = budget_now()
     for pair, candidate in entries:
         # A guard for refits slower than planned (classifier training is not in the pilot's time): one starts only
         # when the last of its kind would still end within the share.
-        in_time = time.perf_counter() - refits_start + durations.get(candidate.refit_kind, 0.0) < seconds
+        in_time = budget_now() - refits_start + durations.get(candidate.refit_kind, 0.0) < seconds
         if candidate.refit is not None and size >= 2 * pilot and in_time:
             # The family chooses its event again on a larger sample (DP-Sniper trains on millions); that sample
             # is drawn here, before and apart from the ones the counts come from.
-            refit_start = time.perf_counter()
+            refit_start = budget_now()
             drawn = min(size, candidate.refit_samples)
             refitted = candidate.refit(*(_draw(sampler, data, drawn, rng, "discrete") for data in pair), nominal)
-            durations[candidate.refit_kind] = time.perf_counter() - refit_start
+            durations[candidate.refit_kind] = budget_now() - refit_start
             candidate = refitted if refitted is not None else candidate
         chosen.append((pair, candidate))
     return chosen
@@ -338,7 +338,7 @@ def _raced(sampler, entries, seconds, max_samples, nominal, delta, rng):
     entry, refitted on its last round (an entry that got no round keeps its candidate; one whose refit found
     nothing hopeful gets the score −inf).
     """
-    deadline = time.perf_counter() + seconds
+    deadline = budget_now() + seconds
     chosen = list(entries)
     alive = [index for index, (_, candidate) in enumerate(entries) if candidate.refit is not None]
     states = {index: None for index in alive}
@@ -348,11 +348,11 @@ def _raced(sampler, entries, seconds, max_samples, nominal, delta, rng):
         # A probe, thrown away: one refit's time per output on the smallest pool. A refit can cost several times
         # drawing (quadrants on SVT's vectors: 4×), and a first round planned on a guess would eat the whole race.
         pair, candidate = entries[alive[0]]
-        probe_start = time.perf_counter()
+        probe_start = budget_now()
         candidate.refit(*(_draw(sampler, dataset, smallest, rng, "discrete") for dataset in pair), nominal)
-        cost = (time.perf_counter() - probe_start) / smallest
+        cost = (budget_now() - probe_start) / smallest
     while alive and rounds_left > 0:
-        round_start = time.perf_counter()
+        round_start = budget_now()
         room = min(_room(states[index], max_samples) for index in alive)
         size = int(min(room, (deadline - round_start) / rounds_left / (cost * len(alive))))
         if size < smallest:
@@ -362,7 +362,7 @@ def _raced(sampler, entries, seconds, max_samples, nominal, delta, rng):
                 break
             size = smallest
         for index in alive:
-            if time.perf_counter() > deadline:
+            if budget_now() > deadline:
                 break  # a sampler slower than measured: the entries not reached keep their last refit
             pair, candidate = entries[index]
             fresh = [_draw(sampler, dataset, size, rng, "discrete") for dataset in pair]
@@ -372,7 +372,7 @@ def _raced(sampler, entries, seconds, max_samples, nominal, delta, rng):
             # from a sample a thousand times smaller.
             chosen[index] = (pair, result if result is not None else replace(candidate, score=-math.inf, alternatives=()))
         # A raw pool's refit costs more as it grows, a tally's does not: the next round is planned on this one's cost.
-        cost = (time.perf_counter() - round_start) / (size * len(alive))
+        cost = (budget_now() - round_start) / (size * len(alive))
         rounds_left -= 1
         refitted = [index for index in alive if states[index] is not None]
         best = max((chosen[index][1].score for index in refitted), default=-math.inf)
@@ -408,7 +408,7 @@ def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, m
             ``"level sets"`` or None: cheap refits only.
         epsilon, delta: the claim.
         level: β in (0, 1), the stage's share of the search's α, split evenly over the finalists.
-        seconds: wall time available, pilots and refits included.
+        seconds: time available on the budget clock (:mod:`.budget_clock`: wall seconds by default), pilots and refits included.
         max_samples: N is at most this (>= 1).
         rng: ``numpy.random.Generator``.
         float_bits: the learned refit's features include float bits (numeric outputs only).
@@ -416,12 +416,12 @@ def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, m
             of them sharing β evenly; ``FINAL_RESERVES`` more pairs are timed and compete for these places).
     """
     final_candidates = check.integer_scalar("final_candidates", final_candidates, 1)
-    start = time.perf_counter()
+    start = budget_now()
     pair, candidate, _ = candidates[0]
     pilot = min(PILOT_SAMPLES, max_samples)
     drawing, counting = _pilot(sampler, pair, [candidate.event], pilot, rng)
     per_output = drawing + counting[0]
-    left = seconds - (time.perf_counter() - start)
+    left = seconds - (budget_now() - start)
     learnable = [kind == "learned" or candidate.refit_kind == "learned" for _, candidate, kind in candidates]
     refit_share = CHEAP_REFIT_SHARE + (REFIT_SHARE if any(learnable) and left >= LEARNED_REFIT_SECONDS else 0.0)
     # The N the refits rank their events for: what the time left after them would allow.
@@ -431,7 +431,7 @@ def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, m
     chosen = _raced(sampler, cheap, CHEAP_REFIT_SHARE * left, max_samples, nominal, delta, rng)
     # ... then classifiers are trained on the pairs that rank best (seconds each).
     ranked = sorted(range(len(chosen)), key=lambda index: chosen[index][1].score, reverse=True)
-    left = seconds - (time.perf_counter() - start)
+    left = seconds - (budget_now() - start)
     learned = [index for index in ranked if learnable[index]][:LEARNED_REFITS if left >= LEARNED_REFIT_SECONDS else 0]
     if learned:
         refits = [(chosen[index][0], _learned(chosen[index][1], delta, rng, float_bits)) for index in learned]
@@ -439,9 +439,9 @@ def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, m
             # The classifiers' events and the cheap refit's compete; the runners-up of both may be counted.
             chosen[index] = (pair, merged([candidate, chosen[index][1]]) or chosen[index][1])
     groups, per_output = _affordable(sampler, _finalists(chosen, final_candidates + FINAL_RESERVES), final_candidates, pilot,
-                                     seconds - (time.perf_counter() - start), delta, rng)
+                                     seconds - (budget_now() - start), delta, rng)
     finalists = [(pair, candidate) for pair, events in groups for candidate in events]
-    left = seconds - (time.perf_counter() - start)
+    left = seconds - (budget_now() - start)
     planned = int(min(max_samples, TIME_FILL * left / max(per_output, 1e-12)))
     if planned < pilot:
         return None
@@ -462,7 +462,7 @@ def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, m
         counts=counts,
         num_samples=num_samples,
         level=level,
-        seconds=time.perf_counter() - start,
+        seconds=budget_now() - start,
         candidate=candidate,
         pair=pair,
         num_finalists=len(finalists),

@@ -85,13 +85,13 @@ Wang, Zhang & Kifer, CCS 2018, Table 1).
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
 from .. import validation as check
+from .budget_clock import budget_now
 from .exact import DpViolation
 from .confirm import confirm_candidates
 from .floating import float_dp_test
@@ -248,10 +248,10 @@ def _greybox_samples(sampler, dataset, num_samples, seconds_per_output, deadline
     not 256 times as many. Returns (size, measured seconds per output of both sides).
     """
     if seconds_per_output is None:
-        pilot_start = time.perf_counter()
+        pilot_start = budget_now()
         sampler(dataset, num_samples, rng)
-        seconds_per_output = 2.0 * (time.perf_counter() - pilot_start) / num_samples
-    affordable = int((deadline - time.perf_counter()) / max(seconds_per_output, 1e-12))
+        seconds_per_output = 2.0 * (budget_now() - pilot_start) / num_samples
+    affordable = int((deadline - budget_now()) / max(seconds_per_output, 1e-12))
     return max(min(GREYBOX_SAMPLE_FACTOR * num_samples, affordable), num_samples), seconds_per_output
 
 
@@ -262,7 +262,7 @@ def _overruns(family, seconds_per_output, size, deadline, budget_deadline):
     budget (``budget_deadline``) has ``FIRST_TEST_SECONDS`` of it left (0 for most families), so that every
     family is tried once at the cost of at most one test each past the rounds' share.
     """
-    now = time.perf_counter()
+    now = budget_now()
     if seconds_per_output is None:
         return now + FIRST_TEST_SECONDS.get(family, 0.0) >= budget_deadline
     return now + seconds_per_output * size > deadline
@@ -316,7 +316,8 @@ def find_violation(
         epsilon, delta: the claim (ε >= 0, δ in [0, 1)).
         rng: ``numpy.random.Generator`` or integer seed.
         alpha: overall level in (0, 1).
-        budget_seconds: > 0, rounds and final stage together: no test (of any round, the first
+        budget_seconds: > 0, rounds and final stage together, in seconds of the budget clock (wall seconds, or
+            CPU seconds with a wall cap inside :func:`.budget_clock.cpu_seconds_budget`): no test (of any round, the first
             included) starts that its family's measured time per output says would end after its round's
             deadline (round 1: the budget; later rounds: the rounds' share), and no round starts that is
             expected to; only the very first test always runs. The costs are measured, not bounds: the search
@@ -388,14 +389,14 @@ def find_violation(
     search_alpha = alpha * (1.0 - final_share)
     search_seconds = budget_seconds * (1.0 - final_time_share) if final_share > 0 else budget_seconds
 
-    start = time.perf_counter()
+    start = budget_now()
     search_deadline = start + search_seconds
     best, best_context, rounds, num_samples, largest_m = None, None, 0, initial_samples, 1
     candidates, seconds_per_output, shift_bounds = {}, {}, {}
     while True:
         rounds += 1
         level = search_alpha / (rounds * (rounds + 1)) / (len(named) * len(families))
-        round_start = time.perf_counter()
+        round_start = budget_now()
         # Round 1 is what every later choice rests on (a pair it never tests is never tested): it may use the final
         # stage's share too; later rounds stay within the rounds' share.
         round_deadline = start + budget_seconds if rounds == 1 else search_deadline
@@ -417,14 +418,14 @@ def find_violation(
                 size = _family_samples(family, num_samples)
                 if family == "greybox":
                     # At most a quarter of the round's time left, shared by the pairs: the event families need the rest.
-                    share = GREYBOX_TIME_SHARE * (round_deadline - time.perf_counter()) / len(named)
+                    share = GREYBOX_TIME_SHARE * (round_deadline - budget_now()) / len(named)
                     size, seconds_per_output[family] = _greybox_samples(
-                        sampler, first, num_samples, seconds_per_output.get(family), time.perf_counter() + share, rng)
+                        sampler, first, num_samples, seconds_per_output.get(family), budget_now() + share, rng)
                 if best is not None and _overruns(family, seconds_per_output.get(family), size, round_deadline, start + budget_seconds):
                     # Skipping a test only leaves its share of α unspent.
                     truncated = True
                     continue
-                test_start = time.perf_counter()
+                test_start = budget_now()
                 if family == "cheap":
                     result = statistical_dp_test(
                         sampler, (first, second), epsilon, delta, num_samples=size, rng=rng, alpha=level, outputs=outputs
@@ -441,7 +442,7 @@ def find_violation(
                     result = learned_dp_test(
                         sampler, (first, second), epsilon, delta, num_samples=size, rng=rng, alpha=level, float_bits=float_bits,
                     )
-                seconds_per_output[family] = (time.perf_counter() - test_start) / size
+                seconds_per_output[family] = (budget_now() - test_start) / size
                 largest_m = max(largest_m, result.num_hypotheses)
                 few_outcomes[name] |= family == "cheap" and result.num_outcomes is not None and result.num_outcomes <= FEW_OUTCOMES
                 strongest[name] = max(strongest[name], (result.epsilon_lower_bound, _plug_in_log_ratio(result.counts)))
@@ -457,8 +458,8 @@ def find_violation(
                 break
         # Each pair's candidate from the latest round that tested it: the most outputs per event, the least flattered by luck.
         candidates.update({name: entry for name, entry in latest.items() if entry is not None})
-        elapsed = time.perf_counter() - start
-        round_seconds = time.perf_counter() - round_start
+        elapsed = budget_now() - start
+        round_seconds = budget_now() - round_start
         if rounds == 1:
             # Ranked by ε lower bound, then by the plug-in log-ratio of the strongest event, which still orders
             # pairs whose bounds are all 0 at round 1's sample size.
@@ -473,12 +474,12 @@ def find_violation(
         named = kept
     search_best = best
     final, evidence_samples = None, best.num_samples  # the test's own outputs per side (the grey-box family draws more)
-    if final_share > 0 and candidates and not (best.rejected and stop_at_rejection) and time.perf_counter() - start < budget_seconds:
+    if final_share > 0 and candidates and not (best.rejected and stop_at_rejection) and budget_now() - start < budget_seconds:
         ranked = sorted(candidates.values(), key=lambda entry: entry[0].score, reverse=True)
         final = confirm_candidates(
             sampler, [((first, second), candidate, "level sets" if few else "learned" if "learned" in families else None)
                       for candidate, (_, _, first, second, few) in ranked],
-            epsilon, delta, level=alpha * final_share, seconds=budget_seconds - (time.perf_counter() - start),
+            epsilon, delta, level=alpha * final_share, seconds=budget_seconds - (budget_now() - start),
             max_samples=final_samples, rng=rng, float_bits=float_bits, final_candidates=final_candidates,
         )
         if final is not None:
@@ -504,7 +505,7 @@ def find_violation(
         counts=best.counts,
         num_samples=num_samples,
         rounds=rounds,
-        seconds=time.perf_counter() - start,
+        seconds=budget_now() - start,
         alpha=alpha,
         epsilon=epsilon,
         delta=delta,
