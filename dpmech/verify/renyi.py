@@ -26,16 +26,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeGuard
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import integrate, special
 
 from .. import validation as check
 from ..directed_rounding import format_down
 from ..gaussian import gaussian_delta
-from .exact import DpViolation, _aligned, _both_directions, _pair, privacy_profile
-from .numeric import _SCAN, density_hockey_stick
+from .exact import Distribution, DpViolation, FiniteMechanism, _aligned, _both_directions, _pair, privacy_profile
+from .numeric import _SCAN, LogDensity, density_hockey_stick
 
 _PIECES = np.array([-60.0, -20.0, -8.0, -3.0, -1.0, 0.0, 1.0, 3.0, 8.0, 20.0, 60.0])
 # The orders at which zCDP claims are checked: a pass holds at these orders only.
@@ -45,14 +46,14 @@ RENYI_ORDERS = (1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 16.0, 32.0, 64.0)
 RELATIVE_SLACK = 1e-9
 
 
-def _order(order) -> float:
+def _order(order: float) -> float:
     order = check.real_at_least("order", order, 1.0, inclusive=False)
     if np.ndim(order):
         raise ValueError("order must be a single number > 1 (got an array)")
     return float(order)
 
 
-def _renyi_vectors(p, q, order):
+def _renyi_vectors(p: NDArray[np.float64], q: NDArray[np.float64], order: float) -> float:
     support = p > 0
     if np.any(support & (q == 0)):
         return math.inf
@@ -61,23 +62,23 @@ def _renyi_vectors(p, q, order):
     return float(special.logsumexp(terms)) / (order - 1.0)
 
 
-def renyi_divergence(first, second, order) -> float:
+def renyi_divergence(first: Distribution, second: Distribution, order: float) -> float:
     """D_α(P ‖ Q) of two finite distributions (mappings outcome -> probability, or probability vectors); inf when P ≪ Q fails."""
     order = _order(order)
     _, p, q = _aligned(first, second)
     return _renyi_vectors(p, q, order)
 
 
-def renyi_profile(mechanism, pair, order) -> float:
+def renyi_profile(mechanism: FiniteMechanism, pair: tuple[Any, Any], order: float) -> float:
     """max(D_α(M(D) ‖ M(D')), D_α(M(D') ‖ M(D))) for a finite mechanism on one pair."""
     order = _order(order)
     _, p, q = _both_directions(mechanism, pair)
     return max(_renyi_vectors(p, q, order), _renyi_vectors(q, p, order))
 
 
-def _orders(orders):
+def _orders(orders: Sequence[float]) -> NDArray[np.float64]:
     values = check.real_at_least("orders", orders, 1.0, inclusive=False)
-    values = np.atleast_1d(values).astype(float)
+    values = np.atleast_1d(values).astype(np.float64)
     if values.ndim != 1 or values.size == 0:
         raise ValueError("orders must be a non-empty list of numbers > 1")
     return values
@@ -146,7 +147,7 @@ def assert_zcdp(mechanism: Callable[[Any], Any], pairs: Iterable[tuple[Any, Any]
     return ClaimCheck(f"{rho:g}-zCDP", worst, basis)
 
 
-def gdp_delta(epsilon, mu) -> float:
+def gdp_delta(epsilon: float, mu: float) -> float:
     """δ_μ(ε) of μ-GDP, the Gaussian pair at distance μ with unit noise (Dong, Roth & Su 2022, Cor. 2.13)."""
     return float(gaussian_delta(epsilon, 1.0, mu))
 
@@ -174,7 +175,9 @@ def assert_gdp(mechanism: Callable[[Any], Any], pairs: Iterable[tuple[Any, Any]]
     return ClaimCheck(f"{mu:g}-GDP", worst, basis)
 
 
-def density_renyi_divergence(first_log_density, second_log_density, order, *, centre=0.0, scale=1.0) -> float:
+def density_renyi_divergence(
+    first_log_density: LogDensity, second_log_density: LogDensity, order: float, *, centre: float = 0.0, scale: float = 1.0
+) -> float:
     """D_α(p ‖ q) of two densities on the line by quadrature of exp(α log p + (1 − α) log q).
 
     The integrand's peak is found on the scan grid of :mod:`.numeric`
@@ -187,7 +190,7 @@ def density_renyi_divergence(first_log_density, second_log_density, order, *, ce
     scale = float(check.positive("scale", scale))
     centre = float(check.real_array("centre", centre, "a single finite real number"))
 
-    def log_integrand(x):
+    def log_integrand(x: NDArray[np.float64]) -> NDArray[np.float64]:
         x = np.asarray(x, dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):
             return order * np.asarray(first_log_density(x), dtype=float) + (1.0 - order) * np.asarray(second_log_density(x), dtype=float)
@@ -203,7 +206,7 @@ def density_renyi_divergence(first_log_density, second_log_density, order, *, ce
     if not math.isfinite(shift):
         return math.inf
 
-    def integrand(x):
+    def integrand(x: float) -> float:
         return float(np.exp(log_integrand(np.array([x]))[0] - shift))
 
     edges = peak + scale * _PIECES
@@ -222,11 +225,23 @@ _UNDERFLOW = 1e-300
 _LOG_ODDS = np.union1d(np.linspace(-600.0, 600.0, 6001), np.linspace(-12.0, 12.0, 4001))
 
 
-def _is_frozen(law) -> bool:
+class FrozenLaw(Protocol):
+    """A law on the line with vectorised cdf, sf and ppf, as scipy.stats frozen distributions have them."""
+
+    def cdf(self, x: ArrayLike) -> NDArray[np.float64]: ...
+
+    def sf(self, x: ArrayLike) -> NDArray[np.float64]: ...
+
+    def ppf(self, q: ArrayLike) -> NDArray[np.float64]: ...
+
+
+def _is_frozen(law: object) -> TypeGuard[FrozenLaw]:
     return all(hasattr(law, name) for name in ("cdf", "sf", "ppf"))
 
 
-def partition_masses(first, second, edges=None):
+def partition_masses(
+    first: FrozenLaw, second: FrozenLaw, edges: ArrayLike | None = None
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Lower and upper bounds on the two laws' masses of the cells of a partition of the line.
 
     Cells (−∞, e_1], (e_1, e_2], ..., (e_m, ∞) at the sorted ``edges`` (default: both laws' quantiles at
@@ -239,14 +254,14 @@ def partition_masses(first, second, edges=None):
     if edges is None:
         levels = special.expit(_LOG_ODDS)
         edges = np.concatenate([first.ppf(levels), second.ppf(levels)])
-    edges = np.unique(np.asarray(edges, dtype=float))
-    edges = edges[np.isfinite(edges)]
-    if edges.size == 0:
+    cut_points = np.unique(np.asarray(edges, dtype=float))
+    cut_points = cut_points[np.isfinite(cut_points)]
+    if cut_points.size == 0:
         raise ValueError("edges must hold at least one finite cut point")
 
-    cuts = np.concatenate([[-np.inf], edges, [np.inf]])
+    cuts = np.concatenate([[-np.inf], cut_points, [np.inf]])
 
-    def bounds(law):
+    def bounds(law: FrozenLaw) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         cdf, sf = law.cdf(cuts), law.sf(cuts)
         left, right = cdf[1:] <= 0.5, sf[:-1] <= 0.5
         # Each cell from the smaller tail function: cdf differences left of the median, sf differences right of it.
@@ -261,7 +276,7 @@ def partition_masses(first, second, edges=None):
     return p_lower, p_upper, q_lower, q_upper
 
 
-def partition_renyi_lower_bound(first, second, order, edges=None) -> float:
+def partition_renyi_lower_bound(first: FrozenLaw, second: FrozenLaw, order: float, edges: ArrayLike | None = None) -> float:
     """A certified lower bound on D_α(P ‖ Q) of two laws on the line (scipy.stats frozen distributions).
 
     Post-processing to a finite partition lowers every Rényi divergence (van Erven & Harremoës 2014,
@@ -283,7 +298,7 @@ def partition_renyi_lower_bound(first, second, order, edges=None) -> float:
     return total / (order - 1.0)
 
 
-def partition_hockey_stick_lower_bound(first, second, epsilon, edges=None) -> float:
+def partition_hockey_stick_lower_bound(first: FrozenLaw, second: FrozenLaw, epsilon: float, edges: ArrayLike | None = None) -> float:
     """A certified lower bound on the hockey-stick divergence sup_S P(S) − e^ε Q(S) of two laws on the line.
 
     The best union of the cells of :func:`partition_masses` (the cells where p_i > e^ε q_i), with p_i
@@ -298,7 +313,7 @@ def partition_hockey_stick_lower_bound(first, second, epsilon, edges=None) -> fl
     return max(math.fsum(gains[positive]) - 4.0 * np.finfo(float).eps * math.fsum(p_lower[positive]), 0.0)
 
 
-def _continuous_laws(mechanism, pair):
+def _continuous_laws(mechanism: Callable[[Any], Any], pair: Any) -> tuple[str, tuple[Any, Any]] | tuple[None, None]:
     """The two laws of a pair and their kind: ("frozen", laws) for scipy.stats frozen distributions,
     ("density", laws) for log-density callables, (None, None) for anything else (finite laws)."""
     if not callable(mechanism):
@@ -312,23 +327,30 @@ def _continuous_laws(mechanism, pair):
     return None, None
 
 
-def _pair_value(mechanism, pair, parameter, certified, estimated, finite):
+def _pair_value(
+    mechanism: Callable[[Any], Any],
+    pair: Any,
+    parameter: float,
+    certified: Callable[[FrozenLaw, FrozenLaw, float], float],
+    estimated: Callable[[LogDensity, LogDensity, float], float],
+    finite: Callable[[FiniteMechanism, Any, float], float],
+) -> tuple[float, str]:
     """The larger of the pair's two orders' values and their basis: ``certified`` on scipy.stats laws (a
     certified lower bound), ``estimated`` on log-density callables (a quadrature estimate), else ``finite``
     on the finite laws (exact)."""
     kind, laws = _continuous_laws(mechanism, pair)
-    if kind is None:
+    if laws is None:
         return finite(mechanism, pair, parameter), EXACT
     compute = certified if kind == "frozen" else estimated
     first, second = laws
     return max(compute(first, second, parameter), compute(second, first, parameter)), CERTIFIED if kind == "frozen" else ESTIMATE
 
 
-def _pair_renyi(mechanism, pair, order):
+def _pair_renyi(mechanism: Callable[[Any], Any], pair: Any, order: float) -> tuple[float, str]:
     """max D_α over the pair's two orders, and its basis (exact, certified lower bound or quadrature estimate)."""
     return _pair_value(mechanism, pair, order, partition_renyi_lower_bound, density_renyi_divergence, renyi_profile)
 
 
-def _pair_profile(mechanism, pair, epsilon):
+def _pair_profile(mechanism: Callable[[Any], Any], pair: Any, epsilon: float) -> tuple[float, str]:
     """δ(ε) of the pair, and its basis (exact, certified lower bound or quadrature estimate)."""
     return _pair_value(mechanism, pair, epsilon, partition_hockey_stick_lower_bound, density_hockey_stick, privacy_profile)
