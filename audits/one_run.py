@@ -58,6 +58,7 @@ one core): 22× at 10⁴ scores per side (a fixed ~2.5 ms of small numpy calls a
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -113,30 +114,35 @@ def _window_average_max(r: int, v: int, q: float) -> float:
     complement = 1.0 - q
     if complement <= 0.0:
         return 1.0  # q rounded to 1 (ε > 37): every average of probabilities is at most 1
-    peak = min(int(np.floor((r + 1) * q)), v - 1)  # the mode among x <= v − 1, up to one position
+    peak = min(math.floor((r + 1) * q), v - 1)  # the mode among x <= v − 1, up to one position
+    spread = int(10.0 * math.sqrt(r * q * complement) + 16.0)
+    num_above = v - 1 - peak
+    count = min(spread, peak)
+    # terms: t_1 .. t_{v − x₀} then the terms below x₀, in units of pmf(x₀), filled in place (one buffer, no joins).
+    terms = np.empty(num_above + 1 + count)
     upward = np.arange(peak, v - 1, dtype=np.float64)  # x = x₀ .. v − 2: ratios to pmf(x + 1)
-    above = np.cumprod((r - upward) * q / ((upward + 1.0) * complement))  # pmf(x₀ + 1 .. v − 1) / pmf(x₀)
-    leading = np.concatenate((above[::-1], [1.0]))  # t_1 .. t_{v − x₀} in units of pmf(x₀)
-    spread = 10.0 * math.sqrt(r * q * complement) + 16.0
-    below = np.empty(0)
+    terms[:num_above] = np.cumprod((r - upward) * q / ((upward + 1.0) * complement))[::-1]  # pmf(v − 1 .. x₀ + 1)
+    terms[num_above] = 1.0
+    # pmf(x − 1)/pmf(x) = x(1 − q)/((r − x + 1)q), for x = x₀, … down to 1.
+    downward = np.arange(peak, peak - count, -1, dtype=np.float64)
+    np.cumprod(downward * complement / ((r - downward + 1.0) * q), out=terms[num_above + 1:])
+    below = count
     while True:
-        # pmf(x − 1)/pmf(x) = x(1 − q)/((r − x + 1)q), for x = x₀ − len(below), … down to 1.
-        start = peak - below.size
-        count = min(int(spread) + below.size, start)
-        downward = np.arange(start, start - count, -1, dtype=np.float64)
-        last = below[-1] if below.size else 1.0
-        below = np.concatenate((below, last * np.cumprod(downward * complement / ((r - downward + 1.0) * q))))
-        terms = np.concatenate((leading, below))
         averages = np.cumsum(terms) / np.arange(1, terms.size + 1)
         # Stop at x = 0, or once the last term, two or more below x₀ (past the true mode), is below its average
         # with room for the rounding of both.
-        if peak - below.size <= 0 or (below.size >= 2 and terms[-1] * (1.0 + 1e-9) < averages[-2] * (1.0 - 1e-9)):
+        if peak - below <= 0 or (below >= 2 and terms[-1] * (1.0 + 1e-9) < averages[-2] * (1.0 - 1e-9)):
             break
+        start = peak - below
+        count = min(spread + below, start)
+        downward = np.arange(start, start - count, -1, dtype=np.float64)
+        terms = np.concatenate((terms, terms[-1] * np.cumprod(downward * complement / ((r - downward + 1.0) * q))))
+        below += count
     size = terms.size
     anchor = float(stats.binom._pmf(peak, r, q))
     margin = 1.0 + _ROUNDING_MARGIN + 8.0 * size * 2.0**-53
     underflow = size * size * 2.0**-1070
-    return (anchor * (float(np.max(averages)) + underflow)) * margin + 5e-324
+    return (anchor * (float(averages.max()) + underflow)) * margin + 5e-324
 
 
 def _p_value(epsilon: float, delta: float, num_guesses: int, num_correct: int, num_canaries: int) -> float:
@@ -197,16 +203,19 @@ def _pure_epsilons(significance: float, r: np.ndarray, v: np.ndarray) -> tuple[n
     r, v = np.asarray(r, np.int64), np.asarray(v, np.int64)
     target = significance * (1.0 - _P_MARGIN)
     epsilons, roots = np.zeros(r.shape), np.zeros(r.shape)
-    live = np.flatnonzero((v >= 1) & (special.bdtrc(np.maximum(v - 1, 0), r, 0.5) < target))
+    # bdtrc(−1, r, q) = 1: a rule with v = 0 is never live.
+    live = np.flatnonzero(special.bdtrc(v - 1, r, 0.5) < target)
     if live.size == 0:
         return epsilons, roots
-    estimated = _pure_roots(significance, r[live], v[live])
-    roots[live] = np.where(np.isnan(estimated), 0.0, np.minimum(estimated, _EPSILON_CAP))
-    candidate = np.maximum(roots[live] * (1.0 - 1e-12), 0.0)
+    r, v = r[live], v[live]
+    estimated = _pure_roots(significance, r, v)
+    roots[live] = root = np.where(np.isnan(estimated), 0.0, np.minimum(estimated, _EPSILON_CAP))
+    candidate = np.maximum(root * (1.0 - 1e-12), 0.0)
     step = 1e-12 * np.maximum(candidate, 1.0)
+    tail_start = v - 1  # P[Bin(r, q) >= v] = bdtrc(v − 1, r, q)
     while True:
-        failing = ~(special.bdtrc(v[live] - 1, r[live], special.expit(candidate)) < target)  # NaN fails too
-        if not np.any(failing):
+        failing = ~(special.bdtrc(tail_start, r, special.expit(candidate)) < target)  # NaN fails too
+        if not failing.any():
             break
         candidate = np.where(failing, np.maximum(candidate - step, 0.0), candidate)
         step = np.where(failing, 2.0 * step, step)
@@ -228,17 +237,20 @@ def _delta_crossing_proxies(significance: float, delta: float, r: np.ndarray, v:
     live = np.flatnonzero(roots > 0.0)
     r, v = r[live], v[live]
     low, high = np.zeros(live.shape), np.array(roots[live], dtype=np.float64)
-    offsets = np.array([0.0, 0.0, 1.0, 2.0])
+    # Columns: width 0 (the tail itself), 1, and the three widths from the mode, so that one bdtrc call gives all.
+    offsets = np.array([0.0, 0.0, 0.0, 1.0, 2.0])
+    r_plus_one, last_correct, r_column, last_correct_column = r + 1, v - 1, r[:, None], (v - 1)[:, None]
     for _ in range(_PROXY_STEPS):
         middle = 0.5 * (low + high)
         q = special.expit(middle)
-        peak = np.minimum(np.floor((r + 1) * q), v - 1)
+        peak = np.minimum(np.floor(r_plus_one * q), last_correct)
         widths = (v - peak)[:, None] + np.sqrt(r * q * (1.0 - q))[:, None] * offsets
         widths = np.minimum(np.maximum(np.round(widths), 1.0), v[:, None])
-        widths[:, 0] = 1.0
-        tail = special.bdtrc(v - 1, r, q)
-        averages = (special.bdtrc(v[:, None] - 1 - widths, r[:, None], q[:, None]) - tail[:, None]) / widths
-        rejected = tail + weight * np.max(averages, axis=1) < target
+        widths[:, :2] = (0.0, 1.0)
+        tails = special.bdtrc(last_correct_column - widths, r_column, q[:, None])
+        tail = tails[:, 0]
+        averages = (tails[:, 1:] - tail[:, None]) / widths[:, 1:]
+        rejected = tail + weight * averages.max(axis=1) < target
         low, high = np.where(rejected, middle, low), np.where(rejected, high, middle)
     proxies = np.zeros(roots.shape)
     proxies[live] = high
@@ -293,58 +305,62 @@ def _epsilon_for_counts(significance: float, delta: float, r: int, v: int, m: in
     return epsilon
 
 
+@functools.lru_cache(maxsize=64)
 def _guess_counts(num_canaries: int, guessing: str, num_guess_counts: int) -> np.ndarray:
+    """The "bonferroni" grid of guess counts, read-only: a function of its arguments alone, so it is remembered
+    (np.geomspace and np.unique took ~50 µs, a third of a sort of 2·10⁴ scores)."""
     largest = num_canaries if guessing == "one-sided" else num_canaries // 2
     if largest < 1:
         raise ValueError(f"two-sided guessing needs at least 2 canaries (got {num_canaries})")
-    return np.unique(np.round(np.geomspace(1, largest, num_guess_counts)).astype(np.int64))
+    counts = np.unique(np.round(np.geomspace(1, largest, num_guess_counts)).astype(np.int64))
+    counts.flags.writeable = False
+    return counts
 
 
-def _pooled_sorted_at(in_sorted: np.ndarray, out_sorted: np.ndarray, positions: np.ndarray) -> np.ndarray:
+def _pooled_sorted_at(in_padded: np.ndarray, out_padded: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """The pooled scores, sorted, at ``positions`` (0-based ints below m), without merging the two sides.
 
+    ``in_padded`` and ``out_padded`` are each side sorted between the sentinels −∞ and +∞ (:func:`_sorted_sides`).
     The j + 1 smallest pooled scores are the i smallest of one side and the j + 1 − i smallest of the other,
-    where i is the least count with a[i] >= b[j − i] (a = ``in_sorted``, b = ``out_sorted``; a[n_a] = +∞ and
-    b[−1] = −∞): a[i] rises and b[j − i] falls with i, so that predicate is monotone, and one bisection over
-    i, vectorised over j, finds it in O(log m) steps. The value at j is the larger of the last ones taken,
-    max(a[i − 1], b[j − i]).
+    where i is the least count with a[i] >= b[j − i] (a = the IN side, b = the OUT side; a[n_a] = +∞ and
+    b[−1] = −∞, which the sentinels hold): a[i] rises and b[j − i] falls with i, so that predicate is monotone,
+    and one bisection over i, vectorised over j, finds it in O(log m) steps. The value at j is the larger of
+    the last ones taken, max(a[i − 1], b[j − i]) (a[−1] = −∞).
+
+    In padded indices I = i + 1 the predicate reads A[I] >= B[j + 2 − I]. The sentinels keep every index of the
+    search in range, and the predicate holds at each lane's answer (at the top of its range through a +∞ or a
+    −∞), so a lane that has converged stays put and the bisection runs a fixed number of steps without masks.
     """
-    a, b = in_sorted, out_sorted
-    positions = np.asarray(positions, np.int64)
-    if a.size == 0 or b.size == 0:
-        return (b if a.size == 0 else a)[positions]
-    low = np.maximum(0, positions + 1 - b.size)  # at most b.size from b
-    high = np.minimum(positions + 1, a.size)  # at most j + 1 from a
-    while np.any(low < high):
-        middle = (low + high) // 2
-        # a[middle] >= b[j − middle], with j − middle >= 0 here (middle < high <= j + 1) and middle < a.size.
-        enough = a[np.minimum(middle, a.size - 1)] >= b[np.minimum(np.maximum(positions - middle, 0), b.size - 1)]
-        searching = low < high
-        high = np.where(searching & enough, middle, high)
-        low = np.where(searching & ~enough, middle + 1, low)
-    from_a = np.where(low > 0, a[np.maximum(low - 1, 0)], -np.inf)
-    from_b = np.where(positions - low >= 0, b[np.minimum(np.maximum(positions - low, 0), b.size - 1)], -np.inf)
-    return np.maximum(from_a, from_b)
+    a, b = in_padded, out_padded
+    shifted = np.asarray(positions, np.int64) + 2
+    low = np.maximum(1, shifted - (b.size - 2))  # at most n_b from b
+    high = np.minimum(shifted, a.size - 1)  # at most j + 1 from a
+    for _ in range(int(np.max(high - low)).bit_length()):
+        middle = (low + high) >> 1
+        enough = a[middle] >= b[shifted - middle]
+        high = np.where(enough, middle, high)
+        low = np.where(enough, low, middle + 1)
+    return np.maximum(a[low - 1], b[shifted - low])
 
 
-def _cuts_from_counts(in_sorted: np.ndarray, out_sorted: np.ndarray, counts: np.ndarray, guessing: str):
-    m = in_sorted.size + out_sorted.size
+def _cuts_from_counts(in_padded: np.ndarray, out_padded: np.ndarray, counts: np.ndarray, guessing: str):
+    m = in_padded.size + out_padded.size - 4
     in_positions = np.minimum(np.maximum(m - 1 - counts, 0), m - 1)
     if guessing == "one-sided":
-        in_cuts = _pooled_sorted_at(in_sorted, out_sorted, in_positions)
+        in_cuts = _pooled_sorted_at(in_padded, out_padded, in_positions)
         out_cuts = np.full(counts.size, -np.inf)
     else:
         # Both sides' cuts in one vectorised search.
-        both = _pooled_sorted_at(in_sorted, out_sorted, np.concatenate((in_positions, np.minimum(counts, m - 1))))
+        both = _pooled_sorted_at(in_padded, out_padded, np.concatenate((in_positions, np.minimum(counts, m - 1))))
         in_cuts, out_cuts = both[:counts.size], both[counts.size:]
     return out_cuts, np.where(counts < m, in_cuts, -np.inf)
 
 
-def _candidate_cuts(scores, in_sorted, out_sorted, guessing, grid_size, guess_rules):
+def _candidate_cuts(scores, in_padded, out_padded, guessing, grid_size, guess_rules):
     """(out_cuts, in_cuts) of the candidate guess rules: the count grid, or every ROC-hull threshold."""
     if guess_rules == "grid":
-        counts = _guess_counts(in_sorted.size + out_sorted.size, guessing, grid_size)
-        return _cuts_from_counts(in_sorted, out_sorted, counts, guessing)
+        counts = _guess_counts(in_padded.size + out_padded.size - 4, guessing, grid_size)
+        return _cuts_from_counts(in_padded, out_padded, counts, guessing)
     from . import metrics
 
     counts = metrics.roc_counts(scores)
@@ -354,14 +370,29 @@ def _candidate_cuts(scores, in_sorted, out_sorted, guessing, grid_size, guess_ru
     return np.full(vertices.size, -np.inf), lower[vertices]
 
 
-def _sorted_sides(scores):
-    """Oriented IN and OUT scores, each sorted."""
-    in_oriented, out_oriented = scores.oriented()
-    return np.sort(in_oriented), np.sort(out_oriented)
+def _sorted_sides(scores) -> tuple[np.ndarray, np.ndarray]:
+    """Oriented IN and OUT scores, each sorted between the sentinels −∞ and +∞ (for :func:`_pooled_sorted_at`).
+
+    Each side is copied (negated if lower scores mean IN) into its padded buffer and sorted there, so the
+    sentinels cost no copy beyond the one a sort makes anyway.
+    """
+    padded = []
+    for side in (scores.in_scores, scores.out_scores):
+        buffer = np.empty(side.size + 2)
+        buffer[0], buffer[-1] = -np.inf, np.inf
+        inner = buffer[1:-1]
+        if scores.higher_is_in:
+            inner[:] = side
+        else:
+            np.negative(side, out=inner)
+        inner.sort()
+        padded.append(buffer)
+    return padded[0], padded[1]
 
 
-def _guess_tallies(in_sorted, out_sorted, out_cuts, in_cuts):
-    """(r, v) of "IN if score > in_cut, OUT if score < out_cut" for arrays of cuts, from sorted sides."""
+def _guess_tallies(in_padded, out_padded, out_cuts, in_cuts):
+    """(r, v) of "IN if score > in_cut, OUT if score < out_cut" for arrays of cuts, from the padded sorted sides."""
+    in_sorted, out_sorted = in_padded[1:-1], out_padded[1:-1]
     in_above = in_sorted.size - np.searchsorted(in_sorted, in_cuts, side="right")
     out_above = out_sorted.size - np.searchsorted(out_sorted, in_cuts, side="right")
     in_below = np.searchsorted(in_sorted, out_cuts, side="left")
@@ -481,22 +512,22 @@ def epsilon_one_run(
         num_hypotheses, significance = pairs.shape[0], alpha / pairs.shape[0]
     elif strategy == "split":
         selection_half, evaluated = scores.split(rng)
-        in_sorted, out_sorted = _sorted_sides(selection_half)
-        all_out, all_in = _candidate_cuts(selection_half, in_sorted, out_sorted, guessing, grid_size, guess_rules)
-        r, v = _guess_tallies(in_sorted, out_sorted, all_out, all_in)
-        best, _ = _best(alpha, delta, r, v, in_sorted.size + out_sorted.size, analysis)
+        in_padded, out_padded = _sorted_sides(selection_half)
+        all_out, all_in = _candidate_cuts(selection_half, in_padded, out_padded, guessing, grid_size, guess_rules)
+        r, v = _guess_tallies(in_padded, out_padded, all_out, all_in)
+        best, _ = _best(alpha, delta, r, v, selection_half.num_in + selection_half.num_out, analysis)
         out_cuts, in_cuts = all_out[best : best + 1], all_in[best : best + 1]
         num_hypotheses, significance = 1, alpha
     else:
-        in_sorted, out_sorted = _sorted_sides(scores)
-        out_cuts, in_cuts = _candidate_cuts(scores, in_sorted, out_sorted, guessing, grid_size, guess_rules)
+        in_padded, out_padded = _sorted_sides(scores)
+        out_cuts, in_cuts = _candidate_cuts(scores, in_padded, out_padded, guessing, grid_size, guess_rules)
         num_hypotheses = in_cuts.size if strategy == "bonferroni" else 1
         significance = alpha / num_hypotheses
 
     if strategy in ("explicit", "split"):
-        in_sorted, out_sorted = _sorted_sides(evaluated)
+        in_padded, out_padded = _sorted_sides(evaluated)
     m = evaluated.num_in + evaluated.num_out
-    r, v = _guess_tallies(in_sorted, out_sorted, out_cuts, in_cuts)
+    r, v = _guess_tallies(in_padded, out_padded, out_cuts, in_cuts)
     best, eps_lb = _best(significance, delta, r, v, m, analysis)
     certifiable = strategy != "uncorrected" and not (strategy == "bonferroni" and guess_rules == "hull")
     sign = 1.0 if scores.higher_is_in else -1.0

@@ -14,5 +14,6 @@ def test_pooled_order_statistics_equal_the_sorted_concatenation(in_scores, out_s
     # Ties within and across the sides, one score per side, extreme magnitudes.
     pooled = np.sort(np.r_[in_scores, out_scores])
     positions = np.array(data.draw(st.lists(st.integers(0, pooled.size - 1), min_size=1, max_size=12)))
-    found = _pooled_sorted_at(np.sort(in_scores), np.sort(out_scores), positions)
+    padded_in, padded_out = (np.r_[-np.inf, np.sort(side), np.inf] for side in (in_scores, out_scores))
+    found = _pooled_sorted_at(padded_in, padded_out, positions)
     np.testing.assert_array_equal(found, pooled[positions])
