@@ -229,8 +229,12 @@ def _delta_crossing_proxies(significance: float, delta: float, r: np.ndarray, v:
 
     W of :func:`_window_average_max` is estimated by its largest average among four window widths (1, the
     distance from v − 1 down to the mode, and that plus one and two standard deviations), from differences of
-    binomial tails; 9 bisection steps in [0, root] (to 1/512 of it) find where tail(ε) + 2mδ·W(ε) meets the target. Only an
-    order and a first bracket to try: nothing certified rests on it (:func:`_epsilon_for_counts` checks p).
+    binomial tails; 9 bisection steps in [0, root] (to 1/512 of it) find where tail(ε) + 2mδ·W(ε) meets the target.
+    A maximum over some windows is at most W, so the estimated p is at most p (up to the rounding of differenced
+    tails), and each proxy, a point where the estimated p is not below the target (or the δ = 0 root), bounds
+    its rule's crossing from above: :func:`_best` skips the rules whose proxy does not exceed the best bound found.
+    Only an order, a first bracket and that skip: nothing certified rests on it (:func:`_epsilon_for_counts`
+    checks p), and a proxy that rounding left just below its crossing can only make the result smaller.
     """
     weight = 2.0 * m * delta
     target = significance * (1.0 - _P_MARGIN)
@@ -413,8 +417,13 @@ def _best(significance, delta, r, v, m, analysis="steinke"):
     target = significance * (1.0 - _P_MARGIN)
     best, best_epsilon = int(np.argmax(pure)), -1.0
     proxies = _delta_crossing_proxies(significance, delta, r, v, m, roots)
-    # The rule likeliest to be best first, so that the others mostly cost one p-value.
+    # The rule likeliest to be best first, so that the others mostly cost one p-value or none.
     for index in np.argsort(-proxies, kind="stable"):
+        if proxies[index] <= best_epsilon:
+            # p(·, δ) is at least the estimate's p, which reaches the target at the proxy: this rule's bound is at
+            # most the best so far (up to the estimate's rounding, which can only make the result smaller), and so
+            # is every later rule's, their proxies being smaller.
+            break
         if pure[index] <= best_epsilon:
             continue  # bounded by its δ = 0 value
         counts = (int(r[index]), int(v[index]), m)

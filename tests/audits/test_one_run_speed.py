@@ -156,3 +156,45 @@ def test_the_window_anchor_is_scipys_binomial_pmf():
     # one_run uses stats.binom._pmf (no argument checks) for speed: it must be the public pmf's doubles.
     x = np.arange(199_961, 195_000, -1)
     assert np.array_equal(stats.binom._pmf(x, 232_692, 0.844), stats.binom.pmf(x, 232_692, 0.844))
+
+
+# epsilon_one_run's results before the fixed-cost work of issue 31 (commit 7271732), each drawn as
+# AuditScores(N(shift, 1) of size, N(0, 1) of size) from default_rng(seed), α = 0.05, "bonferroni":
+# (seed, size, shift, δ, guessing, ε_lb, guesses, correct). The cheaper search must give the same doubles.
+_BEFORE_ISSUE_31 = [
+    (0, 300, 1.0, 0.0, "two-sided", 1.5221242492069593, 48, 46),
+    (1, 300, 1.0, 1e-05, "two-sided", 1.1497061178635655, 168, 142),
+    (2, 3000, 0.5, 1e-05, "one-sided", 0.6776018611094405, 126, 101),
+    (3, 3000, 2.0, 0.0, "one-sided", 3.753722486075772, 868, 859),
+    (4, 20000, 1.0, 1e-05, "two-sided", 1.9781566321379587, 4428, 4007),
+    (5, 1000, 3.0, 0.001, "two-sided", 0.2638321698094652, 2000, 1872),
+    (6, 1000, 3.0, 0.001, "one-sided", 0.0, 369, 368),
+    (7, 50, 4.0, 1e-05, "one-sided", 1.8309468686597201, 36, 36),
+    (8, 10000, 0.2, 1e-08, "two-sided", 0.23671858552819774, 928, 558),
+    (9, 5000, 1.5, 0.0, "two-sided", 2.9943154942575574, 584, 569),
+]
+
+
+@pytest.mark.parametrize("seed, size, shift, delta, guessing, eps_lb, guesses, correct", _BEFORE_ISSUE_31)
+def test_results_are_those_before_the_fixed_cost_work(seed, size, shift, delta, guessing, eps_lb, guesses, correct):
+    rng = np.random.default_rng(seed)
+    scores = AuditScores(rng.normal(shift, 1.0, size), rng.normal(0.0, 1.0, size), trials="independent")
+    result = epsilon_one_run(scores, delta=delta, guessing=guessing)
+    assert result.eps_lb == eps_lb
+    assert (result.counts["guesses"], result.counts["correct"]) == (guesses, correct)
+
+
+@examples(1)
+@given(m=st.integers(2, 300_000), data=st.data(), significance=st.sampled_from([0.05, 0.005, 1e-6]),
+       delta=st.sampled_from([1e-8, 1e-5, 1e-3]))
+def test_proxies_bound_each_rules_crossing_from_above(m, data, significance, delta):
+    # _best skips a rule whose proxy is at most the best bound so far: p(proxy, δ) must not be below the target,
+    # so that the rule's own bound (where p is below it) is not above its proxy; 1e-8 of it is left for the
+    # estimate's differenced scipy tails (relative errors ~1e-11 each).
+    r = np.array(data.draw(st.lists(st.integers(1, m), min_size=1, max_size=6)), dtype=np.int64)
+    v = np.array([data.draw(st.integers(0, guesses)) for guesses in r.tolist()], dtype=np.int64)
+    _, roots = one_run._pure_epsilons(significance, r, v)
+    proxies = one_run._delta_crossing_proxies(significance, delta, r, v, m, roots)
+    for proxy, guesses, correct in zip(proxies.tolist(), r.tolist(), v.tolist()):
+        if proxy > 0.0:
+            assert one_run._p_value(proxy, delta, guesses, correct, m) >= _target(significance) * (1.0 - 1e-8)
