@@ -29,14 +29,20 @@ scikit-learn is imported when a test runs, not when this module is.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import replace
+from typing import Any, TypeAlias
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .. import validation as check
 from .floating import lattice_exponents
-from .candidates import NOMINAL_SAMPLES, refit_candidate
+from .candidates import NOMINAL_SAMPLES, Candidate, refit_candidate
+from .greybox import Score
 from .statistical import (
+    Event,
+    Sampler,
     StatisticalTestResult,
     _canonical,
     _draw,
@@ -57,6 +63,8 @@ ATOM_ROWS = 20_000
 OUTCOME_LIMIT = 64
 MANTISSA_BITS = 12
 TRAINING_LIMIT = 10_000
+# A refit as a Candidate carries it: (outputs on D, outputs on D', nominal samples) -> the refit's choice.
+Refit: TypeAlias = Callable[[NDArray[Any], NDArray[Any], int], Candidate | None]
 
 
 class OutputFeatures:
@@ -90,16 +98,23 @@ class OutputFeatures:
     events built on it are independent of a later test sample.
     """
 
-    def __init__(self, training_samples, *, float_bits=False):
+    # Non-numeric outputs: the column of each frequent outcome's key.
+    outcomes: dict[Hashable, int]
+    # Numeric outputs: the stand-in for ±inf, and the categories and atoms of each coordinate that has them.
+    largest: NDArray[np.float64]
+    categories: dict[int, NDArray[np.float64]]
+    atoms: dict[int, NDArray[np.float64]]
+
+    def __init__(self, training_samples: Sequence[NDArray[Any]], *, float_bits: bool = False) -> None:
         self.numeric = all(isinstance(sample, np.ndarray) and sample.dtype.kind in "biuf" for sample in training_samples)
         self.float_bits = float_bits
         if not self.numeric:
             keys = [_canonical(item) for sample in training_samples for item in sample]
-            table = {}
+            table: dict[Hashable, int] = {}
             for key in keys:
                 table[key] = table.get(key, 0) + 1
-            frequent = sorted(table, key=table.get, reverse=True)[:OUTCOME_LIMIT]
-            self.outcomes = {key: index for index, key in enumerate(frequent)}
+            frequent_keys = sorted(table, key=table.__getitem__, reverse=True)[:OUTCOME_LIMIT]
+            self.outcomes = {key: index for index, key in enumerate(frequent_keys)}
             return
         values = np.concatenate([sample.reshape(len(sample), -1) for sample in training_samples]).astype(float)
         finite = np.where(np.isfinite(values), values, 0.0)
@@ -124,10 +139,11 @@ class OutputFeatures:
             if frequent.size:
                 self.atoms[column] = np.sort(distinct[frequent])
 
-    def __call__(self, sample):
+    def __call__(self, sample: NDArray[Any]) -> NDArray[np.float64]:
         if not self.numeric:
             indices = np.fromiter((self.outcomes.get(_canonical(item), -1) for item in sample), dtype=np.int64, count=len(sample))
-            return (indices[:, None] == np.arange(len(self.outcomes))[None, :]).astype(float)
+            one_hot: NDArray[np.float64] = (indices[:, None] == np.arange(len(self.outcomes))[None, :]).astype(float)
+            return one_hot
         raw = np.asarray(sample).reshape(len(sample), -1)
         values = np.asarray(raw, dtype=float)
         rows, width = values.shape
@@ -167,16 +183,16 @@ class OutputFeatures:
 class _Standardised:
     """Feature scaling fitted on the training sample (no test data seen)."""
 
-    def __init__(self, features):
-        self.mean = features.mean(axis=0)
+    def __init__(self, features: NDArray[np.float64]) -> None:
+        self.mean: NDArray[np.float64] = features.mean(axis=0)
         spread = features.std(axis=0)
-        self.scale = np.where(spread > 0, spread, 1.0)
+        self.scale: NDArray[np.float64] = np.where(spread > 0, spread, 1.0)
 
-    def __call__(self, features):
+    def __call__(self, features: NDArray[np.float64]) -> NDArray[np.float64]:
         return (features - self.mean) / self.scale
 
 
-def _fitted_scorers(first, second, seed):
+def _fitted_scorers(first: NDArray[np.float64], second: NDArray[np.float64], seed: int) -> list[tuple[str, Score]]:
     """Score functions (name, features -> score) fitted to tell first (label 1) from second (label 0)."""
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.linear_model import LogisticRegression
@@ -191,9 +207,10 @@ def _fitted_scorers(first, second, seed):
     with threadpool_limits(1):
         trees.fit(features, labels)
 
-    def tree_score(x):
+    def tree_score(x: NDArray[np.float64]) -> NDArray[np.float64]:
         with threadpool_limits(1):
-            return trees.predict_proba(x)[:, 1]
+            probabilities: NDArray[np.float64] = trees.predict_proba(x)
+        return probabilities[:, 1]
 
     # The standardisation folded into the weights: w·(x − m)/s + b = x·(w/s) + (b − m·w/s), one product per output
     # instead of a centred, scaled copy of every feature matrix counted in the final stage.
@@ -203,7 +220,16 @@ def _fitted_scorers(first, second, seed):
 
 
 def learned_dp_test(
-    sampler, pair, epsilon, delta, *, num_samples, rng, alpha=0.05, num_thresholds=32, float_bits=False
+    sampler: Sampler,
+    pair: tuple[Any, Any],
+    epsilon: float,
+    delta: float,
+    *,
+    num_samples: int,
+    rng: np.random.Generator | int,
+    alpha: float = 0.05,
+    num_thresholds: int = 32,
+    float_bits: bool = False,
 ) -> StatisticalTestResult:
     """Test "``sampler`` is (ε, δ)-DP on ``pair``" with events learned by classifiers; see the module docstring.
 
@@ -235,19 +261,33 @@ def learned_dp_test(
                                                          refit_kind="learned"))
 
 
-def _learned_events(training, test, num_thresholds, float_bits, seed, training_limit=TRAINING_LIMIT):
+def _learned_events(
+    training: list[NDArray[Any]],
+    test: list[NDArray[Any]],
+    num_thresholds: int,
+    float_bits: bool,
+    seed: int,
+    training_limit: int = TRAINING_LIMIT,
+) -> tuple[list[str], NDArray[np.intp], NDArray[np.intp], Callable[[int], Event]]:
     """Events {s > t}, {s <= t} of classifiers fitted on ``training`` (two samples), and their counts on ``test``.
 
     Returns (names, counts on test[0], counts on test[1], event_of: index -> membership function).
     """
     featurise = OutputFeatures(training, float_bits=float_bits)
     features = [featurise(sample) for sample in training + test]
-    names, counts_first, counts_second, events = [], [], [], []
+    names: list[str] = []
+    counts_first: list[NDArray[np.intp]] = []
+    counts_second: list[NDArray[np.intp]] = []
+    events: list[tuple[Callable[[NDArray[Any]], NDArray[np.float64]], float, bool]] = []
     # The classifiers are fitted on at most training_limit outputs per side: their fit time grows with n,
     # and the events still depend on the training sample alone.
     fitted = [side[:training_limit] for side in features[:2]]
     for model, score in _fitted_scorers(fitted[0], fitted[1], seed):
-        scored = _last_call_cached(lambda outputs, score=score: score(featurise(outputs)))
+        # ``score`` bound as a default: the events call this after the loop has moved on to the next model.
+        def score_outputs(outputs: NDArray[Any], score: Score = score) -> NDArray[np.float64]:
+            return score(featurise(outputs))
+
+        scored = _last_call_cached(score_outputs)
         training_scores = np.concatenate([score(features[0]), score(features[1])])
         thresholds = np.unique(np.quantile(training_scores, quantile_levels(num_thresholds, training_scores.size)))
         for sample_features, counts in zip(features[2:], (counts_first, counts_second)):
@@ -264,7 +304,16 @@ REFIT_TRAINING = 30_000
 REFIT_RANKING = 200_000
 
 
-def _refit(first, second, delta, num_thresholds, float_bits, seed, keep=None, nominal_samples=NOMINAL_SAMPLES):
+def _refit(
+    first: NDArray[Any],
+    second: NDArray[Any],
+    delta: float,
+    num_thresholds: int,
+    float_bits: bool,
+    seed: int,
+    keep: Candidate | None = None,
+    nominal_samples: int = NOMINAL_SAMPLES,
+) -> Candidate | None:
     """DP-Sniper's attack on a larger sample: classifiers trained on part of (first, second), thresholds ranked on the rest.
 
     For :func:`.confirm.confirm_candidate`; returns a :class:`.candidates.Candidate` (or None).
@@ -285,7 +334,7 @@ def _refit(first, second, delta, num_thresholds, float_bits, seed, keep=None, no
     return refit_candidate(counts_first, counts_second, size - cut, delta, event_of, names, nominal_samples)
 
 
-def learned_refit(candidate, delta, *, seed, float_bits=False, num_thresholds=32):
+def learned_refit(candidate: Candidate, delta: float, *, seed: int, float_bits: bool = False, num_thresholds: int = 32) -> Refit:
     """A ``refit`` for a candidate of any family: the learned events on the larger sample, the candidate's own event among them.
 
     Returns the refit function; :func:`.confirm.confirm_candidates` draws at most
@@ -295,19 +344,20 @@ def learned_refit(candidate, delta, *, seed, float_bits=False, num_thresholds=32
                                                  nominal_samples=nominal)
 
 
-def _last_call_cached(function):
+def _last_call_cached(function: Callable[[NDArray[Any]], NDArray[np.float64]]) -> Callable[[NDArray[Any]], NDArray[np.float64]]:
     """``function``, its value kept for the outputs object it was last called with: the final stage counts several
     thresholds of one score on the same outputs, and featurising and scoring them is most of its time."""
-    last = [None, None]
+    last: tuple[NDArray[Any], NDArray[np.float64]] | None = None
 
-    def cached(outputs):
-        if outputs is not last[0]:
-            last[0], last[1] = outputs, function(outputs)
+    def cached(outputs: NDArray[Any]) -> NDArray[np.float64]:
+        nonlocal last
+        if last is None or outputs is not last[0]:
+            last = (outputs, function(outputs))
         return last[1]
 
     return cached
 
 
-def _score_event(scored, threshold, above):
+def _score_event(scored: Callable[[NDArray[Any]], NDArray[np.float64]], threshold: float, above: bool) -> Event:
     """Membership function of {s(o) > threshold} (``above``) or {s(o) <= threshold}; ``scored`` maps outputs to s(o), fixed by training."""
     return lambda outputs: scored(outputs) > threshold if above else scored(outputs) <= threshold
