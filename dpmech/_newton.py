@@ -13,36 +13,32 @@ Where rounding noise at extreme inputs defeats Newton's method, or leaves it
 more than a relative 1e-9 inside the private side, bisection on the doubles
 between a private and an open point finishes.
 
-Inputs are 1-D float arrays; only the entries that have not converged are updated.
+Inputs are 1-D float arrays; only the entries that have not converged are updated. The same solver for
+one float on Python floats is :func:`dpmech._newton_scalar.solve_scalar`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ._newton_scalar import AIM as _AIM
+from ._newton_scalar import FINISHING_STEPS as _FINISHING_STEPS
+from ._newton_scalar import LOG_DELTA_MARGIN as LOG_DELTA_MARGIN
+from ._newton_scalar import MAX_STEPS as _MAX_STEPS
+from ._newton_scalar import TIGHTNESS as _TIGHTNESS
+from ._newton_scalar import TOLERANCE as _TOLERANCE
+
 _Floats = NDArray[np.float64]
 # evaluate(x, index) -> (upper bound on log δ, slope), at the entries ``index`` of the full problem.
 ArrayEvaluate = Callable[[_Floats, NDArray[np.integer[Any]]], tuple[_Floats, _Floats]]
 # step(x, excess, slope) -> new x.
 ArrayStep = Callable[[_Floats, _Floats, _Floats], _Floats]
-# evaluate(x) -> (upper bound on log δ, slope), or None where the array path must decide.
-ScalarEvaluate = Callable[[float], "tuple[float, float] | None"]
-ScalarStep = Callable[[float, float, float], float]
-
-# Base of the error bound on an evaluated log δ: thirty times the worst relative error of the
-# δ evaluation (about 3e-13) seen against 50-digit arithmetic. gaussian_log_delta already adds it.
-LOG_DELTA_MARGIN = 1e-11
-_AIM = 0.1 * LOG_DELTA_MARGIN
-_TOLERANCE = 1e-12
-_MAX_STEPS = 100
-_FINISHING_STEPS = 8
+# The scalar solver (dpmech._newton_scalar, numpy-free) holds the constants both share.
 _BISECTION_STEPS = 70
-_TIGHTNESS = 1e-9
 
 
 def solve(
@@ -140,46 +136,3 @@ def _finishing_step(x: _Floats, excess: _Floats, slope: _Floats, step: ArrayStep
     if np.any(stuck):
         moved[stuck] = np.nextafter(x[stuck], step(x[stuck], np.ones(np.count_nonzero(stuck)), slope[stuck]))
     return moved
-
-
-def solve_scalar(x: float, evaluate: ScalarEvaluate, step: ScalarStep, log_target: float, open_end: float) -> float | None:
-    """:func:`solve` for one float with Python-float callbacks; None wherever the array path must decide.
-
-    ``evaluate(x) -> (upper bound on log δ, slope)`` or None. The same three stages; anything unusual
-    (a None evaluation, no finish within the steps, a loose finish) returns None rather than guessing.
-    """
-    pair = evaluate(x)
-    if pair is None:
-        return None
-    upper, slope = pair
-    for _ in range(_MAX_STEPS):
-        excess = upper - log_target
-        if abs(excess) <= _TOLERANCE:
-            break
-        moved = step(x, excess, slope)
-        if moved == x or not math.isfinite(moved):
-            break
-        x = moved
-        pair = evaluate(x)
-        if pair is None:
-            return None
-        upper, slope = pair
-    for _ in range(_FINISHING_STEPS):
-        if upper <= log_target:
-            break
-        moved = step(x, upper - (log_target - _AIM), slope)
-        if moved == x:
-            moved = float(np.nextafter(x, step(x, 1.0, slope)))
-        x = moved
-        pair = evaluate(x)
-        if pair is None:
-            return None
-        upper, slope = pair
-    else:
-        if upper > log_target:
-            return None
-    probe = x * (1.0 + _TIGHTNESS) if open_end > x else x * (1.0 - _TIGHTNESS)
-    pair = evaluate(probe if probe != x else float(np.nextafter(x, open_end)))
-    if pair is None or pair[0] <= log_target:
-        return None
-    return x

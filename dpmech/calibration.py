@@ -15,6 +15,11 @@ the same μ the public functions form from it, so the σ returned is never
 below the exact σ, for every input accepted (checked in 50-digit arithmetic
 by the tests), and exceeds it by about 1e-11 relative for ordinary inputs.
 
+One float pair takes :func:`dpmech._gaussian_scalar.calibrate_analytic`, the
+same Newton method on Python floats without numpy or scipy (its bound on log δ
+is wider by the error term of its erfcx, so its σ is at most about 1e-11
+relative above the array path's); where it defers, the array path decides.
+
 ``method="classic"`` is σ = Δ√k·√(2 ln(1.25/δ))/ε (Dwork & Roth 2014,
 Thm. A.1), the form FedAUXfdp and DP-Helmet's estimate use. The theorem holds
 only for ε < 1, so larger ε is refused; it is looser than the analytic σ
@@ -36,10 +41,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _newton
 from . import validation as check
+from ._gaussian_scalar import CALIBRATION_METHODS
+from ._gaussian_scalar import LARGEST as _LARGEST
+from ._gaussian_scalar import LOG_SQRT_2PI as _LOG_SQRT_2PI
+from ._gaussian_scalar import UPWARD as _UPWARD
+from ._gaussian_scalar import calibrate_analytic
 from .gaussian import (
-    _LARGEST,
-    _LOG_SQRT_2PI,
-    _UPWARD,
     _delta_from_log_upper,
     _epsilon_for_mu,
     _log_delta_evaluated_and_upper,
@@ -47,10 +54,9 @@ from .gaussian import (
     _ratio_up,
     _solver_log_target,
     _upper_quantile,
-    _upper_scalar,
 )
 
-METHODS = ("analytic", "classic")
+METHODS = CALIBRATION_METHODS
 _MAX_ROUND_TRIP_STEPS = 64
 
 _Floats = NDArray[np.float64]
@@ -87,39 +93,6 @@ def _mu_for_target(epsilon: _Floats, log_target: _Floats) -> _Floats:
         return upper, _log_delta_slope_in_log_mu(epsilon[index], mu, log_delta)
 
     return _newton.solve(start, evaluate, _log_mu_step, log_target, np.full_like(start, 5e-324), np.full_like(start, _LARGEST))
-
-
-def _calibrate_scalar(epsilon: float, delta: float, sensitivity: float, compositions: int) -> float | None:
-    """The analytic σ for floats and an int k on Python floats, checked as the array path checks; None to defer."""
-    log_target = float(_solver_log_target(delta))
-    z = float(_upper_quantile(np.array([log_target]))[0])
-    root = math.hypot(z, math.sqrt(2.0) * math.sqrt(epsilon))
-    start = max(epsilon / (root + z) * 2.0 if z > 0.0 else root - z, 5e-324)
-
-    def evaluate(mu: float) -> tuple[float, float] | None:
-        pair = _upper_scalar(epsilon, mu)
-        if pair is None:
-            return None
-        a = 0.5 * mu - epsilon / mu
-        slope = mu * math.exp(min(-0.5 * a * a - _LOG_SQRT_2PI - pair[0], 700.0))
-        return pair[1], slope
-
-    def step(mu: float, excess: float, slope: float) -> float:
-        if not slope > 0.0:
-            return mu
-        moved = mu * math.exp(min(max(-excess / slope, -700.0), 700.0))
-        return min(max(moved, 5e-324), _LARGEST)
-
-    mu = _newton.solve_scalar(start, evaluate, step, log_target, _LARGEST)
-    if mu is None:
-        return None
-    sigma = _ratio_up(sensitivity, compositions, mu)
-    if not math.isfinite(sigma):
-        return None
-    final = _upper_scalar(epsilon, _ratio_up(sensitivity, compositions, sigma))
-    if final is None or min(math.nextafter(math.exp(final[1]), math.inf), 1.0) > delta:
-        return None
-    return sigma
 
 
 def _refuse_overflow(sigma: float | _Floats) -> None:
@@ -180,7 +153,7 @@ def calibrate_gaussian(
         return check.scalar_or_array(sigma)
     if isinstance(epsilon, float) and isinstance(delta, float) and isinstance(sensitivity, float) and isinstance(
             compositions, int):
-        quick = _calibrate_scalar(epsilon, delta, sensitivity, compositions)
+        quick = calibrate_analytic(epsilon, delta, sensitivity, compositions)
         if quick is not None:
             return quick
     if isinstance(compositions, int):

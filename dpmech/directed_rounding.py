@@ -30,19 +30,31 @@ from __future__ import annotations
 import decimal
 import math
 
-from . import validation as check
-
 DEFAULT_DIGITS = 10
 # Significant digits of the numbers in a report (audits, dpmech run): enough to compare, few enough to read.
 REPORT_DIGITS = 4
 
 
+# dpmech.validation (numpy) loads only for an argument that is not a plain float or int, so that the
+# CLI's numpy-free commands print without numpy.
 def _digits(significant_digits: int) -> int:
+    if type(significant_digits) is int and significant_digits >= 1:
+        return significant_digits
+    from . import validation as check
+
     return check.integer_scalar("significant_digits", significant_digits, 1)
 
 
+def _real(name: str, value: float) -> float:
+    if type(value) is float:
+        return value
+    from . import validation as check
+
+    return float(check.real_array(name, value, "a real number"))
+
+
 def _format(value: float, significant_digits: int, rounding: str) -> str:
-    value = float(check.real_array("value", value, "a real number"))
+    value = _real("value", value)
     if not math.isfinite(value):
         return str(value)
     shortest = repr(value)
@@ -91,7 +103,7 @@ def format_log_up(log_value: float, significant_digits: int = DEFAULT_DIGITS) ->
     raised by a relative 1e-12 (a thousand times the rounding of that split for
     |log_value| up to 1e6) before rounding up, so the text is never below the value.
     """
-    log_value = float(check.real_array("log_value", log_value, "a real number"))
+    log_value = _real("log_value", log_value)
     digits = _digits(significant_digits)
     if log_value == -math.inf:
         return "0"

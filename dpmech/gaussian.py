@@ -53,6 +53,13 @@ a few hundred ulps:
 δ is returned in log space by :func:`gaussian_log_delta`, so values far below
 the smallest double (1e-308) keep an accurate logarithm.
 
+One pair of floats takes :mod:`dpmech._gaussian_scalar`: the same three
+evaluations on Python floats, with erfcx from :mod:`dpmech._erfcx` (math
+alone, relative error at most 2⁻⁴⁸, proven there) in place of scipy's, so that
+neither numpy nor scipy loads for one number; its E adds 1300·2⁻⁴⁸ = 4.6e-12,
+the largest magnification of that error (derived there). scipy.special loads
+only when an array is evaluated.
+
 Soundness. Every public function returns an upper bound on the exact δ, and
 the inversions an ε or σ on the safe side of the exact one, for every input
 they accept:
@@ -88,42 +95,46 @@ from collections.abc import Callable
 from typing import Any, overload
 
 import numpy as np
-from numpy.polynomial.legendre import leggauss
 from numpy.typing import ArrayLike, NDArray
-from scipy import special
 
 from . import _newton
 from . import validation as check
+from ._gaussian_scalar import ASYMPTOTIC_COEFFICIENTS as _ASYMPTOTIC_COEFFICIENTS
+from ._gaussian_scalar import ASYMPTOTIC_FROM as _ASYMPTOTIC_FROM
+from ._gaussian_scalar import CANCELLATION as _CANCELLATION
+from ._gaussian_scalar import CANCELLATION_OFFSET as _CANCELLATION_OFFSET
+from ._gaussian_scalar import HALF_LOG_2 as _HALF_LOG_2
+from ._gaussian_scalar import HUGE_A as _HUGE_A
+from ._gaussian_scalar import LARGEST as _LARGEST
+from ._gaussian_scalar import LOG_DELTA_FLOOR
+from ._gaussian_scalar import LOG_HALF as _LOG_HALF
+from ._gaussian_scalar import LOG_SQRT_2PI as _LOG_SQRT_2PI
+from ._gaussian_scalar import SHORT_INTERVAL as _SHORT_INTERVAL
+from ._gaussian_scalar import SMALLEST_NORMAL as _SMALLEST_NORMAL
+from ._gaussian_scalar import SQRT2 as _SQRT2
+from ._gaussian_scalar import SUBNORMAL_BITS as _SUBNORMAL_BITS
+from ._gaussian_scalar import TWO_OVER_SQRT_PI as _TWO_OVER_SQRT_PI
+from ._gaussian_scalar import UNIT_ROUNDOFF as _UNIT_ROUNDOFF
+from ._gaussian_scalar import UNIT_NODES, WEIGHTS
+from ._gaussian_scalar import UPWARD as _UPWARD
+from ._gaussian_scalar import delta_from_log_upper as _delta_from_log_upper_scalar
+from ._gaussian_scalar import epsilon_for_mu as _epsilon_scalar
+from ._gaussian_scalar import error_bound as _error_bound
+from ._gaussian_scalar import far_log_bracket as _far_log_bracket
+from ._gaussian_scalar import log_delta_and_error as _log_delta_and_error_scalar
+from ._gaussian_scalar import log_delta_bounds
+from ._gaussian_scalar import ratio_up as _ratio_up_scalar
+from ._gaussian_scalar import root_parts as _root_parts_scalar
+from ._gaussian_scalar import solver_log_target as _solver_log_target_scalar
+from ._gaussian_scalar import upper_log_delta as _upper_scalar
 
-_SQRT2 = math.sqrt(2.0)
-_LOG_HALF = math.log(0.5)
-_HALF_LOG_2 = 0.5 * math.log(2.0)
-_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-_SHORT_INTERVAL = 0.1
-# Below h = 0.1 the plain difference (and 1 − q above the median) still serves while x_b + 2 < 260·h:
-# it then cancels by less than the worst factor (251, at x_a = 25, h = 0.1) of the region h > 0.1.
-_CANCELLATION = 260.0
-_CANCELLATION_OFFSET = 2.0
-_ASYMPTOTIC_FROM = 25.0
-_NODES, _WEIGHTS = leggauss(8)
-_UNIT_NODES = 0.5 * (1.0 + _NODES)
-# Rows w_i and w_i·t_i: the two weighted sums of one short interval's erfcx values (_short_log_bracket_scalar).
-_SHORT_SUMS = np.stack([_WEIGHTS, _WEIGHTS * _UNIT_NODES])
-# (2n-1)!!/2^n for n = 1..8: the asymptotic series of 2/√π − 2x·erfcx(x).
-_ASYMPTOTIC_COEFFICIENTS = (0.5, 0.75, 1.875, 6.5625, 29.53125, 162.421875, 1055.7421875, 7918.06640625)
-_UNIT_ROUNDOFF = 2.0**-53
-_LARGEST = float(np.finfo(float).max)
-_SMALLEST_NORMAL = float(np.finfo(float).tiny)
-_SUBNORMAL_BITS = 1074  # the subnormal doubles are the multiples of 2^-1074 below 2^-1022
-# μ = Δ·√k/σ from exact mantissas takes at most four roundings of a relative u each.
-_UPWARD = 1.0 + 8.0 * _UNIT_ROUNDOFF
-# Past |a| = 1e154, a²/2 >= 5e307 and log δ <= log ½ − a²/2 is reported as this bound.
-_HUGE_A = 1e154
-LOG_DELTA_FLOOR = -0.25 * _LARGEST
+# scipy.special (erfcx, ndtri) is imported inside the array functions only: one number at a time takes
+# dpmech._gaussian_scalar, whose erfcx is on math alone, and ``dpmech calibrate`` never loads scipy.
+_UNIT_NODES = np.array(UNIT_NODES, dtype=np.float64)
+_WEIGHTS = np.array(WEIGHTS, dtype=np.float64)
 _MAX_CHECK_STEPS = 64
-# c_n/(2n−1) with alternating signs (= ±c_{n−1}/2, exact): the series integrated term by term.
-_FAR_COEFFICIENTS = tuple((-1.0) ** n * c / (2 * n + 1) for n, c in enumerate(_ASYMPTOTIC_COEFFICIENTS))
+# The float path of _log_delta_bounds, under the name dpmech.ledger imports.
+_log_delta_bounds_scalar = log_delta_bounds
 # A shared μ's array may use one error bound for every point when it exceeds the 1e-11 base by at most this.
 _UNIFORM_ERROR_SLACK = 1e-12
 
@@ -143,6 +154,8 @@ def _asymptotic_series(u: _Floats) -> _Floats:
 
 def _erfcx_slope(x: _Floats) -> _Floats:
     """−d/dx erfcx(x) = 2/√π − 2x·erfcx(x) > 0; past x = 25 the direct form cancels by 2x², so the series."""
+    from scipy import special
+
     near = np.minimum(x, _ASYMPTOTIC_FROM)
     slopes: _Floats = _TWO_OVER_SQRT_PI - 2.0 * near * special.erfcx(near)
     far = x > _ASYMPTOTIC_FROM
@@ -152,53 +165,11 @@ def _erfcx_slope(x: _Floats) -> _Floats:
     return slopes
 
 
-def _far_mean(lower: _Real, upper: _Real) -> _Real:
-    """Mean of series(s²) over s in [lower, upper] (0 < lower <= upper <= 1/25), floats or arrays.
-
-    In closed form for the truncated series: Σ (−1)^{n+1} c_n/(2n−1) · P_{2n−2}, with
-    P_k = (upper^{k+1} − lower^{k+1})/(upper − lower) = Σ_j upper^j lower^{k−j}, built as
-    P_k = upper²·P_{k−2} + lower^{k−1}·(upper + lower) from P_0 = 1. Every P_k is a sum of positive
-    terms, so nothing cancels however close the ends are; the alternating sum is 0.5 within 1e-3.
-    """
-    ends, upper_squared, lower_squared = upper + lower, upper * upper, lower * lower
-    power = lower
-    complete: _Real = 1.0
-    total: _Real = _FAR_COEFFICIENTS[0]
-    for coefficient in _FAR_COEFFICIENTS[1:]:
-        complete = upper_squared * complete + power * ends
-        total = total + coefficient * complete
-        power = power * lower_squared
-    return total
-
-
-@overload
-def _far_log_bracket(x_a: float, x_b: float, log_h: float, log: Callable[[float], float]) -> float: ...
-@overload
-def _far_log_bracket(x_a: _Floats, x_b: _Floats, log_h: _Real) -> _Floats: ...
-def _far_log_bracket(x_a: _Real, x_b: _Real, log_h: _Real, log: Callable[[Any], Any] = np.log) -> _Real:
-    """log[erfcx(x_a) − erfcx(x_b)] for x_a >= 25, x_b = x_a + h: (2/√π)·(1/x_a − 1/x_b)·mean, the length
-    h/(x_a x_b) formed in logs (floats with ``log=math.log``, or arrays)."""
-    bracket: _Real = log_h - log(x_a) - log(x_b) + log(_TWO_OVER_SQRT_PI * _far_mean(1.0 / x_b, 1.0 / x_a))
-    return bracket
-
-
 def _short_log_bracket(x_a: _Floats, h: _Floats, log_h: _Floats) -> _Floats:
     """log[erfcx(x_a) − erfcx(x_a + h)] for 1-D arrays of short intervals (x_a < 25): 8-point Gauss–Legendre
     on the slope."""
     nodes = x_a[:, None] + h[:, None] * _UNIT_NODES
     return log_h + np.log(0.5 * (_erfcx_slope(nodes.ravel()).reshape(nodes.shape) @ _WEIGHTS))
-
-
-def _short_log_bracket_scalar(x_a: float, h: float, log_h: float) -> float:
-    """:func:`_short_log_bracket` for one point: one erfcx call over the eight nodes x_i = x_a + h·t_i.
-
-    Σ w_i (2/√π − 2x_i erfcx(x_i)) = 4/√π − 2[x_a Σ w_i erfcx(x_i) + h Σ w_i t_i erfcx(x_i)] (Σ w_i = 2):
-    the one cancellation of the node-by-node form, now after the sums, with two sums from one product.
-    """
-    if x_a + h > _ASYMPTOTIC_FROM:
-        return float(_short_log_bracket(np.array([x_a]), np.array([h]), np.array([log_h]))[0])
-    plain, tilted = (_SHORT_SUMS @ special.erfcx(x_a + h * _UNIT_NODES)).tolist()
-    return log_h + math.log(_TWO_OVER_SQRT_PI - (x_a * plain + h * tilted))
 
 
 def _fused_log_delta(a: _Floats, x_a: _Floats, x_b: _Floats, upper_half: bool, offset: _Real = 0.0) -> _Floats:
@@ -209,6 +180,8 @@ def _fused_log_delta(a: _Floats, x_a: _Floats, x_b: _Floats, upper_half: bool, o
     log(1 − ½e^{−a²/2}[erfcx(−x_a) + erfcx(x_b)]). ``upper_half``: whether any a > 0 may occur.
     Overwrites all three arrays; returns ``a``, now log δ + offset.
     """
+    from scipy import special
+
     above = np.flatnonzero(a > 0.0) if upper_half else None
     if above is not None and above.size:
         a_above = a[above]
@@ -229,49 +202,6 @@ def _fused_log_delta(a: _Floats, x_a: _Floats, x_b: _Floats, upper_half: bool, o
     if above is not None and above.size:
         a[above] = upper_values + (offset[above] if isinstance(offset, np.ndarray) else offset)
     return a
-
-
-@overload
-def _error_bound(size_a: float, spread: float) -> float: ...
-@overload
-def _error_bound(size_a: _Floats, spread: _Real) -> _Floats: ...
-def _error_bound(size_a: _Real, spread: _Real) -> _Real:
-    """E = 1e-11 + 16u[(|a|+1)·spread + a²] + (16u·spread)², spread = μ/2 + ε/μ + |a| (module docstring);
-    floats or arrays."""
-    rounding = (16.0 * _UNIT_ROUNDOFF) * spread
-    return _newton.LOG_DELTA_MARGIN + (size_a + 1.0) * rounding + (
-        16.0 * _UNIT_ROUNDOFF) * size_a * size_a + rounding * rounding
-
-
-def _log_delta_and_error_scalar(epsilon: float, mu: float) -> tuple[float, float] | None:
-    """:func:`_log_delta_and_error` for one pair of floats, the same formulas on Python floats (microseconds)."""
-    if not (mu < _HUGE_A and epsilon / mu < _HUGE_A):
-        return None  # overflow territory: the array path handles it
-    ratio = epsilon / mu
-    a = 0.5 * mu - ratio
-    size_a = abs(a)
-    if not size_a < _HUGE_A:
-        return None
-    x_a, h = -a / _SQRT2, mu / _SQRT2
-    error = _error_bound(size_a, 0.5 * mu + ratio + size_a)
-    if x_a >= _ASYMPTOTIC_FROM:
-        log_bracket = _far_log_bracket(x_a, x_a + h, math.log(mu) - _HALF_LOG_2, math.log)
-    elif not (h > _SHORT_INTERVAL or x_a + h + _CANCELLATION_OFFSET < _CANCELLATION * h):
-        log_bracket = _short_log_bracket_scalar(x_a, h, math.log(mu) - _HALF_LOG_2)
-    elif a > 0.0:
-        q = 0.5 * math.exp(-0.5 * a * a) * (float(special.erfcx(-x_a)) + float(special.erfcx(x_a + h)))
-        return (math.log1p(-q), error) if q < 1.0 else None
-    else:
-        log_bracket = math.log(float(special.erfcx(x_a)) - float(special.erfcx(x_a + h)))
-    return _LOG_HALF - 0.5 * a * a + log_bracket, error
-
-
-def _upper_scalar(epsilon: float, mu: float) -> tuple[float, float] | None:
-    """(evaluated log δ, upper bound) for floats, or None where only the array path decides."""
-    pair = _log_delta_and_error_scalar(epsilon, mu)
-    if pair is None or not math.isfinite(pair[0]) or not math.isfinite(pair[1]):
-        return None
-    return pair[0], min(pair[0] + pair[1], 0.0)
 
 
 def _log_delta_and_error(epsilon: _Floats, mu: _Floats) -> tuple[_Floats, _Floats]:
@@ -304,21 +234,9 @@ def _log_delta_and_error(epsilon: _Floats, mu: _Floats) -> tuple[_Floats, _Float
             if np.any(region):
                 index = np.flatnonzero(region)
                 x, step, log_h = x_a[index], h[index], np.log(mu[index]) - _HALF_LOG_2
-                log_bracket = bracket(x, step, log_h) if bracket else _far_log_bracket(x, x + step, log_h)
+                log_bracket = bracket(x, step, log_h) if bracket else _far_log_bracket(x, x + step, log_h, np.log)
                 log_delta[index] = _LOG_HALF - 0.5 * np.square(a[index]) + log_bracket
     return log_delta, error
-
-
-def _log_delta_bounds_scalar(epsilon: float, mu: float) -> tuple[float, float, float] | None:
-    """:func:`_log_delta_bounds` for one pair of floats (the array path takes this for one entry); None to defer."""
-    pair = _log_delta_and_error_scalar(epsilon, mu)
-    if pair is None:
-        return None
-    log_delta, error = pair
-    upper, lower = log_delta + error, log_delta - error
-    upper = LOG_DELTA_FLOOR if upper == -math.inf else (0.0 if math.isnan(upper) else min(upper, 0.0))
-    lower = -math.inf if (math.isnan(lower) or lower == math.inf) else min(lower, 0.0)
-    return log_delta, lower, upper
 
 
 def _log_delta_bounds(epsilon: _Floats, mu: _Floats) -> tuple[_Floats, _Floats, _Floats]:
@@ -391,7 +309,7 @@ def _log_delta_upper_shared_mu(epsilon: _Floats, mu: float) -> _Floats | None:
             far = np.flatnonzero(x_a >= _ASYMPTOTIC_FROM)
             a_far, x_far = a[far], x_a[far]
             far_values = _LOG_HALF - 0.5 * np.square(a_far) + _far_log_bracket(
-                x_far, x_far + h, math.log(mu) - _HALF_LOG_2) + (error[far] if isinstance(error, np.ndarray) else error)
+                x_far, x_far + h, math.log(mu) - _HALF_LOG_2, np.log) + (error[far] if isinstance(error, np.ndarray) else error)
         upper = _fused_log_delta(a, x_a, np.add(x_a, h), a_high > 0.0, error)
         if far is not None:
             upper[far] = far_values
@@ -425,12 +343,7 @@ def _log_delta_mu(epsilon: _Real, mu: _Real) -> _Real:
 def _root_parts(compositions: int | _Floats) -> tuple[_Real, int]:
     """(root, exponent) with √k <= root·2^exponent (a Python int of any size), or √k for a float array."""
     if isinstance(compositions, int):
-        if compositions.bit_length() <= 1000:
-            # float(k) and the root round by a relative 1.5u at most, inside the upward factor.
-            return math.sqrt(float(compositions)), 0
-        shift = (compositions.bit_length() - 104) // 2
-        # (k >> 2s) + 1 >= k/4^s, whose root times 2^s is >= √k.
-        return math.sqrt(float((compositions >> (2 * shift)) + 1)), shift
+        return _root_parts_scalar(compositions)
     return np.sqrt(compositions), 0
 
 
@@ -440,21 +353,9 @@ def _ratio_up(numerator: float, compositions: int, denominator: float) -> float:
 def _ratio_up(numerator: _Real, compositions: int | _Floats, denominator: _Real) -> _Real: ...
 def _ratio_up(numerator: _Real, compositions: int | _Floats, denominator: _Real) -> _Real:
     """numerator·√compositions/denominator rounded upward from exact frexp mantissas; inf on overflow."""
+    if isinstance(numerator, float) and isinstance(denominator, float) and isinstance(compositions, int):
+        return _ratio_up_scalar(numerator, compositions, denominator)
     root, root_exponent = _root_parts(compositions)
-    if isinstance(numerator, float) and isinstance(denominator, float) and isinstance(root, float):
-        numerator_mantissa, numerator_exponent = math.frexp(numerator)
-        denominator_mantissa, denominator_exponent = math.frexp(denominator)
-        mantissa = numerator_mantissa * root / denominator_mantissa * _UPWARD
-        exponent = numerator_exponent - denominator_exponent + root_exponent
-        try:
-            value = math.ldexp(mantissa, exponent)
-        except OverflowError:
-            return math.inf
-        if value < _SMALLEST_NORMAL:
-            # ldexp rounds to nearest below the normal range: round the mantissa up onto that grid instead
-            # (at most one ulp above, not one and a half, so a σ → μ round trip can come back to μ).
-            return math.ldexp(max(math.ceil(math.ldexp(mantissa, exponent + _SUBNORMAL_BITS)), 1), -_SUBNORMAL_BITS)
-        return value
     numerator_mantissas, numerator_exponents = np.frexp(numerator)
     denominator_mantissas, denominator_exponents = np.frexp(denominator)
     mantissas = numerator_mantissas * root / denominator_mantissas * _UPWARD
@@ -527,7 +428,7 @@ def gaussian_delta(
     """
     log_delta = gaussian_log_delta(epsilon, sigma, sensitivity, compositions)
     if isinstance(log_delta, float):
-        return min(math.nextafter(math.exp(log_delta), math.inf), 1.0) if log_delta > -745.2 else 5e-324
+        return _delta_from_log_upper_scalar(log_delta)
     # _delta_from_log_upper in place (the array is gaussian_log_delta's own).
     with np.errstate(under="ignore"):
         np.exp(log_delta, out=log_delta)
@@ -557,8 +458,7 @@ def _solver_log_target(delta: _Real) -> _Real:
     log rounds by a relative u and exp by an ulp; below 1e-305 the ulps of δ are coarse, so half of δ.
     """
     if isinstance(delta, float):
-        log_delta = math.log(delta) - (math.log(2.0) if delta < 1e-305 else 0.0)
-        return log_delta - (4.0 * _UNIT_ROUNDOFF) * (abs(log_delta) + 2.0)
+        return _solver_log_target_scalar(delta)
     deltas = np.asarray(delta, dtype=float)
     log_deltas: _Floats = np.log(deltas) - np.where(deltas < 1e-305, math.log(2.0), 0.0)
     return log_deltas - (4.0 * _UNIT_ROUNDOFF) * (np.abs(log_deltas) + 2.0)
@@ -566,6 +466,8 @@ def _solver_log_target(delta: _Real) -> _Real:
 
 def _log_delta_slope_in_epsilon(epsilon: _Floats, mu: _Floats, log_delta: _Floats) -> _Floats:
     """d log δ / dε = −e^ε Φ(b) / δ, with e^ε Φ(b) = ½ e^{−a²/2} erfcx(x_b) (x_b > 0 always)."""
+    from scipy import special
+
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         a = 0.5 * mu - epsilon / mu
         x_b = (0.5 * mu + epsilon / mu) / _SQRT2
@@ -581,6 +483,8 @@ def _epsilon_step(epsilon: _Floats, excess: _Floats, slope: _Floats) -> _Floats:
 
 def _upper_quantile(log_probability: _Floats) -> _Floats:
     """z with Φ(−z) = e^log_probability, a Newton start only: past e^−700 by Φ(−z) ≈ φ(z)/z (one correction)."""
+    from scipy import special
+
     with np.errstate(under="ignore"):
         direct = -special.ndtri(np.exp(np.maximum(log_probability, -700.0)))
     rough = np.sqrt(-2.0 * np.minimum(log_probability, -700.0))
@@ -612,40 +516,6 @@ def _epsilon_for_mu(log_target: _Floats, mu: _Floats) -> tuple[_Floats, NDArray[
 
         epsilon[open_] = _newton.solve(start, evaluate, _epsilon_step, target, np.full_like(m, _LARGEST), np.zeros_like(m))
     return epsilon, unreachable
-
-
-def _epsilon_scalar(delta: float, mu: float) -> float | None:
-    """gaussian_epsilon for one float pair on Python floats, checked as the array path checks; None to defer."""
-    log_target = float(_solver_log_target(delta))
-    at_zero = _upper_scalar(0.0, mu)
-    if at_zero is None:
-        return None
-    if at_zero[1] <= log_target:
-        return 0.0
-    z = float(_upper_quantile(np.array([log_target]))[0])
-    start = min(max(mu * z + 0.5 * mu * mu, 0.0), _LARGEST)
-
-    def evaluate(epsilon: float) -> tuple[float, float] | None:
-        pair = _upper_scalar(epsilon, mu)
-        if pair is None:
-            return None
-        a = 0.5 * mu - epsilon / mu
-        x_b = (0.5 * mu + epsilon / mu) / _SQRT2
-        with np.errstate(all="ignore"):
-            slope = -math.exp(min(_LOG_HALF - 0.5 * a * a + math.log(float(special.erfcx(x_b))) - pair[0], 700.0))
-        return pair[1], slope
-
-    def step(epsilon: float, excess: float, slope: float) -> float:
-        moved = epsilon - excess / slope if slope < 0.0 else epsilon
-        return min(max(moved, 0.0), _LARGEST) if math.isfinite(moved) else epsilon
-
-    epsilon = _newton.solve_scalar(start, evaluate, step, log_target, 0.0)
-    if epsilon is None:
-        return None
-    final = _upper_scalar(epsilon, mu)
-    if final is None or min(float(np.nextafter(math.exp(final[1]), math.inf)), 1.0) > delta:
-        return None
-    return epsilon
 
 
 @overload

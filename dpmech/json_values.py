@@ -8,8 +8,7 @@ and ``"nan"``; they are never dropped or replaced by a number.
 from __future__ import annotations
 
 import math
-
-import numpy as np
+import sys
 
 
 def json_ready(value: object) -> object:
@@ -18,7 +17,9 @@ def json_ready(value: object) -> object:
         return {str(key): json_ready(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [json_ready(item) for item in value]
-    if isinstance(value, np.generic):
+    # A numpy scalar exists only once numpy is loaded; the CLI's numpy-free commands do not load it here.
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, numpy.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)

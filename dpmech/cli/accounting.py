@@ -14,8 +14,9 @@ from typing import Any
 
 from . import arguments
 
-# The numerical modules (numpy, scipy.special) load in the handlers, so that registering these
-# commands costs nothing to the other commands, to --help, or to a bad option.
+# The numerical modules load in the handlers, so that registering these commands costs nothing to the
+# other commands, to --help, or to a bad option. One σ, ε or δ takes dpmech._gaussian_scalar (math alone,
+# the same numbers as the library's functions for one float); numpy and scipy load only where it defers.
 
 _SMALLEST_NORMAL = 2.2250738585072014e-308
 # format_log_up's guard (a relative 1e-12 on the mantissa) covers the rounding of log δ/ln 10 only
@@ -24,9 +25,9 @@ _DECIMAL_LOG_FROM = -5000.0
 
 
 def _calibration_method(text: str) -> str:
-    from ..calibration import METHODS
+    from .._gaussian_scalar import CALIBRATION_METHODS
 
-    return arguments.choice(METHODS)(text)
+    return arguments.choice(CALIBRATION_METHODS)(text)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -60,12 +61,22 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:  # any Argume
 
 
 def _delta_fields(epsilon: float, sigma: float, sensitivity: float, compositions: int) -> tuple[float, float, str | None]:
-    """(δ as the conservative double, log δ, table text): a δ below every double is shown from its log."""
-    from ..directed_rounding import format_log_up, format_up
-    from ..gaussian import gaussian_delta, gaussian_log_delta
+    """(δ as the conservative double, log δ, table text): a δ below every double is shown from its log.
 
-    log_delta = gaussian_log_delta(epsilon, sigma, sensitivity, compositions)
-    delta = gaussian_delta(epsilon, sigma, sensitivity, compositions)
+    δ and log δ are those of :func:`dpmech.gaussian_delta` and :func:`dpmech.gaussian_log_delta` (the same
+    scalar evaluation, which they take for one float); the inputs are the parser's checked values.
+    """
+    from .._gaussian_scalar import delta_from_log_upper, ratio_up, upper_log_delta
+    from ..directed_rounding import format_log_up, format_up
+
+    pair = upper_log_delta(epsilon, ratio_up(sensitivity, compositions, sigma))
+    if pair is None:
+        from ..gaussian import gaussian_log_delta
+
+        log_delta = gaussian_log_delta(epsilon, sigma, sensitivity, compositions)
+    else:
+        log_delta = pair[1]
+    delta = delta_from_log_upper(log_delta)
     if delta >= _SMALLEST_NORMAL:
         return delta, log_delta, None
     if log_delta >= _DECIMAL_LOG_FROM:
@@ -76,10 +87,17 @@ def _delta_fields(epsilon: float, sigma: float, sensitivity: float, compositions
 
 
 def _calibrate(args: argparse.Namespace) -> None:
-    from ..calibration import calibrate_gaussian
+    from .._gaussian_scalar import calibrate_analytic
     from .output import emit
 
-    sigma = calibrate_gaussian(args.epsilon, args.delta, args.sensitivity, args.compositions, args.method)
+    # calibrate_gaussian takes calibrate_analytic first for one float pair; the classic σ, and whatever
+    # calibrate_analytic leaves to the array path, come from calibrate_gaussian itself.
+    sigma = (calibrate_analytic(args.epsilon, args.delta, args.sensitivity, args.compositions)
+             if args.method == "analytic" else None)
+    if sigma is None:
+        from ..calibration import calibrate_gaussian
+
+        sigma = calibrate_gaussian(args.epsilon, args.delta, args.sensitivity, args.compositions, args.method)
     achieved, log_achieved, shown = _delta_fields(args.epsilon, sigma, args.sensitivity, args.compositions)
     record = {
         "sigma": sigma,
@@ -97,10 +115,16 @@ def _calibrate(args: argparse.Namespace) -> None:
 
 
 def _epsilon(args: argparse.Namespace) -> None:
-    from ..gaussian import gaussian_epsilon
+    from .._gaussian_scalar import epsilon_for_mu, ratio_up
     from .output import emit
 
-    value = gaussian_epsilon(args.delta, args.sigma, args.sensitivity, args.compositions)
+    # gaussian_epsilon takes epsilon_for_mu first for one float; what it leaves to the array path, and the
+    # refusal of a μ too large, come from gaussian_epsilon itself.
+    value = epsilon_for_mu(args.delta, ratio_up(args.sensitivity, args.compositions, args.sigma))
+    if value is None:
+        from ..gaussian import gaussian_epsilon
+
+        value = gaussian_epsilon(args.delta, args.sigma, args.sensitivity, args.compositions)
     record = {
         "sigma": args.sigma,
         "epsilon": value,

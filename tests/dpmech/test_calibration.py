@@ -54,8 +54,10 @@ def test_ten_thousand_pairs_in_one_call_equal_scalar_calls():
     delta = 10.0 ** rng.uniform(-300, math.log10(0.4999), 10_000)
     sigma = calibrate_gaussian(epsilon, delta)
     assert sigma.shape == (10_000,)
+    # One float pair takes dpmech._gaussian_scalar, whose bound on log δ is wider by its erfcx's error term
+    # (4.6e-12): σ moves by that over d log δ/d log μ, up to a relative 1.1e-11 on a 6,000-point grid.
     for index in rng.choice(10_000, 40, replace=False):
-        assert sigma[index] == pytest.approx(calibrate_gaussian(float(epsilon[index]), float(delta[index])), rel=1e-12)
+        assert sigma[index] == pytest.approx(calibrate_gaussian(float(epsilon[index]), float(delta[index])), rel=3e-11)
     achieved = gaussian_delta(epsilon, sigma)
     assert np.all(achieved <= delta)
 
