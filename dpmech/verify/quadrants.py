@@ -203,6 +203,7 @@ class QuadrantTally:
         best = np.argsort(-screen, kind="stable")[:SCREENED]
         best = best[np.isfinite(screen[best])]
         starts = np.cumsum([0] + [2 * counts[0].size for _, _, counts in blocks])
+        aliases: set[tuple[int, ...]] = set()  # the hits (selection D, D', ranking D, D') of the sets named so far
         events: dict[tuple[int, float, bool, int, float, bool], tuple[int, int, str]] = {}  # (a, u, a <= u, b, t, b > t) -> (hits on D, hits on D', description), on the ranking half
         for flat in best.tolist():
             block = int(np.searchsorted(starts, flat, side="right") - 1)
@@ -212,7 +213,14 @@ class QuadrantTally:
             at_most, above = quadrant < 2, quadrant % 2 == 1
             value, threshold = float(thresholds[a][row]), float(thresholds[b][column])
             description = f"{names[a]} {'<=' if at_most else '>'} {value:.6g} and {names[b]} {'>' if above else '<='} {threshold:.6g}"
-            events[(a, value, at_most, b, threshold, above)] = (int(counts[2][quadrant, row, column]), int(counts[3][quadrant, row, column]), description)
+            hits = tuple(int(counts[part][quadrant, row, column]) for part in range(4))
+            # One set often has several names (on SVT Alg. 3, "#(x[j] == -1) <= 5 and sum x <= t" and "#(x[j] == 0) > 2
+            # and sum x <= t"): with the same hits on all four parts it is taken for the same set, named once (the best
+            # screened name), so that the runners-up the final stage counts beside the best are other sets, not aliases
+            # that each take a share of its β. A wrong merge only loses a candidate: the final stage decides alone.
+            if hits not in aliases:
+                aliases.add(hits)
+                events[(a, value, at_most, b, threshold, above)] = (hits[2], hits[3], description)
         keys, tallies = list(events), list(events.values())
         keep = self.keep
         if keep is not None:

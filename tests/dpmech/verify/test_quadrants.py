@@ -123,3 +123,18 @@ def test_coordinates_that_are_mostly_codes_are_no_continuous_side():
     noisy_max = [np.column_stack([index[side], rng.laplace(side, 1.0, 4_000)]) for side in (0, 1)]
     tally = QuadrantTally.start(*noisy_max)
     assert "x[1]" in {tally.names[b] for _, b in tally.blocks} and {tally.names[a] for a, _ in tally.blocks} >= {"x[0]"}
+
+
+@examples(0.5)
+@given(st.integers(0, 2**32 - 1), st.floats(0.0, 1.0))
+def test_no_set_is_named_twice_among_the_best_and_its_runners_up(seed, shift):
+    # On these rows "#(x[j] == 0) <= u" and "#(x[j] == -1) >= 3 - u" are one set (three codes beside one value): the
+    # runners-up the final stage counts beside the best, each at a share of its β, must be other sets.
+    rng = np.random.default_rng(seed)
+    first, second = _mixed_outputs(rng, 4_000, 0.0), _mixed_outputs(rng, 4_000, shift)
+    candidate = quadrant_refit(first, second, 0.0, nominal_samples=10**6)
+    if candidate is None:
+        return
+    both = np.concatenate([first, second])
+    memberships = {(entry.event(both).tobytes(), entry.heavy_is_first) for entry in (candidate,) + candidate.alternatives}
+    assert len(memberships) == 1 + len(candidate.alternatives)
