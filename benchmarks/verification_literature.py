@@ -6,6 +6,7 @@ Usage::
     python benchmarks/verification_literature.py --false-alarms [--seeds 20] [--budget 2]
     python benchmarks/verification_literature.py --dpsniper [--budget 20] [--seeds 3]
     python benchmarks/verification_literature.py --per-seed [--seeds 20] [--budget 20] [--correct-budget 2] [--jobs 1] [--without NAME]
+    ... [--clock cpu|wall] [--wall-cap-factor 10]
 
 Default mode, per mechanism: the truth, the claim, dpmech's verdict
 (``find_violation`` with its default event families plus what the
@@ -30,9 +31,14 @@ when not: a false alarm or a missed violation), its largest ε lower bound and
 its CPU and wall time per seed. A buggy mechanism gets ``--budget`` (stopping at
 its first rejection), a correct one ``--correct-budget``: a false alarm's
 probability is at most α at any budget, and the correct mechanisms would
-otherwise take most of the time. The budgets are wall-clock seconds: on a
-loaded machine a run gets fewer CPU seconds, and so fewer samples, than on
-an idle one.
+otherwise take most of the time. In every mode the budgets are CPU seconds of
+the run's process (``--clock cpu``, the default:
+:func:`dpmech.verify.budget_clock.cpu_seconds_budget`), so a run gets as many
+samples on a loaded machine as on an idle one, and ends within
+``--wall-cap-factor`` (10) times its budget in wall seconds however little CPU
+it gets; ``--clock wall`` gives find_violation's own wall-clock budgets, on
+which a loaded machine starves the runs (2026-11-26, 20 s wall budgets at
+load 9–40: the missed runs got 2.7–4.2 s of CPU).
 
 Every ε lower bound is printed rounded down to 4 significant digits, and every
 ratio to a published bound to 3 (a bound shown never claims more than was shown).
@@ -113,6 +119,7 @@ the same session): the race could not give any pair enough outputs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -121,6 +128,7 @@ from rich.console import Console
 from rich.table import Table
 
 from dpmech.directed_rounding import format_down
+from dpmech.verify.budget_clock import cpu_seconds_budget
 from dpmech.verify.examples import all_examples, noisy_max_examples, sparse_vector_examples
 from dpmech.verify.tester import find_violation
 
@@ -150,24 +158,32 @@ def published(name):
     return f"{statdp:g} @ eps {PUBLISHED_EPSILON:g}", f"{sniper:g} @ eps {PUBLISHED_EPSILON:g}"
 
 
-def run(example, seed, budget, **options):
+def run(example, seed, budget, wall_cap_factor, **options):
+    """find_violation on ``example`` at ``seed``; the budget in CPU seconds capped by wall / ``wall_cap_factor``
+    (:func:`dpmech.verify.budget_clock.cpu_seconds_budget`), or in wall seconds when ``wall_cap_factor`` is None."""
     start = time.perf_counter()
-    report = find_violation(
-        example.sampler, example.pairs, example.epsilon, example.delta, rng=seed, budget_seconds=budget, outputs=example.outputs,
-        **example.options, **options,
-    )
+    with contextlib.nullcontext() if wall_cap_factor is None else cpu_seconds_budget(wall_cap_factor):
+        report = find_violation(
+            example.sampler, example.pairs, example.epsilon, example.delta, rng=seed, budget_seconds=budget, outputs=example.outputs,
+            **example.options, **options,
+        )
     return report, time.perf_counter() - start
 
 
-def literature_table(examples, seeds, budget):
-    table = Table(title=f"dpmech.verify.find_violation, budget {budget:g} s, alpha 0.05, {seeds} seed(s)")
+def _seconds(wall_cap_factor):
+    """The budgets' unit in a table's title."""
+    return "wall s" if wall_cap_factor is None else f"CPU s (wall cap {wall_cap_factor:g}x)"
+
+
+def literature_table(examples, seeds, budget, wall_cap_factor):
+    table = Table(title=f"dpmech.verify.find_violation, budget {budget:g} {_seconds(wall_cap_factor)}, alpha 0.05, {seeds} seed(s)")
     for column in ("mechanism", "truth", "claim (eps, delta)", "verdicts", "max eps lower bound", "samples/side (rounds, final)", "time/seed", "StatDP", "DP-Sniper"):
         table.add_column(column)
     wrong = 0
     for example in examples:
         rejections, best, samples, final, seconds = 0, 0.0, 0, 0, 0.0
         for seed in range(seeds):
-            report, elapsed = run(example, seed, budget)
+            report, elapsed = run(example, seed, budget, wall_cap_factor)
             seconds += elapsed
             rejections += report.rejected
             best, samples = max(best, report.epsilon_lower_bound), max(samples, report.num_samples)
@@ -183,8 +199,8 @@ def literature_table(examples, seeds, budget):
     print(f"mechanisms with a wrong verdict (false alarms + missed violations), summed over seeds: {wrong}")
 
 
-def false_alarm_table(examples, seeds, budget):
-    table = Table(title=f"false alarms: correct mechanisms, {seeds} seeds each, budget {budget:g} s, alpha 0.05")
+def false_alarm_table(examples, seeds, budget, wall_cap_factor):
+    table = Table(title=f"false alarms: correct mechanisms, {seeds} seeds each, budget {budget:g} {_seconds(wall_cap_factor)}, alpha 0.05")
     for column in ("mechanism", "claim (eps, delta)", "false alarms", "max eps lower bound", "largest samples/side (rounds, final)", "time/seed"):
         table.add_column(column)
     total = 0
@@ -193,7 +209,7 @@ def false_alarm_table(examples, seeds, budget):
             continue
         alarms, best, samples, final, seconds = 0, 0.0, 0, 0, 0.0
         for seed in range(seeds):
-            report, elapsed = run(example, seed, budget)
+            report, elapsed = run(example, seed, budget, wall_cap_factor)
             alarms += report.rejected
             best, samples, seconds = max(best, report.epsilon_lower_bound), max(samples, report.num_samples), seconds + elapsed
             final = max(final, report.final_samples)
@@ -204,23 +220,23 @@ def false_alarm_table(examples, seeds, budget):
     print(f"false alarms over all correct mechanisms and seeds: {total}")
 
 
-def _seed_run(example, seed, budget):
+def _seed_run(example, seed, budget, wall_cap_factor):
     """One (mechanism, seed) run in a joblib worker: (rejected, ε lower bound, CPU seconds, wall seconds)."""
     cpu_start = time.process_time()
-    report, wall = run(example, seed, budget)
+    report, wall = run(example, seed, budget, wall_cap_factor)
     return report.rejected, report.epsilon_lower_bound, time.process_time() - cpu_start, wall
 
 
-def per_seed_table(examples, seeds, budget, correct_budget, jobs):
+def per_seed_table(examples, seeds, budget, correct_budget, jobs, wall_cap_factor):
     from joblib import Parallel, delayed
 
     tasks = [(example, seed) for example in examples for seed in range(seeds)]
     # Results stream back in order: each mechanism's line is printed once its seeds are done, so a run cut short
     # still shows the mechanisms it finished.
     outcomes = Parallel(n_jobs=jobs, return_as="generator")(
-        delayed(_seed_run)(example, seed, correct_budget if example.correct else budget) for example, seed in tasks)
-    table = Table(title=f"dpmech.verify.find_violation over seeds 0-{seeds - 1}: buggy mechanisms {budget:g} s (to the first rejection), "
-                        f"correct ones {correct_budget:g} s, alpha 0.05, {jobs} job(s); '+' verdict matches the truth, 'X' does not")
+        delayed(_seed_run)(example, seed, correct_budget if example.correct else budget, wall_cap_factor) for example, seed in tasks)
+    table = Table(title=f"dpmech.verify.find_violation over seeds 0-{seeds - 1}: buggy mechanisms {budget:g} {_seconds(wall_cap_factor)} (to the first rejection), "
+                        f"correct ones {correct_budget:g}, alpha 0.05, {jobs} job(s); '+' verdict matches the truth, 'X' does not")
     for column in ("mechanism", "truth", "claim (eps, delta)", "verdict per seed", "wrong", "max eps lower bound", "CPU s/seed (max)", "wall s/seed (max)"):
         table.add_column(column)
     false_alarms = missed = 0
@@ -246,11 +262,11 @@ def per_seed_table(examples, seeds, budget, correct_budget, jobs):
           f"CPU time of the runs {cpu_total:.0f} s; load average {os.getloadavg()[0]:.2f}")
 
 
-def dpsniper_table(budget, seeds, only=None):
+def dpsniper_table(budget, seeds, wall_cap_factor, only=None):
     examples = (sparse_vector_examples(PUBLISHED_EPSILON, cutoff=1, num_queries=10, threshold=0.5)[:1]
                 + sparse_vector_examples(PUBLISHED_EPSILON, cutoff=1, num_queries=10)[1:] + noisy_max_examples(PUBLISHED_EPSILON))
     examples = [example for example in examples if not only or only in example.name]
-    table = Table(title=f"audit mode at DP-Sniper's settings (claimed eps {PUBLISHED_EPSILON:g}), budget {budget:g} s, alpha 0.05, seeds 0-{seeds - 1}")
+    table = Table(title=f"audit mode at DP-Sniper's settings (claimed eps {PUBLISHED_EPSILON:g}), budget {budget:g} {_seconds(wall_cap_factor)}, alpha 0.05, seeds 0-{seeds - 1}")
     for column in ("mechanism", "truth", f"verdicts at claim {PUBLISHED_EPSILON:g}", "dpmech eps lower bound (per seed)", "rounds' bound (max)",
                    "final samples/side (min-max), finalists", "time (max)", "pair, family (best seed)", "DP-Sniper eps_lcb", "dpmech / DP-Sniper (min, median, max)",
                    "StatDP eps_lcb"):
@@ -258,7 +274,7 @@ def dpsniper_table(budget, seeds, only=None):
     for example in examples:
         reports, times = [], []
         for seed in range(seeds):
-            report, elapsed = run(example, seed, budget, stop_at_rejection=False)
+            report, elapsed = run(example, seed, budget, wall_cap_factor, stop_at_rejection=False)
             reports.append(report)
             times.append(elapsed)
         statdp, sniper = PUBLISHED.get(example.name, (None, None))
@@ -288,21 +304,27 @@ def main(argv=None) -> int:
     parser.add_argument("--without", default=None, help="leave out the examples whose name contains this, or that declare it as an option")
     parser.add_argument("--correct-budget", type=float, default=2.0, help="with --per-seed: seconds per correct mechanism and seed (2)")
     parser.add_argument("--jobs", type=int, default=1, help="with --per-seed: joblib processes (1; the machine is shared)")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="what the budgets count: cpu (the run's CPU seconds, capped by its wall seconds / --wall-cap-factor; the default) or wall seconds")
+    parser.add_argument("--wall-cap-factor", type=float, default=10.0, help="with --clock cpu: a run ends within about this many times its budget in wall seconds (10)")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--false-alarms", action="store_true", help="correct mechanisms only, counting rejections over seeds")
     mode.add_argument("--dpsniper", action="store_true", help="SVT and noisy max at DP-Sniper's settings, audit mode")
     mode.add_argument("--per-seed", action="store_true", help="every mechanism at every seed, joblib over (mechanism, seed)")
     args = parser.parse_args(argv)
+    if not args.wall_cap_factor >= 1.0 or args.wall_cap_factor == float("inf"):
+        parser.error(f"--wall-cap-factor must be a finite number >= 1 (got {args.wall_cap_factor:g})")
     examples = [example for example in all_examples() if (not args.only or args.only in example.name)
                 and (not args.without or (args.without not in example.name and args.without not in example.options))]
+    wall_cap_factor = args.wall_cap_factor if args.clock == "cpu" else None
     if args.per_seed:
-        per_seed_table(examples, args.seeds or 20, args.budget or 20.0, args.correct_budget, args.jobs)
+        per_seed_table(examples, args.seeds or 20, args.budget or 20.0, args.correct_budget, args.jobs, wall_cap_factor)
     elif args.dpsniper:
-        dpsniper_table(args.budget or 20.0, args.seeds or 3, args.only)
+        dpsniper_table(args.budget or 20.0, args.seeds or 3, wall_cap_factor, args.only)
     elif args.false_alarms:
-        false_alarm_table(examples, args.seeds or 20, args.budget or 2.0)
+        false_alarm_table(examples, args.seeds or 20, args.budget or 2.0, wall_cap_factor)
     else:
-        literature_table(examples, args.seeds or 1, args.budget or 20.0)
+        literature_table(examples, args.seeds or 1, args.budget or 20.0, wall_cap_factor)
     return 0
 
 
