@@ -86,6 +86,8 @@ _EPSILON_CAP = 700.0
 # (2.4e-11 seen), and a bound whose computed p-value only just passes must pass in exact arithmetic too.
 _P_MARGIN = 1e-9
 _PROXY_STEPS = 9
+_LOWERING_CHUNK = 12
+_DOUBLINGS = 2.0 ** np.arange(_LOWERING_CHUNK)  # 2^k, k = 0 .. _LOWERING_CHUNK − 1: the steps of one chunk, exact
 _TINY = 1e-300  # log p is taken of max(p, this): a tail that underflows at small ε still orders correctly
 
 
@@ -212,14 +214,21 @@ def _pure_epsilons(significance: float, r: np.ndarray, v: np.ndarray) -> tuple[n
     roots[live] = root = np.where(np.isnan(estimated), 0.0, np.minimum(estimated, _EPSILON_CAP))
     candidate = np.maximum(root * (1.0 - 1e-12), 0.0)
     step = 1e-12 * np.maximum(candidate, 1.0)
-    tail_start = v - 1  # P[Bin(r, q) >= v] = bdtrc(v − 1, r, q)
+    # The candidates a rule runs through, c_k = max(c_{k−1} − 2^{k−1}·step, 0), _LOWERING_CHUNK at a time: a
+    # subtract-accumulate rounds as the steps taken one by one would, and one bdtrc call checks them all (the
+    # roots sit at the significance, 1e-9 above the target, so a rule passes after ~4 to 9 steps). Each rule keeps
+    # its first candidate that passes; one that passes none goes on from c_K with the step 2^K·step.
+    lanes, tail_start, guesses = np.arange(r.size), (v - 1)[:, None], r[:, None]  # P[Bin >= v] = bdtrc(v − 1, ·)
     while True:
-        failing = ~(special.bdtrc(tail_start, r, special.expit(candidate)) < target)  # NaN fails too
-        if not failing.any():
+        trail = np.maximum(np.subtract.accumulate(np.column_stack((candidate, step[:, None] * _DOUBLINGS)), axis=1), 0.0)
+        passing = special.bdtrc(tail_start, guesses, special.expit(trail[:, :-1])) < target  # NaN fails too
+        first = passing.argmax(axis=1)
+        passed = passing[lanes, first]
+        if passed.all():
             break
-        candidate = np.where(failing, np.maximum(candidate - step, 0.0), candidate)
-        step = np.where(failing, 2.0 * step, step)
-    epsilons[live] = candidate
+        candidate = np.where(passed, trail[lanes, first], trail[:, -1])
+        step = np.where(passed, 0.0, step * 2.0**_LOWERING_CHUNK)  # a rule that passed stays at its candidate
+    epsilons[live] = trail[lanes, first]
     return epsilons, roots
 
 
