@@ -34,16 +34,26 @@ sequence), drawing only from ``rng``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
 from .. import validation as check
 from ..statistics import clopper_pearson_lower, clopper_pearson_upper
 from .candidates import NOMINAL_SAMPLES, Candidate, best_candidate, merged, refit_candidate
 from .exact import DpViolation
 
 OUTPUT_KINDS = ("discrete", "real")
+
+# A sampler as the statistical tests take it: (dataset, size, rng) -> size outputs.
+Sampler: TypeAlias = Callable[[Any, int, np.random.Generator], Any]
+# An event as a membership function: outputs -> one bool per output.
+Event: TypeAlias = Callable[[Any], NDArray[np.bool_]]
+# A special value of real outputs and its test: ("x is NaN", np.isnan), ...
+SpecialValue: TypeAlias = tuple[str, Callable[[NDArray[np.float64]], NDArray[np.bool_]]]
 
 
 @dataclass(frozen=True)
@@ -75,7 +85,7 @@ class StatisticalTestResult:
     epsilon_lower_bound: float
     witness: str
     direction: str
-    counts: tuple
+    counts: tuple[int, int]
     num_hypotheses: int
     num_samples: int
     alpha: float
@@ -85,7 +95,7 @@ class StatisticalTestResult:
     candidate: Candidate | None = None
 
 
-def sampler_and_pair(sampler, pair) -> tuple[Any, Any]:
+def sampler_and_pair(sampler: Sampler, pair: tuple[Any, Any]) -> tuple[Any, Any]:
     """``(dataset, neighbour)`` from ``pair``, after checking that ``sampler`` is callable; ValueError naming either."""
     if not callable(sampler):
         raise ValueError(f"sampler must be a callable (dataset, size, rng) -> outputs (got {sampler!r})")
@@ -96,8 +106,17 @@ def sampler_and_pair(sampler, pair) -> tuple[Any, Any]:
     return dataset, neighbour
 
 
-def split_sample_arguments(sampler, pair, epsilon, delta, num_samples, rng, alpha, num_thresholds,
-                           minimum_samples=1):
+def split_sample_arguments(
+    sampler: Sampler,
+    pair: tuple[Any, Any],
+    epsilon: float,
+    delta: float,
+    num_samples: int,
+    rng: np.random.Generator | int,
+    alpha: float,
+    num_thresholds: int,
+    minimum_samples: int = 1,
+) -> tuple[Any, Any, float, float, int, np.random.Generator, float, int]:
     """The validated arguments every split-sample test takes: ``(dataset, neighbour, ε, δ, num_samples,
     rng, α, num_thresholds)``; ValueError naming the first bad one."""
     dataset, neighbour = sampler_and_pair(sampler, pair)
@@ -113,7 +132,7 @@ def split_sample_arguments(sampler, pair, epsilon, delta, num_samples, rng, alph
     )
 
 
-def _draw(sampler, dataset, size, rng, kind):
+def _draw(sampler: Sampler, dataset: Any, size: int, rng: np.random.Generator, kind: str) -> NDArray[Any]:
     outputs = sampler(dataset, size, rng)
     array = np.asarray(outputs) if isinstance(outputs, np.ndarray) or kind == "real" else _as_outputs(outputs)
     if array.ndim == 0 or array.shape[0] != size or (kind == "real" and array.shape != (size,)):
@@ -126,8 +145,9 @@ def _draw(sampler, dataset, size, rng, kind):
     return array
 
 
-def _as_outputs(outputs):
+def _as_outputs(outputs: Any) -> NDArray[Any]:
     """A sampler's outputs as an array with one row per output: numeric when they are, else objects."""
+    array: NDArray[Any] | None
     try:
         array = np.asarray(outputs)
     except ValueError:  # ragged: outputs of different lengths
@@ -141,7 +161,7 @@ def _as_outputs(outputs):
     return objects
 
 
-def _canonical(item):
+def _canonical(item: object) -> Hashable:
     """A hashable key equal for equal outputs: every NaN one outcome, −0.0 the same as 0.0, arrays as tuples."""
     if isinstance(item, (float, np.floating)):
         return ("nan",) if math.isnan(item) else float(item) + 0.0
@@ -154,7 +174,7 @@ def _canonical(item):
     return item
 
 
-def outcome_codes(samples):
+def outcome_codes(samples: Sequence[NDArray[Any]]) -> tuple[list[NDArray[np.int64]], int]:
     """Integer codes of the outputs of several samples, equal exactly when the outputs are the same outcome.
 
     Outputs are compared by value: every NaN is one outcome (a mechanism
@@ -179,7 +199,7 @@ def outcome_codes(samples):
         codes = codes.ravel().astype(np.int64)
         count = int(codes.max()) + 1 if codes.size else 0
     else:
-        table = {}
+        table: dict[Hashable, int] = {}
         codes = np.fromiter(
             (table.setdefault(_canonical(item), len(table)) for sample in samples for item in sample),
             dtype=np.int64,
@@ -189,13 +209,13 @@ def outcome_codes(samples):
     return np.split(codes, np.cumsum(sizes)[:-1]), count
 
 
-def _numeric_rows(samples):
+def _numeric_rows(samples: Sequence[NDArray[Any]]) -> bool:
     """All samples are numeric arrays whose outputs have one shape: outcomes can be compared as rows of bytes."""
     return all(isinstance(sample, np.ndarray) and sample.dtype.kind in "biuf" for sample in samples) and (
         len({sample.shape[1:] for sample in samples}) == 1)
 
 
-def _row_keys(matrix):
+def _row_keys(matrix: NDArray[Any]) -> NDArray[np.void]:
     """One byte string per row, equal exactly when the rows are the same outcome (NaNs made one, −0.0 made 0.0)."""
     if matrix.dtype.kind == "f":
         matrix = np.where(np.isnan(matrix), np.nan, matrix) + 0.0
@@ -203,7 +223,9 @@ def _row_keys(matrix):
     return matrix.view(np.dtype((np.void, matrix.dtype.itemsize * matrix.shape[1]))).ravel()
 
 
-def outcome_set_event(samples, codes, members, first=None):
+def outcome_set_event(
+    samples: Sequence[NDArray[Any]], codes: Sequence[NDArray[np.int64]], members: ArrayLike, first: NDArray[np.intp] | None = None
+) -> Event:
     """The event "the output is one of the outcomes ``members``" (codes of :func:`outcome_codes` over ``samples``), as a membership function.
 
     Numeric outputs are compared as rows of bytes of the samples' dtype
@@ -224,7 +246,7 @@ def outcome_set_event(samples, codes, members, first=None):
         dtype = np.result_type(*samples)
         keys, width = _row_keys(np.concatenate(rows).astype(dtype)), rows[0].shape[1]
 
-        def member(outputs):
+        def member(outputs: Any) -> NDArray[np.bool_]:
             rows = np.asarray(outputs).reshape(len(outputs), -1)
             if rows.shape[1] != width or rows.dtype.kind not in "biuf":
                 return np.zeros(len(outputs), dtype=bool)
@@ -233,23 +255,25 @@ def outcome_set_event(samples, codes, members, first=None):
 
         return member
     items = [item for sample in samples for item in sample]
-    keys = {_canonical(items[index]) for index in indices.tolist()}
-    return lambda outputs: np.fromiter((_canonical(item) in keys for item in outputs), dtype=bool, count=len(outputs))
+    canonical_keys = {_canonical(items[index]) for index in indices.tolist()}
+    return lambda outputs: np.fromiter((_canonical(item) in canonical_keys for item in outputs), dtype=np.bool_, count=len(outputs))
 
 
-def first_occurrences(codes):
+def first_occurrences(codes: NDArray[np.int64]) -> NDArray[np.intp]:
     """Per code 0, 1, ..., max: the index of its first occurrence in ``codes`` (one stable sort)."""
     _, first = np.unique(codes, return_index=True)
     return first
 
 
-def _witness_levels(epsilon):
+def _witness_levels(epsilon: float) -> list[float]:
     """Log-ratio thresholds of the estimated witness sets: ε and above it, where the best event for an ε lower bound lies."""
     step = max(epsilon, 0.1)
     return [epsilon + fraction * step for fraction in (0.0, 0.25, 0.5, 1.0)]
 
 
-def _discrete_events(selection_first, selection_second, epsilon, outcome_names):
+def _discrete_events(
+    selection_first: NDArray[np.int64], selection_second: NDArray[np.int64], epsilon: float, outcome_names: _OutcomeNames
+) -> tuple[NDArray[np.intp], list[NDArray[np.bool_]], list[str]]:
     """Events chosen on the selection sample, as outcome codes: singletons of the outcomes seen often, and witness sets.
 
     An outcome seen fewer than ``SINGLETON_COUNT`` times in the pooled selection
@@ -266,11 +290,11 @@ def _discrete_events(selection_first, selection_second, epsilon, outcome_names):
     second = np.bincount(selection_second, minlength=count)
     seen = np.flatnonzero(first + second >= SINGLETON_COUNT)
     names = [f"{{{outcome_names[code]}}}" for code in seen.tolist()]
-    witnesses = []
+    witnesses: list[NDArray[np.bool_]] = []
     singleton = np.zeros(count, dtype=bool)
     singleton[seen] = True
     for heavy, light, label in ((first, second, "D"), (second, first, "D'")):
-        previous = None
+        previous: NDArray[np.bool_] | None = None
         for level in _witness_levels(epsilon):
             witness = heavy > math.exp(min(level, 700.0)) * light
             members = np.count_nonzero(witness)
@@ -283,7 +307,9 @@ def _discrete_events(selection_first, selection_second, epsilon, outcome_names):
     return seen, witnesses, names
 
 
-def _discrete_counts(codes, count, seen, witnesses):
+def _discrete_counts(
+    codes: NDArray[np.int64], count: int, seen: NDArray[np.intp], witnesses: Sequence[NDArray[np.bool_]]
+) -> NDArray[np.int64]:
     per_outcome = np.bincount(codes, minlength=count)
     return np.concatenate([per_outcome[seen], [int(per_outcome[mask].sum()) for mask in witnesses]]).astype(np.int64)
 
@@ -291,15 +317,15 @@ def _discrete_counts(codes, count, seen, witnesses):
 class _OutcomeNames:
     """repr of one output per outcome code, for messages, made only for the codes asked for (a sample may hold ~10⁵ outcomes)."""
 
-    def __init__(self, samples, codes, count):
+    def __init__(self, samples: Sequence[NDArray[Any]], codes: Sequence[NDArray[np.int64]], count: int) -> None:
         self.samples, self.count = samples, count
         self.offsets = np.cumsum([0] + [len(sample) for sample in samples])
         _, self.first = np.unique(np.concatenate(codes), return_index=True)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.count
 
-    def __getitem__(self, code):
+    def __getitem__(self, code: int) -> str:
         position = int(self.first[code])
         sample = int(np.searchsorted(self.offsets, position, side="right")) - 1
         item = self.samples[sample][position - self.offsets[sample]]
@@ -308,14 +334,14 @@ class _OutcomeNames:
 
 # Fewest selection draws (both sides) of an outcome for its singleton event.
 SINGLETON_COUNT = 4
-_SPECIAL_VALUES = (("x is NaN", np.isnan), ("x = inf", np.isposinf), ("x = -inf", np.isneginf))
+_SPECIAL_VALUES: tuple[SpecialValue, ...] = (("x is NaN", np.isnan), ("x = inf", np.isposinf), ("x = -inf", np.isneginf))
 
 
 # Tail quantiles 2^-k (and 1 − 2^-k) go down to where this many selection outputs lie beyond them.
 TAIL_COUNT = 16
 
 
-def quantile_levels(num_thresholds, size):
+def quantile_levels(num_thresholds: int, size: int) -> NDArray[np.float64]:
     """``num_thresholds`` evenly spaced levels in (0, 1) and the tail levels 2^-k, 1 − 2^-k with 2^-k·size >= 16.
 
     Many privacy losses are largest in a tail (a subsampled or value-releasing
@@ -327,10 +353,13 @@ def quantile_levels(num_thresholds, size):
     return np.unique(np.concatenate([np.linspace(0.0, 1.0, num_thresholds + 2)[1:-1], tails, 1.0 - tails]))
 
 
-def _real_events(selection_first, selection_second, num_thresholds):
+def _real_events(
+    selection_first: NDArray[np.float64], selection_second: NDArray[np.float64], num_thresholds: int
+) -> tuple[NDArray[np.float64], list[SpecialValue], list[str]]:
     """Half-lines at quantiles (evenly spaced and in both tails) of the pooled finite selection outputs, and {NaN}, {inf}, {−inf} when drawn."""
     pooled = np.concatenate([selection_first, selection_second])
     finite = pooled[np.isfinite(pooled)]
+    thresholds: NDArray[np.float64]
     if finite.size:
         thresholds = np.unique(np.quantile(finite, quantile_levels(num_thresholds, finite.size)))
     else:
@@ -340,7 +369,7 @@ def _real_events(selection_first, selection_second, num_thresholds):
     return thresholds, special, names
 
 
-def _real_counts(outputs, thresholds, special):
+def _real_counts(outputs: NDArray[np.float64], thresholds: NDArray[np.float64], special: Sequence[SpecialValue]) -> NDArray[np.int64]:
     """Counts of the half-lines (NaN in neither) and of the special values."""
     numbers = np.sort(outputs[~np.isnan(outputs)])
     at_most = np.searchsorted(numbers, thresholds, side="right")
@@ -349,7 +378,16 @@ def _real_counts(outputs, thresholds, special):
 
 
 def statistical_dp_test(
-    sampler, pair, epsilon, delta, *, num_samples, rng, alpha=0.05, outputs="discrete", num_thresholds=64
+    sampler: Sampler,
+    pair: tuple[Any, Any],
+    epsilon: float,
+    delta: float,
+    *,
+    num_samples: int,
+    rng: np.random.Generator | int,
+    alpha: float = 0.05,
+    outputs: str = "discrete",
+    num_thresholds: int = 64,
 ) -> StatisticalTestResult:
     """Test "``sampler`` is (ε, δ)-DP on ``pair``" from samples; see the module docstring for the procedure.
 
@@ -382,22 +420,22 @@ def statistical_dp_test(
         seen, witnesses, names = _discrete_events(codes[0], codes[1], epsilon, _OutcomeNames(samples, codes, count))
         counts = [_discrete_counts(sample_codes, count, seen, witnesses) for sample_codes in codes[2:]]
 
-        def event_of(index):
+        def event_of(index: int) -> Event:
             members = seen[index:index + 1] if index < seen.size else np.flatnonzero(witnesses[index - seen.size])
             return outcome_set_event(samples, codes, members)
 
         result = decide(counts[0], counts[1], names, num_samples, epsilon, delta, alpha, event_of=event_of)
-        candidates = [result.candidate, _level_set_candidate(samples, codes, count, num_samples, delta)]
-        candidates = [candidate for candidate in candidates if candidate is not None]
+        candidates = [candidate for candidate in (result.candidate, _level_set_candidate(samples, codes, count, num_samples, delta))
+                      if candidate is not None]
         best = max(candidates, key=lambda candidate: candidate.score) if candidates else None
         return replace(result, num_outcomes=count, candidate=best)
-    thresholds, special, names = _real_events(*selection, num_thresholds)
+    thresholds, special, names = _real_events(selection[0], selection[1], num_thresholds)
     counts = [_real_counts(sample, thresholds, special) for sample in test]
     return decide(counts[0], counts[1], names, num_samples, epsilon, delta, alpha,
                   event_of=lambda index: _real_event(index, thresholds, special))
 
 
-def _real_event(index, thresholds, special):
+def _real_event(index: int, thresholds: NDArray[np.float64], special: Sequence[SpecialValue]) -> Event:
     """Membership function of event ``index`` of :func:`_real_events` (NaN in neither half-line)."""
     count = thresholds.size
     if index >= 2 * count:
@@ -406,7 +444,9 @@ def _real_event(index, thresholds, special):
     return lambda outputs: (np.asarray(outputs, dtype=float) > threshold) if above else (np.asarray(outputs, dtype=float) <= threshold)
 
 
-def _level_set_refit(first, second, delta, keep=None, nominal_samples=NOMINAL_SAMPLES):
+def _level_set_refit(
+    first: Any, second: Any, delta: float, keep: Candidate | None = None, nominal_samples: int = NOMINAL_SAMPLES
+) -> Candidate | None:
     """:func:`_level_set_candidate` on a larger sample: outcomes ordered on its first half, prefixes ranked on its second.
 
     With at most ``SHARED_ORDER_OUTCOMES`` distinct outcomes, the whole sample both orders and ranks: splitting it
@@ -432,7 +472,9 @@ def _level_set_refit(first, second, delta, keep=None, nominal_samples=NOMINAL_SA
     return merged([refitted, kept])
 
 
-def _half_line_refit(first, second, delta, keep, nominal_samples=NOMINAL_SAMPLES, num_thresholds=64):
+def _half_line_refit(
+    first: Any, second: Any, delta: float, keep: Candidate, nominal_samples: int = NOMINAL_SAMPLES, num_thresholds: int = 64
+) -> Candidate | None:
     """The half-lines of :func:`_real_events` on a larger sample of scalar outputs: thresholds from its first half, ranked on its second.
 
     ``keep``, a candidate chosen before, competes on the same second half.
@@ -440,7 +482,7 @@ def _half_line_refit(first, second, delta, keep, nominal_samples=NOMINAL_SAMPLES
     half = min(len(first), len(second)) // 2
     selection = [np.asarray(first[:half], dtype=float), np.asarray(second[:half], dtype=float)]
     test = [first[half:2 * half], second[half:2 * half]]
-    thresholds, special, names = _real_events(*selection, num_thresholds)
+    thresholds, special, names = _real_events(selection[0], selection[1], num_thresholds)
     counts = [np.append(_real_counts(np.asarray(sample, dtype=float), thresholds, special), np.count_nonzero(keep.event(sample)))
               for sample in test]
     events = len(names)
@@ -449,7 +491,7 @@ def _half_line_refit(first, second, delta, keep, nominal_samples=NOMINAL_SAMPLES
                            names + [keep.description], nominal_samples)
 
 
-def _rescored(first, second, delta, keep, nominal_samples=NOMINAL_SAMPLES):
+def _rescored(first: Any, second: Any, delta: float, keep: Candidate, nominal_samples: int = NOMINAL_SAMPLES) -> Candidate | None:
     """``keep`` alone, its score and order recomputed on a larger sample (for outputs with too many outcomes for level sets)."""
     hits = [int(np.count_nonzero(keep.event(sample))) for sample in (first, second)]
     size = min(len(first), len(second))
@@ -462,7 +504,15 @@ LEVEL_SET_LIMIT = 4096
 SHARED_ORDER_OUTCOMES = 64
 
 
-def _level_set_candidate(samples, codes, count, num_samples, delta, nominal_samples=NOMINAL_SAMPLES, choose=best_candidate):
+def _level_set_candidate(
+    samples: Sequence[NDArray[Any]],
+    codes: Sequence[NDArray[np.int64]],
+    count: int,
+    num_samples: int,
+    delta: float,
+    nominal_samples: int = NOMINAL_SAMPLES,
+    choose: Callable[[ArrayLike, ArrayLike, int, float, Callable[[int], Event], Sequence[str], int], Candidate | None] = best_candidate,
+) -> Candidate | None:
     """The best estimated likelihood-ratio level set as a candidate for the final stage (not a hypothesis here).
 
     Outcomes are ordered by the selection sample's ratio (k_D + 1)/(k_D' + 1),
@@ -476,16 +526,19 @@ def _level_set_candidate(samples, codes, count, num_samples, delta, nominal_samp
     lengths = np.arange(1, count + 1)
     if count > LEVEL_SET_LIMIT:
         lengths = np.unique(np.geomspace(1, count, LEVEL_SET_LIMIT).astype(np.int64))
-    orders, firsts, seconds, names = [], [], [], []
+    orders: list[NDArray[np.intp]] = []
+    firsts: list[NDArray[np.int64]] = []
+    seconds: list[NDArray[np.int64]] = []
+    names: list[str] = []
     for label, ratio in (("D", (selection[0] + 1) / (selection[1] + 1)), ("D'", (selection[1] + 1) / (selection[0] + 1))):
         order = np.argsort(-ratio, kind="stable")
         firsts.append(np.cumsum(test[0][order])[lengths - 1])
         seconds.append(np.cumsum(test[1][order])[lengths - 1])
         orders += [order[:length] for length in lengths.tolist()]
         names += [f"the {length} outcomes most likelier under {label} in the selection sample" for length in lengths.tolist()]
-    found = {}  # the first occurrences of the codes, found once for all the events made here
+    found: dict[str, NDArray[np.intp]] = {}  # the first occurrences of the codes, found once for all the events made here
 
-    def event_of(index):
+    def event_of(index: int) -> Event:
         if "first" not in found:
             found["first"] = first_occurrences(np.concatenate(codes))
         return outcome_set_event(samples, codes, orders[index], found["first"])
@@ -493,7 +546,16 @@ def _level_set_candidate(samples, codes, count, num_samples, delta, nominal_samp
     return choose(np.concatenate(firsts), np.concatenate(seconds), num_samples, delta, event_of, names, nominal_samples)
 
 
-def decide(counts_first, counts_second, names, num_samples, epsilon, delta, alpha, event_of=None) -> StatisticalTestResult:
+def decide(
+    counts_first: ArrayLike,
+    counts_second: ArrayLike,
+    names: Sequence[str],
+    num_samples: int,
+    epsilon: float,
+    delta: float,
+    alpha: float,
+    event_of: Callable[[int], Event] | None = None,
+) -> StatisticalTestResult:
     """The Clopper–Pearson decision on events fixed before the test sample was drawn (steps 3 and 4 above).
 
     Args:
@@ -536,7 +598,7 @@ def decide(counts_first, counts_second, names, num_samples, epsilon, delta, alph
     )
 
 
-def assert_dp_statistically(sampler, pair, epsilon, delta, **options) -> StatisticalTestResult:
+def assert_dp_statistically(sampler: Sampler, pair: tuple[Any, Any], epsilon: float, delta: float, **options: Any) -> StatisticalTestResult:
     """:func:`statistical_dp_test`, raising :class:`DpViolation` when it rejects; returns the result otherwise.
 
     The violation's ``measured_delta`` is the (1 − α)-confidence lower bound
