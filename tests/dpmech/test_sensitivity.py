@@ -544,53 +544,160 @@ def test_fixed_label_logistic_sensitivity_closed_form():
 # --- the weight-radius bound on the softmax gradient difference (issue 31) -----------------------------------
 
 
-def _softmax_difference(parameters, radius, bound, num_classes, intercept):
-    """‖(p − e_0) x̃ᵀ − (p' − e_y') x̃'ᵀ‖_F at W scaled into the R-ball, x and x' into the c-ball, y' = 1 or 0."""
-    width = 3 if intercept else 2
-    weights = parameters[:num_classes * width].reshape(num_classes, width)
-    weights = weights * min(1.0, radius / max(np.linalg.norm(weights), 1e-300))
-    features = parameters[num_classes * width:num_classes * width + 4].reshape(2, 2)
-    features = features * np.minimum(1.0, bound / np.maximum(np.linalg.norm(features, axis=1), 1e-300))[:, None]
-    inputs = with_constant_column(features) if intercept else features
-    other_label = int(parameters[-1] > 0.0)
-    difference = softmax_gradient(weights, inputs[0], 0) - softmax_gradient(weights, inputs[1], other_label)
-    return float(np.linalg.norm(difference))
+def _squared_softmax_differences(weights, inputs, other_label):
+    """‖u x̃ᵀ − u′ x̃′ᵀ‖²_F for y = 0, y′ = other_label, batched over starts, with its gradient in W and in x̃, x̃′.
+
+    weights (N, C, d), inputs (N, 2, d). With F = Σ_ij s_ij G_ij ⟨u_i, u_j⟩ (s = [[1, −1], [−1, 1]], G the inputs'
+    Gram matrix), ∂F/∂u_i = 2 Σ_j s_ij G_ij u_j, pulled back to the logits by the softmax Jacobian diag(p) − ppᵀ.
+    """
+    logits = np.einsum("nkd,nid->nik", weights, inputs)
+    probabilities = special.softmax(logits, axis=-1)
+    residuals = probabilities.copy()
+    residuals[:, 0, 0] -= 1.0
+    residuals[:, 1, other_label] -= 1.0
+    gram = np.einsum("nid,njd->nij", inputs, inputs)
+    residual_products = np.einsum("nik,njk->nij", residuals, residuals)
+    signs = np.array([[1.0, -1.0], [-1.0, 1.0]])
+    value = np.einsum("nij,nij,ij->n", gram, residual_products, signs)
+    residual_gradient = 2.0 * np.einsum("ij,nij,njk->nik", signs, gram, residuals)
+    logit_gradient = probabilities * (residual_gradient
+                                      - np.sum(probabilities * residual_gradient, axis=-1, keepdims=True))
+    weight_gradient = np.einsum("nik,nid->nkd", logit_gradient, inputs)
+    input_gradient = (2.0 * np.einsum("ij,nij,njd->nid", signs, residual_products, inputs)
+                      + np.einsum("nkd,nik->nid", weights, logit_gradient))
+    return value, weight_gradient, input_gradient
 
 
-def _adversarial_difference(radius, bound, num_classes, intercept, rng, starts):
-    """The largest gradient difference an L-BFGS search from random starts finds (a lower bound on the sup)."""
+def _softmax_difference_search_objective(parameters, radius, bound, num_classes, intercept, other_label):
+    """F and ∂F at W = R·V/‖V‖_F (on the R-sphere) and x = c·tanh(‖v‖)·v/‖v‖ (inside the c-ball), x, x' in a plane.
+
+    Two inputs span at most a plane, and only W's action on it matters, so x, x' ∈ R² (plus the constant 1)
+    and W ∈ R^{C×d} lose nothing. The maps are smooth, so L-BFGS and Adam apply; every point is feasible.
+    """
+    count = parameters.shape[0]
     width = 3 if intercept else 2
-    size = num_classes * width + 5
+    directions = parameters[:, :num_classes * width].reshape(count, num_classes, width)
+    raw = parameters[:, num_classes * width:].reshape(count, 2, 2)
+    direction_norm = np.linalg.norm(directions.reshape(count, -1), axis=1)[:, None, None]
+    weights = radius * directions / direction_norm
+    raw_norm = np.maximum(np.linalg.norm(raw, axis=-1, keepdims=True), 1e-12)
+    shrink = np.tanh(raw_norm) / raw_norm
+    features = bound * shrink * raw
+    inputs = np.concatenate([features, np.ones((count, 2, 1))], axis=-1) if intercept else features
+    value, weight_gradient, input_gradient = _squared_softmax_differences(weights, inputs, other_label)
+    direction_gradient = radius / direction_norm * (
+        weight_gradient - np.sum(weight_gradient * directions, axis=(1, 2), keepdims=True) / direction_norm**2
+        * directions)
+    feature_gradient = input_gradient[..., :2]
+    shrink_slope = ((1.0 - np.tanh(raw_norm) ** 2) - shrink) / raw_norm
+    raw_gradient = bound * (shrink * feature_gradient
+                            + shrink_slope / raw_norm * np.sum(feature_gradient * raw, axis=-1, keepdims=True) * raw)
+    return value, np.concatenate([direction_gradient.reshape(count, -1), raw_gradient.reshape(count, -1)], axis=1)
+
+
+def _adversarial_difference(radius, bound, num_classes, intercept, rng, starts=64, steps=150):
+    """The largest ‖∇ℓ(W; x, y) − ∇ℓ(W; x', y')‖_F a search finds over W, x, x' and labels (a lower bound on the sup).
+
+    Labels: permuting W's rows maps any pair (y, y') to (0, 0) or (0, 1), so these two cover all of them.
+    For each: Adam ascent from ``starts`` random points for ``steps`` steps, all starts at once, then L-BFGS from
+    the best three. Measured: the defaults reach the grid's values below from 20 of 20 seeds at its hardest point
+    (C = 10, c = 2, R = 5; 16 starts find a local maximum 6 % lower from 1 seed in 6), and an independent torch
+    search (Adam from 256 starts) agrees to 3 digits at every grid point.
+    """
+    width = 3 if intercept else 2
+    size = num_classes * width + 4
     best = 0.0
-    for _ in range(starts):
-        start = np.r_[rng.normal(size=num_classes * width) * radius, rng.normal(size=4) * bound, rng.normal()]
-        for label_sign in (-1.0, 1.0):
-            start[-1] = label_sign
-            found = optimize.minimize(lambda p: -_softmax_difference(p, radius, bound, num_classes, intercept),
-                                      start, method="L-BFGS-B", bounds=[(None, None)] * (size - 1) + [(label_sign, label_sign)])
-            best = max(best, -found.fun)
-    return best
+    for other_label in (0, 1):
+        def objective(parameters):
+            return _softmax_difference_search_objective(parameters, radius, bound, num_classes, intercept,
+                                                        other_label)
+        parameters = rng.normal(size=(starts, size))
+        parameters[:, num_classes * width:] *= 3.0
+        first_moment = np.zeros_like(parameters)
+        second_moment = np.zeros_like(parameters)
+        learning_rate = 0.1
+        for step in range(1, steps + 1):
+            _, gradient = objective(parameters)
+            first_moment = 0.9 * first_moment + 0.1 * gradient
+            second_moment = 0.999 * second_moment + 0.001 * gradient**2
+            parameters += learning_rate * (first_moment / (1 - 0.9**step)) / (
+                np.sqrt(second_moment / (1 - 0.999**step)) + 1e-8)
+            if step == steps * 2 // 3:
+                learning_rate = 0.02
+        values, _ = objective(parameters)
+        best = max(best, float(values.max()))
+        for index in np.argsort(values)[-3:]:
+            polished = optimize.minimize(lambda point: tuple(-part[0] for part in objective(point[None])),
+                                         parameters[index], jac=True, method="L-BFGS-B")
+            best = max(best, -float(polished.fun))
+    return math.sqrt(best)
 
 
 @examples(0.1)
 @given(st.floats(0.02, 12.0), st.floats(0.3, 3.0), st.integers(2, 6), st.booleans(), st.integers(0, 2**32 - 1))
 def test_softmax_gradient_difference_bound_is_never_exceeded_by_an_adversarial_search(radius, bound, num_classes,
                                                                                      intercept, seed):
-    # Every W in the R-ball, x, x' in the c-ball and both label cases (same, different) that a local search finds.
+    # Every W on the R-sphere, x, x' in the c-ball and every label pair that the search finds.
     limit = sensitivity.softmax_gradient_difference_bound(radius, bound, num_classes, regularized_intercept=intercept)
-    found = _adversarial_difference(radius, bound, num_classes, intercept, np.random.default_rng(seed), 1)
+    found = _adversarial_difference(radius, bound, num_classes, intercept, np.random.default_rng(seed), 4, 100)
     assert found <= limit
     assert limit <= 2.0 * math.sqrt(2.0) * math.hypot(bound, 1.0 if intercept else 0.0)
 
 
-@pytest.mark.parametrize("radius, reached", [(1e-3, 0.99), (0.5, 0.84), (1.0, 0.75), (2.0, 0.68)])
-def test_how_much_of_the_softmax_gradient_difference_bound_a_search_reaches(radius, reached):
-    # C = 10, c = 1, intercept: the search reaches all of the bound as R → 0 (√2·c': one x, two labels), and
-    # 0.86, 0.77, 0.69 of it at R = 0.5, 1, 2 (issue 31): the bound is proven, not tight in between. For large R
-    # it is the R-free 2√2·c' (p̄ → 1), which the supremum approaches only as R → ∞.
-    limit = sensitivity.softmax_gradient_difference_bound(radius, 1.0, 10)
-    found = _adversarial_difference(radius, 1.0, 10, True, np.random.default_rng(31), 4)
+# (C, c, R, the supremum the search reaches, the share of the bound it reaches, rounded down), intercept as input.
+# The issue's target is 0.95 of a proven bound at every point; the bound reaches it at none but the edges.
+SOFTMAX_DIFFERENCE_GRID = [
+    (2, 1.0, 0.001, 2.0000, 0.99),
+    (10, 1.0, 0.001, 2.0000, 0.99),
+    (2, 0.5, 0.1, 1.5860, 0.91),
+    (2, 0.5, 0.5, 1.6865, 0.75),
+    (2, 0.5, 1.0, 1.8949, 0.70),
+    (2, 0.5, 2.0, 2.2753, 0.74),
+    (2, 0.5, 5.0, 2.7885, 0.88),
+    (2, 1.0, 0.1, 2.0099, 0.89),
+    (2, 1.0, 0.5, 2.1982, 0.73),
+    (2, 1.0, 1.0, 2.5397, 0.71),
+    (2, 1.0, 2.0, 3.0654, 0.77),
+    (2, 1.0, 5.0, 3.6417, 0.91),
+    (2, 2.0, 0.1, 3.2006, 0.85),
+    (2, 2.0, 0.5, 3.7898, 0.70),
+    (2, 2.0, 1.0, 4.5529, 0.74),
+    (2, 2.0, 2.0, 5.3689, 0.85),
+    (2, 2.0, 5.0, 6.0089, 0.95),
+    (10, 0.5, 0.1, 1.5821, 0.96),
+    (10, 0.5, 0.5, 1.6013, 0.87),
+    (10, 0.5, 1.0, 1.6437, 0.79),
+    (10, 0.5, 2.0, 1.7869, 0.70),
+    (10, 0.5, 5.0, 2.4966, 0.79),
+    (10, 1.0, 0.1, 2.0020, 0.95),
+    (10, 1.0, 0.5, 2.0377, 0.84),
+    (10, 1.0, 1.0, 2.1162, 0.75),
+    (10, 1.0, 2.0, 2.4030, 0.68),
+    (10, 1.0, 5.0, 3.4144, 0.85),
+    (10, 2.0, 0.1, 3.8331, 0.97),
+    (10, 2.0, 0.5, 3.9568, 0.89),
+    (10, 2.0, 1.0, 4.0744, 0.79),
+    (10, 2.0, 2.0, 4.5890, 0.74),
+    (10, 2.0, 5.0, 5.8962, 0.93),
+]
+
+
+@pytest.mark.parametrize("num_classes, bound, radius, supremum, reached", SOFTMAX_DIFFERENCE_GRID)
+def test_how_much_of_the_softmax_gradient_difference_bound_a_search_reaches(num_classes, bound, radius, supremum,
+                                                                         reached):
+    # The search finds the recorded supremum (to 1e-4), never more than the bound, and the recorded share of it:
+    # a weaker search, or a looser bound, fails here.
+    limit = sensitivity.softmax_gradient_difference_bound(radius, bound, num_classes)
+    found = _adversarial_difference(radius, bound, num_classes, True, np.random.default_rng(31))
+    assert found == pytest.approx(supremum, abs=1e-4)
     assert reached * limit <= found <= limit
+
+
+def test_the_adversarial_search_refutes_wrong_softmax_difference_bounds():
+    # Two plausible mistakes the search must catch: the R → 0 value √2·c' (the weights ignored), and the R-free
+    # 2√2·c with the bias input left out (DP-Helmet's code uses c for c').
+    assert _adversarial_difference(1.0, 1.0, 10, True, np.random.default_rng(5)) > 1.05 * 2.0
+    assert _adversarial_difference(5.0, 1.0, 2, True, np.random.default_rng(5)) > 1.25 * 2.0 * math.sqrt(2.0)
     assert sensitivity.softmax_gradient_difference_bound(1e6, 1.0, 10) == 2.0 * math.sqrt(2.0) * math.hypot(1.0, 1.0)
 
 
