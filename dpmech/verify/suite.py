@@ -26,10 +26,13 @@ raises the counts for release checks.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
+from typing import TypeAlias, TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .. import validation as check
 from ..gaussian import gaussian_delta
@@ -43,15 +46,17 @@ from ..randomized_response import (
     rr_with_prior,
     rr_with_prior_distribution,
 )
-from .exact import privacy_profile, smallest_epsilon
+from .exact import Distribution, privacy_profile, smallest_epsilon
 from .numeric import gaussian_hockey_stick
-from .statistical import statistical_dp_test
+from .statistical import Sampler, statistical_dp_test
 
 # Agreement required between quadrature and the closed form.
 GAUSSIAN_RELATIVE_TOLERANCE = 1e-9
 # Optimisation slack on a measured/bound ratio (scikit-learn stops at tol 1e-10).
 SENSITIVITY_RATIO_SLACK = 1e-6
 STATISTICAL_ALPHA = 0.05
+# A drawn setting of a label-DP mechanism: (ε, K, ...), as each check draws it.
+Setting = TypeVar("Setting", bound=tuple[object, ...])
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,7 @@ class CheckResult:
     def verdict(self) -> str:
         return "pass" if self.passed else "FAIL"
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, str]:
         return {
             "mechanism": self.mechanism,
             "parameters": self.parameters,
@@ -78,15 +83,24 @@ class CheckResult:
         }
 
 
-def _counts(thorough):
+# A check: thorough -> its rows of the table.
+Check: TypeAlias = Callable[[bool], list[CheckResult]]
+
+
+def _counts(thorough: bool) -> dict[str, int]:
     return {"settings": 300 if thorough else 40, "samples": 200_000 if thorough else 20_000, "samplers": 12 if thorough else 4}
 
 
-def _label_pairs(num_classes):
+def _label_pairs(num_classes: int) -> list[tuple[int, int]]:
     return [(y, other) for y, other in itertools.permutations(range(num_classes), 2)]
 
 
-def _exact_label_dp(name, draw_setting, distribution, settings):
+def _exact_label_dp(
+    name: str,
+    draw_setting: Callable[[Setting], tuple[float, int, str]],
+    distribution: Callable[[int, Setting], Distribution],
+    settings: Sequence[Setting],
+) -> CheckResult:
     """Worst δ(ε) and worst measured ε/claimed ε over all label pairs of drawn settings."""
     worst_delta, worst_ratio, description = 0.0, 0.0, ""
     for setting in settings:
@@ -107,7 +121,7 @@ def _exact_label_dp(name, draw_setting, distribution, settings):
     )
 
 
-def _statistical_label_dp(name, samplers, num_samples):
+def _statistical_label_dp(name: str, samplers: Sequence[tuple[float, int, Sampler, str]], num_samples: int) -> CheckResult:
     worst, rejected = 0.0, False
     for epsilon, num_classes, sampler, text in samplers:
         for pair in ((0, num_classes - 1), (num_classes - 1, 0)):
@@ -125,15 +139,15 @@ def _statistical_label_dp(name, samplers, num_samples):
     )
 
 
-def _dirichlet_priors(rng, num_classes):
+def _dirichlet_priors(rng: np.random.Generator, num_classes: int) -> NDArray[np.float64]:
     return rng.dirichlet(np.full(num_classes, 0.5))
 
 
-def _rr_settings(rng, count):
+def _rr_settings(rng: np.random.Generator, count: int) -> list[tuple[float, int]]:
     return [(float(10 ** rng.uniform(-2, 1)), int(rng.integers(2, 11))) for _ in range(count)]
 
 
-def check_randomized_response(thorough=False):
+def check_randomized_response(thorough: bool = False) -> list[CheckResult]:
     counts = _counts(thorough)
     rng = np.random.default_rng(1)
     settings = _rr_settings(rng, counts["settings"])
@@ -150,7 +164,7 @@ def check_randomized_response(thorough=False):
     return [exact, _statistical_label_dp("randomized-response", samplers, counts["samples"])]
 
 
-def _top_k_settings(rng, count):
+def _top_k_settings(rng: np.random.Generator, count: int) -> list[tuple[float, int, int, NDArray[np.float64]]]:
     settings = []
     for _ in range(count):
         epsilon, num_classes = float(10 ** rng.uniform(-2, 1)), int(rng.integers(2, 11))
@@ -158,7 +172,7 @@ def _top_k_settings(rng, count):
     return settings
 
 
-def check_rr_top_k(thorough=False):
+def check_rr_top_k(thorough: bool = False) -> list[CheckResult]:
     counts = _counts(thorough)
     settings = _top_k_settings(np.random.default_rng(2), counts["settings"])
     exact = _exact_label_dp(
@@ -179,7 +193,7 @@ def check_rr_top_k(thorough=False):
     return [exact, _statistical_label_dp("rr-top-k", samplers, counts["samples"])]
 
 
-def check_rr_with_prior(thorough=False):
+def check_rr_with_prior(thorough: bool = False) -> list[CheckResult]:
     counts = _counts(thorough)
     settings = [
         setting[:2] + (compat, setting[3])
@@ -205,7 +219,7 @@ def check_rr_with_prior(thorough=False):
     return [exact, _statistical_label_dp("rr-with-prior", samplers, counts["samples"])]
 
 
-def subsample_distribution(records, k, replacement):
+def subsample_distribution(records: tuple[int, ...], k: int, replacement: bool) -> dict[Hashable, float]:
     """Law of the NFDP sample of k of ``records`` (a tuple of distinct record ids), the sample released as is.
 
     Without replacement the output is the set drawn (uniform over the
@@ -213,6 +227,7 @@ def subsample_distribution(records, k, replacement):
     (uniform over the n^k sequences). A learner trained on the sample can
     do no more than publish it, so this is the worst case for every learner.
     """
+    outcomes: list[Hashable]
     if replacement:
         outcomes = list(itertools.product(records, repeat=k))
     else:
@@ -220,7 +235,7 @@ def subsample_distribution(records, k, replacement):
     return dict.fromkeys(outcomes, 1.0 / len(outcomes))
 
 
-def nfdp_neighbours(n):
+def nfdp_neighbours(n: int) -> list[tuple[str, tuple[int, ...], tuple[int, ...]]]:
     """(relation, D, D') for a dataset of records 0..n−1: one record added, one removed, one replaced."""
     dataset = tuple(range(n))
     pairs = [("add", dataset, dataset + (n,))]
@@ -230,17 +245,18 @@ def nfdp_neighbours(n):
     return pairs
 
 
-def nfdp_tight_delta(n, k, replacement, relation):
+def nfdp_tight_delta(n: int, k: int, replacement: bool, relation: str) -> float:
     """The δ at ε = 0 (total variation) of the NFDP sample: the probability that the differing record is drawn."""
     size = n + 1 if relation == "add" else n
     return 1.0 - (1.0 - 1.0 / size) ** k if replacement else k / size
 
 
-def check_nfdp(thorough=False):
+def check_nfdp(thorough: bool = False) -> list[CheckResult]:
     largest = 7 if thorough else 5
     rows = []
     for replacement in (False, True):
-        worst_ratio, worst_tight_error, slack_epsilon, configurations, passed = {}, 0.0, 0.0, 0, True
+        worst_ratio: dict[str, float] = {}
+        worst_tight_error, slack_epsilon, configurations, passed = 0.0, 0.0, 0, True
         for n in range(1, largest + 1):
             for k in range(1, n + 1):
                 claim = nfdp_guarantee(n, k, replacement)
@@ -273,7 +289,7 @@ def check_nfdp(thorough=False):
     return rows
 
 
-def check_gaussian_output(thorough=False):
+def check_gaussian_output(thorough: bool = False) -> list[CheckResult]:
     counts = _counts(thorough)
     rng = np.random.default_rng(4)
     worst_error, worst_over, passed = 0.0, 0.0, True
@@ -317,7 +333,7 @@ def check_gaussian_output(thorough=False):
     return rows
 
 
-CHECKS = {
+CHECKS: dict[str, Check] = {
     "randomized-response": check_randomized_response,
     "rr-top-k": check_rr_top_k,
     "rr-with-prior": check_rr_with_prior,
@@ -327,7 +343,7 @@ CHECKS = {
 PLUGIN_GROUP = "dpmech.verify"
 
 
-def available_checks() -> dict:
+def available_checks() -> dict[str, Check | EntryPoint]:
     """Check name -> callable or entry point: the built-in checks, then those other packages register.
 
     A package adds checks through the ``dpmech.verify`` entry-point group, each
@@ -335,19 +351,19 @@ def available_checks() -> dict:
     registers ``logistic-regression`` and ``psgd`` this way, since they train
     models and the core imports no trainer. Entry points load only when run.
     """
-    checks = dict(CHECKS)
+    checks: dict[str, Check | EntryPoint] = dict(CHECKS)
     for entry_point in sorted(entry_points(group=PLUGIN_GROUP), key=lambda point: point.name):
         checks.setdefault(entry_point.name, entry_point)
     return checks
 
 
-def run_suite(mechanism="all", thorough=False) -> list:
+def run_suite(mechanism: str = "all", thorough: bool = False) -> list[CheckResult]:
     """Run the checks of one mechanism (a key of :func:`available_checks`) or ``"all"``; returns the rows."""
     checks = available_checks()
     mechanism = check.choice("mechanism", mechanism, tuple(checks) + ("all",))
     thorough = check.boolean("thorough", thorough)
     names = tuple(checks) if mechanism == "all" else (mechanism,)
-    rows = []
+    rows: list[CheckResult] = []
     for name in names:
         function = checks[name]
         if not callable(function):
