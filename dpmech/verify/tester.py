@@ -85,20 +85,24 @@ Wang, Zhang & Kifer, CCS 2018, Table 1).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy import stats
 
 from .. import validation as check
 from .budget_clock import budget_now
+from .candidates import Candidate
 from .exact import DpViolation
-from .confirm import confirm_candidates
+from .confirm import ConfirmationResult, confirm_candidates
 from .floating import float_dp_test
-from .greybox import pair_noise_test
+from .greybox import PairNoiseResult, pair_noise_test
 from .learned import learned_dp_test
 from .projections import projection_dp_test
-from .statistical import StatisticalTestResult, statistical_dp_test
+from .statistical import Sampler, StatisticalTestResult, statistical_dp_test
 
 GREYBOX_NOISE = ("gaussian", "laplace")
 # The grey-box family draws up to this many outputs per side for each of a round's: its counted events sit where
@@ -121,12 +125,12 @@ FIRST_TEST_SECONDS = {"learned": 0.5}
 FEW_OUTCOMES = 64
 
 
-def _plug_in_log_ratio(counts):
+def _plug_in_log_ratio(counts: tuple[int, int]) -> float:
     """log((k + 1)/(k' + 1)) of an event's test counts: an estimate (not a bound) of its log-ratio, for ranking pairs."""
     return math.log((counts[0] + 1.0) / (counts[1] + 1.0))
 
 
-def statdp_pairs(num_queries=5) -> list:
+def statdp_pairs(num_queries: int = 5) -> list[tuple[str, NDArray[np.float64], NDArray[np.float64]]]:
     """StatDP's neighbouring query-answer vectors, each coordinate changed by at most 1 (Ding et al. 2018, Table 1).
 
     One Above, One Below, One Above Rest Below, One Below Rest Above, Half
@@ -184,7 +188,7 @@ class VerificationReport:
     family: str
     witness: str
     direction: str
-    counts: tuple
+    counts: tuple[int, int]
     num_samples: int
     rounds: int
     seconds: float
@@ -195,7 +199,7 @@ class VerificationReport:
     evidence_samples: int = 0
     final_samples: int = 0
     final_epsilon_lower_bound: float = 0.0
-    final_counts: tuple | None = None
+    final_counts: tuple[int, int] | None = None
     final_witness: str | None = None
     search_epsilon_lower_bound: float = 0.0
     final_finalists: int = 0
@@ -208,7 +212,17 @@ class VerificationReport:
         )
 
 
-def _greybox_result(sampler, pair, family, epsilon, delta, sensitivity, num_samples, rng, level):
+def _greybox_result(
+    sampler: Sampler,
+    pair: tuple[Any, Any],
+    family: str,
+    epsilon: float,
+    delta: float,
+    sensitivity: float,
+    num_samples: int,
+    rng: np.random.Generator,
+    level: float,
+) -> tuple[StatisticalTestResult, PairNoiseResult]:
     """:func:`.greybox.pair_noise_test` as a :class:`StatisticalTestResult`, and the test's own result.
 
     Its verdict and ε lower bound count events on fresh outputs (valid whatever the noise's law); the declared
@@ -231,7 +245,7 @@ def _greybox_result(sampler, pair, family, epsilon, delta, sensitivity, num_samp
     return result, noise
 
 
-def _family_samples(family, num_samples):
+def _family_samples(family: str, num_samples: int) -> int:
     """Outputs per side a family's test draws in a round of ``num_samples`` (the grey-box family's most)."""
     if family == "learned":
         return min(num_samples, LEARNED_SAMPLES)
@@ -240,7 +254,9 @@ def _family_samples(family, num_samples):
     return num_samples
 
 
-def _greybox_samples(sampler, dataset, num_samples, seconds_per_output, deadline, rng):
+def _greybox_samples(
+    sampler: Sampler, dataset: Any, num_samples: int, seconds_per_output: float | None, deadline: float, rng: np.random.Generator
+) -> tuple[int, float]:
     """The grey-box test's outputs per side: up to ``GREYBOX_SAMPLE_FACTOR``·``num_samples``, as many as fit before ``deadline``.
 
     Without a measured cost (its first test) a pilot of ``num_samples`` outputs, drawn and discarded (no
@@ -255,7 +271,7 @@ def _greybox_samples(sampler, dataset, num_samples, seconds_per_output, deadline
     return max(min(GREYBOX_SAMPLE_FACTOR * num_samples, affordable), num_samples), seconds_per_output
 
 
-def _overruns(family, seconds_per_output, size, deadline, budget_deadline):
+def _overruns(family: str, seconds_per_output: float | None, size: int, deadline: float, budget_deadline: float) -> bool:
     """Whether a test of ``size`` outputs per side would end after ``deadline``, at the family's measured cost per output.
 
     A family not yet timed has no cost to go by: its first test (which measures it) is started while the whole
@@ -268,8 +284,8 @@ def _overruns(family, seconds_per_output, size, deadline, budget_deadline):
     return now + seconds_per_output * size > deadline
 
 
-def _named_pairs(pairs):
-    named = []
+def _named_pairs(pairs: Sequence[tuple[Any, ...]]) -> list[tuple[str, Any, Any]]:
+    named: list[tuple[str, Any, Any]] = []
     for index, item in enumerate(pairs):
         if isinstance(item, tuple) and len(item) == 3 and isinstance(item[0], str):
             named.append(item)
@@ -285,27 +301,27 @@ def _named_pairs(pairs):
 
 
 def find_violation(
-    sampler,
-    pairs,
-    epsilon,
-    delta,
+    sampler: Sampler,
+    pairs: Sequence[tuple[Any, ...]],
+    epsilon: float,
+    delta: float,
     *,
-    rng,
-    alpha=0.05,
-    budget_seconds=20.0,
-    initial_samples=1000,
-    max_samples=2_000_000,
-    families=DEFAULT_FAMILIES,
-    outputs="discrete",
-    float_bits=False,
-    keep_pairs=2,
-    noise_family=None,
-    sensitivity=None,
-    stop_at_rejection=True,
-    final_share=0.5,
-    final_time_share=0.7,
-    final_samples=None,
-    final_candidates=1,
+    rng: np.random.Generator | int,
+    alpha: float = 0.05,
+    budget_seconds: float = 20.0,
+    initial_samples: int = 1000,
+    max_samples: int = 2_000_000,
+    families: Sequence[str] | str = DEFAULT_FAMILIES,
+    outputs: str = "discrete",
+    float_bits: bool = False,
+    keep_pairs: int = 2,
+    noise_family: str | None = None,
+    sensitivity: float | None = None,
+    stop_at_rejection: bool = True,
+    final_share: float = 0.5,
+    final_time_share: float = 0.7,
+    final_samples: int | None = None,
+    final_candidates: int = 1,
 ) -> VerificationReport:
     """Search candidate pairs, event families and sample sizes for evidence against an (ε, δ) claim.
 
@@ -391,8 +407,13 @@ def find_violation(
 
     start = budget_now()
     search_deadline = start + search_seconds
-    best, best_context, rounds, num_samples, largest_m = None, None, 0, initial_samples, 1
-    candidates, seconds_per_output, shift_bounds = {}, {}, {}
+    best: StatisticalTestResult | None = None
+    best_context: tuple[str, str] | None = None
+    rounds, num_samples, largest_m = 0, initial_samples, 1
+    # Per pair name: its best candidate event and (name, family, D, D', few outcomes) of the test that chose it.
+    candidates: dict[str, tuple[Candidate, tuple[str, str, Any, Any, bool]]] = {}
+    seconds_per_output: dict[str, float] = {}
+    shift_bounds: dict[str, float] = {}
     while True:
         rounds += 1
         level = search_alpha / (rounds * (rounds + 1)) / (len(named) * len(families))
@@ -402,7 +423,8 @@ def find_violation(
         round_deadline = start + budget_seconds if rounds == 1 else search_deadline
         strongest = {name: (0.0, -math.inf) for name, _, _ in named}
         few_outcomes = dict.fromkeys(strongest, False)
-        latest, truncated = {}, False
+        latest: dict[str, tuple[Candidate, tuple[str, str, Any, Any, bool]]] = {}
+        truncated = False
         # Family by family, each over every pair: the cheap families reach all pairs before a classifier is trained on
         # any, and a test that the clock says would end after the round's share of the budget is not started.
         for family in families:
@@ -431,6 +453,7 @@ def find_violation(
                         sampler, (first, second), epsilon, delta, num_samples=size, rng=rng, alpha=level, outputs=outputs
                     )
                 elif family == "greybox":
+                    assert noise_family is not None and sensitivity is not None  # the greybox family joins only with both
                     result, noise = _greybox_result(sampler, (first, second), noise_family, epsilon, delta, sensitivity, size, rng, level)
                     shift_bounds[name] = max(shift_bounds.get(name, 0.0), noise.shift_upper_bound)
                 elif family == "projections":
@@ -456,6 +479,8 @@ def find_violation(
                     break
             if best is not None and best.rejected and stop_at_rejection:
                 break
+        # Round 1's first test always runs (no family's cost is known yet), so every round ends with a best result.
+        assert best is not None and best_context is not None
         # Each pair's candidate from the latest round that tested it: the most outputs per event, the least flattered by luck.
         candidates.update({name: entry for name, entry in latest.items() if entry is not None})
         elapsed = budget_now() - start
@@ -473,7 +498,9 @@ def find_violation(
         num_samples *= 2
         named = kept
     search_best = best
-    final, evidence_samples = None, best.num_samples  # the test's own outputs per side (the grey-box family draws more)
+    final: ConfirmationResult | None = None
+    final_witness: str | None = None
+    evidence_samples = best.num_samples  # the test's own outputs per side (the grey-box family draws more)
     if final_share > 0 and candidates and not (best.rejected and stop_at_rejection) and budget_now() - start < budget_seconds:
         ranked = sorted(candidates.values(), key=lambda entry: entry[0].score, reverse=True)
         final = confirm_candidates(
@@ -483,14 +510,17 @@ def find_violation(
             max_samples=final_samples, rng=rng, float_bits=float_bits, final_candidates=final_candidates,
         )
         if final is not None:
-            name, family = next(context[:2] for _, context in ranked if context[2] is final.pair[0] and context[3] is final.pair[1])
-        if final is not None and (final.rejected, final.epsilon_lower_bound) > (best.rejected, best.epsilon_lower_bound):
-            best = StatisticalTestResult(
-                rejected=final.rejected, lower_bound_delta=final.lower_bound_delta, epsilon_lower_bound=final.epsilon_lower_bound,
-                witness=final.candidate.description, direction="D -> D'" if final.candidate.heavy_is_first else "D' -> D",
-                counts=final.counts, num_hypotheses=1, num_samples=final.num_samples, alpha=final.level, epsilon=epsilon, delta=delta,
-            )
-            best_context, evidence_samples = (name, f"{family}, final stage"), final.num_samples
+            assert final.candidate is not None and final.pair is not None  # confirm_candidates names its finalist's event and pair
+            final_name, final_family = next(context[:2] for _, context in ranked
+                                            if context[2] is final.pair[0] and context[3] is final.pair[1])
+            final_witness = f"{final_name}: {final.candidate.description}"
+            if (final.rejected, final.epsilon_lower_bound) > (best.rejected, best.epsilon_lower_bound):
+                best = StatisticalTestResult(
+                    rejected=final.rejected, lower_bound_delta=final.lower_bound_delta, epsilon_lower_bound=final.epsilon_lower_bound,
+                    witness=final.candidate.description, direction="D -> D'" if final.candidate.heavy_is_first else "D' -> D",
+                    counts=final.counts, num_hypotheses=1, num_samples=final.num_samples, alpha=final.level, epsilon=epsilon, delta=delta,
+                )
+                best_context, evidence_samples = (final_name, f"{final_family}, final stage"), final.num_samples
     bound_level = level / (2.0 * largest_m)
     spread = math.sqrt(0.25 * (1.0 + math.exp(min(2.0 * epsilon, 700.0))) / num_samples)
     detectable = (stats.norm.isf(bound_level) + stats.norm.ppf(POWER)) * spread
@@ -514,26 +544,26 @@ def find_violation(
         final_samples=0 if final is None else final.num_samples,
         final_epsilon_lower_bound=0.0 if final is None else final.epsilon_lower_bound,
         final_counts=None if final is None else final.counts,
-        final_witness=None if final is None else f"{name}: {final.candidate.description}",
+        final_witness=final_witness,
         search_epsilon_lower_bound=max(search_best.epsilon_lower_bound, 0.0),
         final_finalists=0 if final is None else final.num_finalists,
         sensitivity_note=_sensitivity_note(noise_family, sensitivity, shift_bounds),
     )
 
 
-def _sensitivity_note(noise_family, sensitivity, shift_bounds):
+def _sensitivity_note(noise_family: str | None, sensitivity: float | None, shift_bounds: dict[str, float]) -> str | None:
     """The declared sensitivity against the largest upper confidence bound on any tested pair's shift, in words."""
-    if noise_family is None or not shift_bounds:
+    if noise_family is None or sensitivity is None or not shift_bounds:
         return None
     norm = "L2" if noise_family == "gaussian" else "L1"
-    name = max(shift_bounds, key=shift_bounds.get)
+    name = max(shift_bounds, key=shift_bounds.__getitem__)
     if shift_bounds[name] < sensitivity:
         return (f"declared {norm} sensitivity {sensitivity:g} is not attained by any candidate pair: the largest shift "
                 f"||f(D) - f(D')|| is at most {shift_bounds[name]:.6g} (on {name}, assuming {noise_family} noise); no verdict rests on it")
     return f"declared {norm} sensitivity {sensitivity:g} is within the shift bound {shift_bounds[name]:.6g} of {name} (assuming {noise_family} noise)"
 
 
-def assert_dp_black_box(sampler, pairs, epsilon, delta, **options) -> VerificationReport:
+def assert_dp_black_box(sampler: Sampler, pairs: Sequence[tuple[Any, ...]], epsilon: float, delta: float, **options: Any) -> VerificationReport:
     """:func:`find_violation`, raising :class:`DpViolation` with the witness pair, event and counts when it rejects."""
     report = find_violation(sampler, pairs, epsilon, delta, **options)
     if report.rejected:
