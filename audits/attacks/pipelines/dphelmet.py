@@ -23,9 +23,15 @@ others do, so the audit lets the other users (not user 0) collude with the
 server and reveal their noise shares; the auditor subtracts them from each
 released average, leaving exactly the honest noise the event's σ accounts for.
 
+Every user's release step is called on its model stacked once per release, in
+blocks: it adds independent noise to every coordinate, so each row is an
+independent release and N releases cost N/block calls per user.
+
 Statistics: the GDP estimator on the projection of the released averages
-(colluders' shares removed) on the direction between the two worlds
-(certified under the GDP assumption: for a fixed pair the scores are
+(colluders' shares removed) on the direction between the two worlds, at the
+one rule "IN if the projection exceeds half the distance", fixed by the pair
+before any release is drawn (:func:`~audits.attacks.pipelines.record.gdp_bound_at_midpoint`;
+certified under the GDP assumption: for a fixed pair the scores are
 independent draws of the two hypotheses), and two release checks against the blind-averaging event
 (certified or exact): the realised noise scale of the average
 (:func:`audits.noise_scale.check_noise_scale`; with every user honest it
@@ -36,6 +42,7 @@ evenly between the GDP bound and the noise-scale bound.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -48,12 +55,20 @@ from trainers.pipelines import dphelmet as pipeline
 from trainers.pipelines.dphelmet import USER, DpHelmetConfig
 from trainers.psgd import SOFTMAX
 
-from ...gdp import epsilon_from_gdp
 from ...noise_scale import check_noise_scale
 from ..canary_search import (LogisticHead, SearchResult, plain_canaries, retrain_best, search_logistic_canaries,
                              user_relabellings)
 from ..threat_model import WHITE_BOX, ThreatModel
-from .record import PipelineAudit, audit_generator, audit_inputs, displacement_check, mia_summary, projected_scores
+from .record import (
+    RELEASE_BLOCK_ELEMENTS,
+    PipelineAudit,
+    audit_generator,
+    audit_inputs,
+    displacement_check,
+    gdp_bound_at_midpoint,
+    mia_summary,
+    projected_scores,
+)
 
 
 @dataclass(frozen=True)
@@ -131,27 +146,35 @@ def audit_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 
     # reveal their noise shares, which the auditor then subtracts from the released average.
     honest_users = measurements["honest_users"]
 
-    def released_averages(models):
-        averages, colluders_noise, messages = [], [], []
-        for _ in range(trials):
-            messages = [pipeline.release_user_model(user, models[user], settings, rng) for user in range(config.num_users)]
-            averages.append(pipeline.secure_average(messages))
-            colluders_noise.append(sum((messages[user].payload["noisy_model"] - models[user]
-                                        for user in range(honest_users, config.num_users)),
-                                       start=np.zeros_like(models[0])) / config.num_users)
-        averages = np.stack(averages)
-        return averages, averages - np.stack(colluders_noise), messages
+    block = max(1, RELEASE_BLOCK_ELEMENTS // (model_without.size * config.num_users))
 
-    out_averages, out_honest_averages, messages = released_averages(models_without)
-    _, in_honest_averages, _ = released_averages(models_with)
-    scores = projected_scores(out_honest_averages, in_honest_averages, models_without.mean(axis=0),
-                              models_with.mean(axis=0))
+    def released_blocks(models):
+        """Per block of at most ``block`` releases: (released averages, the same with the colluders' shares
+        removed, the users' messages). Each user's release step gets its model stacked once per release: it
+        adds independent noise to every coordinate, so each row is an independent release."""
+        for start in range(0, trials, block):
+            count = min(block, trials - start)
+            stacked = np.broadcast_to(models[:, None], (config.num_users, count) + model_without.shape)
+            messages = [pipeline.release_user_model(user, stacked[user], settings, rng) for user in range(config.num_users)]
+            averages = pipeline.secure_average(messages)
+            colluders_noise = sum((messages[user].payload["noisy_model"] - stacked[user]
+                                   for user in range(honest_users, config.num_users)),
+                                  start=np.zeros(stacked.shape[1:])) / config.num_users
+            yield averages, averages - colluders_noise, messages
+
+    out_blocks = released_blocks(models_without)
+    # The noise-scale check reads the first block (min(N, block) averages); every block is projected.
+    out_averages, first_honest_averages, messages = next(out_blocks)
+    centre_without, centre_with = models_without.mean(axis=0), models_with.mean(axis=0)
+    scores = projected_scores(itertools.chain([first_honest_averages], (honest for _, honest, _ in out_blocks)),
+                              (honest for _, honest, _ in released_blocks(models_with)), centre_without, centre_with)
     release_checks = {}
     if settings.user_noise_std > 0:
         (event,) = messages[0].events
         check_alpha = alpha / 2
         eps_claimed = ledger_from_messages(messages).epsilon(config.delta).epsilon
-        result = epsilon_from_gdp(scores, alpha=check_alpha, delta=config.delta)
+        result = gdp_bound_at_midpoint(scores, float(np.linalg.norm(centre_with - centre_without)), alpha=check_alpha,
+                                       delta=config.delta)
         eps_lb, mu_lb, mu_claimed, method, valid_as = result.eps_lb, result.mu_lb, event.mu, result.method, result.valid_as
         # The canary's μ through the average, displacement/|U| against the event's σ (t|U| honest
         # users), and against the noise left in the scored releases (⌈t|U|⌉ honest users, σ_u each).
@@ -163,10 +186,9 @@ def audit_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 
         measurements["epsilon_of_scored_canary_mu"] = float(dpmech.gaussian_epsilon(config.delta, 1.0, scored_mu))
         mia = mia_summary("white-box projection on the canary user's direction", scores)
         release_checks = {
-            "average_noise_scale": check_noise_scale(out_averages, models_without.mean(axis=0), event.sigma,
+            "average_noise_scale": check_noise_scale(out_averages, centre_without, event.sigma,
                                                      alpha=check_alpha).as_dict(),
-            "average_sensitivity": displacement_check(models_without.mean(axis=0), models_with.mean(axis=0),
-                                                      event.sensitivity),
+            "average_sensitivity": displacement_check(centre_without, centre_with, event.sensitivity),
         }
     else:
         eps_claimed, mu_claimed, result, mu_lb, method, valid_as, eps_lb = math.inf, None, None, None, "none", "estimate", 0.0
