@@ -242,7 +242,13 @@ def per_seed_table(examples, seeds, budget, correct_budget, jobs, wall_cap_facto
     false_alarms = missed = 0
     cpu_total = 0.0
     for example in examples:
-        rows = [next(outcomes) for _ in range(seeds)]
+        rows = []
+        for seed in range(seeds):
+            rows.append(next(outcomes))
+            # A line per seed as it comes back: a run cut short still shows every seed it finished.
+            rejected, bound, cpu, wall = rows[-1]
+            print(f"seed {seed}: {example.name}: {'+' if rejected != example.correct else 'X'} rejected {rejected}, eps lower bound "
+                  f"{format_down(bound, 4)}, CPU {cpu:.1f} s, wall {wall:.1f} s, load {os.getloadavg()[0]:.1f}", flush=True)
         matches = [rejected != example.correct for rejected, _, _, _ in rows]
         wrong = matches.count(False)
         false_alarms += wrong if example.correct else 0

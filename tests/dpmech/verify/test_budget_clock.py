@@ -1,5 +1,9 @@
 """The budget clock: wall seconds by default; CPU seconds of the process, capped by wall / factor, inside cpu_seconds_budget."""
 
+import os
+import pathlib
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -68,3 +72,24 @@ def test_a_cpu_budget_ends_by_its_wall_cap_when_the_sampler_takes_no_cpu():
     start = time.perf_counter()
     find_violation(sleepy, pairs, 5.0, 0.0, rng=0, budget_seconds=0.3)
     assert time.perf_counter() - start <= 0.3 + 1.0
+
+
+def _literature_table(*arguments):
+    root = pathlib.Path(__file__).resolve().parents[3]
+    return subprocess.run([sys.executable, "benchmarks/verification_literature.py", *arguments], capture_output=True, text=True,
+                          cwd=root, env={**os.environ, "COLUMNS": "230", "PYTHONPATH": str(root)})
+
+
+def test_the_literature_tables_budgets_are_cpu_seconds_and_each_seed_is_reported():
+    result = _literature_table("--per-seed", "--seeds", "2", "--budget", "1", "--correct-budget", "0.3", "--only", "randomized response")
+    assert result.returncode == 0, result.stderr
+    assert "CPU s (wall cap 10x)" in result.stdout
+    for seed in (0, 1):
+        assert f"seed {seed}: randomized response (eps for e^eps): + rejected True" in result.stdout
+    assert "false alarms: 0; missed violations: 0" in result.stdout
+
+
+def test_the_literature_table_refuses_a_wall_cap_factor_below_one_with_exit_status_2():
+    result = _literature_table("--per-seed", "--wall-cap-factor", "0.5", "--only", "randomized response")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1].endswith("--wall-cap-factor must be a finite number >= 1 (got 0.5)")
