@@ -87,6 +87,8 @@ _EPSILON_CAP = 700.0
 _P_MARGIN = 1e-9
 _PROXY_STEPS = 9
 _LOWERING_CHUNK = 12
+_PROBES = 128  # a search round of _pooled_sorted_at splits each range into this many parts
+_PROBE_STEPS = np.arange(_PROBES)
 _DOUBLINGS = 2.0 ** np.arange(_LOWERING_CHUNK)  # 2^k, k = 0 .. _LOWERING_CHUNK − 1: the steps of one chunk, exact
 _TINY = 1e-300  # log p is taken of max(p, this): a tail that underflows at small ε still orders correctly
 
@@ -340,20 +342,26 @@ def _pooled_sorted_at(in_padded: np.ndarray, out_padded: np.ndarray, positions: 
     and one bisection over i, vectorised over j, finds it in O(log m) steps. The value at j is the larger of
     the last ones taken, max(a[i − 1], b[j − i]) (a[−1] = −∞).
 
-    In padded indices I = i + 1 the predicate reads A[I] >= B[j + 2 − I]. The sentinels keep every index of the
-    search in range, and the predicate holds at each lane's answer (at the top of its range through a +∞ or a
-    −∞), so a lane that has converged stays put and the bisection runs a fixed number of steps without masks.
+    In padded indices I = i + 1 the predicate reads A[I] >= B[j + 2 − I], and the answer is the least I in
+    [max(1, j + 2 − n_b), min(j + 2, n_a + 1)] where it holds (at the top of that range through a +∞ or a −∞).
+    The sentinels keep every index in range. Each round checks _PROBES evenly spread points of every lane's
+    range [low, high) at once (the first is low) and keeps the part after the last that fails, up to the first
+    that holds: ~3 rounds of a few numpy calls at 10⁴ scores per side, 4 at 10⁶, where a bisection took 14 to 21.
     """
     a, b = in_padded, out_padded
     shifted = np.asarray(positions, np.int64) + 2
     low = np.maximum(1, shifted - (b.size - 2))  # at most n_b from b
     high = np.minimum(shifted, a.size - 1)  # at most j + 1 from a
-    for _ in range(int(np.max(high - low)).bit_length()):
-        middle = (low + high) >> 1
-        enough = a[middle] >= b[shifted - middle]
-        high = np.where(enough, middle, high)
-        low = np.where(enough, low, middle + 1)
-    return np.maximum(a[low - 1], b[shifted - low])
+    lanes = np.arange(shifted.size)
+    while True:
+        span = high - low
+        if not span.any():
+            return np.maximum(a[low - 1], b[shifted - low])
+        # low + ⌊span·t/_PROBES⌋ for t = 0 .. _PROBES − 1: points in [low, high), rising with t.
+        probes = low[:, None] + (span[:, None] * _PROBE_STEPS) // _PROBES
+        failing = (a[probes] < b[shifted[:, None] - probes]).sum(axis=1)  # the predicate fails on a prefix
+        low = np.where(failing > 0, probes[lanes, failing - 1] + 1, low)
+        high = np.where(failing < _PROBES, probes[lanes, np.minimum(failing, _PROBES - 1)], high)
 
 
 def _cuts_from_counts(in_padded: np.ndarray, out_padded: np.ndarray, counts: np.ndarray, guessing: str):
