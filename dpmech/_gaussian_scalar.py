@@ -4,8 +4,7 @@ The formulas, the three evaluations of the bracket and the error bound E are tho
 :mod:`dpmech.gaussian` (Balle & Wang 2018, Thm. 8), whose module docstring derives them; the array
 path there imports numpy and scipy, this one neither, so that ``dpmech calibrate``, ``dpmech epsilon``
 and ``dpmech delta`` start in a fraction of the time. Each function returns None where only the array
-path decides (overflow territory, a short interval reaching past x = 25, a Newton run that does not
-finish cleanly); the caller then takes the array path.
+path decides (overflow territory, a Newton run that does not finish cleanly); the caller then takes the array path.
 
 erfcx is :func:`dpmech._erfcx.erfcx` (relative error ρ <= 2⁻⁴⁸, proven there) in place of scipy's, so
 the bound on the evaluated log δ adds :data:`ERFCX_LOG_ERROR` = 1300ρ (4.6e-12) to E. The largest
@@ -92,6 +91,19 @@ NODES, WEIGHTS = _gauss_legendre(8)
 UNIT_NODES = tuple(0.5 * (1.0 + node) for node in NODES)
 _TILTED_WEIGHTS = tuple(weight * node for weight, node in zip(WEIGHTS, UNIT_NODES))
 
+@overload
+def asymptotic_series(u: float) -> float: ...
+@overload
+def asymptotic_series(u: _Floats) -> _Floats: ...
+def asymptotic_series(u: float | _Floats) -> float | _Floats:
+    """Σ (−1)^{n+1} c_n u^{n−1}: the slope 2/√π − 2x·erfcx(x) is (2/√π)·u·series(u) at u = 1/x²,
+    below 1e-18 relative error for x >= 25; floats or arrays."""
+    series: float | _Floats = 0.0
+    for coefficient in reversed(ASYMPTOTIC_COEFFICIENTS):
+        series = coefficient - u * series
+    return series
+
+
 def far_mean(lower: float | _Floats, upper: float | _Floats) -> float | _Floats:
     """Mean of series(s²) over s in [lower, upper] (0 < lower <= upper <= 1/25), floats or arrays.
 
@@ -134,16 +146,20 @@ def error_bound(size_a: float | _Floats, spread: float | _Floats) -> float | _Fl
     return LOG_DELTA_MARGIN + (size_a + 1.0) * rounding + (16.0 * UNIT_ROUNDOFF) * size_a * size_a + rounding * rounding
 
 
-def _short_log_bracket(x_a: float, h: float, log_h: float) -> float | None:
+def _short_log_bracket(x_a: float, h: float, log_h: float) -> float:
     """log[erfcx(x_a) − erfcx(x_a + h)] for a short interval (x_a < 25) by 8-point Gauss–Legendre on the slope
-    2/√π − 2x·erfcx(x), from one erfcx per node x_i = x_a + h·t_i; None where a node passes 25 (the array
-    path takes the asymptotic slope there).
+    2/√π − 2x·erfcx(x), from one erfcx per node x_i = x_a + h·t_i.
 
     Σ w_i (2/√π − 2x_i erfcx(x_i)) = 4/√π − 2[x_a Σ w_i erfcx(x_i) + h Σ w_i t_i erfcx(x_i)] (Σ w_i = 2):
-    the one cancellation of the node-by-node form, now after the sums, with two sums from one pass.
+    the one cancellation of the node-by-node form, now after the sums, with two sums from one pass. Where
+    the interval reaches past 25, node by node, with the asymptotic series for the slope past 25 (the direct
+    form cancels by 2x² there), as the array path does.
     """
     if x_a + h > ASYMPTOTIC_FROM:
-        return None
+        slopes = (TWO_OVER_SQRT_PI - 2.0 * x * erfcx(x) if x <= ASYMPTOTIC_FROM
+                  else TWO_OVER_SQRT_PI / (x * x) * asymptotic_series(1.0 / (x * x))
+                  for x in (x_a + h * node for node in UNIT_NODES))
+        return log_h + math.log(0.5 * math.fsum(weight * slope for weight, slope in zip(WEIGHTS, slopes)))
     values = [erfcx(x_a + h * node) for node in UNIT_NODES]
     plain = math.fsum(weight * value for weight, value in zip(WEIGHTS, values))
     tilted = math.fsum(weight * value for weight, value in zip(_TILTED_WEIGHTS, values))

@@ -99,7 +99,6 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _newton
 from . import validation as check
-from ._gaussian_scalar import ASYMPTOTIC_COEFFICIENTS as _ASYMPTOTIC_COEFFICIENTS
 from ._gaussian_scalar import ASYMPTOTIC_FROM as _ASYMPTOTIC_FROM
 from ._gaussian_scalar import CANCELLATION as _CANCELLATION
 from ._gaussian_scalar import CANCELLATION_OFFSET as _CANCELLATION_OFFSET
@@ -117,6 +116,7 @@ from ._gaussian_scalar import TWO_OVER_SQRT_PI as _TWO_OVER_SQRT_PI
 from ._gaussian_scalar import UNIT_ROUNDOFF as _UNIT_ROUNDOFF
 from ._gaussian_scalar import UNIT_NODES, WEIGHTS
 from ._gaussian_scalar import UPWARD as _UPWARD
+from ._gaussian_scalar import asymptotic_series as _asymptotic_series
 from ._gaussian_scalar import delta_from_log_upper as _delta_from_log_upper_scalar
 from ._gaussian_scalar import epsilon_for_mu as _epsilon_scalar
 from ._gaussian_scalar import error_bound as _error_bound
@@ -141,15 +141,6 @@ _UNIFORM_ERROR_SLACK = 1e-12
 _Floats = NDArray[np.float64]
 # One number, or an array: the public functions broadcast, and one pair of floats takes a faster path.
 _Real = float | _Floats
-
-
-def _asymptotic_series(u: _Floats) -> _Floats:
-    """Σ (−1)^{n+1} c_n u^{n−1}: the slope 2/√π − 2x·erfcx(x) is (2/√π)·u·series(u) at u = 1/x²,
-    below 1e-18 relative error for x >= 25."""
-    series = np.zeros_like(u)
-    for coefficient in reversed(_ASYMPTOTIC_COEFFICIENTS):
-        series = coefficient - u * series
-    return series
 
 
 def _erfcx_slope(x: _Floats) -> _Floats:

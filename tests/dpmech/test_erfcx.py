@@ -20,6 +20,7 @@ from numpy.polynomial.legendre import leggauss
 from dpmech import _gaussian_scalar
 from dpmech._erfcx import ERFCX_RELATIVE_ERROR, HIGHEST, LOWEST, erfcx
 from dpmech.gaussian import _upper_quantile
+from tests.dpmech.test_gaussian_arb import reference_log_delta
 from tests.profiles import examples
 
 
@@ -93,3 +94,15 @@ def test_upper_quantile_matches_the_array_path(log_probability):
     # Only Newton's starting point, but the same start keeps the iterates (and σ) where scipy's ndtri put them.
     expected = float(_upper_quantile(np.array([log_probability]))[0])
     assert _gaussian_scalar.upper_quantile(log_probability) == pytest.approx(expected, rel=1e-14, abs=1e-14)
+
+
+@examples(1.0)
+@given(st.floats(24.8, 25.0, exclude_max=True), st.one_of(st.floats(1e-6, 0.1), st.floats(-12.0, -1.0).map(lambda e: 10.0**e)))
+def test_scalar_short_interval_reaching_past_25_bounds_arb(x_a, h):
+    # The short interval that straddles x = 25 takes the asymptotic slope past 25, node by node, on the
+    # scalar path too (it deferred to the array path before); its E holds against arb from both sides.
+    mu = h * math.sqrt(2.0)
+    epsilon = mu * (0.5 * mu + x_a * math.sqrt(2.0))
+    evaluated, error = _gaussian_scalar.log_delta_and_error(epsilon, mu)
+    lower, upper = reference_log_delta(epsilon, mu)
+    assert evaluated + error >= upper and evaluated - error <= lower, (epsilon, mu, evaluated, error, lower)
