@@ -63,9 +63,12 @@ rounds do not spend.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any, TypeAlias
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .. import validation as check
 from ..statistics import clopper_pearson_lower, clopper_pearson_upper
@@ -73,8 +76,8 @@ from .budget_clock import budget_now
 from .candidates import Candidate, merged, predicted_bounds
 from .learned import REFIT_RANKING, REFIT_TRAINING, learned_refit
 from .quadrants import QuadrantTally
-from .refits import cheap_refit
-from .statistical import _draw
+from .refits import CheapRefit, RawPool, cheap_refit
+from .statistical import Event, Sampler, _draw
 
 PILOT_SAMPLES = 20_000
 CHUNK_SAMPLES = 100_000
@@ -110,6 +113,10 @@ ALTERNATIVE_COST = 0.5
 # best events reach the most at their cost are kept.
 FINAL_RESERVES = 2
 
+# Two neighbouring datasets (D, D'); a finalist pair with the events counted on its outputs, the best first.
+Pair: TypeAlias = tuple[Any, Any]
+Group: TypeAlias = tuple[Pair, list[Candidate]]
+
 
 @dataclass(frozen=True)
 class ConfirmationResult:
@@ -131,23 +138,23 @@ class ConfirmationResult:
     rejected: bool
     epsilon_lower_bound: float
     lower_bound_delta: float
-    counts: tuple
+    counts: tuple[int, int]
     num_samples: int
     level: float
     seconds: float
     candidate: Candidate | None = None
-    pair: tuple | None = None
+    pair: Pair | None = None
     num_finalists: int = 1
 
 
-def _hits(event, outputs):
+def _hits(event: Event, outputs: NDArray[Any]) -> int:
     mask = np.asarray(event(outputs))
     if mask.shape != (len(outputs),) or mask.dtype != bool:
         raise ValueError(f"an event must return one boolean per output (got shape {mask.shape}, dtype {mask.dtype})")
     return int(np.count_nonzero(mask))
 
 
-def _pilot(sampler, pair, events, size, rng):
+def _pilot(sampler: Sampler, pair: Pair, events: Sequence[Event], size: int, rng: np.random.Generator) -> tuple[float, list[float]]:
     """Seconds per output over ``size`` outputs per side, thrown away: (drawing both sides, [each event counted on both])."""
     drawing, counting = 0.0, [0.0] * len(events)
     for dataset in pair:
@@ -161,7 +168,7 @@ def _pilot(sampler, pair, events, size, rng):
     return drawing / size, [seconds / size for seconds in counting]
 
 
-def _seconds_per_output(events, outputs, warm=None):
+def _seconds_per_output(events: Sequence[Event], outputs: Sequence[NDArray[Any]], warm: Event | None = None) -> list[float]:
     """Seconds per output of counting each event on ``outputs`` (one sample per side), each on its own copies, each
     copy just after ``warm`` (an event whose score the others may share) was counted on it: the cost each adds."""
     costs = []
@@ -178,7 +185,9 @@ def _seconds_per_output(events, outputs, warm=None):
     return costs
 
 
-def _affordable(sampler, groups, keep, size, seconds, delta, rng):
+def _affordable(
+    sampler: Sampler, groups: list[Group], keep: int, size: int, seconds: float, delta: float, rng: np.random.Generator
+) -> tuple[list[Group], float]:
     """The ``keep`` finalist pairs that can reach the most in the time left, each with the events worth counting.
 
     Per pair, each event's own cost is timed on ``size`` fresh outputs per side (thrown away) and its predicted
@@ -214,7 +223,20 @@ def _affordable(sampler, groups, keep, size, seconds, delta, rng):
     return kept, per_output
 
 
-def confirm_candidate(sampler, pair, candidate, epsilon, delta, *, level, seconds, max_samples, rng, refit=None, float_bits=False):
+def confirm_candidate(
+    sampler: Sampler,
+    pair: Pair,
+    candidate: Candidate,
+    epsilon: float,
+    delta: float,
+    *,
+    level: float,
+    seconds: float,
+    max_samples: int,
+    rng: np.random.Generator,
+    refit: str | None = None,
+    float_bits: bool = False,
+) -> ConfirmationResult | None:
     """Test ``candidate`` (a :class:`.candidates.Candidate`) on ``pair`` with as many fresh outputs as fit in ``seconds``.
 
     :func:`confirm_candidates` with one candidate; see there.
@@ -223,13 +245,13 @@ def confirm_candidate(sampler, pair, candidate, epsilon, delta, *, level, second
                               max_samples=max_samples, rng=rng, float_bits=float_bits)
 
 
-def _learned(candidate, delta, rng, float_bits):
+def _learned(candidate: Candidate, delta: float, rng: np.random.Generator, float_bits: bool) -> Candidate:
     """``candidate`` with its classifier refit (:func:`.learned.learned_refit`)."""
     return replace(candidate, refit=learned_refit(candidate, delta, seed=int(rng.integers(2**31)), float_bits=float_bits),
                    refit_samples=REFIT_TRAINING + REFIT_RANKING, refit_kind="learned")
 
 
-def _finalists(chosen, final_candidates):
+def _finalists(chosen: list[tuple[Pair, Candidate]], final_candidates: int) -> list[Group]:
     """The finalists, grouped by pair: [(pair, [candidate, ...])].
 
     The best (pair, candidate) by predicted bound and up to ``final_candidates`` − 1 more whose score is within
@@ -240,7 +262,7 @@ def _finalists(chosen, final_candidates):
     ranked = sorted(chosen, key=lambda entry: entry[1].score, reverse=True)
     best = ranked[0][1].score
     floor = best - CLOSE_SHARE * abs(best) if math.isfinite(best) else math.inf
-    groups = []
+    groups: list[Group] = []
     for pair, candidate in ranked[:final_candidates]:
         if groups and candidate.score < floor:
             break
@@ -249,7 +271,7 @@ def _finalists(chosen, final_candidates):
     return groups
 
 
-def _bounds(counts, num_samples, epsilon, delta, level):
+def _bounds(counts: tuple[int, int], num_samples: int, epsilon: float, delta: float, level: float) -> tuple[float, float]:
     """(margin p⁻ − e^ε q⁺, ε lower bound) of one finalist's counts, each bound at one-sided level ``level``."""
     lower = float(clopper_pearson_lower(counts[0], num_samples, level))
     upper = float(clopper_pearson_upper(counts[1], num_samples, level))
@@ -262,7 +284,9 @@ def _bounds(counts, num_samples, epsilon, delta, level):
     return margin, bound
 
 
-def _count_finalists(sampler, groups, planned, deadline, per_output, rng):
+def _count_finalists(
+    sampler: Sampler, groups: list[Group], planned: int, deadline: float, per_output: float, rng: np.random.Generator
+) -> list[tuple[int, float, list[tuple[int, int]]]]:
     """Hits of each finalist's event on fresh outputs, up to ``planned`` per side, stopping before ``deadline``.
 
     Returns [(N_j, share_j, per-finalist (heavy, light) counts, in the groups' order)] for each checkpoint
@@ -272,7 +296,8 @@ def _count_finalists(sampler, groups, planned, deadline, per_output, rng):
     """
     checkpoints = [max(int(fraction * planned), 1) for fraction, _ in CHECKPOINTS]
     counts = [[[0, 0] for _ in events] for _, events in groups]
-    reached, drawn = [], 0
+    reached: list[tuple[int, float, list[tuple[int, int]]]] = []
+    drawn = 0
     for checkpoint, (_, share) in zip(checkpoints, CHECKPOINTS):
         while drawn < checkpoint:
             size = min(CHUNK_SAMPLES, checkpoint - drawn)
@@ -289,15 +314,25 @@ def _count_finalists(sampler, groups, planned, deadline, per_output, rng):
             # The slowest chunk's time per output (the pilots' is a guess from a few milliseconds; an average let
             # one slow chunk, a garbage collection or a busy core, end 0.2 s past a 20 s budget).
             per_output = max(per_output, (budget_now() - chunk_start) / size)
-        reached.append((checkpoint, share, [tuple(total) for totals in counts for total in totals]))
+        reached.append((checkpoint, share, [(total[0], total[1]) for totals in counts for total in totals]))
     return reached
 
 
-def _refitted(sampler, entries, seconds, max_samples, pilot, per_output, nominal, rng):
+def _refitted(
+    sampler: Sampler,
+    entries: list[tuple[Pair, Candidate]],
+    seconds: float,
+    max_samples: int,
+    pilot: int,
+    per_output: float,
+    nominal: int,
+    rng: np.random.Generator,
+) -> list[tuple[Pair, Candidate]]:
     """Each (pair, candidate) with a ``refit``, its event chosen again on a fresh refit sample; all within about ``seconds``."""
     refitting = [entry for entry in entries if entry[1].refit is not None]
     size = int(min(REFIT_SAMPLES, max_samples, seconds / max(per_output * max(len(refitting), 1), 1e-12)))
-    chosen, durations = [], {}
+    chosen: list[tuple[Pair, Candidate]] = []
+    durations: dict[str | None, float] = {}
     refits_start = budget_now()
     for pair, candidate in entries:
         # A guard for refits slower than planned (classifier training is not in the pilot's time): one starts only
@@ -308,21 +343,24 @@ def _refitted(sampler, entries, seconds, max_samples, pilot, per_output, nominal
             # is drawn here, before and apart from the ones the counts come from.
             refit_start = budget_now()
             drawn = min(size, candidate.refit_samples)
-            refitted = candidate.refit(*(_draw(sampler, data, drawn, rng, "discrete") for data in pair), nominal)
+            dataset, neighbour = pair
+            refitted = candidate.refit(_draw(sampler, dataset, drawn, rng, "discrete"), _draw(sampler, neighbour, drawn, rng, "discrete"), nominal)
             durations[candidate.refit_kind] = budget_now() - refit_start
             candidate = refitted if refitted is not None else candidate
         chosen.append((pair, candidate))
     return chosen
 
 
-def _room(state, max_samples):
+def _room(state: QuadrantTally | RawPool | None, max_samples: int) -> int:
     """How many more outputs per side a race entry's pool takes: a raw pool stops at ``REFIT_SAMPLES``, a tally at ``max_samples``."""
     if state is None:
         return max_samples
     return (max_samples if isinstance(state, QuadrantTally) else min(REFIT_SAMPLES, max_samples)) - state.size
 
 
-def _raced(sampler, entries, seconds, max_samples, nominal, delta, rng):
+def _raced(
+    sampler: Sampler, entries: list[tuple[Pair, Candidate]], seconds: float, max_samples: int, nominal: int, delta: float, rng: np.random.Generator
+) -> list[tuple[Pair, Candidate]]:
     """Each (pair, candidate) refitted by its :class:`.refits.CheapRefit` in racing rounds, all within about ``seconds``.
 
     Round r refits every surviving entry on its own pool (fresh outputs drawn this round added to those of
@@ -340,16 +378,18 @@ def _raced(sampler, entries, seconds, max_samples, nominal, delta, rng):
     """
     deadline = budget_now() + seconds
     chosen = list(entries)
-    alive = [index for index, (_, candidate) in enumerate(entries) if candidate.refit is not None]
-    states = {index: None for index in alive}
+    # The entries that race: confirm_candidates gives every entry its CheapRefit, which absorbs a round's outputs.
+    refits = {index: candidate.refit for index, (_, candidate) in enumerate(entries) if isinstance(candidate.refit, CheapRefit)}
+    alive = list(refits)
+    states: dict[int, QuadrantTally | RawPool | None] = {index: None for index in alive}
     rounds_left = math.ceil(math.log2(max(len(alive), 1))) + 1
     smallest = min(RACE_MIN_SAMPLES, max_samples)
     if alive:
         # A probe, thrown away: one refit's time per output on the smallest pool. A refit can cost several times
         # drawing (quadrants on SVT's vectors: 4×), and a first round planned on a guess would eat the whole race.
-        pair, candidate = entries[alive[0]]
+        dataset, neighbour = entries[alive[0]][0]
         probe_start = budget_now()
-        candidate.refit(*(_draw(sampler, dataset, smallest, rng, "discrete") for dataset in pair), nominal)
+        refits[alive[0]](_draw(sampler, dataset, smallest, rng, "discrete"), _draw(sampler, neighbour, smallest, rng, "discrete"), nominal)
         cost = (budget_now() - probe_start) / smallest
     while alive and rounds_left > 0:
         round_start = budget_now()
@@ -365,9 +405,10 @@ def _raced(sampler, entries, seconds, max_samples, nominal, delta, rng):
             if budget_now() > deadline:
                 break  # a sampler slower than measured: the entries not reached keep their last refit
             pair, candidate = entries[index]
-            fresh = [_draw(sampler, dataset, size, rng, "discrete") for dataset in pair]
-            states[index] = candidate.refit.absorb(states[index], *fresh, capacity=REFIT_SAMPLES)
-            result = candidate.refit.choose(states[index], nominal)
+            dataset, neighbour = pair
+            fresh = _draw(sampler, dataset, size, rng, "discrete"), _draw(sampler, neighbour, size, rng, "discrete")
+            state = states[index] = refits[index].absorb(states[index], *fresh, capacity=REFIT_SAMPLES)
+            result = refits[index].choose(state, nominal)
             # A refit that finds nothing hopeful on its pool makes the entry hopeless: its round's score came
             # from a sample a thousand times smaller.
             chosen[index] = (pair, result if result is not None else replace(candidate, score=-math.inf, alternatives=()))
@@ -382,14 +423,25 @@ def _raced(sampler, entries, seconds, max_samples, nominal, delta, rng):
     return chosen
 
 
-def _optimistic_score(candidate, nominal, delta):
+def _optimistic_score(candidate: Candidate, nominal: int, delta: float) -> float:
     """The predicted bound of ``candidate``'s counts shrunk the other way, at ``RACE_KEEP_LEVEL``: what its event may still reach."""
     heavy, light = candidate.counts
     return float(predicted_bounds([heavy], [light], candidate.num_samples, delta, nominal, shrink_level=RACE_KEEP_LEVEL)[0])
 
 
-def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, max_samples, rng, float_bits=False,
-                       final_candidates=FINAL_CANDIDATES):
+def confirm_candidates(
+    sampler: Sampler,
+    candidates: Sequence[tuple[Pair, Candidate, str | None]],
+    epsilon: float,
+    delta: float,
+    *,
+    level: float,
+    seconds: float,
+    max_samples: int,
+    rng: np.random.Generator,
+    float_bits: bool = False,
+    final_candidates: int = FINAL_CANDIDATES,
+) -> ConfirmationResult | None:
     """Choose finalists among candidate (pair, event)s on refit samples, then count them on as many fresh outputs as fit in ``seconds``.
 
     Returns a :class:`ConfirmationResult` (the finalist with the largest ε lower bound), or None when
@@ -453,7 +505,7 @@ def confirm_candidates(sampler, candidates, epsilon, delta, *, level, seconds, m
     results = []
     for (pair, candidate), counts in zip(finalists, totals):
         margin, bound = _bounds(counts, num_samples, epsilon, delta, share * level / len(finalists) / 2.0)
-        results.append((margin > delta, bound, margin, tuple(counts), pair, candidate))
+        results.append((margin > delta, bound, margin, counts, pair, candidate))
     rejected, bound, margin, counts, pair, candidate = max(results, key=lambda result: result[:3])
     return ConfirmationResult(
         rejected=any(result[0] for result in results),
