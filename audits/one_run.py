@@ -38,7 +38,8 @@ Numerics. The window maximum uses the unimodality of the window averages and
 builds the pmf terms from ratios of consecutive terms around the mode
 (:func:`_window_average_max`), rounded up with a proven margin, so the p-value is
 never understated. The δ = 0 bound of every rule comes from the inverse of the
-incomplete beta function in one vectorised call (:func:`_pure_epsilons`); for
+incomplete beta function in one vectorised call, lowered until p itself passes, a
+dozen candidates per rule in one call (:func:`_pure_epsilons`); for
 δ > 0 the rules are tried in the order of an estimated crossing, the first
 bracket comes from that estimate, and ``scipy.optimize.brentq`` solves
 log p(ε) = log α' (:func:`_epsilon_for_counts`). Every returned ε_lb is checked to
@@ -46,14 +47,19 @@ satisfy p(ε_lb, δ) < α'(1 − 10⁻⁹), the 10⁻⁹ covering scipy's tail e
 relies on p being nondecreasing in ε, which the first term always is (binomial
 stochastic order); the tests check the whole expression on a grid. Over a grid of
 guess rules, the δ = 0 bound of each rule bounds its δ > 0 bound from above
-(p(ε, δ) >= p(ε, 0)), so rules whose δ = 0 bound cannot beat the best so far are
-skipped, and a rule for which the best bound so far is not rejected is dropped
-after that one p-value (its own bound is smaller, p being nondecreasing). The
-results agree with the plain search (every term through scipy's pmf, brentq from
-ε = 1 by doubling) to 1e-7 (``tests/audits/test_one_run_speed.py``). Thread CPU time
-against ``np.sort`` of the same pooled scores at δ = 1e-5 (``benchmarks/audit_statistics.py --speed-only``,
-one core): 22× at 10⁴ scores per side (a fixed ~2.5 ms of small numpy calls against a 0.12 ms sort), 2.8× at
-10⁵, 1.1× at 10⁶.
+(p(ε, δ) >= p(ε, 0)), and so does its estimated crossing (the estimate's window
+maximum is over fewer windows, so its p is at most p), so rules whose bounds cannot
+beat the best so far are skipped, and a rule for which the best bound so far is not
+rejected is dropped after that one p-value (its own bound is smaller, p being
+nondecreasing). The results agree with the plain search (every term through scipy's
+pmf, brentq from ε = 1 by doubling) to 1e-7, and are the doubles of the search before
+issue 31's fixed-cost work at ten pinned seeds (``tests/audits/test_one_run_speed.py``).
+Thread CPU time against ``np.sort`` of the same pooled scores at δ = 1e-5
+(``benchmarks/audit_statistics.py --speed-only``, one core, a shared machine at load
+~12): 16× at 10⁴ scores per side (a fixed ~1.8 ms of ~1.5 µs numpy and scipy calls
+against a 0.12 ms sort: the nine vectorised steps of the crossing estimate ~0.6 ms,
+~7 window sums of ~45 µs for the best rule, the δ = 0 bounds ~0.15 ms, the cuts
+~0.1 ms), 2.4× at 10⁵, 1.07× at 10⁶; at δ = 0, 5.1×, 1.5× and 0.98×.
 """
 
 from __future__ import annotations
@@ -339,8 +345,8 @@ def _pooled_sorted_at(in_padded: np.ndarray, out_padded: np.ndarray, positions: 
     The j + 1 smallest pooled scores are the i smallest of one side and the j + 1 − i smallest of the other,
     where i is the least count with a[i] >= b[j − i] (a = the IN side, b = the OUT side; a[n_a] = +∞ and
     b[−1] = −∞, which the sentinels hold): a[i] rises and b[j − i] falls with i, so that predicate is monotone,
-    and one bisection over i, vectorised over j, finds it in O(log m) steps. The value at j is the larger of
-    the last ones taken, max(a[i − 1], b[j − i]) (a[−1] = −∞).
+    and a search over i, vectorised over j, finds it in O(log m) steps. The value at j is the larger of the
+    last ones taken, max(a[i − 1], b[j − i]) (a[−1] = −∞).
 
     In padded indices I = i + 1 the predicate reads A[I] >= B[j + 2 − I], and the answer is the least I in
     [max(1, j + 2 − n_b), min(j + 2, n_a + 1)] where it holds (at the top of that range through a +∞ or a −∞).
