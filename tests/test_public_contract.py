@@ -272,6 +272,19 @@ def test_a_name_that_left_the_top_level_still_loads_with_a_deprecation_warning_n
     assert name not in dir(dpmech)
 
 
+@pytest.mark.parametrize("name", sorted(dpmech._MOVED))
+def test_a_name_that_left_the_top_level_warns_once_per_import_at_the_importer(name):
+    # The import system looks a from-list name up on the package before binding it: that lookup must not warn too.
+    import warnings
+
+    for statement in (f"from dpmech import {name}", f"import dpmech\ndpmech.{name}"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            exec(compile(statement, "<importer>", "exec"), {})
+        moved = [warning for warning in caught if issubclass(warning.category, DeprecationWarning)]
+        assert [(warning.filename, f"dpmech.{name} has moved" in str(warning.message)) for warning in moved] == [("<importer>", True)], statement
+
+
 def test_a_core_name_loads_without_a_warning():
     import warnings
 
