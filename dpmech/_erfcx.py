@@ -21,8 +21,8 @@ Python float, on :mod:`math` alone (no numpy, no scipy), with a stated relative 
   At most 5u. Past x = 1.3e154, x² overflows to inf, v to 0 and the sum to its first term, still within
   the bound (the rest is below 1e-308 relative); past 1e300 the result would leave the normal doubles.
 
-The bound is twice the sum of the cases' worst (22u), and it holds for the platform's ``erfc`` and ``exp``
-as assumed; tests/dpmech/test_erfcx.py checks it against python-flint's arb enclosures on a dense grid and
+The bound, 32u, is the larger case's 22u with room to spare, and holds for the platform's ``erfc`` and
+``exp`` as assumed; tests/dpmech/test_erfcx.py checks it against python-flint's arb enclosures on a dense grid and
 on Hypothesis draws, so a platform whose libm misses the assumption fails there.
 """
 
