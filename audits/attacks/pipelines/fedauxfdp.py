@@ -36,7 +36,9 @@ scoring head's label-fixed sensitivity, the most any replacement can move it).
 What limits the canary (digits at (ε, δ) = (1, 1e-5), seeds 0–2, measured): the search reaches
 0.604–0.610 of the claimed μ, and neither searching every record (not only the 4 of largest
 influence) nor choosing the replaced record too (alternating influence search over both records of
-the pair) moves it by more than 0.001. The winner replaces the client's only record of a class, at
+the pair) moves it by more than 0.001, and an adversarial dataset (every other record of the client
+moved to the origin, where it adds no curvature along the canary, all of one class) only to 0.6145
+at seed 1 (from 0.6101). The winner replaces the client's only record of a class, at
 the norm bound, by its antipode with the same label. Each head's move is capped by its bound's
 slack at these λ, not by the search: with λ_s = 3 the scoring head's weights stay near 0, so both
 residuals σ(−θ·x̃) are ≈ ½ where the label-fixed bound allows m = σ(L²/λ_s) = 0.661 (0.76 of that
