@@ -290,9 +290,13 @@ class PrivacyLedger:
             self._gaussian_mu = cached
         return cached[1]
 
-    def _no_guarantee(self, pairs: list[tuple[PrivacyEvent, int]]) -> Optional[str]:
+    def _accounted(self, method: str) -> tuple[list[tuple[PrivacyEvent, int]], str, Optional[str]]:
+        """The ledger's (event, count) pairs, the accountant ``method`` resolves to, and why there is no formal
+        guarantee (None when every event has one): what :meth:`epsilon` and :meth:`delta` need off the fast path."""
+        pairs = self._pairs()
         reasons = [event.missing_guarantee for event, _ in pairs if event.missing_guarantee is not None]
-        return "no formal guarantee: " + "; ".join(reasons) if reasons else None
+        reason = "no formal guarantee: " + "; ".join(reasons) if reasons else None
+        return pairs, self._resolve(method, pairs), reason
 
     @overload
     def epsilon(self, delta: float, method: str = "auto", **options: Any) -> PrivacyGuarantee: ...
@@ -317,9 +321,7 @@ class PrivacyLedger:
         if interval is not None:
             method = "exact"
         else:
-            pairs = self._pairs()
-            method = self._resolve(method, pairs)
-            reason = self._no_guarantee(pairs)
+            pairs, method, reason = self._accounted(method)
             if reason:
                 return PrivacyGuarantee(math.inf, delta, method, self.neighbouring, "epsilon",
                                         (math.inf, math.inf, math.inf), True, reason)
@@ -348,9 +350,7 @@ class PrivacyLedger:
         if logs is not None:
             method = "exact"
         else:
-            pairs = self._pairs()
-            method = self._resolve(method, pairs)
-            reason = self._no_guarantee(pairs)
+            pairs, method, reason = self._accounted(method)
             if reason:
                 return PrivacyGuarantee(epsilon, 1.0, method, self.neighbouring, "delta", (1.0, 1.0, 1.0), True,
                                         reason, 0.0)

@@ -589,14 +589,6 @@ def _truncated_discrete_gaussian(sigma: float, sensitivity: int, truncation_boun
     return _TruncatedDiscreteGaussian(sigma, bound), float(sensitivity)
 
 
-def _discrete_gaussian_arguments(
-    sigma: float, sensitivity: int, sampling_prob: ArrayLike, adjacency: str, truncation_bound: int | None
-) -> tuple[_TruncatedDiscreteGaussian, _Floats, _Floats, str]:
-    noise, float_sensitivity = _truncated_discrete_gaussian(sigma, sensitivity, truncation_bound)
-    _, q, adjacency = _common(float_sensitivity, sampling_prob, adjacency)
-    return noise, np.asarray(float_sensitivity), q, adjacency
-
-
 def discrete_gaussian_privacy_loss(
     x: ArrayLike, sigma: float, sensitivity: int = 1, sampling_prob: ArrayLike = 1.0, adjacency: str = REMOVE, truncation_bound: int | None = None
 ) -> _Real:
@@ -608,27 +600,24 @@ def discrete_gaussian_privacy_loss(
     standard deviation; sensitivity Δ is an integer; x an integer where ℓ is defined
     (ValueError elsewhere). Other arguments as in the module docstring; broadcasts over x.
     """
-    noise, sensitivity_array, q, adjacency = _discrete_gaussian_arguments(sigma, sensitivity, sampling_prob, adjacency, truncation_bound)
-    points = _x_argument(noise, x)
-    return check.scalar_or_array(_privacy_loss(noise, points, sensitivity_array, q, adjacency))
+    noise, float_sensitivity = _truncated_discrete_gaussian(sigma, sensitivity, truncation_bound)
+    return _loss(noise, x, float_sensitivity, sampling_prob, adjacency)
 
 
 def discrete_gaussian_inverse_privacy_loss(
     privacy_loss: ArrayLike, sigma: float, sensitivity: int = 1, sampling_prob: ArrayLike = 1.0, adjacency: str = REMOVE, truncation_bound: int | None = None
 ) -> _Real:
     """The largest integer x with ℓ(x) >= privacy_loss for the truncated discrete Gaussian (see above)."""
-    noise, sensitivity_array, q, adjacency = _discrete_gaussian_arguments(sigma, sensitivity, sampling_prob, adjacency, truncation_bound)
-    loss = _not_nan("privacy_loss", privacy_loss)
-    return check.scalar_or_array(_inverse_privacy_loss(noise, loss, sensitivity_array, q, adjacency))
+    noise, float_sensitivity = _truncated_discrete_gaussian(sigma, sensitivity, truncation_bound)
+    return _inverse(noise, privacy_loss, float_sensitivity, sampling_prob, adjacency)
 
 
 def discrete_gaussian_delta_for_epsilon(
     epsilon: ArrayLike, sigma: float, sensitivity: int = 1, sampling_prob: ArrayLike = 1.0, adjacency: str = REMOVE, truncation_bound: int | None = None
 ) -> _Real:
     """Tight δ(ε) of one direction for the truncated discrete Gaussian (see above); ε may be negative."""
-    noise, sensitivity_array, q, adjacency = _discrete_gaussian_arguments(sigma, sensitivity, sampling_prob, adjacency, truncation_bound)
-    epsilons = _not_nan("epsilon", epsilon)
-    return check.scalar_or_array(_delta_for_epsilon(noise, epsilons, sensitivity_array, q, adjacency))
+    noise, float_sensitivity = _truncated_discrete_gaussian(sigma, sensitivity, truncation_bound)
+    return _delta(noise, epsilon, float_sensitivity, sampling_prob, adjacency)
 
 
 def _mixture_arguments(
