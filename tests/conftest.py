@@ -9,7 +9,9 @@ Tests never pin an example count: a slow property asks for a share of the profil
 :func:`tests.profiles.examples`, so the thorough profile reaches it too.
 
 ``--cpu-durations=N`` lists the N tests that took the most CPU time (this process and its children,
-setup and teardown included): on a shared machine the wall-clock ``--durations`` measures the load.
+setup and teardown included), then the N test files of most CPU and each process's CPU (start-up and
+collection apart from its tests): on a shared machine the wall-clock ``--durations`` measures the load,
+and under ``--dist loadfile`` one file's tests all run on one worker, so the busiest worker sets the wall time.
 """
 
 import os
@@ -74,11 +76,38 @@ def pytest_runtest_logreport(report):
 
 
 _CONFIG = {}
+_PROCESS_CPU = pytest.StashKey[dict]()
+_THIS_PROCESS = os.environ.get("PYTEST_XDIST_WORKER", "one process")
 
 
 def pytest_configure(config):
     if config.getoption("cpu_durations"):
         _CONFIG["config"] = config
+        config.stash[_PROCESS_CPU] = {}
+
+
+def pytest_collection_finish(session):
+    # The process's CPU so far is the interpreter's start, the imports and the collection: each xdist
+    # worker pays it again, before its first test.
+    if _PROCESS_CPU in session.config.stash:
+        session.config.stash[_PROCESS_CPU][_THIS_PROCESS] = {"start-up": _cpu_seconds()}
+
+
+def pytest_sessionfinish(session):
+    this_process = session.config.stash.get(_PROCESS_CPU, {}).get(_THIS_PROCESS)
+    if this_process is None:  # an xdist controller collects nothing: its workers report theirs
+        return
+    this_process["total"] = _cpu_seconds()
+    if hasattr(session.config, "workeroutput"):  # an xdist worker: the controller reads it on the node's exit
+        session.config.workeroutput["process_cpu"] = this_process
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    config = _CONFIG.get("config")
+    process_cpu = getattr(node, "workeroutput", {}).get("process_cpu")
+    if config is not None and process_cpu is not None:
+        config.stash[_PROCESS_CPU][node.gateway.id] = process_cpu
 
 
 def pytest_terminal_summary(terminalreporter, config):
@@ -89,3 +118,16 @@ def pytest_terminal_summary(terminalreporter, config):
     terminalreporter.write_sep("=", f"slowest {count} tests by CPU time (of {sum(times.values()):.1f} s)")
     for nodeid, seconds in sorted(times.items(), key=lambda item: item[1], reverse=True)[:count]:
         terminalreporter.write_line(f"{seconds:8.2f}s cpu  {nodeid}")
+    per_file = {}
+    for nodeid, seconds in times.items():
+        path = nodeid.split("::", 1)[0]
+        per_file[path] = per_file.get(path, 0.0) + seconds
+    terminalreporter.write_sep("=", f"slowest {count} test files by CPU time (of {len(per_file)} files)")
+    for path, seconds in sorted(per_file.items(), key=lambda item: item[1], reverse=True)[:count]:
+        terminalreporter.write_line(f"{seconds:8.2f}s cpu  {path}")
+    processes = config.stash.get(_PROCESS_CPU, {})
+    if processes:
+        terminalreporter.write_sep("=", "CPU per process (start-up: interpreter, imports and collection)")
+        for name, cpu in sorted(processes.items()):
+            terminalreporter.write_line(
+                f"{name}: {cpu['total']:8.1f}s cpu, of which {cpu['start-up']:.1f}s start-up")
