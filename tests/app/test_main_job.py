@@ -67,6 +67,7 @@ def test_main_job_writes_the_report_and_meets_the_target(digits_run):
     assert report.count("calibrated for the L2 sensitivity") == 2
 
 
+@pytest.mark.slow  # the round trained again from scratch at every ε of the curve: 6.5 s of CPU
 def test_the_curve_released_from_one_training_is_the_curve_trained_per_epsilon(digits_run):
     # The main job trains FedAUXfdp once and releases it per ε (trainers.pipelines.registry.fit_pipeline); before
     # issue 32 it trained the round anew at every ε. Each point, the non-private run and every privacy number of

@@ -19,6 +19,7 @@ def digits_subset():
     return LabelledData(digits.features[::2], digits.labels[::2])
 
 
+@pytest.mark.slow  # two `dpmech run`s end to end: 5 s of CPU
 def test_a_file_gives_the_report_of_the_built_in_path_on_the_same_arrays(dpmech_main, digits_subset, tmp_path,
                                                                          monkeypatch):
     path = tmp_path / "mine.npz"

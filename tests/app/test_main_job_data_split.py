@@ -20,6 +20,7 @@ def digits_split():
     return digits.subset(order[:500]), digits.subset(order[500:])
 
 
+@pytest.mark.slow  # `dpmech run` end to end and the round again in process: 3 to 6 s of CPU
 def test_the_split_file_is_the_round_of_the_same_split_in_process(dpmech_main, digits_split, tmp_path):
     public, private = digits_split
     path = tmp_path / "split.npz"

@@ -79,6 +79,7 @@ def test_fedgm_labels_randomised_at_a_larger_epsilon_than_claimed_are_caught(dig
     assert audit.violation and audit.eps_lb > audit.eps_claimed == 1.0
 
 
+@pytest.mark.slow  # a FedMD-NFDP round trained and audited end to end: 5 to 8 s of CPU
 def test_fedmd_nfdp_training_on_every_record_instead_of_the_subsample_is_caught(digits, monkeypatch):
     config = FedMdNfdpConfig(subsample_size=40, public_epochs=1, initial_epochs=8, num_clients=5)
 

@@ -22,6 +22,7 @@ def test_accounting_benchmark_runs_and_reports_no_under_noising():
     assert "under: 0" in result.stdout
 
 
+@pytest.mark.slow  # a benchmark script in its own interpreter: 5 to 7 s of CPU
 def test_a_seed_script_runs_as_documented():
     # run as `python benchmarks/NAME.py` from the repository root, importing its sibling seed_headlines
     result = subprocess.run([sys.executable, "benchmarks/seed_nfdp_table2.py"], capture_output=True, text=True,
@@ -54,6 +55,7 @@ def test_fidelity_modes_run_at_tiny_size(tmp_path):
     assert "Target (issue 16)" in helmet.stdout and "huber_svm" in helmet.stdout and "one class per user" in helmet.stdout
 
 
+@pytest.mark.slow  # a benchmark script in its own interpreter (torch and scikit-learn loaded): 5 s of CPU
 def test_batched_heads_benchmark_runs_and_certifies():
     result = subprocess.run([sys.executable, "benchmarks/batched_heads.py", "--sizes", "30", "--heads", "3", "--repeats", "1"],
                             capture_output=True, text=True, cwd=ROOT, env={**os.environ, "COLUMNS": "200", "PYTHONPATH": str(ROOT)})

@@ -28,6 +28,7 @@ def test_configurations_follow_the_seeds_splits():
     assert seed_fedgm.configuration("dirichlet", arguments).alpha == 0.5
 
 
+@pytest.mark.slow  # the benchmark's FedGM rounds at two budgets end to end: 5 s of CPU
 def test_budget_curve_prints_one_row_per_budget_with_its_own_matching_steps(tmp_path, capsys):
     seed_fedgm.main(["--quick", "--settings", "c2", "--seeds", "1", "--cache-dir", str(tmp_path), "--budget-curve", "1x1", "2x3"])
     out = capsys.readouterr().out

@@ -27,6 +27,7 @@ def test_logistic_regression_and_psgd_stay_within_their_bounds(rows):
     assert all(0.05 < ratio <= 1.0 for ratio in ratios)  # the search moved every model
 
 
+@pytest.mark.slow  # `python -m dpmech verify psgd` end to end, then the suite again in process: 5 s of CPU
 def test_cli_runs_a_registered_check():
     result = subprocess.run([sys.executable, "-m", "dpmech", "verify", "psgd", "--json"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

@@ -22,6 +22,7 @@ def test_json_rows_for_one_mechanism():
     assert set(rows[0]) == {"mechanism", "parameters", "claimed", "worst_measured", "verdict"}
 
 
+@pytest.mark.slow  # `python -m dpmech verify gaussian-output` end to end: 4.5 s of CPU
 def test_table_has_the_columns():
     result = run("gaussian-output")
     assert result.returncode == 0, result.stderr
