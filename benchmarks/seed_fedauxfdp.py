@@ -163,9 +163,25 @@ def diagnostics_table(diagnostics, names, repeats):
             table.add_column(f"{name} α={alpha:g}", justify="right")
     for epsilon in CLASS_EPSILONS:
         table.add_row("None (no noise)" if epsilon == math.inf else f"({epsilon:g}, 1e-05)", *(
-            " | ".join(f"{np.mean([getattr(d, field) for d in diagnostics[(name, epsilon, alpha)]]):.3f}"
-                       for field in ("spread", "weighted_true_class_share", "uniform_true_class_share"))
-            for name in names for alpha in ALPHAS))
+            diagnostic_cell(diagnostics[(name, epsilon, alpha)]) for name in names for alpha in ALPHAS))
+    return table
+
+
+def diagnostic_cell(diagnostics):
+    """"spread | weighted true-class share | uniform share", each the mean over the given diagnostics (seeds)."""
+    return " | ".join(f"{np.mean([getattr(d, field) for d in diagnostics]):.3f}"
+                      for field in ("spread", "weighted_true_class_share", "uniform_true_class_share"))
+
+
+def budget_by_alpha_table(title, budgets, alphas, values, cell):
+    """A row per budget that ``values`` (keyed by (budget label, α)) holds, a column per α, ``cell(values[(label, α)])``."""
+    table = Table(title=title)
+    table.add_column("budget")
+    for alpha in alphas:
+        table.add_column(f"α={alpha:g}", justify="right")
+    for label, *_ in budgets:
+        if (label, alphas[0]) in values:
+            table.add_row(label, *(cell(values[(label, alpha)]) for alpha in alphas))
     return table
 
 
@@ -304,34 +320,16 @@ def fidelity(arguments, console):
                 cells_text.append(seed_values[key].printed if key in seed_values and not compat else "—")
             table.add_row(method, label, *cells_text, end_section=method == METHODS[-1])
     console.print(table)
-    diagnostic_table = Table(title="Certainty diagnostics on the distillation set (mean over seeds): spread | weighted "
-                                   "true-class share | uniform (FedD+P) share")
-    diagnostic_table.add_column("budget")
-    for alpha in alphas:
-        diagnostic_table.add_column(f"α={alpha:g}", justify="right")
-    for label, *_ in budgets:
-        if (label, alphas[0]) not in diagnostics:
-            continue
-        diagnostic_table.add_row(label, *(
-            " | ".join(f"{np.mean([getattr(d, field) for d in diagnostics[(label, alpha)]]):.3f}"
-                       for field in ("spread", "weighted_true_class_share", "uniform_true_class_share"))
-            for alpha in alphas))
-    console.print(diagnostic_table)
+    console.print(budget_by_alpha_table(
+        "Certainty diagnostics on the distillation set (mean over seeds): spread | weighted true-class share | uniform "
+        "(FedD+P) share", budgets, alphas, diagnostics, diagnostic_cell))
     if grid is not None:
-        choice_table = Table(title="λ chosen on public data only (tune_regularization): (λ_s, λ_c) per seed, and the "
-                                   f"public validation accuracy of the choice (mean over seeds); tuning {np.mean(tuning_wall):.0f} s "
-                                   "per (α, seed, budget)")
-        choice_table.add_column("budget")
-        for alpha in alphas:
-            choice_table.add_column(f"α={alpha:g}", justify="right")
-        for label, *_ in budgets:
-            if (label, alphas[0]) not in chosen:
-                continue
-            choice_table.add_row(label, *(
-                " ".join(f"({c.score_regularization:g}, {c.class_regularization:g})" for c in chosen[(label, alpha)])
-                + f" | {100 * np.mean([c.validation_accuracy[(c.score_regularization, c.class_regularization)] for c in chosen[(label, alpha)]]):.1f} %"
-                for alpha in alphas))
-        console.print(choice_table)
+        console.print(budget_by_alpha_table(
+            "λ chosen on public data only (tune_regularization): (λ_s, λ_c) per seed, and the public validation accuracy "
+            f"of the choice (mean over seeds); tuning {np.mean(tuning_wall):.0f} s per (α, seed, budget)",
+            budgets, alphas, chosen,
+            lambda choices: " ".join(f"({c.score_regularization:g}, {c.class_regularization:g})" for c in choices)
+            + f" | {100 * np.mean([c.validation_accuracy[(c.score_regularization, c.class_regularization)] for c in choices]):.1f} %"))
     if 0.01 not in alphas or ("class (0.5, 1e-5)", "FedAUXfdp", 0.01) not in accuracy:
         console.print("Wall time per (α, seed), all budgets: " + ", ".join(
             f"α={alpha:g} {np.mean(wall[alpha]):.0f} s" for alpha in alphas) + f"; total {time.perf_counter() - start:.0f} s")
