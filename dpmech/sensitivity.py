@@ -617,7 +617,7 @@ def softmax_slp_sensitivity(regularization: float, n: int, feature_bound: float,
     :func:`softmax_gradient_difference_bound` at R: step (ii) of
     :func:`psgd_bolt_on_sensitivity` compares the two records' gradients at one
     iterate, and every iterate lies in the R-ball (0.70 of the R-free bound at
-    DP-Helmet's defaults c = 1, R = 1, C = 10). The iterates start in the ball;
+    DP-Helmet's defaults c = 1, R = 1, C = 10; 0.64 at C = 2). The iterates start in the ball;
     a projection computed in floating point may leave an iterate a few ulps
     outside it, so pass R raised by that rounding (float32: a relative 2⁻²⁰).
     """

@@ -752,6 +752,10 @@ def test_radius_bounds_need_their_arguments():
     ratio = sensitivity.softmax_slp_sensitivity(1.0, 50, 1.0, projection_radius=1.0, num_classes=10) / \
         sensitivity.softmax_slp_sensitivity(1.0, 50, 1.0)
     assert ratio == pytest.approx(0.6968, abs=1e-4)
+    # C = 2: the two-class relaxation, 0.64 of it (0.89 with the general bound alone).
+    ratio = sensitivity.softmax_slp_sensitivity(1.0, 50, 1.0, projection_radius=1.0, num_classes=2) / \
+        sensitivity.softmax_slp_sensitivity(1.0, 50, 1.0)
+    assert ratio == pytest.approx(0.6352, abs=1e-4)
 
 
 @pytest.mark.parametrize("regularization", [1.0, 4.0])
