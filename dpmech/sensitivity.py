@@ -299,7 +299,7 @@ def softmax_gradient_difference_bound(weight_radius: float, feature_bound: float
     ℓ is the softmax cross-entropy of C classes, ∇ℓ(W; x, y) = u x̃ᵀ with u = p − e_y, p = softmax(W x̃).
     Without a bound on W this is 2√2·c' (c' = ‖x̃‖max, the √2 of
     :func:`multinomial_logistic_regression_sensitivity`); a weight radius R keeps the probabilities
-    away from 0 and 1, and the bound falls towards √2·c' as R → 0. The result is never above 2√2·c' (it is the minimum of the two).
+    away from 0 and 1, and the bound falls towards √2·c' as R → 0 (for c <= 1). The result is never above 2√2·c' (it is the minimum of the two).
 
     Theorem. With ρ = R·c', g = ρ√(C/(C − 1)), p̄ = 1/(1 + (C − 1)e^{−g}), p̲ = 1/(1 + (C − 1)e^{√2·ρ}),
     U = (1 − p̲)(1 − p̲ + p̄), N = 2p̄ − p̲, the Gram ranges a, a' <= c'² and t = ⟨x̃, x̃'⟩ in
@@ -334,8 +334,8 @@ def softmax_gradient_difference_bound(weight_radius: float, feature_bound: float
     v → −v swaps σ(s) and 1 − σ(s), so the label pairs (0, 1) and (0, 0) cover all four:
     Φ≠ = ‖σ(s)x̃ + σ(−s')x̃'‖² and Φ= = ‖σ(s)x̃ − σ(s')x̃'‖². (b) With δ = ‖x̃ − x̃'‖ = ‖x − x'‖ <= 2c,
     d = s − s' = ⟨v, x̃ − x̃'⟩ and m = s + s' = ⟨v, x̃ + x̃'⟩ obey |d| <= rδ and |m| <= r‖x̃ + x̃'‖ <= r√(4c'² − δ²)
-    (Cauchy–Schwarz; ‖x̃ + x̃'‖² = 2a + 2a' − δ² by the parallelogram law). (c) With α = σ(s), β = σ(−s') and
-    t = (a + a' − δ²)/2, Φ≠ = α²a + β²a' + 2αβt = α(α + β)a + β(α + β)a' − αβδ² <= Ψ≠ = c'²(α + β)² − αβδ², as
+    (Cauchy–Schwarz; ‖x̃ + x̃'‖² = 2a + 2a' − δ² by the parallelogram law). (c) With α = σ(s), ω = σ(−s') and
+    t = (a + a' − δ²)/2, Φ≠ = α²a + ω²a' + 2αωt = α(α + ω)a + ω(α + ω)a' − αωδ² <= Ψ≠ = c'²(α + ω)² − αωδ², as
     a, a' <= c'² and the coefficients are >= 0. (d) With γ = σ(s'), h = max(α, γ), l = min(α, γ):
     Φ= = ‖αx − γx'‖² + β(α − γ)² (β = 1 with the intercept, else 0), and, by ⟨x, x'⟩ = (‖x‖² + ‖x'‖² − δ²)/2,
     ‖αx − γx'‖² = α(α − γ)‖x‖² − γ(α − γ)‖x'‖² + αγδ². For α >= γ, ‖x'‖ >= (‖x‖ − δ)⁺ and the result,
