@@ -14,7 +14,6 @@ import mpmath
 from hypothesis import given
 from hypothesis import strategies as st
 
-import dpmech
 from dpmech import (
     REPLACE_ONE,
     ApproximateDpEvent,
@@ -23,6 +22,7 @@ from dpmech import (
     PureEpsilonEvent,
     high_precision,
 )
+from benchmarks.exact_accountant import DELTA, MIXED_TRUTH, mixed_ledger
 from dpmech.accountants import exact
 from tests.profiles import examples
 
@@ -98,17 +98,11 @@ def test_root_search_takes_few_evaluations(ledger_spec, log10_delta):
 
 
 def test_mixed_ledger_of_issue_12_is_exact_in_few_evaluations():
-    ledger = PrivacyLedger(REPLACE_ONE)
-    for i in range(10):
-        ledger.record(GaussianEvent(2.0 + 0.5 * i, 1.0 + 0.1 * i))
-    for _ in range(10):
-        ledger.record(dpmech.randomized_response_event(0.5, 10))
-    for _ in range(5):
-        ledger.record(ApproximateDpEvent(0.1, 1e-7))
+    ledger = mixed_ledger()
     with mock.patch.object(exact._Profile, "evaluate", autospec=True, side_effect=exact._Profile.evaluate) as spy:
-        lower, estimate, upper = ledger.epsilon(1e-5).interval
-    assert lower <= 6.65484058998559 <= upper
-    assert abs(estimate - 6.65484058998559) <= 1e-9 * 6.65484058998559
+        lower, estimate, upper = ledger.epsilon(DELTA).interval
+    assert lower <= MIXED_TRUTH <= upper
+    assert abs(estimate - MIXED_TRUTH) <= 1e-9 * MIXED_TRUTH
     assert spy.call_count <= 12
 
 
