@@ -14,6 +14,7 @@ import mpmath
 from hypothesis import given
 from hypothesis import strategies as st
 
+import dpmech
 from dpmech import (
     REPLACE_ONE,
     ApproximateDpEvent,
