@@ -143,9 +143,12 @@ def secure_aggregation_round(grid, context, encoding: SecAggEncoding, num_users:
             record.survivor_metrics = [dict(fit_result.metrics) for _, fit_result in results]
             return super().aggregate_fit(server_round, results, failures)
 
+    # The survivors' metrics are kept whole in ``record``; Flower's aggregate of them is unused (and
+    # without an aggregation function FedAvg warns on every round).
     strategy = SumKeepingFedAvg(fraction_fit=1.0, fraction_evaluate=0.0, min_fit_clients=num_users,
                                 min_available_clients=num_users,
-                                initial_parameters=ndarrays_to_parameters([np.zeros(shape)]))
+                                initial_parameters=ndarrays_to_parameters([np.zeros(shape)]),
+                                fit_metrics_aggregation_fn=lambda metrics: {})
     legacy = LegacyContext(context=context, config=ServerConfig(num_rounds=1), strategy=strategy)
     workflow = SecAggPlusWorkflow(num_shares=num_users, reconstruction_threshold=reconstruction_threshold,
                                   max_weight=1.0, **encoding.workflow_arguments())
@@ -243,7 +246,7 @@ def run_flower_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: i
     ledger holds the distributed discrete Gaussian event with the realised h
     (:func:`~trainers.flower.accounting.discrete_sum_event`), calibrated to meet (ε, δ) at h_min.
     """
-    from flwr.simulation import run_simulation
+    from .simulation import simulate
 
     if not isinstance(config, DpHelmetConfig):
         raise ValueError(f"config must be a DpHelmetConfig (got {type(config).__name__})")
@@ -275,9 +278,8 @@ def run_flower_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: i
                                                      minimum_honest_shares)
     record = ServerRecord()
     start = time.perf_counter()
-    run_simulation(server_app=server_app(encoding, num_users, threshold, shape, record),
-                   client_app=client_app(prepared, encoding, dropped), num_supernodes=num_users,
-                   backend_config=backend_config or {"client_resources": {"num_cpus": 1}})
+    simulate(server_app(encoding, num_users, threshold, shape, record), client_app(prepared, encoding, dropped),
+             num_users, backend_config)
     seconds = time.perf_counter() - start
     if record.aggregate is None:
         survivors = num_users - len(dropped)

@@ -97,7 +97,7 @@ def run_flower_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed
     reply with an error and send nothing, as in-process. Raises RuntimeError if a client with
     records fails.
     """
-    from flwr.simulation import run_simulation
+    from .simulation import simulate
 
     if not isinstance(config, FedAuxFdpConfig):
         raise ValueError(f"config must be a FedAuxFdpConfig (got {type(config).__name__})")
@@ -105,9 +105,7 @@ def run_flower_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed
     prepared = prepare_round(data, config, seed)
     holder: dict = {}
     start = time.perf_counter()
-    run_simulation(server_app=server_app(prepared, config, holder), client_app=client_app(prepared, config),
-                   num_supernodes=config.num_clients,
-                   backend_config=backend_config or {"client_resources": {"num_cpus": 1}})
+    simulate(server_app(prepared, config, holder), client_app(prepared, config), config.num_clients, backend_config)
     seconds = time.perf_counter() - start
     expected = [client for client in range(config.num_clients) if np.any(prepared.assignment == client)]
     received = [message.client for message in holder.get("messages", [])]
