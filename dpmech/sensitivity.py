@@ -134,7 +134,8 @@ def logistic_regression_sensitivity(
     return regularized_erm_sensitivity(_input_norm_bound(feature_bound, regularized_intercept), regularization, n)
 
 
-def fixed_label_logistic_regression_sensitivity(regularization: float, n: int, feature_bound: float = 1.0) -> float:
+def fixed_label_logistic_regression_sensitivity(regularization: float, n: int, feature_bound: float = 1.0,
+                                                num_public_negatives: int | None = None) -> float:
     r"""m·max(2b, L)/(nλ): binary logistic regression when the replaced and the new record carry the same label.
 
     Theorem. J(θ) = (1/n) Σ log(1 + exp(−y_i θ·x̃_i)) + (λ/2)‖θ‖², y_i = ±1,
@@ -148,12 +149,20 @@ def fixed_label_logistic_regression_sensitivity(regularization: float, n: int, f
     m·max(2b, L)/(2L): 1/√2·m at b = 1, m = 0.661 at λ = 3 (FedAUXfdp's
     default), m → 1 as λ → 0.
 
+    With ``num_public_negatives`` = n₀ (the replaced record labelled y = 1,
+    at most n₀ of the n records labelled y = −1, n₀ a public constant, the
+    same in both datasets since the replaced record keeps its label), m
+    becomes m' = σ((b² + n₀/n)/λ) < m (0.626 against 0.661 at b = 1, λ = 3,
+    n₀/n = 0.55).
+
     Proof. Chaudhuri, Monteleoni & Sarwate (JMLR 2011), proof of Cor. 8
     (their Lemma 7 applied to G = J' − J): J is λ-strongly convex and
     ∇J(θ') = (1/n)(∇ℓ(θ'; z) − ∇ℓ(θ'; z')) at the neighbour's minimiser θ',
     so λ‖θ − θ'‖² <= ⟨∇J(θ') − ∇J(θ), θ' − θ⟩ <= ‖∇J(θ')‖‖θ' − θ‖ and
     ‖θ − θ'‖ <= ‖∇ℓ(θ'; z) − ∇ℓ(θ'; z')‖/(nλ): the difference of the two
-    losses' gradients at ONE point. At any minimiser λθ' = −(1/n)Σ∇ℓ_i
+    losses' gradients at ONE point, the exact minimiser θ' of the neighbour's
+    objective (z is not in that dataset: a bound on θ' that holds for every
+    x with ‖x‖ <= b covers both). At any minimiser λθ' = −(1/n)Σ∇ℓ_i
     and ‖∇ℓ_i‖ < L, so ‖θ'‖ < L/λ and |θ'·x̃| < L²/λ. For label y = 1
     (y = −1 is the mirror image) ∇ℓ(θ'; x, 1) = −a x̃ with
     a = σ(−θ'·x̃) ∈ (0, m): the two residuals share a sign. The difference
@@ -166,22 +175,47 @@ def fixed_label_logistic_regression_sensitivity(regularization: float, n: int, f
     intercept held far negative by public label-0 records at x = 0 and the
     replaced records at ±x, ‖x‖ = b (tests/trainers/test_empirical_sensitivity.py).
 
+    Proof of m'. Write θ' = (w, c) (c the intercept) and a_i = σ(−y_i θ'·x̃_i)
+    ∈ (0, 1). Stationarity of the neighbour's objective reads
+    λθ' = (1/n) Σ y_i a_i x̃_i, whose two blocks are λw = (1/n) Σ y_i a_i x_i,
+    so ‖w‖ <= (1/(nλ)) Σ a_i‖x_i‖ <= b/λ, and λc = (1/n) Σ y_i a_i, where
+    every y_i = 1 term is positive and each of the at most n₀ y_i = −1
+    terms is above −1, so c > −n₀/(nλ). For any label-1 record (x, 1) with
+    ‖x‖ <= b (z and z' alike), −θ'·x̃ = −w·x − c < b·b/λ + n₀/(nλ), and σ
+    is increasing: a < m' = σ((b² + n₀/n)/λ). The vertex argument above on
+    [0, m']² gives m'·max(2b, L)/(nλ). n₀ <= n − 1 (the replaced record is
+    labelled 1), so m' < m; n₀ = 0 (every record labelled 1) gives σ(b²/λ).
+
     The result is rounded up (m by libm's exp, a few roundings, covered by a
-    relative 2⁻⁴⁶). Replace-one; an approximate minimiser adds 2τ/λ
-    (:func:`approximate_minimizer_sensitivity`).
+    relative 2⁻⁴⁶). Replace-one; an approximate minimiser with certified
+    ‖∇J‖ <= τ is within τ/λ of the exact one (strong convexity), so the
+    residual bound is needed at exact minimisers only and the release adds
+    2τ/λ (:func:`approximate_minimizer_sensitivity`).
 
     Args:
         regularization: λ > 0 of the mean-form objective.
         n: number of records, n >= 1 (all of them, public ones included).
-        feature_bound: b > 0, the public bound on ‖x‖.
+        feature_bound: b > 0, the public bound on ‖x‖ (of every record, the public ones included).
+        num_public_negatives: None (m = σ(L²/λ), whatever the labels), or n₀ in [0, n − 1], a public upper bound
+            on the number of records labelled y = −1 (FedAUXfdp's label-0 public negatives), the replaced record
+            being labelled y = +1 in both datasets.
     """
     regularization = _scalar_positive("regularization", regularization)
     n = check.integer_scalar("n", n, 1)
     feature_bound = _scalar_positive("feature_bound", feature_bound)
     lipschitz = math.hypot(feature_bound, 1.0)
-    largest_residual = 1.0 / (1.0 + math.exp(-(lipschitz**2) / regularization))
+    if num_public_negatives is None:
+        largest_logit = lipschitz**2
+    else:
+        num_public_negatives = check.integer_scalar("num_public_negatives", num_public_negatives, 0)
+        if num_public_negatives > n - 1:
+            raise ValueError(f"num_public_negatives must be an integer in [0, n - 1] = [0, {n - 1}] "
+                             f"(got {num_public_negatives!r})")
+        largest_logit = feature_bound**2 + num_public_negatives / n
+    largest_residual = 1.0 / (1.0 + math.exp(-largest_logit / regularization))
     exact = largest_residual * max(2.0 * feature_bound, lipschitz) / (n * regularization)
-    # Six correctly rounded operations and libm's exp (< 1 ulp each): 2⁻⁴⁶ relative covers them.
+    # At most nine correctly rounded operations and libm's exp (< 1 ulp each); an error of k ulps in the logit t moves
+    # σ(t) by a relative k·2⁻⁵³·t/(1 + eᵗ) <= 0.28·k·2⁻⁵³: 2⁻⁴⁶ relative covers them.
     return math.nextafter(exact * (1.0 + 2.0**-46), math.inf)
 
 

@@ -389,6 +389,9 @@ BAD_INPUTS = [
     ("n", lambda: sensitivity.psgd_bolt_on_sensitivity(1.0, 1.0, 2.5)),
     ("n", lambda: sensitivity.huber_svm_sensitivity(1.0, 0, 1.0)),
     ("n", lambda: sensitivity.fixed_label_logistic_regression_sensitivity(1.0, 0, 1.0)),
+    ("num_public_negatives", lambda: sensitivity.fixed_label_logistic_regression_sensitivity(1.0, 10, 1.0, -1)),
+    ("num_public_negatives", lambda: sensitivity.fixed_label_logistic_regression_sensitivity(1.0, 10, 1.0, 10)),
+    ("num_public_negatives", lambda: sensitivity.fixed_label_logistic_regression_sensitivity(1.0, 10, 1.0, 2.5)),
     ("lipschitz", lambda: sensitivity.psgd_bolt_on_sensitivity(0.0, 1.0, 10)),
     ("strong_convexity", lambda: sensitivity.psgd_bolt_on_sensitivity(1.0, 0.0, 10)),
     ("radius", lambda: sensitivity.user_level_sensitivity(-1.0)),
@@ -535,10 +538,32 @@ def test_fixed_label_logistic_sensitivity_is_its_formula_rounded_up(regularizati
     assert value <= sensitivity.logistic_regression_sensitivity(regularization, n, feature_bound, regularized_intercept=True)
 
 
+@given(st.floats(1e-3, 1e3), st.integers(1, 10**7), st.floats(1e-3, 1e3), st.floats(0.0, 1.0))
+def test_fixed_label_logistic_sensitivity_with_public_negatives_is_its_formula_rounded_up(regularization, n,
+                                                                                          feature_bound, share):
+    # m'·max(2b, L)/(nλ), m' = σ((b² + n₀/n)/λ), at 50 digits: the double is above it and within 1e-13, and never
+    # above the bound without n₀ (m' < m since n₀ <= n − 1).
+    num_public_negatives = int(share * (n - 1))
+    with mpmath.workdps(50):
+        bound = mpmath.mpf(feature_bound)
+        residual = 1 / (1 + mpmath.exp(-(bound**2 + mpmath.mpf(num_public_negatives) / n) / mpmath.mpf(regularization)))
+        exact = residual * max(2 * bound, mpmath.sqrt(bound**2 + 1)) / (n * mpmath.mpf(regularization))
+        value = sensitivity.fixed_label_logistic_regression_sensitivity(regularization, n, feature_bound,
+                                                                        num_public_negatives)
+        assert exact <= value <= exact * (1 + mpmath.mpf(1e-13))
+    assert value <= sensitivity.fixed_label_logistic_regression_sensitivity(regularization, n, feature_bound)
+
+
 def test_fixed_label_logistic_sensitivity_closed_form():
     # b = 1, λ = 3, n = 10: σ(2/3)·2/30.
     expected = 1.0 / (1.0 + math.exp(-2.0 / 3.0)) * 2.0 / 30.0
     assert sensitivity.fixed_label_logistic_regression_sensitivity(3.0, 10, 1.0) == pytest.approx(expected, rel=1e-13)
+    # n₀ = 4 public negatives of n = 10: σ((1 + 0.4)/3)·2/30; None keeps the bound above exactly.
+    with_negatives = 1.0 / (1.0 + math.exp(-1.4 / 3.0)) * 2.0 / 30.0
+    assert sensitivity.fixed_label_logistic_regression_sensitivity(3.0, 10, 1.0, 4) == pytest.approx(with_negatives,
+                                                                                                   rel=1e-13)
+    assert (sensitivity.fixed_label_logistic_regression_sensitivity(3.0, 10, 1.0, None)
+            == sensitivity.fixed_label_logistic_regression_sensitivity(3.0, 10, 1.0))
 
 
 # --- the weight-radius bound on the softmax gradient difference (issue 31) -----------------------------------
