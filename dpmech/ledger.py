@@ -127,12 +127,7 @@ class PrivacyGuarantee:
     log_delta: Optional[float] = None
 
     def __post_init__(self) -> None:
-        for name in ("epsilon", "delta"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not value >= 0:
-                raise ValueError(f"{name} must be a number >= 0 (or inf for epsilon) (got {value!r})")
-        if self.delta > 1.0:
-            raise ValueError(f"delta must be in [0, 1] (got {self.delta!r})")
+        check.stated_epsilon_delta(self.epsilon, self.delta)
         check.boolean("certified", self.certified)
         if self.log_delta is None:
             object.__setattr__(self, "log_delta", _log_up(self.delta))

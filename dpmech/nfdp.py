@@ -88,12 +88,7 @@ class NfdpGuarantee:
     warning: str
 
     def __post_init__(self) -> None:
-        for name in ("epsilon", "delta"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not value >= 0:
-                raise ValueError(f"{name} must be a number >= 0 (got {value!r})")
-        if self.delta > 1.0:
-            raise ValueError(f"delta must be in [0, 1] (got {self.delta!r})")
+        check.stated_epsilon_delta(self.epsilon, self.delta)
         check.integer_scalar("n", self.n, 1)
         check.integer_scalar("k", self.k, 1)
         check.boolean("replacement", self.replacement)

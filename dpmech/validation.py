@@ -215,6 +215,15 @@ def scalar_or_array(array: float | NDArray[np.float64]) -> float | NDArray[np.fl
     return float(array) if np.ndim(array) == 0 else array
 
 
+def stated_epsilon_delta(epsilon: float, delta: float) -> None:
+    """Refuse a stated (ε, δ) pair unless both are real numbers (not bools), ε >= 0 (inf allowed) and δ in [0, 1]."""
+    for name, value in (("epsilon", epsilon), ("delta", delta)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not value >= 0:
+            raise ValueError(f"{name} must be a number >= 0 (or inf for epsilon) (got {value!r})")
+    if delta > 1.0:
+        raise ValueError(f"delta must be in [0, 1] (got {delta!r})")
+
+
 def generator(name: str, value: object) -> np.random.Generator:
     """A ``numpy.random.Generator``, or an int seed >= 0 turned into one; never global state."""
     if isinstance(value, np.random.Generator):

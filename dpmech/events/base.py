@@ -174,6 +174,12 @@ class PrivacyEvent:
         return dp_event.UnsupportedDpEvent()
 
 
+def check_inner_event(event: object) -> None:
+    """Refuse a sampled event's inner ``event`` that is not a dpmech event (ValueError naming its type)."""
+    if not isinstance(event, PrivacyEvent):
+        raise ValueError(f"event must be a dpmech event (got {type(event).__name__})")
+
+
 def sampled_inner_pair(inner: PrivacyEvent, relation: str) -> Optional[Pair]:
     """The symmetric pair of a sampled event's inner event, None if it reveals nothing.
 

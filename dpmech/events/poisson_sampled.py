@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from .. import validation as check
-from .base import amplified_cost, EnginePair, FixedCost, PldBuilder, PrivacyEvent, sampled_inner_pair, UnsupportedEvent
+from .base import (amplified_cost, check_inner_event, EnginePair, FixedCost, PldBuilder, PrivacyEvent, sampled_inner_pair,
+                   UnsupportedEvent)
 from .relations import ADD_REMOVE_ONE, check_relation
 
 
@@ -31,8 +32,7 @@ class PoissonSampledEvent(PrivacyEvent):
     neighbouring: Optional[str] = ADD_REMOVE_ONE
 
     def __post_init__(self) -> None:
-        if not isinstance(self.event, PrivacyEvent):
-            raise ValueError(f"event must be a dpmech event (got {type(self.event).__name__})")
+        check_inner_event(self.event)
         object.__setattr__(
             self,
             "sampling_probability",

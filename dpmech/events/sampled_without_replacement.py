@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .. import validation as check
-from .base import amplified_cost, EnginePair, FixedCost, PrivacyEvent, sampled_inner_pair
+from .base import amplified_cost, check_inner_event, EnginePair, FixedCost, PrivacyEvent, sampled_inner_pair
 from .relations import REPLACE_ONE, check_relation
 
 
@@ -28,8 +28,7 @@ class SampledWithoutReplacementEvent(PrivacyEvent):
     neighbouring: Optional[str] = REPLACE_ONE
 
     def __post_init__(self) -> None:
-        if not isinstance(self.event, PrivacyEvent):
-            raise ValueError(f"event must be a dpmech event (got {type(self.event).__name__})")
+        check_inner_event(self.event)
         object.__setattr__(self, "sample_size", check.integer_scalar("sample_size", self.sample_size, 1))
         object.__setattr__(self, "source_size", check.integer_scalar("source_size", self.source_size, 1))
         if self.sample_size > self.source_size:

@@ -388,10 +388,8 @@ def delta(ledger: Ledger, epsilon: ArrayLike, discretization: float | None = Non
     With ``width`` the step is refined until upper − lower <= width (for every ε); with neither it is
     refined until the width is 1e-3 of δ (:func:`delta_goal`).
     """
-    eps = check.non_negative("epsilon", epsilon)
-    tilt_at = {"epsilon": float(np.median(eps))}
-    return refine(ledger, lambda loss, e: loss.delta(e), eps, width, discretization, max_points, tilt_at,
-                  delta_goal)
+    return _refine_at_epsilon(ledger, lambda loss, e: loss.delta(e), epsilon, width, discretization, max_points,
+                              delta_goal)
 
 
 def log_delta(ledger: Ledger, epsilon: ArrayLike, discretization: float | None = None, *, width: float | None = None,
@@ -401,10 +399,16 @@ def log_delta(ledger: Ledger, epsilon: ArrayLike, discretization: float | None =
     With ``width`` the step is refined until upper − lower <= width in log δ (a relative width in δ);
     with neither, until :func:`log_delta_goal`.
     """
+    return _refine_at_epsilon(ledger, lambda loss, e: loss.log_delta(e), epsilon, width, discretization, max_points,
+                              log_delta_goal)
+
+
+def _refine_at_epsilon(ledger: Ledger, query: Callable[[ComposedLoss, Any], Interval], epsilon: ArrayLike,
+                       width: float | None, discretization: float | None, max_points: int,
+                       goal: Callable[[Interval], np.ndarray]) -> Interval:
+    """:func:`refine` of a δ-side ``query`` at the checked ε >= 0, the grid tilted towards their median."""
     eps = check.non_negative("epsilon", epsilon)
-    tilt_at = {"epsilon": float(np.median(eps))}
-    return refine(ledger, lambda loss, e: loss.log_delta(e), eps, width, discretization, max_points, tilt_at,
-                  log_delta_goal)
+    return refine(ledger, query, eps, width, discretization, max_points, {"epsilon": float(np.median(eps))}, goal)
 
 
 def epsilon(ledger: Ledger, delta: ArrayLike, discretization: float | None = None, *, width: float | None = None,
