@@ -77,7 +77,7 @@ from .. import networks
 from ..data import FederatedSplit
 from ..fedavg import FedAvgConfig, run_fedavg
 from ..federation import ClientMessage, PipelineResult, ledger_from_messages, run_clients
-from .clients import client_datasets
+from .clients import check_image_federation, client_datasets
 from .targets import configured
 
 IMAGES_NOT_PROTECTED = (
@@ -130,10 +130,7 @@ class FedGmConfig:
     baselines: bool = True
 
     def __post_init__(self):
-        object.__setattr__(self, "input_shape", networks.validated_input_shape(self.input_shape))
-        check.integer_scalar("num_classes", self.num_classes, 2)
-        check.integer_scalar("num_clients", self.num_clients, 1)
-        check.positive("alpha", self.alpha)
+        check_image_federation(self)
         check.integer_scalar("images_per_class", self.images_per_class, 2)
         check.integer_scalar("real_batch_size", self.real_batch_size, 1)
         check.integer_scalar("outer_iterations", self.outer_iterations, 1)

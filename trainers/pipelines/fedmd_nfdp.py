@@ -39,7 +39,7 @@ from dpmech import validation as check
 from .. import networks
 from ..data import FederatedSplit
 from ..federation import ClientMessage, PipelineResult, ledger_from_messages, run_clients
-from .clients import client_datasets
+from .clients import check_image_federation, client_datasets
 from .targets import configured
 
 
@@ -65,10 +65,7 @@ class FedMdNfdpConfig:
     learning_rate: float = 1e-2
 
     def __post_init__(self):
-        object.__setattr__(self, "input_shape", networks.validated_input_shape(self.input_shape))
-        check.integer_scalar("num_classes", self.num_classes, 2)
-        check.integer_scalar("num_clients", self.num_clients, 1)
-        check.positive("alpha", self.alpha)
+        check_image_federation(self)
         check.integer_scalar("subsample_size", self.subsample_size, 1)
         check.boolean("replacement", self.replacement)
         if isinstance(self.architectures, str) or len(self.architectures) == 0:

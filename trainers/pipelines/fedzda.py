@@ -107,7 +107,7 @@ from .. import networks
 from ..data import FederatedSplit, LabelledData, shard_label_partition
 from ..fedavg import FedAvgConfig, clients_per_round, run_fedavg
 from ..federation import PipelineResult, ledger_from_messages
-from .clients import client_datasets
+from .clients import check_image_federation, client_datasets
 from .targets import THE_RUN, configured
 
 NO_GUARANTEE_REASON = (
@@ -161,10 +161,7 @@ class FedZdaConfig:
     stacked_clients: bool = False
 
     def __post_init__(self):
-        object.__setattr__(self, "input_shape", networks.validated_input_shape(self.input_shape))
-        check.integer_scalar("num_classes", self.num_classes, 2)
-        check.integer_scalar("num_clients", self.num_clients, 1)
-        check.positive("alpha", self.alpha)
+        check_image_federation(self)
         check.choice("partition", self.partition, PARTITIONS)
         check.integer_scalar("shards_per_client", self.shards_per_client, 1)
         check.in_interval("client_fraction", self.client_fraction, 0.0, 1.0, low_open=True, high_open=False)
