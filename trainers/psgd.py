@@ -179,6 +179,20 @@ class _PsgdTrainer(ClassifierMixin, BaseEstimator):
 
     _model = ""
 
+    def __init__(self, num_classes, regularization, input_clip, projection_radius, epochs, batch_size, seed, smoothness,
+                 device, threads):
+        # Each subclass's own signature states its defaults (scikit-learn's get_params reads it).
+        self.num_classes = num_classes
+        self.regularization = regularization
+        self.input_clip = input_clip
+        self.projection_radius = projection_radius
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.seed = seed
+        self.smoothness = smoothness
+        self.device = device
+        self.threads = threads
+
     def _common_arguments(self):
         return dict(
             model=self._model,
@@ -230,16 +244,8 @@ class SoftmaxSLPTrainer(_PsgdTrainer):
 
     def __init__(self, num_classes=10, regularization=1.0, input_clip=1.0, projection_radius=1.0, epochs=100,
                  batch_size=20, seed=0, smoothness=None, device="cpu", threads=1):
-        self.num_classes = num_classes
-        self.regularization = regularization
-        self.input_clip = input_clip
-        self.projection_radius = projection_radius
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.seed = seed
-        self.smoothness = smoothness
-        self.device = device
-        self.threads = threads
+        super().__init__(num_classes, regularization, input_clip, projection_radius, epochs, batch_size, seed, smoothness,
+                         device, threads)
 
     def _training_arguments(self):
         return self._common_arguments()
@@ -267,17 +273,9 @@ class HuberSVMTrainer(_PsgdTrainer):
 
     def __init__(self, num_classes=10, regularization=10.0, input_clip=1.0, projection_radius=0.06, huber_h=0.1,
                  epochs=100, batch_size=20, seed=0, smoothness=None, device="cpu", threads=1):
-        self.num_classes = num_classes
-        self.regularization = regularization
-        self.input_clip = input_clip
-        self.projection_radius = projection_radius
+        super().__init__(num_classes, regularization, input_clip, projection_radius, epochs, batch_size, seed, smoothness,
+                         device, threads)
         self.huber_h = huber_h
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.seed = seed
-        self.smoothness = smoothness
-        self.device = device
-        self.threads = threads
 
     def _training_arguments(self):
         return dict(self._common_arguments(), huber_h=self.huber_h)
