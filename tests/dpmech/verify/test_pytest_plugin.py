@@ -4,6 +4,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 TEST_FILE = '''
 import numpy as np
 import pytest
@@ -19,6 +21,7 @@ def test_right_sensitivity(dp_verify):
 '''
 
 
+@pytest.mark.slow  # a pytest run in its own interpreter spending a 2 s budget: 4 s of CPU
 def test_plugin_reports_the_witness_and_respects_the_budget_option(tmp_path):
     (tmp_path / "test_claims.py").write_text(TEST_FILE)
     environment = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))

@@ -4,6 +4,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 TEST_FILE = '''
 import time
 
@@ -28,6 +30,7 @@ def test_one_second_budget(dp_verify):
 '''
 
 
+@pytest.mark.slow  # a pytest run in its own interpreter spending a 1 s budget: 4 s of CPU
 def test_a_one_second_dp_budget_ends_within_two_and_a_half_cpu_seconds(tmp_path):
     (tmp_path / "test_budget_claim.py").write_text(TEST_FILE)
     environment = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
