@@ -45,7 +45,9 @@ Everything broadcasts over numpy arrays. The Gaussian also takes
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -355,43 +357,26 @@ def _x_argument(noise: _Noise, x: ArrayLike) -> _Floats:
     return x
 
 
-def _loss(
+def _evaluate(
+    query: Callable[[_Noise, _Floats, _Floats, _Floats, str], _Floats],
+    checked: Callable[[_Noise, ArrayLike], _Floats],
     noise: _Noise,
-    x: ArrayLike,
+    value: ArrayLike,
     sensitivity: ArrayLike,
     sampling_prob: ArrayLike,
     adjacency: str,
     integer_sensitivity: bool = False,
     adjacencies: tuple[str, ...] = ADJACENCIES,
 ) -> _Real:
+    """``query`` (the loss, its inverse or δ(ε)) at ``checked(noise, value)``, as a float or an array: the public
+    functions' shared body, which checks Δ, q and the adjacency (:func:`_common`) before ``value``."""
     sensitivity, q, adjacency = _common(sensitivity, sampling_prob, adjacency, integer_sensitivity, adjacencies)
-    return check.scalar_or_array(_privacy_loss(noise, _x_argument(noise, x), sensitivity, q, adjacency))
+    return check.scalar_or_array(query(noise, checked(noise, value), sensitivity, q, adjacency))
 
 
-def _inverse(
-    noise: _Noise,
-    loss: ArrayLike,
-    sensitivity: ArrayLike,
-    sampling_prob: ArrayLike,
-    adjacency: str,
-    integer_sensitivity: bool = False,
-    adjacencies: tuple[str, ...] = ADJACENCIES,
-) -> _Real:
-    sensitivity, q, adjacency = _common(sensitivity, sampling_prob, adjacency, integer_sensitivity, adjacencies)
-    return check.scalar_or_array(_inverse_privacy_loss(noise, _not_nan("privacy_loss", loss), sensitivity, q, adjacency))
-
-
-def _delta(
-    noise: _Noise,
-    epsilon: ArrayLike,
-    sensitivity: ArrayLike,
-    sampling_prob: ArrayLike,
-    adjacency: str,
-    integer_sensitivity: bool = False,
-    adjacencies: tuple[str, ...] = ADJACENCIES,
-) -> _Real:
-    sensitivity, q, adjacency = _common(sensitivity, sampling_prob, adjacency, integer_sensitivity, adjacencies)
-    return check.scalar_or_array(_delta_for_epsilon(noise, _not_nan("epsilon", epsilon), sensitivity, q, adjacency))
+_loss = functools.partial(_evaluate, _privacy_loss, _x_argument)
+_inverse = functools.partial(_evaluate, _inverse_privacy_loss, lambda noise, loss: _not_nan("privacy_loss", loss))
+_delta = functools.partial(_evaluate, _delta_for_epsilon, lambda noise, epsilon: _not_nan("epsilon", epsilon))
 
 
 _GAUSSIAN_ADJACENCIES = (ADD, REMOVE, REPLACE)
