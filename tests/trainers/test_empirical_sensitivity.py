@@ -163,7 +163,7 @@ def test_fedauxfdp_class_head_moves_at_most_its_radius_bound_on_edge_of_the_ball
     # The class head as the pipeline builds it, with FedAuxFdpConfig's default multinomial_bound ("radius").
     features, labels, neighbour_features, neighbour_labels, num_classes = pair
     settings = client_settings(FedAuxFdpConfig(class_regularization=regularization), num_classes)
-    trainer = head_trainers(settings)[1]
+    trainer = head_trainers(settings, 0)[1]
     assert trainer.multinomial_bound == "radius"
     bound = trainer.sensitivity(len(labels))
     distance = np.linalg.norm(trainer.train(features, labels) - trainer.train(neighbour_features, neighbour_labels))
@@ -253,15 +253,17 @@ def scoring_head_cases(draw):
     neighbour = features.copy()
     neighbour[0] = replacement
     labels = np.r_[np.ones(num_private, dtype=np.int64), np.zeros(num_negative, dtype=np.int64)]
-    return ScoringHeadTrainer(regularization, 2, bound), features, neighbour, labels
+    return ScoringHeadTrainer(regularization, 2, bound, num_public_negatives=num_negative), features, neighbour, labels
 
 
 @examples(0.3)
 @given(scoring_head_cases())
 def test_fedauxfdp_scoring_head_moves_at_most_its_label_fixed_sensitivity(case):
+    # The bound with the public negatives' count (m' = σ((b² + n₀/n)/λ)), which is below the one without (m).
     trainer, features, neighbour, labels = case
     distance = np.linalg.norm(trainer.train(features, labels)[0] - trainer.train(neighbour, labels)[0])
     bound = trainer.sensitivity(len(labels))
+    assert bound <= ScoringHeadTrainer(trainer.regularization, 2, trainer.feature_bound).sensitivity(len(labels))
     target(distance / bound, label="measured / declared")
     assert distance <= bound * (1 + 1e-12)
 
@@ -270,8 +272,9 @@ def test_fedauxfdp_scoring_head_moves_at_most_its_label_fixed_sensitivity(case):
 def test_fedauxfdp_scoring_head_worst_pair_reaches_its_label_fixed_sensitivity(bound):
     # Grid search over the attaining family (negatives at x = 0, the pair at ±x on the bound): nλ and the number of
     # negatives set how far the intercept and the multiplier m = σ(L²/λ) are from saturating. b >= 1/√3, where the
-    # maximum is the vertex a = a' = m (4m²b²); the best pair reaches >= 0.95 of m·2b/(nλ) and never passes it.
-    best = 0.0
+    # maximum is the vertex a = a' = m (4m²b²); the best pair reaches >= 0.95 of m·2b/(nλ) and never passes it. With
+    # the negatives' count (m' = σ((b² + n₀/n)/λ), n₀/n = 1 − 1/n here) the same: a bound 5 % too small would fail.
+    best = best_with_negatives = 0.0
     for scaled_regularization, num_negative in itertools.product([5.0, 10.0, 20.0 * bound**2], [3_000, 20_000]):
         n = num_negative + 1
         trainer = ScoringHeadTrainer(scaled_regularization / n, 2, bound)
@@ -281,6 +284,8 @@ def test_fedauxfdp_scoring_head_worst_pair_reaches_its_label_fixed_sensitivity(b
         features = np.vstack([record, np.zeros((num_negative, 2))])
         distance = np.linalg.norm(trainer.train(features, labels)[0] - trainer.train(-features, labels)[0])
         ratio = distance / trainer.sensitivity(n)
-        assert ratio <= 1 + 1e-12
-        best = max(best, ratio)
-    assert best >= 0.95
+        with_negatives = ScoringHeadTrainer(scaled_regularization / n, 2, bound, num_public_negatives=num_negative)
+        ratio_with_negatives = distance / with_negatives.sensitivity(n)
+        assert ratio <= ratio_with_negatives <= 1 + 1e-12
+        best, best_with_negatives = max(best, ratio), max(best_with_negatives, ratio_with_negatives)
+    assert best >= 0.95 and best_with_negatives >= 0.95

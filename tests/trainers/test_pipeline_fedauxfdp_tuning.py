@@ -177,7 +177,8 @@ def test_simulated_noise_is_that_of_the_real_round_sizes(digits, monkeypatch):
     n = len(sets.private) // TINY.num_clients
     assert choice.records_per_client == n and len(seen) >= len(choice.validation_accuracy) * GRID.draws
     for score_sensitivity, class_sensitivity, score_regularization, class_regularization in seen:
-        assert score_sensitivity == ScoringHeadTrainer(score_regularization, 2, 1.0).sensitivity(n + len(sets.negative))
+        assert score_sensitivity == ScoringHeadTrainer(score_regularization, 2, 1.0, num_public_negatives=len(
+            sets.negative)).sensitivity(n + len(sets.negative))
         assert class_sensitivity == LogisticRegressionTrainer(class_regularization, 10, 1.0,
                                                               multinomial_bound=TINY.multinomial_bound).sensitivity(n)
     assert {(s, c) for *_, s, c in seen} == set(choice.validation_accuracy)
@@ -232,7 +233,8 @@ def test_tuned_round_calibrates_its_noise_for_the_chosen_lambda(digits, tuned):
     for message, metrics in zip(tuned.messages, tuned.per_client):
         n = metrics["num_records"]
         score_event, class_event = message.events
-        assert score_event.sensitivity == ScoringHeadTrainer(score_regularization, 2, 1.0).sensitivity(n + num_negative)
+        assert score_event.sensitivity == ScoringHeadTrainer(
+            score_regularization, 2, 1.0, num_public_negatives=num_negative).sensitivity(n + num_negative)
         assert class_event.sensitivity == LogisticRegressionTrainer(class_regularization, 10, 1.0,
                                                                     multinomial_bound=TINY.multinomial_bound).sensitivity(n)
         assert class_event.sigma == dpmech.calibrate_gaussian(TINY.class_epsilon, TINY.class_delta, class_event.sensitivity)

@@ -15,9 +15,10 @@ Protocol (one round; :class:`~trainers.federation.ClientMessage` is all that cro
 3. Client i (n_i records) trains, with :class:`~trainers.sklearn_adapter.LogisticRegressionTrainer`
    (mean-form objective, regularised intercept as a constant coordinate, C = 1/(nλ)):
    * the scoring head: binary LR of its records (label 1) against D⁻ (label 0), on
-     n = n_i + |D⁻| records, Δ = m·max(2b, ‖x̃‖)/(λ_s n), m = σ(‖x̃‖²/λ_s) < 1
-     (``fixed_label_logistic_regression_sensitivity``: the replaced record and its replacement
-     are both labelled 1, so their loss gradients share a sign; :class:`ScoringHeadTrainer`);
+     n = n_i + |D⁻| records, Δ = m'·max(2b, ‖x̃‖)/(λ_s n), m' = σ((b² + |D⁻|/n)/λ_s) < 1
+     (``fixed_label_logistic_regression_sensitivity`` with ``num_public_negatives=|D⁻|``: the
+     replaced record and its replacement are both labelled 1, so their loss gradients share a sign,
+     and the |D⁻| label-0 rows hold the intercept above −|D⁻|/(nλ_s); :class:`ScoringHeadTrainer`);
    * the class head: C-class multinomial LR on its records, Δ = D(R)/(λ_c n_i) <= 2√2‖x̃‖/(λ_c n_i)
      (``multinomial_logistic_regression_sensitivity(bound="radius")``: the gradient difference over the
      ball that holds the minimiser; ``"tight"`` gives 2√2‖x̃‖/(λ_c n_i), ``"seed"`` the paper's
@@ -47,7 +48,7 @@ The scoring head's n counts the |D⁻| public rows: its objective is a mean over
 and neighbouring datasets differ in one of them, so Chaudhuri et al. (2011, Cor. 8) gives
 2L/(λ_s(n_i + |D⁻|)) exactly as FedAUX's code uses it, although only n_i of the rows are
 private; since the differing row is a private one, labelled 1 in both datasets, the label-fixed
-m·max(2b, L)/(λ_s(n_i + |D⁻|)) holds and is the one released with (:class:`ScoringHeadTrainer`). A record sits at one client, so the record-level guarantee is one client's composition
+m'·max(2b, L)/(λ_s(n_i + |D⁻|)) holds and is the one released with (:class:`ScoringHeadTrainer`). A record sits at one client, so the record-level guarantee is one client's composition
 of its two releases (parallel composition over clients), and the server model is a
 post-processing of the messages.
 
@@ -238,8 +239,18 @@ class ScoringHeadTrainer(LogisticRegressionTrainer):
     :func:`dpmech.sensitivity.fixed_label_logistic_regression_sensitivity` = m·max(2b, L)/(nλ)
     with L = √(b² + 1), m = σ(L²/λ) (Chaudhuri, Monteleoni & Sarwate 2011, Cor. 8's argument
     with the two residuals of one sign), plus 2τ/λ for the certified optimisation error. At b = 1
-    it is m/√2 of the label-blind 2L/(nλ): 0.467 at λ = 3. Training is the parent's.
+    it is m/√2 of the label-blind 2L/(nλ): 0.467 at λ = 3. With ``num_public_negatives`` = n₀
+    (the public count of label-0 rows among the n), m' = σ((b² + n₀/n)/λ) < m replaces m: the
+    intercept of the neighbour's minimiser is above −n₀/(nλ). None keeps m. Training is the parent's.
     """
+
+    def __init__(self, regularization=0.01, num_classes=2, feature_bound=1.0, tol=1e-10, max_iter=10000,
+                 gradient_tolerance=1e-9, max_newton_iter=20, multinomial_bound="tight", threads=1,
+                 num_public_negatives=None):
+        # Every parameter spelled out: scikit-learn's get_params/clone read them from this signature.
+        super().__init__(regularization, num_classes, feature_bound, tol, max_iter, gradient_tolerance,
+                         max_newton_iter, multinomial_bound, threads)
+        self.num_public_negatives = num_public_negatives
 
     def sensitivity(self, n: int) -> float:
         """m·max(2b, L)/(nλ) + 2τ/λ on n records, every replaced record labelled 1 (class docstring)."""
@@ -247,15 +258,17 @@ class ScoringHeadTrainer(LogisticRegressionTrainer):
         if self.num_classes != 2:
             raise ValueError(f"num_classes must be 2 for the scoring head (got {self.num_classes!r})")
         gradient_tolerance = float(check.positive("gradient_tolerance", self.gradient_tolerance))
-        exact = dpmech.sensitivity.fixed_label_logistic_regression_sensitivity(self.regularization, n,
-                                                                              self.feature_bound)
+        exact = dpmech.sensitivity.fixed_label_logistic_regression_sensitivity(
+            self.regularization, n, self.feature_bound, self.num_public_negatives)
         return dpmech.sensitivity.approximate_minimizer_sensitivity(exact, gradient_tolerance, self.regularization)
 
 
-def head_trainers(settings: ClientSettings) -> tuple:
+def head_trainers(settings: ClientSettings, num_negative: int) -> tuple:
     """(scoring-head trainer, class-head trainer): the two regularised logistic regressions a
-    client fits, whose ``sensitivity(n)`` is dpmech's bound for n records."""
-    return (ScoringHeadTrainer(settings.score_regularization, 2, settings.feature_bound),
+    client fits, whose ``sensitivity(n)`` is dpmech's bound for n records; the scoring head
+    counts ``num_negative`` public label-0 rows among its n."""
+    return (ScoringHeadTrainer(settings.score_regularization, 2, settings.feature_bound,
+                               num_public_negatives=num_negative),
             LogisticRegressionTrainer(settings.class_regularization, settings.num_classes, settings.feature_bound,
                                       multinomial_bound=settings.multinomial_bound))
 
@@ -267,7 +280,7 @@ def train_client_heads(local: PrivateData, negative_features: np.ndarray, settin
     this on neighbouring datasets and then sample the release themselves.
     """
     num_records, num_negative = len(local), negative_features.shape[0]
-    score_trainer, class_trainer = head_trainers(settings)
+    score_trainer, class_trainer = head_trainers(settings, num_negative)
     scoring = train_with_sensitivity(
         score_trainer,
         np.vstack([local.features, negative_features]),
@@ -614,7 +627,8 @@ def tune_regularization(negative: PublicData, distillation: PublicData, num_priv
 
     def score_heads_at(score_regularization):
         if score_regularization not in score_heads:
-            trainer, _ = head_trainers(dataclasses.replace(base, score_regularization=score_regularization))
+            trainer, _ = head_trainers(dataclasses.replace(base, score_regularization=score_regularization),
+                                       len(negative))
             score_heads[score_regularization] = (
                 [trainer.train(np.vstack([local.features, sim_negative.features]),
                                np.concatenate([np.ones(len(local), np.int64), np.zeros(len(sim_negative), np.int64)]))[0]
@@ -624,7 +638,8 @@ def tune_regularization(negative: PublicData, distillation: PublicData, num_priv
 
     def class_heads_at(class_regularization):
         if class_regularization not in class_heads:
-            _, trainer = head_trainers(dataclasses.replace(base, class_regularization=class_regularization))
+            _, trainer = head_trainers(dataclasses.replace(base, class_regularization=class_regularization),
+                                       len(negative))
             class_heads[class_regularization] = ([trainer.train(local.features, local.labels) for local in clients],
                                                  trainer.sensitivity(records_per_client))
         return class_heads[class_regularization]

@@ -166,7 +166,8 @@ def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int
     # bound takes the same 2τ/λ the event's sensitivity does (it is the bound the pipeline releases with).
     label_fixed_bound = dpmech.sensitivity.approximate_minimizer_sensitivity(
         dpmech.sensitivity.fixed_label_logistic_regression_sensitivity(
-            settings.score_regularization, without.num_records + without.num_negative, settings.feature_bound),
+            settings.score_regularization, without.num_records + without.num_negative, settings.feature_bound,
+            without.num_negative),
         LogisticRegressionTrainer().gradient_tolerance, settings.score_regularization)
     measurements = {
         "client": client,
