@@ -39,11 +39,17 @@ LAYERS = [
 ]
 
 
+def _loaded_after(statements: str, modules: tuple) -> list:
+    """Which of ``modules`` a fresh interpreter has loaded once it has run ``statements`` (listed on stderr, after
+    whatever the statements print)."""
+    code = f"import sys; {statements}; print(sorted(m for m in {modules!r} if m in sys.modules), file=sys.stderr)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return ast.literal_eval(result.stderr.strip().splitlines()[-1])
+
+
 @pytest.mark.parametrize("package,forbidden,_", LAYERS)
 def test_importing_the_package_loads_none_of_the_forbidden(package, forbidden, _):
-    code = f"import sys, {package}; print(sorted(m for m in {forbidden!r} if m in sys.modules))"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "[]"
+    assert _loaded_after(f"import {package}", forbidden) == []
 
 
 def _importing(forbidden) -> re.Pattern:
@@ -156,34 +162,21 @@ def test_the_circle_check_finds_a_circle():
 
 
 def test_the_cli_core_loads_without_trainers_or_audits():
-    code = ("import sys, dpmech.cli.main; "
-            "print(sorted(m for m in ('torch', 'trainers', 'audits', 'app') if m in sys.modules))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "[]"
+    assert _loaded_after("import dpmech.cli.main", ("torch", "trainers", "audits", "app")) == []
 
 
 def test_building_the_cli_with_every_plugin_stays_light():
     # Plugins register subcommands at every start; heavy imports belong in their handlers. The help of
     # dpmech's own commands is read from their modules, which must load neither the trainers nor the audits.
-    code = (
-        "import sys; from dpmech.cli.main import build_parser; build_parser(); "
-        "print(sorted(m for m in ('torch', 'trainers', 'audits', 'numpy', 'scipy.stats', 'scipy.integrate', 'sklearn', "
-        "'hypothesis', 'dp_accounting') if m in sys.modules))"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "[]"
+    heavy = ("torch", "trainers", "audits", "numpy", "scipy.stats", "scipy.integrate", "sklearn", "hypothesis",
+             "dp_accounting")
+    assert _loaded_after("from dpmech.cli.main import build_parser; build_parser()", heavy) == []
 
 
 def test_a_command_loads_only_its_own_plugin():
-    code = (
-        "import sys; from dpmech.cli.main import main; "
-        "assert main(['calibrate', '--epsilon', '1', '--delta', '1e-5', '--json']) == 0; "
-        "print(sorted(m for m in ('trainers', 'audits', 'app') if m in sys.modules), file=sys.stderr)"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stderr.strip().splitlines()[-1] == "[]"
+    calibrate = ("from dpmech.cli.main import main; "
+                 "assert main(['calibrate', '--epsilon', '1', '--delta', '1e-5', '--json']) == 0")
+    assert _loaded_after(calibrate, ("trainers", "audits", "app")) == []
     for command, loaded in (("run", ["app.run_command"]), ("audit", ["app.audit_command"])):
-        code = (f"import sys; from dpmech.cli.main import build_parser; build_parser({command!r}); "
-                "print(sorted(m for m in ('app.run_command', 'app.audit_command', 'app.main_job') if m in sys.modules))")
-        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-        assert result.stdout.strip() == str(loaded)
+        assert _loaded_after(f"from dpmech.cli.main import build_parser; build_parser({command!r})",
+                             ("app.run_command", "app.audit_command", "app.main_job")) == loaded
