@@ -1,8 +1,9 @@
 """Known answers from dp_accounting 0.6.0's own tests, copied verbatim.
 
 Source: google/differential-privacy, python/dp_accounting/pld/privacy_loss_mechanism_test.py
-(as shipped in the dp-accounting 0.6.0 wheel), and at the end pld/privacy_loss_distribution_test.py
-(RandomizedResponsePrivacyLossDistributionTest). Each list is the ``parameterized.parameters``
+(as shipped in the dp-accounting 0.6.0 wheel), pld/privacy_loss_distribution_test.py
+(RandomizedResponsePrivacyLossDistributionTest) and, at the end, pld/accountant_test.py (advanced
+composition, whose columns its comments name). Each list is the ``parameterized.parameters``
 table of the test named in its comment, with ADD, REM and REP written as 'add', 'remove' and
 'replace'. Columns: (noise parameter, sensitivity, sampling_prob, adjacency, input, expected).
 dp_accounting checks them with ``assertAlmostEqual`` (7 decimal places).
@@ -472,4 +473,23 @@ MIXTURE_GET_DELTA_FOR_EPSILON = [
     {'testcase_name': 'sampled_gaussian_remove_2', 'standard_deviation': 1.0, 'sensitivities': [0.0, 3.0], 'sampling_probs': [0.3, 0.7], 'adjacency_type': 'remove', 'epsilon': 1.0, 'expected_delta': 0.5356298793262404},
     {'testcase_name': 'mixture_gaussian_remove_1', 'standard_deviation': 1.0, 'sensitivities': [0.0, 1.0, 2.0], 'sampling_probs': [0.2, 0.6, 0.2], 'adjacency_type': 'remove', 'epsilon': 1.0, 'expected_delta': 0.15768284088654105},
     {'testcase_name': 'mixture_gaussian_remove_2', 'standard_deviation': 1.0, 'sensitivities': [1.0, 2.0], 'sampling_probs': [0.2, 0.8], 'adjacency_type': 'remove', 'epsilon': 1.0, 'expected_delta': 0.433276675545065},
+]
+
+
+# dp_accounting 0.6.0, pld/accountant_test.py, test_advanced_composition (named parameters, verbatim):
+# (epsilon, delta, total_delta, num_queries, expected_total_epsilon); None = no total ε exists.
+ADVANCED_COMPOSITION = [
+    ("basic_composition", 1, 0, 0, 30, 30),
+    ("advantage_over_basic1", 1, 0.001, 0.06, 30, 22),
+    ("advantage_over_basic2", 1, 0.001, 0.1, 30, 20),
+    ("total_delta_too_small", 1, 0.2, 0.1, 1, None),
+    ("total_delta_too_small2", 1, 0.01, 0.26, 30, None),
+]
+# test_get_smallest_epsilon_from_advanced_composition: (total_epsilon, total_delta, delta, num_queries, expected_epsilon)
+SMALLEST_EPSILON = [
+    ("basic_composition", 30, 0, 0, 30, 1),
+    ("advantage_over_basic", 22, 0.06, 0.001, 30, 1),
+    ("advantage_over_basic2", 5, 0.01, 0, 50, 0.25),
+    ("total_delta_too_small", 1, 0.1, 0.2, 1, None),
+    ("total_delta_too_small2", 30, 0.26, 0.01, 30, None),
 ]

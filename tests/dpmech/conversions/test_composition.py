@@ -9,28 +9,10 @@ from hypothesis import strategies as st
 from scipy import special
 
 from dpmech.conversions import composition
+from tests.dpmech.conversions import dp_accounting_known_answers as known
 from tests.profiles import examples
 
-# dp_accounting 0.6.0, pld/accountant_test.py, test_advanced_composition (named parameters, verbatim):
-# (epsilon, delta, total_delta, num_queries, expected_total_epsilon); None = no total ε exists.
-ADVANCED_COMPOSITION = [
-    ("basic_composition", 1, 0, 0, 30, 30),
-    ("advantage_over_basic1", 1, 0.001, 0.06, 30, 22),
-    ("advantage_over_basic2", 1, 0.001, 0.1, 30, 20),
-    ("total_delta_too_small", 1, 0.2, 0.1, 1, None),
-    ("total_delta_too_small2", 1, 0.01, 0.26, 30, None),
-]
-# test_get_smallest_epsilon_from_advanced_composition: (total_epsilon, total_delta, delta, num_queries, expected_epsilon)
-SMALLEST_EPSILON = [
-    ("basic_composition", 30, 0, 0, 30, 1),
-    ("advantage_over_basic", 22, 0.06, 0.001, 30, 1),
-    ("advantage_over_basic2", 5, 0.01, 0, 50, 0.25),
-    ("total_delta_too_small", 1, 0.1, 0.2, 1, None),
-    ("total_delta_too_small2", 30, 0.26, 0.01, 30, None),
-]
-
-
-@pytest.mark.parametrize("name,epsilon,delta,total_delta,k,expected", ADVANCED_COMPOSITION)
+@pytest.mark.parametrize("name,epsilon,delta,total_delta,k,expected", known.ADVANCED_COMPOSITION)
 def test_advanced_composition_matches_dp_accounting_known_answers(name, epsilon, delta, total_delta, k, expected):
     if expected is None:
         with pytest.raises(ValueError, match="total_delta"):
@@ -39,7 +21,7 @@ def test_advanced_composition_matches_dp_accounting_known_answers(name, epsilon,
         assert composition.advanced_composition(epsilon, delta, k, total_delta) == pytest.approx(expected, abs=1e-12)
 
 
-@pytest.mark.parametrize("name,total_epsilon,total_delta,delta,k,expected", SMALLEST_EPSILON)
+@pytest.mark.parametrize("name,total_epsilon,total_delta,delta,k,expected", known.SMALLEST_EPSILON)
 def test_smallest_epsilon_matches_dp_accounting_known_answers(name, total_epsilon, total_delta, delta, k, expected):
     if expected is None:
         with pytest.raises(ValueError, match="total_delta"):
