@@ -21,8 +21,8 @@ import torch
 
 from trainers import networks
 from trainers.batched_logistic import BatchedLogisticRegression, _long_double_gradient_bounds, logistic_objective
-from trainers.data import LabelledData, load_digits_dataset, split_federated
 from trainers.pipelines import fedzda
+from tests.trainers.digits_fixtures import digits_split
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpmech.NoGuaranteeWarning")
 
@@ -100,12 +100,6 @@ def test_batched_heads_agree_with_the_cpu_within_the_certified_distance(device, 
 TINY_FEDZDA = dict(num_clients=4, alpha=0.3, rounds=3, augmentation_start=1, zsdg_iterations=10, synthetic_per_class=4,
                    local_epochs=2, architecture="conv-batch-8", stacked_clients=True, baseline=False)
 MINIMUM_ACCURACY = 0.5
-
-
-@pytest.fixture(scope="module")
-def digits_split():
-    digits = load_digits_dataset()
-    return split_federated(LabelledData(digits.features / 16.0, digits.labels), 0)
 
 
 def check_fedzda_on(device: str, variant: str, split) -> None:

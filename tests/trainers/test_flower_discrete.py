@@ -14,20 +14,15 @@ from hypothesis import strategies as st
 
 from dpmech.distributed_discrete_gaussian import distributed_discrete_gaussian_epsilon, share_noise_bound
 from dpmech.output_perturbation import rounded_grid_sensitivity
-from trainers.data import load_digits_dataset
 from trainers.flower.dphelmet import encoded_user_share, prepare_flower_round, run_flower_dphelmet
 from trainers.flower.encoding import discrete_encoding, discrete_range_fits, encode_grid_share
 from trainers.pipelines._common import linear_accuracy
 from trainers.pipelines.dphelmet import DpHelmetConfig, model_norm_bound, release_user_model, run_dphelmet
+from tests.trainers.digits_fixtures import digits
 
 SLOW = pytest.mark.slow
 CONFIG = DpHelmetConfig(num_users=5, records_per_user=40, epochs=3, noise="discrete")
 SEED = 7
-
-
-@pytest.fixture(scope="module")
-def digits():
-    return load_digits_dataset()
 
 
 @given(st.integers(-20, 0), st.integers(1, 22), st.integers(1, 40), st.integers(0, 2**32))

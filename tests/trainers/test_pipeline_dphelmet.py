@@ -7,7 +7,7 @@ import pytest
 
 import dpmech
 import dpmech.sensitivity
-from trainers.data import PrivateData, load_digits_dataset
+from trainers.data import PrivateData
 from trainers.pipelines.dphelmet import (
     DpHelmetConfig,
     UserSettings,
@@ -17,13 +17,9 @@ from trainers.pipelines.dphelmet import (
     secure_average,
 )
 from trainers.psgd import SoftmaxSLPTrainer
+from tests.trainers.digits_fixtures import digits
 
 TINY = DpHelmetConfig(num_users=4, records_per_user=30, epochs=5, num_components=8)
-
-
-@pytest.fixture(scope="module")
-def digits():
-    return load_digits_dataset()
 
 
 @pytest.fixture(scope="module")

@@ -6,15 +6,10 @@ import pytest
 from hypothesis import given, strategies as st
 
 from tests.profiles import examples
-from trainers.data import load_digits_dataset
 from trainers.pipelines.dphelmet import DpHelmetConfig, one_class_shares, prepare_users, run_dphelmet
+from tests.trainers.digits_fixtures import digits
 
 ONE_CLASS = DpHelmetConfig(num_users=12, records_per_user=20, epochs=3, num_components=8, one_class_per_user=True)
-
-
-@pytest.fixture(scope="module")
-def digits():
-    return load_digits_dataset()
 
 
 @examples(0.5)

@@ -10,7 +10,6 @@ from scipy.stats import binom
 
 import dpmech
 from dpmech import REPLACE_ONE, PrivacyLedger, SampledWithoutReplacementEvent, SelfComposedEvent
-from trainers.data import load_digits_dataset
 from trainers.pipelines.dphelmet import (
     DpHelmetConfig,
     local_sensitivity,
@@ -19,14 +18,10 @@ from trainers.pipelines.dphelmet import (
     secure_average,
     selected_users,
 )
+from tests.trainers.digits_fixtures import digits
 
 SELECTED = DpHelmetConfig(num_users=10, records_per_user=30, epochs=5, num_components=8, privacy_unit="user",
                           clients_per_round=3)
-
-
-@pytest.fixture(scope="module")
-def digits():
-    return load_digits_dataset()
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import dpmech.sensitivity
 from hypothesis import given, strategies as st
 
 from tests.profiles import examples
-from trainers.data import LabelledData, dirichlet_label_partition, load_digits_dataset, split_federated
+from trainers.data import LabelledData, dirichlet_label_partition, split_federated
 from trainers.pipelines._common import linear_accuracy
 from trainers.pipelines.fedauxfdp import (
     ClientSettings,
@@ -22,13 +22,9 @@ from trainers.pipelines.fedauxfdp import (
     run_fedauxfdp,
 )
 from trainers.sklearn_adapter import LogisticRegressionTrainer
+from tests.trainers.digits_fixtures import digits
 
 TINY = FedAuxFdpConfig(num_clients=4, alpha=0.16, num_components=8)
-
-
-@pytest.fixture(scope="module")
-def digits():
-    return load_digits_dataset()
 
 
 @pytest.fixture(scope="module")

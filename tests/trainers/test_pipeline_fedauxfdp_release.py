@@ -8,21 +8,16 @@ import pytest
 from hypothesis import given, strategies as st
 
 from tests.profiles import examples
-from trainers.data import load_digits_dataset
 from trainers.federation import run_clients, worst_client_ledger
 from trainers.pipelines._common import linear_accuracy
 from trainers.pipelines.fedauxfdp import (NOISE_FIELDS, FedAuxFdpConfig, RegularizationGrid, client_settings,
                                           fedauxfdp_client, fedauxfdp_server, fit_fedauxfdp, prepare_round,
                                           run_fedauxfdp)
 from trainers.pipelines.registry import fit_pipeline, run_pipeline
+from tests.trainers.digits_fixtures import digits
 
 TINY = FedAuxFdpConfig(num_clients=4, alpha=0.16, num_components=8)
 SEED = 5
-
-
-@pytest.fixture(scope="module")
-def digits():
-    return load_digits_dataset()
 
 
 @pytest.fixture(scope="module")

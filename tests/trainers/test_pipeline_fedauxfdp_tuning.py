@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dpmech
-from trainers.data import LabelledData, load_digits_dataset
+from trainers.data import LabelledData
 from trainers.pipelines import fedauxfdp
 from trainers.pipelines.fedauxfdp import (
     FedAuxFdpConfig,
@@ -20,15 +20,11 @@ from trainers.pipelines.fedauxfdp import (
     tuning_seed,
 )
 from trainers.sklearn_adapter import LogisticRegressionTrainer
+from tests.trainers.digits_fixtures import digits
 
 TINY = FedAuxFdpConfig(num_clients=4, alpha=0.16, num_components=8)
 GRID = RegularizationGrid(class_regularizations=(0.1, 0.3, 1.0, 3.0), score_regularizations=(1.0, 3.0), draws=2)
 SEED = 5
-
-
-@pytest.fixture(scope="module")
-def digits():
-    return load_digits_dataset()
 
 
 @pytest.fixture(scope="module")

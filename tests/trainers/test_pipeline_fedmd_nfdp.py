@@ -5,21 +5,15 @@ import numpy as np
 import pytest
 
 import dpmech
-from trainers.data import LabelledData, class_disjoint_split, load_digits_dataset, split_federated
+from trainers.data import LabelledData, class_disjoint_split, load_digits_dataset
 from trainers.pipelines.fedmd_nfdp import FedMdNfdpConfig, party_datasets, run_fedmd_nfdp
+from tests.trainers.digits_fixtures import digits_split as split
 
 # Every FedMD-NFDP run warns that its guarantee is vacuous (tests/trainers/test_privacy_warnings.py checks it).
 pytestmark = pytest.mark.filterwarnings("ignore::dpmech.VacuousGuaranteeWarning")
 
 TINY = dict(num_clients=3, subsample_size=30, rounds=1, public_epochs=1, initial_epochs=8, alignment_size=60,
             learning_rate=1e-2)
-
-
-@pytest.fixture(scope="module")
-def split():
-    digits = load_digits_dataset()
-    # 16 is the public maximum pixel value of the digits, not a statistic of the data
-    return split_federated(LabelledData(digits.features / 16.0, digits.labels), 0)
 
 
 @pytest.fixture(scope="module")

@@ -9,20 +9,14 @@ import torch
 
 import dpmech
 from trainers import networks
-from trainers.data import LabelledData, load_digits_dataset, split_federated
 from trainers.pipelines import fedzda
+from tests.trainers.digits_fixtures import digits_split as split
 
 # Every Fed-ZDA run warns that it has no guarantee (tests/trainers/test_privacy_warnings.py checks it).
 pytestmark = pytest.mark.filterwarnings("ignore::dpmech.NoGuaranteeWarning")
 
 TINY = dict(num_clients=4, alpha=0.3, rounds=3, augmentation_start=1, zsdg_iterations=10, synthetic_per_class=4,
             local_epochs=1, architecture="conv-batch-8")
-
-
-@pytest.fixture(scope="module")
-def split():
-    digits = load_digits_dataset()
-    return split_federated(LabelledData(digits.features / 16.0, digits.labels), 0)
 
 
 @pytest.fixture(scope="module")

@@ -8,21 +8,16 @@ few survivors checks that it fails cleanly and releases nothing.
 import numpy as np
 import pytest
 
-from trainers.data import load_digits_dataset
 from trainers.flower.dphelmet import SecureAggregationFailed, encoded_user_share, run_flower_dphelmet
 from trainers.pipelines._common import linear_accuracy
 from trainers.pipelines.dphelmet import DpHelmetConfig, prepare_users, protection_notes, secure_average
+from tests.trainers.digits_fixtures import digits
 
 # A Flower simulation starts Ray and takes about a minute: deselect those tests with -m "not slow".
 SLOW = pytest.mark.slow
 
 CONFIG = DpHelmetConfig(num_users=5, records_per_user=40, epochs=3)
 SEED = 7
-
-
-@pytest.fixture(scope="module")
-def digits():
-    return load_digits_dataset()
 
 
 @pytest.fixture(scope="module")
