@@ -80,6 +80,18 @@ def _argv(command, options, option, value):
     return argv
 
 
+def _record_or_refused(command, options, option, value):
+    """The ``--json`` record of ``command`` with ``option`` set to ``value`` and the other options valid, or None
+    where the command refused it as the contract says (exit 2, one line on stderr naming the option)."""
+    status, out, err = _run(_argv(command, options, option, value) + ["--json"])
+    return json.loads(out) if _assert_refused_or(status, out, err, option) else None
+
+
+def _exact_log_delta(record):
+    """50-digit log δ of the record's Gaussian noise (σ, Δ, compositions) at its ε."""
+    return reference.log_delta_of_noise(record["epsilon"], record["sigma"], record["sensitivity"], record["compositions"])
+
+
 def _log(value):
     return mpmath.log(mpmath.mpf(value))
 
@@ -87,37 +99,29 @@ def _log(value):
 @examples(0.5)
 @given(st.sampled_from(sorted(CALIBRATE)), bad_numbers)
 def test_calibrate(option, value):
-    status, out, err = _run(_argv(["calibrate"], CALIBRATE, option, value) + ["--json"])
-    if _assert_refused_or(status, out, err, option):
-        record = json.loads(out)
+    record = _record_or_refused(["calibrate"], CALIBRATE, option, value)
+    if record is not None:
         assert isinstance(record["sigma"], float) and 0.0 < record["sigma"] < math.inf
-        exact = reference.log_delta_of_noise(record["epsilon"], record["sigma"], record["sensitivity"],
-                                             record["compositions"])
-        assert exact <= _log(record["delta"])
+        assert _exact_log_delta(record) <= _log(record["delta"])
         assert 0.0 < record["achieved_delta"] <= record["delta"]
 
 
 @examples(0.5)
 @given(st.sampled_from(sorted(EPSILON)), bad_numbers)
 def test_epsilon(option, value):
-    status, out, err = _run(_argv(["epsilon"], EPSILON, option, value) + ["--json"])
-    if _assert_refused_or(status, out, err, option):
-        record = json.loads(out)
+    record = _record_or_refused(["epsilon"], EPSILON, option, value)
+    if record is not None:
         assert isinstance(record["epsilon"], float) and 0.0 <= record["epsilon"] < math.inf
-        exact = reference.log_delta_of_noise(record["epsilon"], record["sigma"], record["sensitivity"],
-                                             record["compositions"])
-        assert exact <= _log(record["delta"])
+        assert _exact_log_delta(record) <= _log(record["delta"])
 
 
 @examples(0.5)
 @given(st.sampled_from(sorted(DELTA)), bad_numbers)
 def test_delta(option, value):
-    status, out, err = _run(_argv(["delta"], DELTA, option, value) + ["--json"])
-    if _assert_refused_or(status, out, err, option):
-        record = json.loads(out)
+    record = _record_or_refused(["delta"], DELTA, option, value)
+    if record is not None:
         assert 0.0 < record["delta"] <= 1.0 and math.isfinite(record["log_delta"])
-        exact = reference.log_delta_of_noise(record["epsilon"], record["sigma"], record["sensitivity"],
-                                             record["compositions"])
+        exact = _exact_log_delta(record)
         assert _log(record["delta"]) >= exact and record["log_delta"] >= exact
 
 
@@ -128,9 +132,8 @@ DPSGD_CALIBRATE = {"--sampling-rate": "0.01", "--epsilon": "1", "--steps": "10",
 @examples(0.3)
 @given(st.sampled_from(sorted(DPSGD_EPSILON)), bad_numbers)
 def test_dpsgd_epsilon(option, value):
-    status, out, err = _run(_argv(["dpsgd", "epsilon"], DPSGD_EPSILON, option, value) + ["--json"])
-    if _assert_refused_or(status, out, err, option):
-        record = json.loads(out)
+    record = _record_or_refused(["dpsgd", "epsilon"], DPSGD_EPSILON, option, value)
+    if record is not None:
         lower, upper = (math.inf if end == "inf" else end for end in record["interval"])
         assert 0.0 <= lower <= upper and record["epsilon"] == record["interval"][1]
         # Subsampling never costs more than the Gaussian step itself: the lower end is at most the exact
@@ -143,9 +146,8 @@ def test_dpsgd_epsilon(option, value):
 @examples(0.3)
 @given(st.sampled_from(sorted(DPSGD_CALIBRATE)), bad_numbers)
 def test_dpsgd_calibrate(option, value):
-    status, out, err = _run(_argv(["dpsgd", "calibrate"], DPSGD_CALIBRATE, option, value) + ["--json"])
-    if _assert_refused_or(status, out, err, option):
-        record = json.loads(out)
+    record = _record_or_refused(["dpsgd", "calibrate"], DPSGD_CALIBRATE, option, value)
+    if record is not None:
         assert isinstance(record["noise_multiplier"], float) and 0.0 < record["noise_multiplier"] < math.inf
         assert 0.0 < record["achieved_delta"] <= record["delta"]
 
@@ -241,9 +243,8 @@ def no_training():
 @examples(0.3)
 @given(st.sampled_from(sorted(GAUSSIAN_AUDIT)), bad_numbers)
 def test_audit_gaussian_output(option, value):
-    status, out, err = _run(_argv(["audit", "gaussian-output"], GAUSSIAN_AUDIT, option, value) + ["--json"])
-    if _assert_refused_or(status, out, err, option):
-        record = json.loads(out)
+    record = _record_or_refused(["audit", "gaussian-output"], GAUSSIAN_AUDIT, option, value)
+    if record is not None:
         assert 0.0 <= record["eps_lb"] and record["sigma_calibrated"] > 0.0
         exact = reference.log_delta_of_noise(record["eps_claimed"], record["sigma_calibrated"], record["sensitivity"])
         assert exact <= _log(record["delta"])
@@ -252,9 +253,8 @@ def test_audit_gaussian_output(option, value):
 @examples(0.3)
 @given(st.sampled_from(sorted(RR_AUDIT)), bad_numbers)
 def test_audit_randomized_response(option, value):
-    status, out, err = _run(_argv(["audit", "randomized-response"], RR_AUDIT, option, value) + ["--json"])
-    if _assert_refused_or(status, out, err, option):
-        record = json.loads(out)
+    record = _record_or_refused(["audit", "randomized-response"], RR_AUDIT, option, value)
+    if record is not None:
         assert 0.0 <= record["eps_lb"] and math.isfinite(record["eps_lb"])
 
 
