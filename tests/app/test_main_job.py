@@ -124,13 +124,12 @@ def test_the_default_round_runs_fedauxfdp_on_public_cnn_features_at_the_seeds_se
 
 
 @pytest.mark.parametrize("pipeline", ["fedgm", "fedmd-nfdp", "fedzda"])
-def test_a_pipeline_of_raw_inputs_refuses_the_feature_dataset_before_any_work(tmp_path, pipeline):
-    result = subprocess.run([sys.executable, "-m", "dpmech", "run", "--pipeline", pipeline, "--dataset", "mnist1d-cnn",
-                             "--out", str(tmp_path / "r"), "--cache-dir", str(tmp_path / "cache")],
-                            capture_output=True, text=True)
-    assert result.returncode == 2 and not (tmp_path / "cache").exists()
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "dataset 'mnist1d-cnn'" in lines[0] and pipeline in lines[0], result.stderr
+def test_a_pipeline_of_raw_inputs_refuses_the_feature_dataset_before_any_work(tmp_path, pipeline, dpmech_main):
+    status, _, err = dpmech_main("run", "--pipeline", pipeline, "--dataset", "mnist1d-cnn", "--out", str(tmp_path / "r"),
+                                 "--cache-dir", str(tmp_path / "cache"))
+    assert status == 2 and not (tmp_path / "cache").exists()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "dataset 'mnist1d-cnn'" in lines[0] and pipeline in lines[0], err
 
 
 @pytest.mark.slow

@@ -9,11 +9,10 @@ import pytest
 from app.main_job import run_main_job
 
 
-def test_a_pipeline_without_a_flower_app_exits_2_naming_those_with_one(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "dpmech", "run", "--engine", "flower", "--pipeline", "fedzda",
-                             "--out", str(tmp_path / "r")], capture_output=True, text=True)
-    assert result.returncode == 2
-    lines = result.stderr.strip().splitlines()
+def test_a_pipeline_without_a_flower_app_exits_2_naming_those_with_one(tmp_path, dpmech_main):
+    status, _, err = dpmech_main("run", "--engine", "flower", "--pipeline", "fedzda", "--out", str(tmp_path / "r"))
+    assert status == 2
+    lines = err.strip().splitlines()
     assert len(lines) == 1 and "dphelmet" in lines[0] and "fedauxfdp" in lines[0] and "fedzda" in lines[0]
     assert not (tmp_path / "r").exists()
 
