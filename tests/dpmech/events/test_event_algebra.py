@@ -11,21 +11,9 @@ from hypothesis import strategies as st
 
 from tests.profiles import examples
 
-from dpmech import (
-    ADD_REMOVE_ONE,
-    REPLACE_ONE,
-    ApproximateDpEvent,
-    GaussianEvent,
-    LaplaceEvent,
-    NoGuaranteeEvent,
-    NoPrivacyLossEvent,
-    PoissonSampledEvent,
-    PrivacyLedger,
-    PureEpsilonEvent,
-    SampledWithoutReplacementEvent,
-    group_privacy,
-    high_precision,
-)
+# The ledger, relations, events and group_privacy as the top level exports them (dpmech.__all__, not a copy of it).
+from dpmech import *  # noqa: F403
+from dpmech import high_precision
 
 
 @pytest.mark.parametrize(
