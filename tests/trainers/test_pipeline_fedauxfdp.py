@@ -62,7 +62,7 @@ def test_release_events_are_dpmechs_calibration(digits, tiny_result):
         assert n == np.sum(prepared.assignment == message.client)
         score_event, class_event = message.events
         # The scoring head's replaced and new records are both labelled 1: the label-fixed bound.
-        # The |D⁻| label-0 rows are counted (m' = σ((b² + |D⁻|/n)/λ)).
+        # The |D⁻| label-0 rows are counted (m̄ <= σ((b² + |D⁻|/n)/λ)).
         score_sensitivity = ScoringHeadTrainer(TINY.score_regularization, 2, bound,
                                                num_public_negatives=num_negative).sensitivity(n + num_negative)
         assert score_sensitivity == dpmech.sensitivity.approximate_minimizer_sensitivity(
