@@ -149,11 +149,12 @@ def fixed_label_logistic_regression_sensitivity(regularization: float, n: int, f
     m·max(2b, L)/(2L): 1/√2·m at b = 1, m = 0.661 at λ = 3 (FedAUXfdp's
     default), m → 1 as λ → 0.
 
-    With ``num_public_negatives`` = n₀ (the replaced record labelled y = 1,
-    at most n₀ of the n records labelled y = −1, n₀ a public constant, the
-    same in both datasets since the replaced record keeps its label), m
-    becomes m' = σ((b² + n₀/n)/λ) < m (0.626 against 0.661 at b = 1, λ = 3,
-    n₀/n = 0.55).
+    With ``num_public_negatives`` = n₀ (the replaced record labelled y = 1
+    in both datasets, exactly n₀ of the n records labelled y = −1, n₀ a
+    public constant, so the same in both datasets), m becomes the refined
+    residual bound m̄ <= m' = σ((b² + n₀/n)/λ) < m below: 0.573 against
+    m' = 0.626 and m = 0.661 at b = 1, λ = 3, n = 133, n₀ = 72 (FedAUXfdp
+    on digits).
 
     Proof. Chaudhuri, Monteleoni & Sarwate (JMLR 2011), proof of Cor. 8
     (their Lemma 7 applied to G = J' − J): J is λ-strongly convex and
@@ -175,16 +176,25 @@ def fixed_label_logistic_regression_sensitivity(regularization: float, n: int, f
     intercept held far negative by public label-0 records at x = 0 and the
     replaced records at ±x, ‖x‖ = b (tests/trainers/test_empirical_sensitivity.py).
 
-    Proof of m'. Write θ' = (w, c) (c the intercept) and a_i = σ(−y_i θ'·x̃_i)
-    ∈ (0, 1). Stationarity of the neighbour's objective reads
-    λθ' = (1/n) Σ y_i a_i x̃_i, whose two blocks are λw = (1/n) Σ y_i a_i x_i,
-    so ‖w‖ <= (1/(nλ)) Σ a_i‖x_i‖ <= b/λ, and λc = (1/n) Σ y_i a_i, where
-    every y_i = 1 term is positive and each of the at most n₀ y_i = −1
-    terms is above −1, so c > −n₀/(nλ). For any label-1 record (x, 1) with
-    ‖x‖ <= b (z and z' alike), −θ'·x̃ = −w·x − c < b·b/λ + n₀/(nλ), and σ
-    is increasing: a < m' = σ((b² + n₀/n)/λ). The vertex argument above on
-    [0, m']² gives m'·max(2b, L)/(nλ). n₀ <= n − 1 (the replaced record is
-    labelled 1), so m' < m; n₀ = 0 (every record labelled 1) gives σ(b²/λ).
+    Proof of m̄. Write θ' = (w, c) (c the intercept), n₁ = n − n₀, and
+    a_i = σ(−y_i θ'·x̃_i) ∈ (0, 1) the residuals of the neighbour's records.
+    Suppose every label-1 residual is at most A₁ and every label-(−1) one at
+    most A₀ (A₁ = A₀ = 1 to start). Stationarity of the neighbour's
+    objective, λθ' = (1/n) Σ y_i a_i x̃_i, has the blocks
+    λw = (1/n) Σ y_i a_i x_i, so ‖w‖ <= W = b(n₁A₁ + n₀A₀)/(nλ), and
+    λc = (1/n) Σ y_i a_i, a sum of n₁ positive terms at most A₁ and n₀
+    negative ones at least −A₀, so −C₀ <= c <= C₁ with C₀ = n₀A₀/(nλ),
+    C₁ = n₁A₁/(nλ). For ANY record with ‖x‖ <= b (z, which is not in the
+    neighbour's dataset, and z' alike) −θ'·x̃ = −w·x − c <= bW + C₀ and
+    θ'·x̃ <= bW + C₁; σ is increasing, so min(A₁, σ(bW + C₀)) and
+    min(A₀, σ(bW + C₁)) are again bounds on the label-1 and label-(−1)
+    residuals. The first step gives A₁ = m' = σ((b² + n₀/n)/λ); the step is
+    increasing in (A₁, A₀), so the iterates decrease, each a bound. They are
+    iterated until they stop changing (at most 1,000 steps; any stop is a
+    bound), every quantity rounded up (a relative 2⁻⁴⁶ per step, above the
+    few ulps of its operations and libm's exp). The vertex argument above on
+    [0, m̄]², m̄ = min(A₁, m), gives m̄·max(2b, L)/(nλ). n₀ <= n − 1 (the replaced
+    record is labelled 1), so m' < m; n₀ = 0 gives m' = σ(b²/λ).
 
     The result is rounded up (m by libm's exp, a few roundings, covered by a
     relative 2⁻⁴⁶). Replace-one; an approximate minimiser with certified
@@ -196,27 +206,46 @@ def fixed_label_logistic_regression_sensitivity(regularization: float, n: int, f
         regularization: λ > 0 of the mean-form objective.
         n: number of records, n >= 1 (all of them, public ones included).
         feature_bound: b > 0, the public bound on ‖x‖ (of every record, the public ones included).
-        num_public_negatives: None (m = σ(L²/λ), whatever the labels), or n₀ in [0, n − 1], a public upper bound
-            on the number of records labelled y = −1 (FedAUXfdp's label-0 public negatives), the replaced record
-            being labelled y = +1 in both datasets.
+        num_public_negatives: None (m = σ(L²/λ), whatever the labels), or n₀ in [0, n − 1], the public number
+            of records labelled y = −1 (FedAUXfdp's label-0 public negatives), the replaced record being labelled
+            y = +1 in both datasets (m̄, the refined bound).
     """
     regularization = _scalar_positive("regularization", regularization)
     n = check.integer_scalar("n", n, 1)
     feature_bound = _scalar_positive("feature_bound", feature_bound)
     lipschitz = math.hypot(feature_bound, 1.0)
-    if num_public_negatives is None:
-        largest_logit = lipschitz**2
-    else:
+    largest_residual = 1.0 / (1.0 + math.exp(-(lipschitz**2) / regularization))
+    if num_public_negatives is not None:
         num_public_negatives = check.integer_scalar("num_public_negatives", num_public_negatives, 0)
         if num_public_negatives > n - 1:
             raise ValueError(f"num_public_negatives must be an integer in [0, n - 1] = [0, {n - 1}] "
                              f"(got {num_public_negatives!r})")
-        largest_logit = feature_bound**2 + num_public_negatives / n
-    largest_residual = 1.0 / (1.0 + math.exp(-largest_logit / regularization))
+        # Both are bounds; near saturation (m → 1) the iteration's per-step rounding up can leave A₁ an ulp above m.
+        largest_residual = min(largest_residual,
+                               _label_one_residual_bound(regularization, n, feature_bound, num_public_negatives))
     exact = largest_residual * max(2.0 * feature_bound, lipschitz) / (n * regularization)
-    # At most nine correctly rounded operations and libm's exp (< 1 ulp each); an error of k ulps in the logit t moves
-    # σ(t) by a relative k·2⁻⁵³·t/(1 + eᵗ) <= 0.28·k·2⁻⁵³: 2⁻⁴⁶ relative covers them.
+    # m by libm's exp and three roundings, then six more (< 1 ulp each): 2⁻⁴⁶ relative covers them (A₁ is up already).
     return math.nextafter(exact * (1.0 + 2.0**-46), math.inf)
+
+
+def _label_one_residual_bound(regularization: float, n: int, feature_bound: float, num_negatives: int) -> float:
+    """m̄ of :func:`fixed_label_logistic_regression_sensitivity`: the iterated (A₁, A₀) of its proof, rounded up."""
+    up = 1.0 + 2.0**-46  # per quantity: each is a few correctly rounded operations (and libm's exp) from exact
+    num_positives = n - num_negatives
+    scale = n * regularization
+    positive_residual = negative_residual = 1.0
+    for _ in range(1000):
+        weight_norm = feature_bound * (num_positives * positive_residual + num_negatives * negative_residual) / scale * up
+        reach = feature_bound * weight_norm * up
+        intercept_below = num_negatives * negative_residual / scale * up
+        intercept_above = num_positives * positive_residual / scale * up
+        # σ(t) = 1/(1 + e^(−t)) with t rounded up is above σ of the exact t.
+        positive = min(positive_residual, up / (1.0 + math.exp(-(reach + intercept_below) * up)))
+        negative = min(negative_residual, up / (1.0 + math.exp(-(reach + intercept_above) * up)))
+        if (positive, negative) == (positive_residual, negative_residual):
+            break
+        positive_residual, negative_residual = positive, negative
+    return positive_residual
 
 
 def _softmax_ranges(logit_radius: float, num_classes: int) -> tuple[float, float, float]:

@@ -538,19 +538,36 @@ def test_fixed_label_logistic_sensitivity_is_its_formula_rounded_up(regularizati
     assert value <= sensitivity.logistic_regression_sensitivity(regularization, n, feature_bound, regularized_intercept=True)
 
 
+def refined_label_one_residual(regularization, n, feature_bound, num_negatives):
+    # m̄ of the docstring's proof at 50 digits, iterated to its limit (itself a bound: every iterate is one).
+    lam, bound, n1, n0 = mpmath.mpf(regularization), mpmath.mpf(feature_bound), n - num_negatives, num_negatives
+    positive = negative = mpmath.mpf(1)
+    for _ in range(100_000):
+        reach = bound * bound * (n1 * positive + n0 * negative) / (n * lam)
+        step = (min(positive, mpmath.sigmoid(reach + n0 * negative / (n * lam))),
+                min(negative, mpmath.sigmoid(reach + n1 * positive / (n * lam))))
+        if abs(step[0] - positive) < mpmath.mpf(10) ** -40 and abs(step[1] - negative) < mpmath.mpf(10) ** -40:
+            return step[0]
+        positive, negative = step
+    raise AssertionError("the 50-digit reference did not converge")
+
+
 @given(st.floats(1e-3, 1e3), st.integers(1, 10**7), st.floats(1e-3, 1e3), st.floats(0.0, 1.0))
 def test_fixed_label_logistic_sensitivity_with_public_negatives_is_its_formula_rounded_up(regularization, n,
                                                                                           feature_bound, share):
-    # m'·max(2b, L)/(nλ), m' = σ((b² + n₀/n)/λ), at 50 digits: the double is above it and within 1e-13, and never
-    # above the bound without n₀ (m' < m since n₀ <= n − 1).
+    # m̄·max(2b, L)/(nλ), m̄ the limit of the proof's iteration, at 50 digits: the double is above it (so above
+    # the exact iterate it stopped at) and within 1e-9; below the one-step m' = σ((b² + n₀/n)/λ) and the bound
+    # without n₀ (m' < m since n₀ <= n − 1).
     num_public_negatives = int(share * (n - 1))
     with mpmath.workdps(50):
-        bound = mpmath.mpf(feature_bound)
-        residual = 1 / (1 + mpmath.exp(-(bound**2 + mpmath.mpf(num_public_negatives) / n) / mpmath.mpf(regularization)))
-        exact = residual * max(2 * bound, mpmath.sqrt(bound**2 + 1)) / (n * mpmath.mpf(regularization))
+        bound, lam = mpmath.mpf(feature_bound), mpmath.mpf(regularization)
+        factor = max(2 * bound, mpmath.sqrt(bound**2 + 1)) / (n * lam)
+        exact = refined_label_one_residual(regularization, n, feature_bound, num_public_negatives) * factor
+        one_step = mpmath.sigmoid((bound**2 + mpmath.mpf(num_public_negatives) / n) / lam) * factor
         value = sensitivity.fixed_label_logistic_regression_sensitivity(regularization, n, feature_bound,
                                                                         num_public_negatives)
-        assert exact <= value <= exact * (1 + mpmath.mpf(1e-13))
+        assert exact <= value <= exact * (1 + mpmath.mpf(1e-9))
+        assert value <= one_step * (1 + mpmath.mpf(1e-13))
     assert value <= sensitivity.fixed_label_logistic_regression_sensitivity(regularization, n, feature_bound)
 
 
@@ -558,10 +575,11 @@ def test_fixed_label_logistic_sensitivity_closed_form():
     # b = 1, λ = 3, n = 10: σ(2/3)·2/30.
     expected = 1.0 / (1.0 + math.exp(-2.0 / 3.0)) * 2.0 / 30.0
     assert sensitivity.fixed_label_logistic_regression_sensitivity(3.0, 10, 1.0) == pytest.approx(expected, rel=1e-13)
-    # n₀ = 4 public negatives of n = 10: σ((1 + 0.4)/3)·2/30; None keeps the bound above exactly.
-    with_negatives = 1.0 / (1.0 + math.exp(-1.4 / 3.0)) * 2.0 / 30.0
-    assert sensitivity.fixed_label_logistic_regression_sensitivity(3.0, 10, 1.0, 4) == pytest.approx(with_negatives,
-                                                                                                   rel=1e-13)
+    # n₀ = 4 public negatives of n = 10: below the one step σ((1 + 0.4)/3)·2/30 = 0.0410 (the iteration's limit
+    # m̄ = 0.5663, 0.0378); None keeps the bound above exactly.
+    with_negatives = sensitivity.fixed_label_logistic_regression_sensitivity(3.0, 10, 1.0, 4)
+    assert with_negatives < 1.0 / (1.0 + math.exp(-1.4 / 3.0)) * 2.0 / 30.0
+    assert with_negatives == pytest.approx(0.5662696776835 * 2.0 / 30.0, rel=1e-9)
     assert (sensitivity.fixed_label_logistic_regression_sensitivity(3.0, 10, 1.0, None)
             == sensitivity.fixed_label_logistic_regression_sensitivity(3.0, 10, 1.0))
 

@@ -259,7 +259,7 @@ def scoring_head_cases(draw):
 @examples(0.3)
 @given(scoring_head_cases())
 def test_fedauxfdp_scoring_head_moves_at_most_its_label_fixed_sensitivity(case):
-    # The bound with the public negatives' count (m' = σ((b² + n₀/n)/λ)), which is below the one without (m).
+    # The bound with the public negatives' count (m̄ <= σ((b² + n₀/n)/λ)), which is below the one without (m).
     trainer, features, neighbour, labels = case
     distance = np.linalg.norm(trainer.train(features, labels)[0] - trainer.train(neighbour, labels)[0])
     bound = trainer.sensitivity(len(labels))
@@ -273,7 +273,8 @@ def test_fedauxfdp_scoring_head_worst_pair_reaches_its_label_fixed_sensitivity(b
     # Grid search over the attaining family (negatives at x = 0, the pair at ±x on the bound): nλ and the number of
     # negatives set how far the intercept and the multiplier m = σ(L²/λ) are from saturating. b >= 1/√3, where the
     # maximum is the vertex a = a' = m (4m²b²); the best pair reaches >= 0.95 of m·2b/(nλ) and never passes it. With
-    # the negatives' count (m' = σ((b² + n₀/n)/λ), n₀/n = 1 − 1/n here) the same: a bound 5 % too small would fail.
+    # the negatives' count (m̄ <= σ((b² + n₀/n)/λ), n₀/n = 1 − 1/n here) it reaches >= 0.99 (0.998 measured): a
+    # declared bound 1 % too small fails here.
     best = best_with_negatives = 0.0
     for scaled_regularization, num_negative in itertools.product([5.0, 10.0, 20.0 * bound**2], [3_000, 20_000]):
         n = num_negative + 1
@@ -288,4 +289,4 @@ def test_fedauxfdp_scoring_head_worst_pair_reaches_its_label_fixed_sensitivity(b
         ratio_with_negatives = distance / with_negatives.sensitivity(n)
         assert ratio <= ratio_with_negatives <= 1 + 1e-12
         best, best_with_negatives = max(best, ratio), max(best_with_negatives, ratio_with_negatives)
-    assert best >= 0.95 and best_with_negatives >= 0.95
+    assert best >= 0.95 and best_with_negatives >= 0.99

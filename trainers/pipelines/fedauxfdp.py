@@ -15,7 +15,7 @@ Protocol (one round; :class:`~trainers.federation.ClientMessage` is all that cro
 3. Client i (n_i records) trains, with :class:`~trainers.sklearn_adapter.LogisticRegressionTrainer`
    (mean-form objective, regularised intercept as a constant coordinate, C = 1/(nλ)):
    * the scoring head: binary LR of its records (label 1) against D⁻ (label 0), on
-     n = n_i + |D⁻| records, Δ = m'·max(2b, ‖x̃‖)/(λ_s n), m' = σ((b² + |D⁻|/n)/λ_s) < 1
+     n = n_i + |D⁻| records, Δ = m̄·max(2b, ‖x̃‖)/(λ_s n), m̄ <= σ((b² + |D⁻|/n)/λ_s) < 1
      (``fixed_label_logistic_regression_sensitivity`` with ``num_public_negatives=|D⁻|``: the
      replaced record and its replacement are both labelled 1, so their loss gradients share a sign,
      and the |D⁻| label-0 rows hold the intercept above −|D⁻|/(nλ_s); :class:`ScoringHeadTrainer`);
@@ -48,7 +48,7 @@ The scoring head's n counts the |D⁻| public rows: its objective is a mean over
 and neighbouring datasets differ in one of them, so Chaudhuri et al. (2011, Cor. 8) gives
 2L/(λ_s(n_i + |D⁻|)) exactly as FedAUX's code uses it, although only n_i of the rows are
 private; since the differing row is a private one, labelled 1 in both datasets, the label-fixed
-m'·max(2b, L)/(λ_s(n_i + |D⁻|)) holds and is the one released with (:class:`ScoringHeadTrainer`). A record sits at one client, so the record-level guarantee is one client's composition
+m̄·max(2b, L)/(λ_s(n_i + |D⁻|)) holds and is the one released with (:class:`ScoringHeadTrainer`). A record sits at one client, so the record-level guarantee is one client's composition
 of its two releases (parallel composition over clients), and the server model is a
 post-processing of the messages.
 
@@ -240,8 +240,10 @@ class ScoringHeadTrainer(LogisticRegressionTrainer):
     with L = √(b² + 1), m = σ(L²/λ) (Chaudhuri, Monteleoni & Sarwate 2011, Cor. 8's argument
     with the two residuals of one sign), plus 2τ/λ for the certified optimisation error. At b = 1
     it is m/√2 of the label-blind 2L/(nλ): 0.467 at λ = 3. With ``num_public_negatives`` = n₀
-    (the public count of label-0 rows among the n), m' = σ((b² + n₀/n)/λ) < m replaces m: the
-    intercept of the neighbour's minimiser is above −n₀/(nλ). None keeps m. Training is the parent's.
+    (the public count of label-0 rows among the n), the refined m̄ <= σ((b² + n₀/n)/λ) < m replaces
+    m: the intercept of the neighbour's minimiser is above −n₀/(nλ), then the residuals' bounds are
+    iterated (0.87 of the bound with m on digits at λ = 3, n = 133, n₀ = 72). None keeps m.
+    Training is the parent's.
     """
 
     def __init__(self, regularization=0.01, num_classes=2, feature_bound=1.0, tol=1e-10, max_iter=10000,
