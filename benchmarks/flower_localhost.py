@@ -5,7 +5,8 @@ Starts one ``flower-superlink`` and ``--users`` ``flower-supernode`` processes (
 prints the ServerApp's JSON release (accuracy, guarantees, survivors, upload bytes, stage times).
 The same commands, with each SuperNode on its own machine, ``--superlink <host>:<fleet port>``
 and TLS instead of ``--insecure``, run the round on a real multi-machine deployment. Every
-process this script starts is stopped by its id at the end. Ports: ``--base-port`` for the
+process this script starts is stopped at the end with its process group, and so are the SuperExecs
+they start (a SuperNode's shares its group, the SuperLink's has its own). Ports: ``--base-port`` for the
 SuperLink's HTTP APIs, + 1 for its health server and + 10 + u for SuperNode u's runtime API.
 Run: ``PYTHONPATH=. python benchmarks/flower_localhost.py`` (about a minute or two).
 """
@@ -16,6 +17,7 @@ import argparse
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import tempfile
@@ -45,7 +47,10 @@ def main():
 
         def start(command, log_name):
             log = open(work / log_name, "w")
-            processes.append(subprocess.Popen(command, env=environment, stdout=log, stderr=subprocess.STDOUT))
+            # Its own session and process group, which the SuperExec it spawns (a plain child) joins, so that
+            # stopping the group stops both; a SuperExec whose parent died on its own lingers for tens of seconds.
+            processes.append(subprocess.Popen(command, env=environment, stdout=log, stderr=subprocess.STDOUT,
+                                              start_new_session=True))
 
         try:
             # Flower >= 1.40 serves the SuperLink's Runtime, Fleet and Control APIs over one HTTP port.
@@ -76,13 +81,50 @@ def main():
                   f"{time.perf_counter() - start_time:.1f} s from flwr run to the release")
             print(json.dumps(json.loads(output.read_text()), indent=2))
         finally:
+            # The SuperLink starts its SuperExec in a session of its own: its group is stopped too.
+            groups = {process.pid for process in processes}.union(*(child_groups(process.pid)
+                                                                       for process in processes))
+            groups.discard(os.getpgrp())  # never this script's own group
+            for group in groups:
+                signal_group(group, signal.SIGTERM)
+            deadline = time.monotonic() + 20
+            while any(group_alive(group) for group in groups) and time.monotonic() < deadline:
+                for process in processes:
+                    process.poll()  # reaps a leader, so that an exited group reads as empty
+                time.sleep(0.2)
+            for group in groups:
+                signal_group(group, signal.SIGKILL)
             for process in processes:
-                process.terminate()
-            for process in processes:
-                try:
-                    process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+                process.wait()
+
+
+def child_groups(parent: int) -> set:
+    """The process groups of ``parent``'s running child processes (listed by ``pgrep -P``)."""
+    listed = subprocess.run(["pgrep", "-P", str(parent)], capture_output=True, text=True, check=False)
+    groups = set()
+    for child in listed.stdout.split():
+        try:
+            groups.add(os.getpgid(int(child)))
+        except ProcessLookupError:  # it exited after the listing
+            continue
+    return groups
+
+
+def signal_group(group: int, number: int) -> None:
+    """Send signal ``number`` to every process of process group ``group`` (none left: nothing to do)."""
+    try:
+        os.killpg(group, number)
+    except ProcessLookupError:
+        pass
+
+
+def group_alive(group: int) -> bool:
+    """Whether process group ``group`` still has a process (signal 0 checks without sending)."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 if __name__ == "__main__":

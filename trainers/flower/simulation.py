@@ -14,10 +14,14 @@ import logging
 import os
 import threading
 import warnings
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 from ..federation import PipelineResult
 from ..pipelines.registry import PIPELINES, get_pipeline
+
+if TYPE_CHECKING:
+    from flwr.client import ClientApp
+    from flwr.server import ServerApp
 
 FLOWER_PIPELINES = tuple(name for name, pipeline in PIPELINES.items() if pipeline.flower_function is not None)
 
@@ -61,8 +65,7 @@ class _RunSimulationNoticeFilter(logging.Filter):
     """Drops Flower's deprecation notice of ``run_simulation`` from the ``flwr`` logger, and nothing else."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.msg.startswith("DEPRECATED FEATURE") and bool(record.args)
-                    and str(record.args[0]).startswith(_RUN_SIMULATION_NOTICE))  # type: ignore[index]
+        return not record.getMessage().startswith(f"DEPRECATED FEATURE: {_RUN_SIMULATION_NOTICE}")
 
 
 @contextlib.contextmanager
@@ -134,7 +137,8 @@ def simulation_processes_reaped() -> Iterator[None]:
         psutil.wait_procs(alive, timeout=_EXIT_GRACE_SECONDS)
 
 
-def simulate(server_app, client_app, num_supernodes: int, backend_config: Optional[dict] = None) -> None:
+def simulate(server_app: ServerApp, client_app: ClientApp, num_supernodes: int,
+             backend_config: Optional[dict] = None) -> None:
     """Run ``server_app`` against ``num_supernodes`` copies of ``client_app`` in Flower's simulation engine;
     returns once the round is over and every process the simulation started has exited
     (:func:`simulation_processes_reaped`), with Flower's and Ray's unfixable notices hidden
