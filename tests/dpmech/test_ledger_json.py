@@ -11,8 +11,22 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpmech import ledger_json
-# Every event type, EVENT_TYPES and the relations, as dpmech.events lists them in its __all__ (not a copy of that list).
-from dpmech.events import *  # noqa: F403
+from dpmech.events import (
+    ADD_REMOVE_ONE,
+    EVENT_TYPES,
+    REPLACE_ONE,
+    ApproximateDpEvent,
+    GaussianEvent,
+    LaplaceEvent,
+    NoGuaranteeEvent,
+    NoPrivacyLossEvent,
+    PoissonSampledEvent,
+    PureEpsilonEvent,
+    RandomAllocationEvent,
+    SampledWithoutReplacementEvent,
+    SelfComposedEvent,
+)
+from dpmech.events.base import PrivacyEvent
 from dpmech.ledger import PrivacyLedger
 from tests.profiles import examples
 

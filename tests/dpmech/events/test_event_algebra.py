@@ -11,9 +11,21 @@ from hypothesis import strategies as st
 
 from tests.profiles import examples
 
-# The ledger, relations, events and group_privacy as the top level exports them (dpmech.__all__, not a copy of it).
-from dpmech import *  # noqa: F403
-from dpmech import high_precision
+from dpmech import (
+    ADD_REMOVE_ONE,
+    REPLACE_ONE,
+    ApproximateDpEvent,
+    GaussianEvent,
+    LaplaceEvent,
+    NoGuaranteeEvent,
+    NoPrivacyLossEvent,
+    PoissonSampledEvent,
+    PrivacyLedger,
+    PureEpsilonEvent,
+    SampledWithoutReplacementEvent,
+    group_privacy,
+    high_precision,
+)
 
 
 @pytest.mark.parametrize(
