@@ -5,20 +5,28 @@ import io
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-opacus = pytest.importorskip("opacus")
-torch = pytest.importorskip("torch")
+from tests.profiles import examples
 
-from hypothesis import given  # noqa: E402 - after the skips: without opacus the module is skipped
-from hypothesis import strategies as st  # noqa: E402
-from opacus.accountants import RDPAccountant, create_accountant, register_accountant  # noqa: E402
-from opacus.accountants import registry as opacus_registry  # noqa: E402
+from dpmech import ADD_REMOVE_ONE, GaussianEvent, PoissonSampledEvent, PrivacyLedger
 
-from tests.profiles import examples  # noqa: E402
 
-from dpmech import ADD_REMOVE_ONE, GaussianEvent, PoissonSampledEvent, PrivacyLedger  # noqa: E402
-from dpmech.integrations import opacus as integration  # noqa: E402
-from dpmech.integrations.opacus import OpacusAccountant, get_noise_multiplier  # noqa: E402
+@pytest.fixture(scope="module", autouse=True)
+def opacus_and_the_integration():
+    """opacus, torch and dpmech's integration, bound as this module's names when its first test runs: both
+    xdist workers collect every file and only one runs this one, so importing opacus at collection cost the
+    other worker 1.1 s of CPU (issue 32). Without opacus every test here is skipped."""
+    global opacus, torch, RDPAccountant, create_accountant, register_accountant, opacus_registry
+    global integration, OpacusAccountant, get_noise_multiplier
+    opacus = pytest.importorskip("opacus")
+    torch = pytest.importorskip("torch")
+    from opacus.accountants import RDPAccountant, create_accountant, register_accountant
+    from opacus.accountants import registry as opacus_registry
+
+    from dpmech.integrations import opacus as integration
+    from dpmech.integrations.opacus import OpacusAccountant, get_noise_multiplier
 
 
 def ledger_epsilon(history, delta):
