@@ -64,6 +64,22 @@ logistic regression's features are filled column-major (its final stage counted
 0.29–0.50·10⁶ at three of the same four seeds before), seven 20 s runs on the
 states of that change (seeds 0–3, then 0–2) all refuted the claim, with ε lower
 bounds 0.516–0.729, and this table's run refutes it (2026-11-26).
+On 2026-11-26 the per-seed table (20 s wall budgets at load 9–40) missed it at 18 of 20
+seeds, and noisy max (Laplace, index and value) at 18 (the missed runs got 2.7–4.2 s of
+CPU); on a quiet machine it was still missed at seed 0 of 4 (19 s of CPU). Hence the CPU
+budgets above, and a traced miss (seed 0, 19.8 s of CPU, 2026-11-27): the race's last pools
+held 1.5·10⁵ outputs per side, and the final stage counted one pair's four events on 2.6·10⁶
+outputs per side, three of them one set under three names ("#(x[j] == -1) <= 5 and sum x <=
+-6.15", "#(x[j] == 0) > 2 and sum x <= -6.15", "first j with x[j] == -1 > 4 and sum x <=
+-6.15", all below, 3993 against 2228 hits each: ln(p/q) ≈ 0.59): bound 0.458. The counts
+were not what it lacked: "#(x[j] == 0) > 8 and first x[j] not a code <= 3.86" on all above
+(a single late answer with a low value: 4159 against 1603 hits in 3.0·10⁶ outputs per side at
+another seed, ln(p/q) ≈ 0.95 at p ≈ 1.4·10⁻³) would show ln(p/q) > 0.5 on 3·10⁵ outputs per
+side (normal approximation). Since a quadrant refit names each set once (the same hits on both
+halves and sides), the runners-up counted beside the best are other sets, often that late low
+answer: ``--per-seed --seeds 20 --budget 20 --only svt3 --wall-cap-factor 40`` refuted the
+claim at all 20 seeds (2026-11-27; ε lower bounds 0.6083–0.9771, 19.0 s of CPU per seed, at
+most 19.8; load 9–16, run with --jobs 2: a CPU budget does not depend on the other job).
 
 At ε = 0.1 (``--dpsniper``) the gaps between StatDP's patterns are a few hundredths
 in ln(p/q) at p ≈ 0.02 (Alg. 1, half half: the first ⊤ at query 6 has ln(p/q) =
@@ -214,8 +230,10 @@ def false_alarm_table(examples, seeds, budget, wall_cap_factor):
             best, samples, seconds = max(best, report.epsilon_lower_bound), max(samples, report.num_samples), seconds + elapsed
             final = max(final, report.final_samples)
         total += alarms
-        table.add_row(example.name, f"({example.epsilon:.4g}, {example.delta:g})", f"{alarms}/{seeds}", format_down(best, 4), f"{samples}, {final}", f"{seconds / seeds:.1f} s")
-        Console(width=200).print(f"done: {example.name}", style="dim")
+        cells = (example.name, f"({example.epsilon:.4g}, {example.delta:g})", f"{alarms}/{seeds}", format_down(best, 4), f"{samples}, {final}", f"{seconds / seeds:.1f} s")
+        table.add_row(*cells)
+        # Each mechanism's row as it is done: a run cut short still shows the mechanisms it finished.
+        print("done: " + " | ".join(cells) + f" | load {os.getloadavg()[0]:.1f}", flush=True)
     Console(width=200).print(table)
     print(f"false alarms over all correct mechanisms and seeds: {total}")
 
