@@ -21,7 +21,9 @@ statistics and thresholds come from the first half of a refit sample;
 two-dimensional histograms of both halves give every event's counts in one
 pass. The events are screened on the first half (counts shrunk by
 ``SCREEN_Z`` standard deviations), and the ``SCREENED`` best are ranked on
-the second half (:func:`.candidates.refit_candidate`).
+the second half (:func:`.candidates.refit_candidate`). An event with the same
+hits as one screened before it on both halves and both sides is taken for the
+same set under another name and left out, so that the runners-up are other sets.
 
 These are candidates only: the final stage (:mod:`.confirm`) counts them
 on fresh outputs, so how they were chosen does not affect its level. NaN
