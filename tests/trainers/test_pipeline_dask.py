@@ -7,10 +7,10 @@ import pytest
 from trainers.data import load_digits_dataset
 from trainers.pipelines import FedAuxFdpConfig, run_fedauxfdp
 
-distributed = pytest.importorskip("dask.distributed")
-
 
 def test_fedauxfdp_on_a_local_dask_cluster_equals_the_serial_run():
+    # Imported here, not at collection, which every xdist worker pays for every file (issue 32).
+    distributed = pytest.importorskip("dask.distributed")
     data = load_digits_dataset()
     config = FedAuxFdpConfig(num_clients=4, num_components=8)
     serial = run_fedauxfdp(data, config, seed=11, n_jobs=1)
