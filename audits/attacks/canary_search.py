@@ -193,7 +193,10 @@ def search_logistic_canaries(heads: Sequence[LogisticHead], local: PrivateData, 
         norm = float(np.linalg.norm(features[index]))
         own = features[index] / norm if norm > 0 else np.eye(dimension)[0]
         random_directions = rng.normal(size=(2, dimension))
-        starts = bound * np.vstack([-own, own, random_directions / np.linalg.norm(random_directions, axis=1, keepdims=True)])
+        # Clipped: bound times a unit vector can come out an ulp above the bound, and a start can be the canary.
+        starts = dpmech.clip_features(
+            bound * np.vstack([-own, own, random_directions / np.linalg.norm(random_directions, axis=1, keepdims=True)]),
+            bound)
         for label in range(num_classes):
             start = starts[int(np.argmax(displacement_squared(starts, index, label)))]
             solution = minimize(negative_objective, start, args=(index, label), jac=True, method="SLSQP",
