@@ -18,7 +18,7 @@ with minimiser θ̂ moves, to first order, by
 
 (the influence function, Koh & Liang 2017). A release of several heads is scored by the
 projection statistic in the metric that whitens each head by its own σ, so the search maximises
-the whitened norm Σ_h ‖Δθ_h / σ_h‖² over x′ in the ball (SLSQP from several starts), every label,
+the whitened norm Σ_h ‖Δθ_h / σ_h‖² over x′ in the ball (projected gradient ascent from several starts), every label,
 and the records with the largest removal influence; the best few proposals are then retrained
 exactly with the pipeline's own training step and the largest exact displacement wins.
 
@@ -43,7 +43,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import expit, softmax
 
 import dpmech
@@ -116,20 +115,29 @@ class LogisticHead:
         residuals = probabilities - np.eye(self.parameters.shape[0])[labels]
         return (residuals[:, :, None] * inputs[:, None, :]).reshape(inputs.shape[0], -1)
 
-    def gradient_jacobian(self, feature, label) -> np.ndarray:
-        """d∇ℓ(θ̂; x, y)/dx at one feature vector x (P, d), P = the number of parameters."""
-        inputs = self.inputs(feature)[0]
-        label = label if self.fixed_label is None else self.fixed_label
-        dimension = inputs.size - 1
-        probabilities = self.probabilities(inputs[None, :])[0]
+    def input_gradient_products(self, features, labels, vectors) -> np.ndarray:
+        """vᵀ d∇ℓ(θ̂; x, y)/dx for each row (B, d): the vector–Jacobian product of the parameter
+        gradient with respect to the feature, one (x, y, v) per row (v of shape (P,)).
+
+        Binary (w the weights, x̃ = (x, 1)): ∇ℓ = (p − y) x̃, so vᵀJ = p(1 − p)(v·x̃) w + (p − y) v[:d].
+        Multinomial (W the (C, d) weights, rows v_c of v): ∇ℓ_c = (p_c − y_c) x̃, so
+        vᵀJ = Σ_c (v_c·x̃) p_c (W_c − pᵀW) + Σ_c (p_c − y_c) v_c[:d].
+        """
+        inputs = self.inputs(features)
+        dimension = inputs.shape[1] - 1
+        labels = np.broadcast_to(labels if self.fixed_label is None else self.fixed_label, (inputs.shape[0],))
+        probabilities = self.probabilities(inputs)
         if self.binary:
-            return (probabilities * (1.0 - probabilities) * np.outer(inputs, self.parameters[:dimension])
-                    + (probabilities - label) * np.eye(inputs.size, dimension))
-        covariance = np.diag(probabilities) - np.outer(probabilities, probabilities)
-        residual = probabilities - np.eye(probabilities.size)[label]
-        jacobian = np.einsum("cj,k->ckj", covariance @ self.parameters[:, :dimension], inputs)
-        jacobian += residual[:, None, None] * np.eye(inputs.size, dimension)[None, :, :]
-        return jacobian.reshape(self.parameters.size, dimension)
+            weights = self.parameters[:dimension]
+            along_input = np.sum(vectors * inputs, axis=1)
+            return ((probabilities * (1.0 - probabilities) * along_input)[:, None] * weights[None, :]
+                    + (probabilities - labels)[:, None] * vectors[:, :dimension])
+        weights = self.parameters[:, :dimension]
+        blocks = vectors.reshape(inputs.shape[0], self.parameters.shape[0], dimension + 1)
+        weighted = np.einsum("bck,bk->bc", blocks, inputs) * probabilities
+        residuals = probabilities - np.eye(self.parameters.shape[0])[labels]
+        return (weighted @ weights - np.sum(weighted, axis=1, keepdims=True) * (probabilities @ weights)
+                + np.einsum("bc,bcj->bj", residuals, blocks[:, :, :dimension]))
 
     def hessian(self) -> np.ndarray:
         """∇²J(θ̂) = λI + (1/n) Σ_i (diag(p_i) − p_i p_iᵀ) ⊗ x̃_i x̃_iᵀ (binary: p_i(1 − p_i) x̃_i x̃_iᵀ)."""
@@ -148,6 +156,35 @@ class LogisticHead:
     def influence(self) -> np.ndarray:
         """The whitened influence operator scale · H⁻¹ / n (P, P)."""
         return self.scale * np.linalg.inv(self.hessian()) / self.features.shape[0]
+
+
+def _projected_ascent(objective: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], points: np.ndarray,
+                      bound: float, *, max_iterations: int = 200, min_move: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
+    """Projected gradient ascent on ‖x‖ <= ``bound``, each row its own problem, all rows at once.
+
+    ``objective(points)`` returns (values (B,), gradients (B, d)). Each row moves to
+    P(x + s·g) (P: :func:`dpmech.clip_features`, the exact projection onto the ball) when that
+    increases its value, and then doubles its step s; otherwise it halves s and stays (a monotone
+    step-size search, as in Bertsekas 1999, Nonlinear Programming §2.3). A row stops when its trial
+    point moves less than ``min_move``·bound, or after ``max_iterations`` steps. Returns the points (inside the ball exactly) and their values.
+    """
+    values, gradients = objective(points)
+    norms = np.linalg.norm(gradients, axis=1)
+    steps = bound / np.where(norms > 0, norms, 1.0)
+    active = norms > 0
+    for _ in range(max_iterations):
+        moved = dpmech.clip_features(points + steps[:, None] * gradients, bound)
+        # A row is done when its trial point no longer moves (a stationary point of the projected step).
+        active &= np.linalg.norm(moved - points, axis=1) > min_move * bound
+        if not np.any(active):
+            break
+        moved_values, moved_gradients = objective(moved)
+        better = active & (moved_values > values)
+        points = np.where(better[:, None], moved, points)
+        values = np.where(better, moved_values, values)
+        gradients = np.where(better[:, None], moved_gradients, gradients)
+        steps = np.where(better, 2.0 * steps, 0.5 * steps)
+    return points, values
 
 
 def search_logistic_canaries(heads: Sequence[LogisticHead], local: PrivateData, feature_bound: float,
@@ -174,38 +211,37 @@ def search_logistic_canaries(heads: Sequence[LogisticHead], local: PrivateData, 
     removal_norms = np.sqrt(sum(np.sum(block**2, axis=1) for block in removals))
     records = np.argsort(-removal_norms, kind="stable")[:num_records]
 
-    def displacement_squared(candidates, index, label):
-        return sum(np.sum((head.gradients(candidates, label) @ operator.T - removal[index])**2, axis=1)
-                   for head, operator, removal in zip(heads, operators, removals))
-
-    def negative_objective(x, index, label):
-        value, gradient = 0.0, np.zeros(dimension)
+    def displacement_and_gradient(candidates, indices, candidate_labels):
+        # Σ_h ‖O_h ∇ℓ_h(x′, y′) − r_h[i]‖² per row, and its gradient in x′ (Jᵀ(Oᵀm), one product per row).
+        value, gradient = np.zeros(candidates.shape[0]), np.zeros(candidates.shape)
         for head, operator, removal in zip(heads, operators, removals):
-            moved = operator @ head.gradients(x, label)[0] - removal[index]
-            value += moved @ moved
-            # Jᵀ(Oᵀm) rather than (OJ)ᵀm: a matrix-vector product instead of a P×P×d one.
-            gradient += 2.0 * head.gradient_jacobian(x, label).T @ (operator.T @ moved)
-        return -value, -gradient
+            moved = head.gradients(candidates, candidate_labels) @ operator.T - removal[indices]
+            value += np.sum(moved**2, axis=1)
+            gradient += 2.0 * head.input_gradient_products(candidates, candidate_labels, moved @ operator)
+        return value, gradient
 
-    ball = [{"type": "ineq", "fun": lambda x: bound**2 - x @ x, "jac": lambda x: -2.0 * x}]
-    proposals = []
+    # The starts of each record: its own and opposite direction and two random directions, at the bound.
+    directions = []
     for index in records:
         norm = float(np.linalg.norm(features[index]))
         own = features[index] / norm if norm > 0 else np.eye(dimension)[0]
         random_directions = rng.normal(size=(2, dimension))
-        # Clipped: bound times a unit vector can come out an ulp above the bound, and a start can be the canary.
-        starts = dpmech.clip_features(
-            bound * np.vstack([-own, own, random_directions / np.linalg.norm(random_directions, axis=1, keepdims=True)]),
-            bound)
-        for label in range(num_classes):
-            start = starts[int(np.argmax(displacement_squared(starts, index, label)))]
-            solution = minimize(negative_objective, start, args=(index, label), jac=True, method="SLSQP",
-                                constraints=ball, options={"maxiter": 100, "ftol": 1e-12})
-            # SLSQP may end a hair outside the ball; the clip keeps the canary a valid neighbour.
-            candidates = np.vstack([dpmech.clip_features(solution.x[None, :], bound), start[None, :]])
-            values = displacement_squared(candidates, index, label)
-            best = int(np.argmax(values))
-            proposals.append(Canary(int(index), candidates[best], label, float(math.sqrt(values[best])), "influence"))
+        directions.append(np.vstack([-own, own, random_directions / np.linalg.norm(random_directions, axis=1, keepdims=True)]))
+    num_starts = directions[0].shape[0]
+    # Clipped: bound times a unit vector can come out an ulp above the bound, and a start can be the canary.
+    start_block = dpmech.clip_features(bound * np.vstack(directions), bound).reshape(len(records), 1, num_starts, dimension)
+    shape = (len(records), num_classes, num_starts)
+    indices = np.broadcast_to(records[:, None, None], shape).ravel()
+    candidate_labels = np.broadcast_to(np.arange(num_classes)[None, :, None], shape).ravel()
+    starts = np.broadcast_to(start_block, shape + (dimension,)).reshape(-1, dimension)
+    start_values, _ = displacement_and_gradient(starts, indices, candidate_labels)
+    # Every start scored for every label at once; one ascent per (record, label) pair, from its best start.
+    rows = np.arange(len(records) * num_classes) * num_starts + np.argmax(start_values.reshape(-1, num_starts), axis=1)
+    indices, candidate_labels = indices[rows], candidate_labels[rows]
+    candidates, values = _projected_ascent(
+        lambda points: displacement_and_gradient(points, indices, candidate_labels), starts[rows], bound)
+    proposals = [Canary(int(index), candidate, int(label), float(math.sqrt(value)), "influence")
+                 for index, candidate, label, value in zip(indices, candidates, candidate_labels, values)]
     proposals.sort(key=lambda canary: -canary.predicted)
     return proposals[:num_proposals]
 

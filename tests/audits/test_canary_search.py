@@ -169,3 +169,23 @@ def test_dphelmet_huber_svm_search_uses_plain_proposals_within_the_bound(digits)
     assert search.result.canary.kind in ("opposite direction", "own direction")
     assert search.result.retrained == 2 * (prepared.num_classes - 1)
     assert 0.0 < search.result.displacement <= prepared.sensitivity
+
+
+@examples(0.1)
+@given(seed=st.integers(0, 2**32 - 1), num_classes=st.sampled_from([1, 2, 4]), fixed=st.booleans())
+def test_input_gradient_products_match_central_differences_of_the_parameter_gradient(seed, num_classes, fixed):
+    # vᵀ d∇ℓ(x)/dx against (vᵀ∇ℓ(x + h e_j) − vᵀ∇ℓ(x − h e_j)) / 2h, binary (num_classes = 1) and multinomial heads.
+    rng = np.random.default_rng(seed)
+    dimension, rows = 5, 3
+    shape = (dimension + 1,) if num_classes == 1 else (num_classes, dimension + 1)
+    head = LogisticHead(rng.normal(size=shape), rng.normal(size=(4, dimension)), np.zeros(4, dtype=np.int64), 1.0, 1.0,
+                        fixed_label=1 if fixed else None)
+    features = rng.normal(size=(rows, dimension))
+    labels = rng.integers(0, max(num_classes, 2), rows)
+    vectors = rng.normal(size=(rows, int(np.prod(shape))))
+    step = 1e-6
+    differences = np.stack([
+        np.sum(vectors * (head.gradients(features + step * unit, labels) - head.gradients(features - step * unit, labels)),
+               axis=1) / (2 * step)
+        for unit in np.eye(dimension)], axis=1)
+    np.testing.assert_allclose(head.input_gradient_products(features, labels, vectors), differences, rtol=1e-6, atol=1e-7)
