@@ -74,6 +74,12 @@ def test_seeded_and_cached(signals, tmp_path):
     probe = signals.features[200:260]
     assert np.array_equal(trained.transform(probe), cached.transform(probe))
     assert np.array_equal(trained.transform(probe), uncached.transform(probe))
+    # embeddings are cached too (the public set's and the probe's), keyed by the model and the input rows:
+    # other rows of the same shape get their own entry, and what a warm run reads equals a fresh computation
+    assert len(list(tmp_path.glob("embedding_*.npy"))) == 2
+    reversed_probe = probe[::-1]
+    assert np.array_equal(cached.transform(reversed_probe), uncached.transform(reversed_probe))
+    assert len(list(tmp_path.glob("embedding_*.npy"))) == 3
     other = PublicCnnFeatureExtractor(seed=5, cache_dir=tmp_path, **TINY).fit(public)
     assert not other.from_cache_ and len(list(tmp_path.glob("public_cnn_*.npz"))) == 2
     assert not np.array_equal(trained.transform(probe), other.transform(probe))
