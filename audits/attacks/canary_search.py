@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit, softmax
+from threadpoolctl import threadpool_limits
 
 import dpmech
 from dpmech import validation as check
@@ -159,31 +160,49 @@ class LogisticHead:
 
 
 def _projected_ascent(objective: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], points: np.ndarray,
-                      bound: float, *, max_iterations: int = 200, min_move: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
+                      bound: float, *, max_iterations: int = 200, min_move: float = 1e-9,
+                      min_gain: float = 1e-10) -> tuple[np.ndarray, np.ndarray]:
     """Projected gradient ascent on ‖x‖ <= ``bound``, each row its own problem, all rows at once.
 
     ``objective(points)`` returns (values (B,), gradients (B, d)). Each row moves to
-    P(x + s·g) (P: :func:`dpmech.clip_features`, the exact projection onto the ball) when that
-    increases its value, and then doubles its step s; otherwise it halves s and stays (a monotone
-    step-size search, as in Bertsekas 1999, Nonlinear Programming §2.3). A row stops when its trial
+    P(x + s·g) (P: :func:`dpmech.clip_features`, the exact projection onto the ball; g the gradient,
+    less its normal part where x is on the sphere and g points out) when that
+    increases its value by more than the relative ``min_gain``, and then takes the Barzilai–Borwein
+    step s = ‖Δx‖²/(Δx·(−Δg)) (the spectral projected gradient of Birgin, Martínez & Raydan 2000,
+    kept monotone); otherwise it halves s and stays. A row stops when its trial
     point moves less than ``min_move``·bound, or after ``max_iterations`` steps. Returns the points (inside the ball exactly) and their values.
     """
+    def ascent_directions(points, gradients):
+        # On the sphere with the gradient pointing out, only its tangential part can move the point:
+        # the normal part would only be projected away (and would cap the step).
+        outward = np.sum(gradients * points, axis=1)
+        on_sphere = (np.sum(points**2, axis=1) >= (1.0 - 1e-12) * bound**2) & (outward > 0)
+        return gradients - np.where(on_sphere, outward / bound**2, 0.0)[:, None] * points
+
     values, gradients = objective(points)
-    norms = np.linalg.norm(gradients, axis=1)
+    directions = ascent_directions(points, gradients)
+    norms = np.linalg.norm(directions, axis=1)
     steps = bound / np.where(norms > 0, norms, 1.0)
     active = norms > 0
     for _ in range(max_iterations):
-        moved = dpmech.clip_features(points + steps[:, None] * gradients, bound)
+        moved = dpmech.clip_features(points + steps[:, None] * directions, bound)
         # A row is done when its trial point no longer moves (a stationary point of the projected step).
         active &= np.linalg.norm(moved - points, axis=1) > min_move * bound
         if not np.any(active):
             break
         moved_values, moved_gradients = objective(moved)
-        better = active & (moved_values > values)
+        moved_directions = ascent_directions(moved, moved_gradients)
+        # A relative gain below ``min_gain`` counts as none: rounding-level gains would keep growing the step.
+        better = active & (moved_values > values * (1.0 + min_gain))
+        # After a gain, the Barzilai–Borwein step ‖Δx‖²/(Δx·(−Δd)) (curvature of −f along the move);
+        # doubling where that curvature is not positive.
+        moves = moved - points
+        curvatures = -np.sum(moves * (moved_directions - directions), axis=1)
+        spectral = np.sum(moves**2, axis=1) / np.where(curvatures > 0, curvatures, 1.0)
+        steps = np.where(better, np.where(curvatures > 0, spectral, 2.0 * steps), 0.5 * steps)
         points = np.where(better[:, None], moved, points)
         values = np.where(better, moved_values, values)
-        gradients = np.where(better[:, None], moved_gradients, gradients)
-        steps = np.where(better, 2.0 * steps, 0.5 * steps)
+        directions = np.where(better[:, None], moved_directions, directions)
     return points, values
 
 
@@ -238,8 +257,11 @@ def search_logistic_canaries(heads: Sequence[LogisticHead], local: PrivateData, 
     # Every start scored for every label at once; one ascent per (record, label) pair, from its best start.
     rows = np.arange(len(records) * num_classes) * num_starts + np.argmax(start_values.reshape(-1, num_starts), axis=1)
     indices, candidate_labels = indices[rows], candidate_labels[rows]
-    candidates, values = _projected_ascent(
-        lambda points: displacement_and_gradient(points, indices, candidate_labels), starts[rows], bound)
+    # One BLAS thread: the products are small (tens of rows), and a pool's start-up and spinning
+    # cost several times the arithmetic on a loaded machine.
+    with threadpool_limits(1):
+        candidates, values = _projected_ascent(
+            lambda points: displacement_and_gradient(points, indices, candidate_labels), starts[rows], bound)
     proposals = [Canary(int(index), candidate, int(label), float(math.sqrt(value)), "influence")
                  for index, candidate, label, value in zip(indices, candidates, candidate_labels, values)]
     proposals.sort(key=lambda canary: -canary.predicted)
