@@ -116,7 +116,7 @@ class LogisticHead:
         residuals = probabilities - np.eye(self.parameters.shape[0])[labels]
         return (residuals[:, :, None] * inputs[:, None, :]).reshape(inputs.shape[0], -1)
 
-    def input_gradient_products(self, features, labels, vectors) -> np.ndarray:
+    def input_gradient_products(self, features: np.ndarray, labels: np.ndarray | int, vectors: np.ndarray) -> np.ndarray:
         """vᵀ d∇ℓ(θ̂; x, y)/dx for each row (B, d): the vector–Jacobian product of the parameter
         gradient with respect to the feature, one (x, y, v) per row (v of shape (P,)).
 
