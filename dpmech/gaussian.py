@@ -91,7 +91,6 @@ they accept:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any, overload
 
 import numpy as np
