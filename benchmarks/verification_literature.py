@@ -82,8 +82,8 @@ claim at all 20 seeds (2026-11-27; ε lower bounds 0.6083–0.9771, 19.0 s of CP
 most 19.8; load 9–16, run with --jobs 2: a CPU budget does not depend on the other job).
 On the same CPU budgets (wall cap 40×, load 3–16, 2026-11-27): Gaussian σ×0.9 refuted at
 20 of 20 seeds (1.006–1.072, 13.4 s of CPU per seed), noisy max (Laplace, index and value) at
-20 of 20 (0.5082–1.24, 14.7 s), subsampled Laplace (claim qε) at the 14 seeds run (0–13:
-0.3699–0.4224, 18.3 s); seeds 0–4 of every other mechanism up to Gaussian σ×1 (svt4–6, the
+20 of 20 (0.5082–1.24, 14.7 s), subsampled Laplace (claim qε) at 20 of 20 (0.3699–0.4224,
+18.2 s); seeds 0–4 of every other mechanism up to Gaussian σ×1 (svt4–6, the
 other noisy max, histograms, sums, clipping, randomized response) all right; and
 ``--false-alarms --seeds 20`` (2 s budgets): 0 false alarms over the 14 correct mechanisms.
 
