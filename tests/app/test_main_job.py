@@ -114,7 +114,11 @@ def test_the_default_round_runs_fedauxfdp_on_public_cnn_features_at_the_seeds_se
     assert summary["pipeline"] == "fedauxfdp" and summary["dataset"] == "mnist1d-cnn"
     assert summary["config"]["class_regularization"] == 0.01 and summary["config"]["num_components"] is None
     assert summary["target"]["met"] and summary["epsilon"] <= 1.0
-    assert sorted(path.suffix for path in cache.iterdir()) == [".npz"] * (1 + 1)  # one data chunk, one CNN
+    # One data chunk and one CNN (.npz), and the CNN's cached embeddings (embedding_<digest>.npy), none half-written.
+    files = list(cache.iterdir())
+    assert sum(path.suffix == ".npz" for path in files) == 1 + 1
+    assert all(path.suffix == ".npz" or (path.name.startswith("embedding_") and path.name.endswith(".npy")
+                                         and ".partial" not in path.name) for path in files), files
     # 7,000 records left by the CNN, 10% of them test records; far above chance (1/10) at ε = 1.
     test_records = round(0.1 * 7_000)
     correct = round(summary["accuracy"] * test_records)
