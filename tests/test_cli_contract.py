@@ -250,6 +250,7 @@ def test_audit_gaussian_output(option, value):
         assert exact <= _log(record["delta"])
 
 
+@pytest.mark.slow
 @examples(0.3)
 @given(st.sampled_from(sorted(RR_AUDIT)), bad_numbers)
 def test_audit_randomized_response(option, value):

@@ -49,6 +49,7 @@ def test_exact_composition_lies_between_optimistic_and_pessimistic_pld(releases,
     assert exact.epsilon == pytest.approx(pld.epsilon, abs=2e-3)
 
 
+@pytest.mark.slow
 @examples(0.1)
 @given(gaussian_releases, st.floats(-8.0, -3.0))
 def test_exact_composition_matches_dp_accounting_pld_accountant(releases, log10_delta):

@@ -74,6 +74,7 @@ def test_private_records_and_test_set_cannot_change_the_choice(digits, tuned):
         assert tuning_note(again) == tuning_note(tuned) and len(tuning_note(tuned)) == 1
 
 
+@pytest.mark.slow
 def test_public_data_can_change_the_validation_accuracies(digits, tuned):
     """The converse, so the test above is not vacuous: the tuning does read the public records."""
     _, public, _ = split_indices(digits, TINY, SEED)

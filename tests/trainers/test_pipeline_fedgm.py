@@ -49,6 +49,7 @@ def test_same_seed_gives_identical_accuracy_and_messages(split, config, result):
             np.testing.assert_array_equal(first.payload[name], second.payload[name])
 
 
+@pytest.mark.slow
 def test_label_dp_accounting_equals_dpmechs(result):
     reference = dpmech.PrivacyLedger(dpmech.REPLACE_ONE).record(dpmech.mechanisms.rr_with_prior_event(EPSILON))
     assert result.ledger.events == reference.events

@@ -92,6 +92,7 @@ def test_basic_amplifies_sampled_pure_events():
     assert guarantee.delta >= 1e-7 and guarantee.delta == pytest.approx(1e-7, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_dp_accounting_round_trip():
     ledger = (
         PrivacyLedger(ADD_REMOVE_ONE)

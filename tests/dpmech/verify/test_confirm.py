@@ -234,6 +234,7 @@ def _weak_entry(pair):
     return pair, replace(candidate, refit=cheap_refit(candidate, 0.0), refit_kind="level sets")
 
 
+@pytest.mark.slow
 def test_the_race_ranks_a_rare_strong_event_above_a_frequent_weak_one():
     # Pair A: P[1] = 0.02 against 0.02·e^-0.175 (SVT Alg. 4's half half at ε = 0.1 is like this); pair B: 0.09 against
     # 0.09·e^-0.105 (its one above rest below). At the final stage's N = 10⁷, A's event {1} is worth ~0.16 and B's

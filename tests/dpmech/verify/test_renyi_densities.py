@@ -93,6 +93,7 @@ def test_scipy_laws_are_certified_lower_bounds_shown_rounded_down():
         assert_zcdp(lambda centre: stats.norm(centre, 0.9), [(0.0, 1.0)], 0.5)
 
 
+@pytest.mark.slow
 def test_a_check_over_pairs_of_several_kinds_is_only_as_strong_as_its_weakest_value():
     # A mechanism giving a scipy law on one pair and a log-density on another: the whole result is an estimate.
     def mechanism(centre):
