@@ -50,6 +50,12 @@ from .exact import _composed_mu
 
 DEFAULT_DISCRETIZATION = 1e-4
 UPPER_MARGIN = 1e-8
+# dp_accounting's Gaussian PLD spans privacy losses μ²/2 ± tμ, t ≈ 10 standard deviations (its default
+# log-mass truncation e^-50), one point per discretisation step, built through Python dicts: beyond about
+# 10^7 points it takes minutes and gigabytes (μ = 60 at 1e-4 asked for about 4·10^7 and 15 GB), so it is
+# refused by name before dp_accounting is called.
+MAX_GAUSSIAN_POINTS = 10**7
+_TAIL_STANDARD_DEVIATIONS = 10.0
 _NOTE = "lower end: dp_accounting's optimistic estimate (not proven)"
 
 
@@ -73,6 +79,14 @@ def _composed_pld(gaussians: GaussianCounts, builders: list[tuple[PldBuilder, in
         if pld is not None:
             plds.append(pld.self_compose(count) if count > 1 else pld)
     if gaussians:
+        mu = _composed_mu(gaussians)
+        points = (mu * mu + 2.0 * _TAIL_STANDARD_DEVIATIONS * mu) / discretization
+        if points > MAX_GAUSSIAN_POINTS:
+            raise ValueError(
+                f"method 'pld': the composed Gaussian (μ = {mu:.4g}) needs a dp_accounting grid of about {points:.2g} "
+                f"points at discretization {discretization:g} (limit {MAX_GAUSSIAN_POINTS:.0e}); use method='exact' "
+                "or 'numeric', which account it without a grid of that size"
+            )
         plds.append(
             pld_library.from_gaussian_mechanism(
                 standard_deviation=1.0 / _composed_mu(gaussians),

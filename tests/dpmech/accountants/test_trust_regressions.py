@@ -187,3 +187,23 @@ def test_basic_refuses_events_it_does_not_know():
         basic.epsilon([(GaussianEvent(1.0), 1), (Unknown(), 1)], 1e-5)
     with pytest.raises(ValueError, match="basic"):
         basic.delta([(Unknown(), 1)], 1.0)
+
+
+def test_pld_method_refuses_a_gaussian_whose_dp_accounting_grid_is_too_large_before_building_it(monkeypatch):
+    """μ = 60 asked dp_accounting for about 4.8·10^7 points through Python dicts (15 GB when a Hypothesis draw of
+    test_soundness found it); the wrapper refuses by name first, and a moderate μ still goes through."""
+    from dp_accounting.pld import privacy_loss_distribution as pld_library
+
+    from dpmech import GaussianEvent, PrivacyLedger
+    from dpmech.accountants import dp_accounting_pld
+
+    built = []
+    original = pld_library.from_gaussian_mechanism
+    monkeypatch.setattr(pld_library, "from_gaussian_mechanism", lambda **kwargs: built.append(kwargs) or original(**kwargs))
+    huge = PrivacyLedger("replace-one").record(GaussianEvent(1 / 60))
+    with pytest.raises(ValueError, match=r"method 'pld'.*μ = 60.*limit 1e\+07"):
+        huge.epsilon(1e-5, method="pld")
+    assert built == []
+    moderate = PrivacyLedger("replace-one").record(GaussianEvent(1.0), count=4)
+    assert moderate.epsilon(1e-5, method="pld").interval[2] >= moderate.epsilon(1e-5, method="exact").interval[0]
+    assert built and dp_accounting_pld.MAX_GAUSSIAN_POINTS == 10**7
