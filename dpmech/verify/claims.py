@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
 
@@ -54,6 +54,7 @@ from .candidates import Candidate, predicted_bounds
 from .exact import DpViolation
 from .projections import projection_dp_test
 from .statistical import (
+    Sampler,
     _draw,
     _real_counts,
     _real_event,
@@ -62,9 +63,6 @@ from .statistical import (
 )
 from .confirm import CHUNK_SAMPLES, ROUNDING_MARGIN, TIME_FILL, _hits
 from .tester import _named_pairs
-
-# A sampler as the statistical tests take it: (dataset, size, rng) -> size outputs.
-Sampler: TypeAlias = Callable[[Any, int, np.random.Generator], Any]
 
 # δ grid of the pilot: half-decades from 10⁻¹ to 10⁻⁶ (scale-free: where a claim's profile is
 # refutable depends on the claim and the bug, not on a δ a user would choose).
