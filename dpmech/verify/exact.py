@@ -154,7 +154,8 @@ def hockey_stick_divergence(
     return _hockey_stick_vectors(*_aligned(first, second), epsilon, rtol)
 
 
-def _pair(pair: Any) -> tuple[Any, Any]:
+def dataset_pair(pair: Any) -> tuple[Any, Any]:
+    """``(dataset, neighbour)`` from ``pair``; ValueError naming ``pair`` when it is not two datasets."""
     try:
         dataset, neighbour = pair
     except (TypeError, ValueError):
@@ -167,7 +168,7 @@ def _both_directions(
 ) -> tuple[list[Any], NDArray[np.float64], NDArray[np.float64]]:
     if not callable(mechanism):
         raise ValueError(f"mechanism must be a callable dataset -> distribution (got {mechanism!r})")
-    dataset, neighbour = _pair(pair)
+    dataset, neighbour = dataset_pair(pair)
     outcomes, p, q = _aligned(mechanism(dataset), mechanism(neighbour))
     return outcomes, p, q
 

@@ -35,7 +35,7 @@ from scipy import integrate, special
 from .. import validation as check
 from ..directed_rounding import format_down
 from ..gaussian import gaussian_delta
-from .exact import Distribution, DpViolation, FiniteMechanism, _aligned, _both_directions, _pair, privacy_profile
+from .exact import Distribution, DpViolation, FiniteMechanism, _aligned, _both_directions, dataset_pair, privacy_profile
 from .numeric import _SCAN, LogDensity, density_hockey_stick
 
 _PIECES = np.array([-60.0, -20.0, -8.0, -3.0, -1.0, 0.0, 1.0, 3.0, 8.0, 20.0, 60.0])
@@ -318,7 +318,7 @@ def _continuous_laws(mechanism: Callable[[Any], Any], pair: Any) -> tuple[str, t
     ("density", laws) for log-density callables, (None, None) for anything else (finite laws)."""
     if not callable(mechanism):
         raise ValueError(f"mechanism must be a callable dataset -> distribution (got {mechanism!r})")
-    dataset, neighbour = _pair(pair)
+    dataset, neighbour = dataset_pair(pair)
     first, second = mechanism(dataset), mechanism(neighbour)
     if _is_frozen(first) and _is_frozen(second):
         return "frozen", (first, second)

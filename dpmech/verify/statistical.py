@@ -44,7 +44,7 @@ from numpy.typing import ArrayLike, NDArray
 from .. import validation as check
 from ..statistics import clopper_pearson_lower, clopper_pearson_upper
 from .candidates import NOMINAL_SAMPLES, Candidate, best_candidate, merged, refit_candidate
-from .exact import DpViolation
+from .exact import DpViolation, dataset_pair
 
 OUTPUT_KINDS = ("discrete", "real")
 
@@ -99,11 +99,7 @@ def sampler_and_pair(sampler: Sampler, pair: tuple[Any, Any]) -> tuple[Any, Any]
     """``(dataset, neighbour)`` from ``pair``, after checking that ``sampler`` is callable; ValueError naming either."""
     if not callable(sampler):
         raise ValueError(f"sampler must be a callable (dataset, size, rng) -> outputs (got {sampler!r})")
-    try:
-        dataset, neighbour = pair
-    except (TypeError, ValueError):
-        raise ValueError(f"pair must be a pair (dataset, neighbour) of two datasets (got {pair!r})") from None
-    return dataset, neighbour
+    return dataset_pair(pair)
 
 
 def split_sample_arguments(
