@@ -48,6 +48,7 @@ from .statistical import (
     _draw,
     decide,
     quantile_levels,
+    row_event,
     split_sample_arguments,
 )
 
@@ -264,12 +265,8 @@ def _statistic_event(
 ) -> Callable[[ArrayLike], NDArray[np.bool_]]:
     """Membership function of {s_column > threshold} (``above``) or {s_column <= threshold}; NaN in neither."""
 
-    def member(outputs: ArrayLike) -> NDArray[np.bool_]:
-        array = np.asarray(outputs)
-        matrix = array.reshape(len(array), -1)
-        if matrix.shape[1] != dimension or matrix.dtype.kind not in "biuf":
-            return np.zeros(len(array), dtype=np.bool_)
+    def on_side(matrix: NDArray[Any]) -> NDArray[np.bool_]:
         values = _statistic(matrix.astype(float), code_values, column, directions)
         return values > threshold if above else values <= threshold
 
-    return member
+    return row_event(dimension, on_side)

@@ -40,7 +40,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .candidates import NOMINAL_SAMPLES, Candidate, refit_candidate
 from .projections import _code_values, _statistic, _statistic_names, _thresholds
-from .statistical import _rescored
+from .statistical import _rescored, row_event
 
 # A statistic is a quadrant's discrete side when it takes at most this many values on the selection half.
 DISCRETE_LIMIT = 64
@@ -102,17 +102,13 @@ def _quadrant_event(
 ) -> Callable[[ArrayLike], NDArray[np.bool_]]:
     """Membership function of {a <= value (a > value when not ``at_most``), b <= threshold (> when ``above``)}; NaN in none."""
 
-    def member(outputs: ArrayLike) -> NDArray[np.bool_]:
-        array = np.asarray(outputs)
-        matrix = array.reshape(len(array), -1)
-        if matrix.shape[1] != dimension or matrix.dtype.kind not in "biuf":
-            return np.zeros(len(array), dtype=np.bool_)
+    def in_quadrant(matrix: NDArray[Any]) -> NDArray[np.bool_]:
         reals = matrix.astype(np.float64, copy=False)
         first, second = _statistic(reals, code_values, discrete), _statistic(reals, code_values, other)
         inside = (first <= value) if at_most else (first > value)
         return inside & ((second > threshold) if above else (second <= threshold))
 
-    return member
+    return row_event(dimension, in_quadrant)
 
 
 class QuadrantTally:

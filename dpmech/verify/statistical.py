@@ -219,6 +219,23 @@ def _row_keys(matrix: NDArray[Any]) -> NDArray[np.void]:
     return matrix.view(np.dtype((np.void, matrix.dtype.itemsize * matrix.shape[1]))).ravel()
 
 
+def row_event(width: int, test: Callable[[NDArray[Any]], NDArray[np.bool_]]) -> Event:
+    """The event ``test`` on outputs flattened to one row each, as a membership function.
+
+    An output whose row is not ``width`` numbers long, or that is not numeric, is in no such event: the event was
+    defined on rows of that shape, and any fixed function of the output is an event (sound, at a cost in power).
+    """
+
+    def member(outputs: Any) -> NDArray[np.bool_]:
+        array = np.asarray(outputs)
+        rows = array.reshape(len(array), -1)
+        if rows.shape[1] != width or rows.dtype.kind not in "biuf":
+            return np.zeros(len(array), dtype=np.bool_)
+        return test(rows)
+
+    return member
+
+
 def outcome_set_event(
     samples: Sequence[NDArray[Any]], codes: Sequence[NDArray[np.int64]], members: ArrayLike, first: NDArray[np.intp] | None = None
 ) -> Event:
@@ -242,14 +259,11 @@ def outcome_set_event(
         dtype = np.result_type(*samples)
         keys, width = _row_keys(np.concatenate(rows).astype(dtype)), rows[0].shape[1]
 
-        def member(outputs: Any) -> NDArray[np.bool_]:
-            rows = np.asarray(outputs).reshape(len(outputs), -1)
-            if rows.shape[1] != width or rows.dtype.kind not in "biuf":
-                return np.zeros(len(outputs), dtype=bool)
+        def among_members(rows: NDArray[Any]) -> NDArray[np.bool_]:
             with np.errstate(invalid="ignore"):
                 return np.isin(_row_keys(rows.astype(dtype)), keys)
 
-        return member
+        return row_event(width, among_members)
     items = [item for sample in samples for item in sample]
     canonical_keys = {_canonical(items[index]) for index in indices.tolist()}
     return lambda outputs: np.fromiter((_canonical(item) in canonical_keys for item in outputs), dtype=np.bool_, count=len(outputs))
