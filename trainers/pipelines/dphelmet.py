@@ -52,7 +52,7 @@ import dpmech
 import dpmech.blind_averaging
 import dpmech.distributed_discrete_gaussian
 import dpmech.sensitivity
-from dpmech import REPLACE_ONE, GaussianEvent, NoGuaranteeEvent, PrivacyLedger
+from dpmech import ADD_REMOVE_ONE, REPLACE_ONE, GaussianEvent, NoGuaranteeEvent, PrivacyLedger
 from dpmech import validation as check
 from dpmech.client_selection import client_selection_event
 from dpmech.events import PrivacyEvent
@@ -92,8 +92,12 @@ class DpHelmetConfig:
     ``clients_per_round`` k (None: every user): the server selects k of the |U| users uniformly without
     replacement (:func:`selected_users`); only they train and release, their shares are calibrated for
     k participants on the amplified user-level ledger (:func:`selection_user_noise`;
-    :func:`dpmech.client_selection.client_selection_event`, one round); user level, continuous noise
-    and ``calibration="analytic"`` only.
+    :func:`dpmech.client_selection.client_selection_event`, one round, replace-one).
+    ``participation_probability`` q (None: no Poisson selection; not with ``clients_per_round``): each
+    user takes part independently with probability q (:func:`selected_users`), add/remove-one users, the
+    release the fixed-denominator sum of :func:`poisson_average` calibrated on the amplified ledger
+    (:func:`poisson_settings`). Either selection: user level, continuous noise and
+    ``calibration="analytic"`` only.
     """
 
     num_users: int = 10
@@ -120,6 +124,7 @@ class DpHelmetConfig:
     device: str = "cpu"
     one_class_per_user: bool = False
     clients_per_round: Optional[int] = None
+    participation_probability: Optional[float] = None
 
     @classmethod
     def paper(cls, **overrides) -> "DpHelmetConfig":
@@ -183,22 +188,54 @@ class DpHelmetConfig:
             if self.clients_per_round > self.num_users:
                 raise ValueError(f"clients_per_round must be in [1, num_users = {self.num_users}] "
                                  f"(got {self.clients_per_round})")
+            if self.participation_probability is not None:
+                raise ValueError("clients_per_round and participation_probability exclude each other: give k of n "
+                                 "(uniform) or the probability q (Poisson), not both")
+        if self.participation_probability is not None:
+            object.__setattr__(self, "participation_probability", float(check.single("participation_probability", (
+                check.in_interval("participation_probability", self.participation_probability, 0.0, 1.0,
+                                  low_open=True, high_open=False)))))
+        if self.selection is not None:
+            name = self.selection
             # The amplification is proven for the user-level event (one selected user's whole model changes);
             # the discrete shares' event is an (ε, δ) point calibrated without it.
             if self.privacy_unit != USER:
-                raise ValueError(f"clients_per_round needs privacy_unit='user' (got {self.privacy_unit!r}): the "
+                raise ValueError(f"{name} needs privacy_unit='user' (got {self.privacy_unit!r}): the "
                                  "selection is accounted as sampling users")
             if self.noise != CONTINUOUS:
-                raise ValueError(f"clients_per_round needs noise='continuous' (got {self.noise!r})")
+                raise ValueError(f"{name} needs noise='continuous' (got {self.noise!r})")
             # The amplified round is calibrated on its ledger (selection_user_noise), not by a closed form.
             if self.calibration != "analytic":
-                raise ValueError(f"clients_per_round needs calibration='analytic' (got {self.calibration!r}): the "
+                raise ValueError(f"{name} needs calibration='analytic' (got {self.calibration!r}): the "
                                  "selected round is calibrated on its amplified ledger")
 
     @property
     def participants(self) -> int:
-        """How many users train and release: ``clients_per_round`` when set, else ``num_users``."""
+        """How many users train and release: ``clients_per_round`` when set, else ``num_users`` (with Poisson
+        selection the count is random: see :attr:`poisson_denominator`)."""
         return self.num_users if self.clients_per_round is None else self.clients_per_round
+
+    @property
+    def selection(self) -> Optional[str]:
+        """The field of the round's client selection, ``"clients_per_round"`` (uniform) or
+        ``"participation_probability"`` (Poisson); None when every user takes part."""
+        if self.clients_per_round is not None:
+            return "clients_per_round"
+        return None if self.participation_probability is None else "participation_probability"
+
+    @property
+    def relation(self) -> str:
+        """The neighbouring relation of the round's guarantee: add/remove-one users under Poisson selection
+        (who takes part is itself private), replace-one otherwise."""
+        return REPLACE_ONE if self.participation_probability is None else ADD_REMOVE_ONE
+
+    @property
+    def poisson_denominator(self) -> float:
+        """q·|U|, the expected number of participants under Poisson selection: the public constant the
+        selected users' sum is divided by (:func:`poisson_average`)."""
+        if self.participation_probability is None:
+            raise ValueError("poisson_denominator needs participation_probability (Poisson selection)")
+        return self.participation_probability * self.num_users
 
 
 def user_trainer(config: DpHelmetConfig, num_classes: int, seed: int):
@@ -221,7 +258,10 @@ def model_norm_bound(config: DpHelmetConfig, num_classes: int) -> float:
 
 def local_sensitivity(config: DpHelmetConfig, num_classes: int) -> float:
     """s of one user's unscaled model, from dpmech: record level ``trainer.sensitivity(N)``,
-    user level ``user_level_sensitivity(B)``."""
+    user level ``user_level_sensitivity(B)`` under replace-one; under add/remove-one users (Poisson
+    selection) B, the norm of the model a user's presence adds or removes."""
+    if config.relation == ADD_REMOVE_ONE:
+        return model_norm_bound(config, num_classes)
     if config.privacy_unit == USER:
         return dpmech.sensitivity.user_level_sensitivity(model_norm_bound(config, num_classes))
     return user_trainer(config, num_classes, 0).sensitivity(config.records_per_user)
@@ -301,7 +341,9 @@ class PreparedUsers:
     each user's record indices, the class count, the users' settings and their Generators' seed;
     ``selected``, the users who train and release (every user, or the ``clients_per_round`` drawn by
     :func:`selected_users`), and ``round_event``, the ledger event of the round (the selected users'
-    blind average as sampled from all |U|; None without selection, where the messages' events are it)."""
+    blind average as sampled from all |U|; None without selection, where the messages' events are it);
+    ``empty_round_seed``, under Poisson selection, the seed of the noise an empty round releases
+    (:func:`poisson_average`)."""
 
     features: FeatureSets
     shares: np.ndarray
@@ -311,6 +353,7 @@ class PreparedUsers:
     user_seed: np.random.SeedSequence
     selected: np.ndarray
     round_event: Optional[PrivacyEvent] = None
+    empty_round_seed: Optional[np.random.SeedSequence] = None
 
     def local(self, user: int) -> PrivateData:
         return self.features.private.subset(self.shares[user])
@@ -335,11 +378,81 @@ def one_class_shares(labels: np.ndarray, num_users: int, records_per_user: int, 
     return shares
 
 
-def selected_users(num_users: int, clients_per_round: int, rng: np.random.Generator) -> np.ndarray:
-    """The ``clients_per_round`` users of a round, k of |U| uniformly without replacement (every k-subset
-    equally likely, as :func:`dpmech.client_selection.client_selection_event` assumes), drawn from ``rng``
-    and independent of the data; sorted."""
-    return np.sort(rng.choice(num_users, size=clients_per_round, replace=False))
+def selection_masks(num_users: int, rounds: int, rng: np.random.Generator, *, clients_per_round: Optional[int] = None,
+                    participation_probability: Optional[float] = None) -> np.ndarray:
+    """(rounds, |U|) booleans, row r marking the users who take part in round r, drawn from ``rng``
+    independently of the data and of the other rounds, with the law
+    :func:`dpmech.client_selection.client_selection_event` accounts for: ``clients_per_round`` k, every
+    k-subset equally likely (a uniform permutation per row, its first k); ``participation_probability`` q,
+    each user independently with probability q (a row may be empty); neither, every user."""
+    num_users = check.integer_scalar("num_users", num_users, 1)
+    rounds = check.integer_scalar("rounds", rounds, 1)
+    if clients_per_round is not None:
+        order = rng.permuted(np.broadcast_to(np.arange(num_users), (rounds, num_users)), axis=1)
+        masks = np.zeros((rounds, num_users), dtype=bool)
+        np.put_along_axis(masks, order[:, :clients_per_round], True, axis=1)
+        return masks
+    if participation_probability is not None:
+        return rng.random((rounds, num_users)) < participation_probability
+    return np.ones((rounds, num_users), dtype=bool)
+
+
+def selected_users(num_users: int, clients_per_round: Optional[int], rng: np.random.Generator, *,
+                   participation_probability: Optional[float] = None) -> np.ndarray:
+    """The users of one round, sorted: k = ``clients_per_round`` of |U| uniformly without replacement, or
+    each with probability ``participation_probability`` (:func:`selection_masks`, one row)."""
+    return np.flatnonzero(selection_masks(num_users, 1, rng, clients_per_round=clients_per_round,
+                                          participation_probability=participation_probability)[0])
+
+
+def poisson_round_event(average_sigma: float, config: DpHelmetConfig, sensitivity: float) -> tuple[GaussianEvent, PrivacyEvent]:
+    """(the release's Gaussian, the round's event) under Poisson selection, add/remove-one users.
+
+    The release is Σ_{u∈S} f̃_u / D with D = q|U| public (:func:`poisson_average`). Adding or removing one
+    user adds or removes its model, of norm at most B (:func:`model_norm_bound`), so the sum's L2
+    sensitivity is ``sensitivity`` = B (:func:`local_sensitivity`) and the release's B/D (rounded up); its
+    honest noise is at least ``average_sigma``
+    whatever S is, an empty S included (:func:`poisson_settings`). Given S the release is then a Gaussian
+    mechanism on the sampled users, and with S drawn by independent coin flips of probability q the round
+    is the Poisson-subsampled Gaussian (Zhu, Dong & Wang 2022), one round:
+    ``client_selection_event(GaussianEvent(σ, B/D), rounds=1, participation_probability=q)``."""
+    # A sensitivity must not be understated: one step up covers the quotient's rounding.
+    event = GaussianEvent(average_sigma, math.nextafter(sensitivity / config.poisson_denominator, math.inf),
+                          neighbouring=ADD_REMOVE_ONE)
+    return event, client_selection_event(event, rounds=1, participation_probability=config.participation_probability)
+
+
+def poisson_settings(settings: "UserSettings", participants: int) -> "UserSettings":
+    """``settings`` with σ_u for a Poisson round of ``participants`` = m selected users.
+
+    Each selected user adds N(0, σ_u² I), σ_u² = (σD)²/(t·max(m, 1)) with σ = the event's σ on the release's
+    scale and D = q|U| (Lemma 5.2 of Kirschte et al. 2022 with |U| replaced by m): at least ⌈tm⌉ honest users
+    leave honest noise of variance >= (σD)² on the sum, and the whole noise of the sum is N(0, (σD)²/t) for
+    every m >= 1, so how many users took part does not show in the noise. An empty round (m = 0) releases the
+    zero model with the noise of a one-user round, the same N(0, (σD)²/t) (:func:`poisson_average`), so the
+    release's law given S is the same Gaussian on Σ_{u∈S} f_u for every S, the empty one included, as the
+    Poisson-subsampled event assumes. Unchanged when ε = ∞ (no noise)."""
+    if not isinstance(settings.event, GaussianEvent):
+        return settings
+    participants = check.integer_scalar("participants", participants, 0)
+    sum_sigma = settings.event.sigma * settings.config.poisson_denominator
+    # σD/√(t·m) errs by a few ulps (product, square root, quotient); two steps up keep the honest noise >= σD.
+    share = sum_sigma / math.sqrt(settings.config.honest_fraction * max(participants, 1))
+    return dataclasses.replace(settings, user_noise_std=math.nextafter(math.nextafter(share, math.inf), math.inf))
+
+
+def poisson_average(messages: Sequence[ClientMessage], settings: "UserSettings", model_shape: tuple,
+                    rng: np.random.Generator) -> np.ndarray:
+    """Σ_{u∈S} f̃_u / (q|U|): what secure summation of a Poisson round reveals, divided by the public
+    expected count q|U| (the fixed-denominator estimator of McMahan, Ramage, Talwar & Zhang 2018), never by
+    the realised |S|, which would depend on whether a user took part. ``settings`` are the round's
+    (:func:`poisson_settings` for its m); with no message (an empty round) the release is the zero model of
+    ``model_shape`` through :func:`release_user_model` with the one-user share, drawn from ``rng``."""
+    if messages:
+        total = np.sum([m.payload["noisy_model"] for m in messages], axis=0)
+    else:
+        total = release_user_model(-1, np.zeros(model_shape), poisson_settings(settings, 0), rng).payload["noisy_model"]
+    return total / settings.config.poisson_denominator
 
 
 def selection_user_noise(epsilon: float, delta: float, sensitivity: float, config: DpHelmetConfig) -> float:
@@ -363,6 +476,19 @@ def selection_user_noise(epsilon: float, delta: float, sensitivity: float, confi
                                   guess=unamplified))
 
 
+def poisson_average_sigma(epsilon: float, delta: float, sensitivity: float, config: DpHelmetConfig) -> float:
+    """σ of the release Σ_{u∈S} f̃_u / (q|U|) under Poisson selection with probability q: the smallest
+    (within 1e-3) whose round :func:`poisson_round_event` has certified δ(ε) <= δ under add/remove-one
+    (:func:`dpmech.ledger_calibration.calibrate_ledger`). The unsampled Gaussian's σ for the same
+    sensitivity (:func:`dpmech.calibrate_gaussian`) meets the target already, so the answer lies below it."""
+    def round_ledger(average_sigma: float) -> PrivacyLedger:
+        return PrivacyLedger(ADD_REMOVE_ONE).record(poisson_round_event(average_sigma, config, sensitivity)[1])
+
+    unamplified = dpmech.calibrate_gaussian(epsilon, delta, sensitivity / config.poisson_denominator)
+    return float(calibrate_ledger(round_ledger, epsilon, delta, unamplified * 1e-3, unamplified * 2.0,
+                                  guess=unamplified))
+
+
 def prepare_users(data: LabelledData, config: DpHelmetConfig, seed: int) -> PreparedUsers:
     """Split ``data``, map it to public features, give each user its records and calibrate σ_u.
 
@@ -373,10 +499,11 @@ def prepare_users(data: LabelledData, config: DpHelmetConfig, seed: int) -> Prep
     if not isinstance(config, DpHelmetConfig):
         raise ValueError(f"config must be a DpHelmetConfig (got {type(config).__name__})")
     seed = check.integer_scalar("seed", seed, 0)
-    # A SeedSequence's children are numbered, so the fourth (the selection's) leaves the first three unchanged.
-    split_seed, partition_seed, user_seed, selection_seed = np.random.SeedSequence(seed).spawn(4)
-    selected = (np.arange(config.num_users) if config.clients_per_round is None else
-                selected_users(config.num_users, config.clients_per_round, np.random.default_rng(selection_seed)))
+    # A SeedSequence's children are numbered, so the fourth (the selection's) and the fifth (an empty Poisson
+    # round's noise) leave the first three unchanged.
+    split_seed, partition_seed, user_seed, selection_seed, empty_round_seed = np.random.SeedSequence(seed).spawn(5)
+    selected = selected_users(config.num_users, config.clients_per_round, np.random.default_rng(selection_seed),
+                              participation_probability=config.participation_probability)
     sets, num_classes = split_and_map(data, config, split_seed)
     needed = config.num_users * config.records_per_user
     if needed > len(sets.private):
@@ -403,6 +530,13 @@ def prepare_users(data: LabelledData, config: DpHelmetConfig, seed: int) -> Prep
     round_event = None
     if config.epsilon == math.inf:
         user_noise_std, event = 0.0, NoGuaranteeEvent("models averaged without noise (ε = ∞)")
+    elif config.participation_probability is not None:
+        event, round_event = poisson_round_event(poisson_average_sigma(config.epsilon * (1.0 - 1e-9), config.delta,
+                                                                       sensitivity, config), config, sensitivity)
+        # The shares are set for the m users this round selected (poisson_settings); the event does not depend on m.
+        settings = poisson_settings(UserSettings(config, num_classes, event.sigma, event), selected.size)
+        return PreparedUsers(sets, shares, num_classes, sensitivity, settings, user_seed, selected, round_event,
+                             empty_round_seed)
     elif config.clients_per_round is None:
         # Calibrated for ε(1 − 1e-9): the ledger's certified upper end carries evaluation margins of order
         # 1e-11, and the round must report at most the configured ε (as FedAUXfdp's budget split does).
@@ -440,12 +574,15 @@ def discrete_user_settings(config: DpHelmetConfig, num_classes: int, sensitivity
 def protection_notes(config: DpHelmetConfig, sensitivity: float) -> list:
     """What every DP-Helmet round's guarantee protects and rests on, in process or on Flower."""
     unit = "one user's whole dataset" if config.privacy_unit == USER else "one record of one user"
+    poisson = config.participation_probability is not None
     notes = [
-        f"Protected: {unit}, replace-one; |U| = {config.num_users}, N = {config.records_per_user} per user and "
-        f"t = {config.honest_fraction:g} are public.",
+        f"Protected: {unit}, {'add/remove-one (whether a user takes part at all)' if poisson else 'replace-one'}; "
+        f"|U| = {config.num_users}, N = {config.records_per_user} per user and t = {config.honest_fraction:g} are public.",
         f"Models are unscaled; local sensitivity s = {sensitivity:.6g} "
-        f"({'user level 2B, Cor. 5.5' if config.privacy_unit == USER else 'record level 2L/(NΛ)'}), "
-        f"average {sensitivity / config.participants:.6g}.",
+        + (f"(user level B, add/remove-one: a user's whole model), released sum over q|U| = "
+           f"{config.poisson_denominator:.6g}: {sensitivity / config.poisson_denominator:.6g}." if poisson else
+           f"({'user level 2B, Cor. 5.5' if config.privacy_unit == USER else 'record level 2L/(NΛ)'}), "
+           f"average {sensitivity / config.participants:.6g}."),
         "The guarantee is for the secure sum: a single noisy model seen alone carries only σ_u.",
         "No projection after the noise.",
     ]
@@ -456,6 +593,16 @@ def protection_notes(config: DpHelmetConfig, sensitivity: float) -> list:
             "blind average amplified by sampling users without replacement (replace-one; Balle, Barthe & Gaboardi "
             "2018, Thm. 10). It protects against whoever sees the average only (the released model): the server "
             "that selected the users knows who is in the sum and gets the selected users' guarantee, \"basic\".")
+    if poisson:
+        notes.append(
+            f"Client selection: each of the {config.num_users} users takes part independently with probability "
+            f"q = {config.participation_probability:g} (Poisson, a seeded Generator); the selected users' noisy models "
+            f"are summed and divided by q|U| = {config.poisson_denominator:g}, not by how many took part (McMahan et "
+            "al. 2018), each adding σ_u² = (σq|U|)²/(t·m) for the m selected, so the sum's noise is the same for "
+            "every m; a round that selects nobody releases the zero model with that same noise. The guarantee is "
+            "the Poisson-subsampled Gaussian (add/remove-one users; Zhu, Dong & Wang 2022). It protects against "
+            "whoever sees the released model only: the server that selected the users knows who took part, and "
+            "against it a user's participation is not hidden (\"basic\" is the release without amplification).")
     return notes
 
 
@@ -474,21 +621,29 @@ def run_dphelmet(data: LabelledData, config: DpHelmetConfig = DpHelmetConfig(), 
     user_noise_std, event = settings.user_noise_std, settings.event
     # Only the selected users train and release (all of them without client selection).
     outputs = run_clients(dphelmet_user, [(int(u), prepared.local(u), settings) for u in prepared.selected],
-                          prepared.user_seed, n_jobs=n_jobs, progress="DP-Helmet users" if progress else None)
+                          prepared.user_seed, n_jobs=n_jobs, progress="DP-Helmet users" if progress else None
+                          ) if prepared.selected.size else []
     messages = [message for message, _ in outputs]
-    local_models = np.stack([model for _, model in outputs])
-    average = secure_average(messages)
+    model_shape = (num_classes, sets.test.features.shape[1] + 1)
+    local_models = np.stack([model for _, model in outputs]) if outputs else np.zeros((0, *model_shape))
+    if config.participation_probability is None:
+        average = secure_average(messages)
+    else:
+        average = poisson_average(messages, settings, model_shape, np.random.default_rng(prepared.empty_round_seed))
 
-    ledger = ledger_from_messages(messages)
-    # "basic" is the selected users' blind average as if every user took part (no amplification; the
-    # basic accountant has no sampled events); "tight" the round's ledger.
+    # "basic" is the selected users' release as if every user took part (no amplification; the basic
+    # accountant has no sampled events); "tight" the round's ledger.
+    ledger = ledger_from_messages(messages, config.relation) if messages else PrivacyLedger(config.relation).record(event)
     guarantees = {"basic": ledger.epsilon(config.delta, method="basic")}
     if prepared.round_event is not None:
-        # The messages' event is the blind average of the k selected users; the round is that average on a
-        # uniformly drawn k of |U|, so its ledger is the amplified event.
-        ledger = PrivacyLedger(REPLACE_ONE).record(prepared.round_event)
+        # The messages' event is the release of the selected users; the round is that release on the users
+        # drawn k of |U| (replace-one) or each with probability q (add/remove-one): the amplified event.
+        ledger = PrivacyLedger(config.relation).record(prepared.round_event)
     guarantees["tight"] = ledger.epsilon(config.delta, method="auto")
     notes = protection_notes(config, sensitivity)
+    if not messages:
+        notes.append("No user was selected this round (Poisson selection): the released model is the zero model "
+                     "plus the round's noise, N(0, (σD)²/t) on the sum, as for any selection; it carries no data.")
     if config.epsilon == math.inf:
         notes.append("epsilon = ∞: the models are averaged WITHOUT noise, so there is no DP guarantee (ε = ∞).")
         warnings.warn(f"DP-Helmet: {notes[-1]}", dpmech.NoGuaranteeWarning, stacklevel=2)
@@ -517,10 +672,11 @@ def run_dphelmet(data: LabelledData, config: DpHelmetConfig = DpHelmetConfig(), 
     return PipelineResult(
         pipeline="dphelmet",
         accuracy=linear_accuracy(average, sets.test),
+        # An empty round trained no model: it has no baseline to compare with.
         baselines={
             "no noise": linear_accuracy(local_models.mean(axis=0), sets.test),
             "single user (noisy)": float(np.mean([m["noisy_model_accuracy"] for m in per_client])),
-        },
+        } if messages else {},
         per_client=per_client,
         ledger=ledger,
         messages=messages,
