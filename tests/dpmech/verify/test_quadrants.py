@@ -44,19 +44,29 @@ def _mixed_outputs(rng, size, shift):
     return matrix
 
 
+def _refit_on_mixed_outputs(seed, shift):
+    # 4,000 SVT-like rows per side, the second shifted, and the quadrant refit on them (None when nothing is hopeful).
+    rng = np.random.default_rng(seed)
+    first, second = _mixed_outputs(rng, 4_000, 0.0), _mixed_outputs(rng, 4_000, shift)
+    return first, second, quadrant_refit(first, second, 0.0, nominal_samples=10**6)
+
+
+def _assert_counted_on(candidate, ranking):
+    # The best event and each runner-up carry their hits on the ranking samples (D's, D′'s), the heavy side first.
+    for entry in (candidate,) + candidate.alternatives:
+        hits = [int(np.count_nonzero(entry.event(sample))) for sample in ranking]
+        assert entry.counts == (tuple(hits) if entry.heavy_is_first else tuple(hits[::-1]))
+        assert entry.num_samples == len(ranking[0])
+
+
 @examples(0.5)
 @given(st.integers(0, 2**32 - 1), st.floats(0.0, 1.0))
 def test_every_event_named_has_the_counts_it_was_ranked_on(seed, shift):
-    rng = np.random.default_rng(seed)
-    first, second = _mixed_outputs(rng, 4_000, 0.0), _mixed_outputs(rng, 4_000, shift)
-    candidate = quadrant_refit(first, second, 0.0, nominal_samples=10**6)
+    first, second, candidate = _refit_on_mixed_outputs(seed, shift)
     if candidate is None:
         return
     half = 2_000
-    for entry in (candidate,) + candidate.alternatives:
-        hits = [int(np.count_nonzero(entry.event(sample[half:2 * half]))) for sample in (first, second)]
-        assert entry.counts == (tuple(hits) if entry.heavy_is_first else tuple(hits[::-1]))
-        assert entry.num_samples == half
+    _assert_counted_on(candidate, [sample[half:2 * half] for sample in (first, second)])
 
 
 @examples(0.5)
@@ -75,10 +85,7 @@ def test_a_tally_over_batches_counts_every_batchs_halves(seed, shift, sizes):
     candidate = tally.candidate(0.0, nominal_samples=10**6)
     ranking = [np.concatenate([batch[side][len(batch[side]) // 2:len(batch[side]) // 2 * 2] for batch in batches]) for side in (0, 1)]
     assert tally.size == sum(len(batch[0]) // 2 * 2 for batch in batches) == 2 * len(ranking[0])
-    for entry in (candidate,) + candidate.alternatives:
-        hits = [int(np.count_nonzero(entry.event(sample))) for sample in ranking]
-        assert entry.counts == (tuple(hits) if entry.heavy_is_first else tuple(hits[::-1]))
-        assert entry.num_samples == len(ranking[0])
+    _assert_counted_on(candidate, ranking)
 
 
 def test_quadrants_find_svt_alg3s_late_answer_with_a_low_value():
@@ -130,9 +137,7 @@ def test_coordinates_that_are_mostly_codes_are_no_continuous_side():
 def test_no_set_is_named_twice_among_the_best_and_its_runners_up(seed, shift):
     # On these rows "#(x[j] == 0) <= u" and "#(x[j] == -1) >= 3 - u" are one set (three codes beside one value): the
     # runners-up the final stage counts beside the best, each at a share of its β, must be other sets.
-    rng = np.random.default_rng(seed)
-    first, second = _mixed_outputs(rng, 4_000, 0.0), _mixed_outputs(rng, 4_000, shift)
-    candidate = quadrant_refit(first, second, 0.0, nominal_samples=10**6)
+    first, second, candidate = _refit_on_mixed_outputs(seed, shift)
     if candidate is None:
         return
     both = np.concatenate([first, second])
