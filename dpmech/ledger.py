@@ -225,10 +225,11 @@ class PrivacyLedger:
         An add/remove event in a replace-one ledger becomes its group-privacy
         event for k = 2, stated under replace-one, so it is converted once only.
         """
-        inner, _ = event.flattened()
-        relation = getattr(inner, "neighbouring", None)
-        if relation is None or relation == self.neighbouring:
+        stated = (getattr(inner, "neighbouring", None) for inner, _ in event.flattened())
+        relations: set[str] = {relation for relation in stated if relation is not None}
+        if relations <= {self.neighbouring}:
             return event
+        relation = " and ".join(sorted(relations))  # one relation: an event's parts are stated under its own
         if relation == ADD_REMOVE_ONE and self.neighbouring == REPLACE_ONE:
             return _restate(group_privacy(event, 2), self.neighbouring)
         raise ValueError(

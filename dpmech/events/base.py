@@ -113,9 +113,11 @@ class PrivacyEvent:
         """The event's kind, as refusals name it (a sampled event names its inner event too)."""
         return type(self).__name__
 
-    def flattened(self) -> tuple[PrivacyEvent, int]:
-        """(base event, count) with self-compositions multiplied out: (self, 1) for a base event."""
-        return self, 1
+    def flattened(self) -> list[tuple[PrivacyEvent, int]]:
+        """The (base event, count) parts whose adaptive composition is the event or dominates it, self-compositions
+        multiplied out: [(self, 1)] for a base event. Most events have one part; an epoch of k-of-t random
+        allocation with k not dividing t has two (see :mod:`dpmech.events.random_allocation`)."""
+        return [(self, 1)]
 
     @property
     def missing_guarantee(self) -> Optional[str]:
@@ -189,7 +191,10 @@ def sampled_inner_pair(inner: PrivacyEvent, relation: str) -> Optional[Pair]:
     """
     from ..pld.pairs import Pair
 
-    base, count = inner.flattened()
+    parts = inner.flattened()
+    if len(parts) != 1:  # the amplification theorems take one pair; a composition of two kinds has none here
+        raise UnsupportedEvent(inner.describe())
+    base, count = parts[0]
     if getattr(base, "neighbouring", None) not in (None, relation):
         raise UnsupportedEvent(base.describe())
     pair = base.composed(count).privacy_loss_pair()

@@ -16,23 +16,26 @@ Y ~ Q (see :mod:`dpmech.pld.allocation`, which accounts it with certified bounds
 replace-one the amplification needs another pair; like Poisson sampling, this event refuses
 to be restated there.
 
-``num_selected = k > 1`` with k dividing t is accounted as k adaptive epochs of 1-of-(t/k) random allocation
-(the reduction pld-accounting 2.0 also makes, stated there without proof). Proof. Draw a uniform permutation
-π of the t steps, cut it into k blocks of m = t/k positions, and pick one step in each block uniformly and
-independently. The k-set picked is uniform: its law is invariant under every fixed permutation σ of the steps
-(σ∘π is again uniform), and the only permutation-invariant law on k-subsets is the uniform one. Given π, which
-is independent of the data, so that revealing it to the adversary can only weaken the guarantee, the epoch is
-the concurrent composition of k interactive mechanisms: block j answers the steps of its block, in whatever
-order and interleaving with the other blocks the training asks for them, with the record in exactly one
-uniform step of the block. Each is an adaptive 1-of-m random allocation, f-DP with f the trade-off of the
-pair above in each direction. Concurrent composition of interactive f_i-DP mechanisms is (⊗_i f_i)-DP
-(Vadhan & Zhang, "Concurrent composition theorems for differential privacy", STOC 2023; Lyu, NeurIPS 2022,
-for (ε, δ)), which is the trade-off of the product of the pairs: the k-fold composition of the 1-of-m epoch
-dominates. Forgetting π is post-processing. ∎ When k does not divide t the same proof needs blocks of two
-sizes, m and m + 1, two different events in one ledger entry; it is refused: record the epoch's blocks as
-two ``RandomAllocationEvent`` entries only if the training really allocates within fixed blocks.
+``num_selected = k > 1`` (k <= t) is accounted, with t = k·m + r and 0 <= r < k, as r adaptive epochs of
+1-of-(m + 1) random allocation and k − r of 1-of-m (for k dividing t, k epochs of 1-of-(t/k): the reduction
+pld-accounting 2.0 also makes, stated there without proof). Proof. Draw a uniform permutation π of the t steps,
+cut it into r blocks of m + 1 positions followed by k − r blocks of m (r(m + 1) + (k − r)m = t, and m >= 1 since
+k <= t), and pick one step in each block uniformly and independently. The k-set picked is uniform: for every fixed
+permutation σ of the steps, σ∘π is again a uniform permutation and the block sizes do not depend on the steps'
+labels, so the picked set's law is invariant under σ, and the only permutation-invariant law on k-subsets is the
+uniform one (the permutations act transitively on them). So the differing record's k-set may be drawn this way
+(the other records' sets are independent of it and of the data, and may be revealed as in the k = 1 case). Given
+π, which is independent of the data, so that revealing it to the adversary can only weaken the guarantee, the epoch is the
+concurrent composition of k interactive mechanisms: block j answers the steps of its block, in whatever order and
+interleaving with the other blocks the training asks for them, with the record in exactly one uniform step of the
+block. Each is an adaptive 1-of-(block size) random allocation, f-DP with f the trade-off of the pair above for
+that size, in each direction. Concurrent composition of interactive f_i-DP mechanisms is (⊗_i f_i)-DP (Vadhan &
+Zhang, "Concurrent composition theorems for differential privacy", STOC 2023; Lyu, "Composition theorems for
+interactive differential privacy", NeurIPS 2022, for (ε, δ)), which is the trade-off of the product of the pairs:
+the composition of r epochs of 1-of-(m + 1) and k − r of 1-of-m dominates. Forgetting π is post-processing. ∎
+:meth:`RandomAllocationEvent.flattened` returns these parts, which every accountant composes.
 
-Basic cost: the inner event's own, per 1-of-(t/k) epoch. With the record present, the epoch is a post-processing of
+Basic cost: the inner event's own, per 1-of-(block size) epoch of the parts. With the record present, the epoch is a post-processing of
 the inner mechanism run once on the record (which step it went to is extra, data-independent
 information), so every (ε, δ) of the inner event holds for the epoch.
 """
@@ -69,34 +72,37 @@ class RandomAllocationEvent(PrivacyEvent):
                              f"(got {self.event.neighbouring})")
         object.__setattr__(self, "num_steps", check.integer_scalar("num_steps", self.num_steps, 1))
         object.__setattr__(self, "num_selected", check.integer_scalar("num_selected", self.num_selected, 1))
-        if self.num_steps % self.num_selected:
-            raise ValueError(
-                f"num_selected must divide num_steps (got {self.num_selected} of {self.num_steps}): a record used in "
-                "k steps of t is accounted as k epochs of 1 of t/k, proven for k dividing t only (see the module)"
-            )
+        if self.num_selected > self.num_steps:
+            raise ValueError(f"num_selected must be at most num_steps = {self.num_steps}, the steps a record can be "
+                             f"used in (got {self.num_selected})")
         check_relation(self.neighbouring)
         if self.neighbouring != ADD_REMOVE_ONE:
             raise ValueError("neighbouring: a RandomAllocationEvent is defined under add-remove-one only")
 
-    def flattened(self) -> tuple[PrivacyEvent, int]:
-        """(1-of-(t/k) epoch, k): the reduction of the module docstring; (self, 1) for k = 1."""
+    def flattened(self) -> list[tuple[PrivacyEvent, int]]:
+        """[(1-of-(m + 1) epoch, r), (1-of-m epoch, k − r)] for t = k·m + r, the parts with a positive count: the
+        reduction of the module docstring; [(self, 1)] for k = 1."""
         if self.num_selected == 1:
-            return self, 1
-        return RandomAllocationEvent(self.event, self.num_steps // self.num_selected), self.num_selected
+            return [(self, 1)]
+        size, longer = divmod(self.num_steps, self.num_selected)
+        parts: list[tuple[PrivacyEvent, int]] = [(RandomAllocationEvent(self.event, size), self.num_selected - longer)]
+        if longer:
+            parts.insert(0, (RandomAllocationEvent(self.event, size + 1), longer))
+        return parts
 
     def privacy_loss_pair(self) -> EnginePair:
         """Feldman & Shenfeld's (remove, add) pairs, bounded by the lattice pairs of :mod:`dpmech.pld.allocation`."""
         from ..pld.allocation import random_allocation
 
         if self.num_selected > 1:
-            # Only the 1-of-(t/k) epoch has a pair; accountants reach it through flattened().
+            # Only a 1-of-m epoch has a pair; accountants reach the parts through flattened().
             raise UnsupportedEvent(f"{self.describe()} with num_selected > 1 (account its flattened() form)")
         if not math.isfinite(self.event.mu):
             raise UnboundedPrivacyLoss
         return random_allocation(self.event.mu, self.num_steps)
 
     def basic_cost(self) -> BasicCost:
-        """The inner release's own cost (see the module docstring), per 1-of-(t/k) epoch of :meth:`flattened`."""
+        """The inner release's own cost (see the module docstring), per 1-of-m epoch of :meth:`flattened`."""
         if self.num_selected > 1:
             raise UnsupportedEvent(f"{self.describe()} with num_selected > 1 (account its flattened() form)")
         return self.event.basic_cost()

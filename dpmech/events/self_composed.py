@@ -25,9 +25,8 @@ class SelfComposedEvent(PrivacyEvent):
     def describe(self) -> str:
         return f"{type(self).__name__}({self.event.describe()})"
 
-    def flattened(self) -> tuple[PrivacyEvent, int]:
-        event, count = self.event.flattened()
-        return event, count * self.count
+    def flattened(self) -> list[tuple[PrivacyEvent, int]]:
+        return [(event, count * self.count) for event, count in self.event.flattened()]
 
     def group_form(self, group_size: int) -> "SelfComposedEvent":
         return SelfComposedEvent(self.event.group_form(group_size), self.count)
@@ -44,5 +43,6 @@ class SelfComposedEvent(PrivacyEvent):
 
 
 def flatten(events: Iterable[PrivacyEvent]) -> list[tuple[PrivacyEvent, int]]:
-    """(base event, count) pairs with nested self-compositions multiplied out."""
-    return [event.flattened() for event in events]
+    """(base event, count) pairs with nested self-compositions multiplied out, every event's parts
+    (:meth:`~dpmech.events.base.PrivacyEvent.flattened`) one after another."""
+    return [part for event in events for part in event.flattened()]
