@@ -16,7 +16,7 @@ one-run audit, :func:`epsilon_raw_counts` and :mod:`audits.ratio_bounds`
 (TF-Privacy) for point estimates.
 """
 
-import importlib
+from dpmech.lazy_exports import lazy_exports
 
 # Public name -> defining module. Loaded on first use (PEP 562), so that the
 # ``dpmech audit`` plugin can register its subcommand without importing
@@ -51,16 +51,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'audits' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(list(globals()) + list(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = [

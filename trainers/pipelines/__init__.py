@@ -6,7 +6,7 @@ modules import torch, so the names below load on first use (PEP 562) and reading
 stays light.
 """
 
-import importlib
+from dpmech.lazy_exports import lazy_exports
 
 from .registry import PIPELINE_NAMES, PIPELINES, Pipeline, get_pipeline, run_pipeline
 
@@ -24,16 +24,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'trainers.pipelines' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(list(globals()) + list(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = ["PIPELINES", "PIPELINE_NAMES", "Pipeline", "get_pipeline", "run_pipeline", *_EXPORTS]
