@@ -194,32 +194,47 @@ def _pure_roots(significance: float, r: np.ndarray, v: np.ndarray) -> np.ndarray
     P[Bin(r, q) >= v] = I_q(v, r − v + 1) = 1 − I_{1−q}(r − v + 1, v) (the regularised incomplete beta),
     so 1 − q is scipy's inverse of the complemented incomplete beta at the significance, in one vectorised
     call; ε = log(q) − log(1 − q) from 1 − q keeps its relative precision as q nears 1. An estimate only:
-    :func:`_pure_epsilons` checks and lowers it.
+    :func:`_lowered_roots` checks and lowers it.
     """
     complement = special.betainccinv(r - v + 1, v, significance)
     with np.errstate(divide="ignore"):
         return np.log1p(-complement) - np.log(complement)
 
 
-def _pure_epsilons(significance: float, r: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(certified, roots): sup{ε : p(ε, 0) < significance·(1 − 1e-9)} for arrays of counts, and the raw roots.
+def _live_roots(significance: float, r: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Each rule's δ = 0 root (:func:`_pure_roots`, at most 700), and 0 where no ε > 0 can be rejected.
 
-    Each root from :func:`_pure_roots` is lowered (by 1e-12 relative, then by doubling steps) until the
-    p-value itself, P[Bin(r, expit ε) >= v] as :func:`_p_value` computes it, is below the significance less
-    1e-9 of it, vectorised over the rules; 0 where ε = 0 is not rejected (or v = 0). The 1e-9 covers the
-    error of scipy's binomial tail (2.4e-11 relative seen against mpmath), so p at the returned ε is below
-    the significance in exact arithmetic too, and the bound is certified in the sense of Steinke et al.
+    A rule is live when its p-value at ε = 0, P[Bin(r, ½) >= v], is below the significance less 1e-9 of it
+    (bdtrc(−1, r, q) = 1: a rule with v = 0 is never live); a NaN root counts as 0. Every rule's δ = 0 bound
+    (:func:`_lowered_roots`) is at most its root, and so is its δ > 0 bound.
     """
     r, v = np.asarray(r, np.int64), np.asarray(v, np.int64)
+    roots = np.zeros(r.shape)
+    live = np.flatnonzero(special.bdtrc(v - 1, r, 0.5) < significance * (1.0 - _P_MARGIN))
+    if live.size:
+        estimated = _pure_roots(significance, r[live], v[live])
+        roots[live] = np.where(np.isnan(estimated), 0.0, np.minimum(estimated, _EPSILON_CAP))
+    return roots
+
+
+def _lowered_roots(significance: float, r: np.ndarray, v: np.ndarray, roots: np.ndarray) -> np.ndarray:
+    """sup{ε : p(ε, 0) < significance·(1 − 1e-9)} for arrays of counts, from their roots (:func:`_live_roots`).
+
+    Each root is lowered (by 1e-12 relative, then by doubling steps) until the p-value itself,
+    P[Bin(r, expit ε) >= v] as :func:`_p_value` computes it, is below the significance less 1e-9 of it,
+    vectorised over the rules; 0 where the root is 0 (a live rule with a NaN root passes at ε = 0, where it
+    is live). Each rule's result depends on its own counts and root alone, so any subset of the rules may be
+    lowered. The 1e-9 covers the error of scipy's binomial tail (2.4e-11 relative seen against mpmath), so p at
+    the returned ε is below the significance in exact arithmetic too, and the bound is certified in the sense
+    of Steinke et al.
+    """
     target = significance * (1.0 - _P_MARGIN)
-    epsilons, roots = np.zeros(r.shape), np.zeros(r.shape)
-    # bdtrc(−1, r, q) = 1: a rule with v = 0 is never live.
-    live = np.flatnonzero(special.bdtrc(v - 1, r, 0.5) < target)
-    if live.size == 0:
-        return epsilons, roots
-    r, v = r[live], v[live]
-    estimated = _pure_roots(significance, r, v)
-    roots[live] = root = np.where(np.isnan(estimated), 0.0, np.minimum(estimated, _EPSILON_CAP))
+    epsilons = np.zeros(np.shape(roots))
+    lowered = np.flatnonzero(roots > 0.0)
+    if lowered.size == 0:
+        return epsilons
+    r, v = np.asarray(r, np.int64)[lowered], np.asarray(v, np.int64)[lowered]
+    root = roots[lowered]
     candidate = np.maximum(root * (1.0 - 1e-12), 0.0)
     step = 1e-12 * np.maximum(candidate, 1.0)
     # The candidates a rule runs through, c_k = max(c_{k−1} − 2^{k−1}·step, 0), _LOWERING_CHUNK at a time: a
@@ -236,8 +251,8 @@ def _pure_epsilons(significance: float, r: np.ndarray, v: np.ndarray) -> tuple[n
             break
         candidate = np.where(passed, trail[lanes, first], trail[:, -1])
         step = np.where(passed, 0.0, step * 2.0**_LOWERING_CHUNK)  # a rule that passed stays at its candidate
-    epsilons[live] = trail[lanes, first]
-    return epsilons, roots
+    epsilons[lowered] = trail[lanes, first]
+    return epsilons
 
 
 def _delta_crossing_proxies(significance: float, delta: float, r: np.ndarray, v: np.ndarray, m: int,
@@ -433,12 +448,20 @@ def _best(significance, delta, r, v, m, analysis="steinke"):
         epsilons = [one_run_fdp.epsilon_for_counts(analysis, significance, delta, int(a), int(b), m) for a, b in zip(r, v)]
         best = int(np.argmax(epsilons))
         return best, float(epsilons[best])
-    pure, roots = _pure_epsilons(significance, r, v)
+    roots = _live_roots(significance, r, v)
     if delta == 0.0:
+        # A rule's bound is at most its root: only the rules whose root reaches the bound of the rule with the
+        # largest root can hold the largest bound, and only theirs are lowered (12 bdtrc candidates a rule).
+        top = int(np.argmax(roots))
+        pure = np.zeros(roots.shape)
+        pure[top] = _lowered_roots(significance, r[top:top + 1], v[top:top + 1], roots[top:top + 1])[0]
+        contenders = np.flatnonzero((roots >= pure[top]) & (np.arange(roots.size) != top))
+        if contenders.size:
+            pure[contenders] = _lowered_roots(significance, r[contenders], v[contenders], roots[contenders])
         best = int(np.argmax(pure))
         return best, float(pure[best])
     target = significance * (1.0 - _P_MARGIN)
-    best, best_epsilon = int(np.argmax(pure)), -1.0
+    best, best_epsilon = 0, -1.0  # every bound is >= 0: the first rule tried replaces both
     proxies = _delta_crossing_proxies(significance, delta, r, v, m, roots)
     # The rule likeliest to be best first, so that the others mostly cost one p-value or none.
     for index in np.argsort(-proxies, kind="stable"):
@@ -447,8 +470,10 @@ def _best(significance, delta, r, v, m, analysis="steinke"):
             # most the best so far (up to the estimate's rounding, which can only make the result smaller), and so
             # is every later rule's, their proxies being smaller.
             break
-        if pure[index] <= best_epsilon:
-            continue  # bounded by its δ = 0 value
+        one = slice(int(index), int(index) + 1)
+        if best_epsilon >= 0.0 and (roots[index] <= best_epsilon
+                                    or _lowered_roots(significance, r[one], v[one], roots[one])[0] <= best_epsilon):
+            continue  # bounded by its δ = 0 value (itself at most the root), lowered only when the root does not tell
         counts = (int(r[index]), int(v[index]), m)
         rejected = None
         if best_epsilon >= 0.0:

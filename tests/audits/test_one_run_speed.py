@@ -124,7 +124,7 @@ def test_closed_form_tail_bounds_are_certified_and_tight(r, data, significance):
     # The δ = 0 bound from the inverse incomplete beta: its p-value passes, and 1e-9 above it p no longer does.
     v = np.array([data.draw(st.integers(0, r)) for _ in range(3)], dtype=np.int64)
     rules = np.full(3, r, dtype=np.int64)
-    epsilons, _ = one_run._pure_epsilons(significance, rules, v)
+    epsilons = one_run._lowered_roots(significance, rules, v, one_run._live_roots(significance, rules, v))
     for bound, correct in zip(epsilons, v):
         if bound > 0.0:
             assert one_run._p_value(bound, 0.0, r, int(correct), r) < _target(significance)
@@ -193,7 +193,7 @@ def test_proxies_bound_each_rules_crossing_from_above(m, data, significance, del
     # estimate's differenced scipy tails (relative errors ~1e-11 each).
     r = np.array(data.draw(st.lists(st.integers(1, m), min_size=1, max_size=6)), dtype=np.int64)
     v = np.array([data.draw(st.integers(0, guesses)) for guesses in r.tolist()], dtype=np.int64)
-    _, roots = one_run._pure_epsilons(significance, r, v)
+    roots = one_run._live_roots(significance, r, v)
     proxies = one_run._delta_crossing_proxies(significance, delta, r, v, m, roots)
     for proxy, guesses, correct in zip(proxies.tolist(), r.tolist(), v.tolist()):
         if proxy > 0.0:

@@ -1,0 +1,52 @@
+"""epsilon_one_run gives the same doubles as before issue 31's second round of fixed-cost work.
+
+``test_one_run_pinned.json`` holds 240 cases recorded with the code of commit 1d46e14 (before that round):
+(seed, size, shift, δ, guessing, threshold_strategy, num_guess_counts, higher_is_in) and the result's ε_lb,
+thresholds (hex doubles), guesses and correct. A case's scores are N(shift, 1) IN and N(0, 1) OUT of ``size``
+each from default_rng(seed), negated when higher_is_in is False; "split" uses rng=seed. The cheaper search
+must reproduce every double: a faster path may change nothing the caller sees.
+"""
+
+import json
+import pathlib
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from audits import AuditScores, epsilon_one_run
+from audits import one_run
+
+from tests.profiles import examples
+
+_PINNED = json.loads((pathlib.Path(__file__).parent / "test_one_run_pinned.json").read_text())
+
+
+def _result(seed, size, shift, delta, guessing, strategy, num_guess_counts, higher_is_in):
+    rng = np.random.default_rng(seed)
+    in_scores, out_scores = rng.normal(shift, 1.0, size), rng.normal(0.0, 1.0, size)
+    if not higher_is_in:
+        in_scores, out_scores = -in_scores, -out_scores
+    scores = AuditScores(in_scores, out_scores, higher_is_in=higher_is_in, trials="independent")
+    extra = {"rng": seed} if strategy == "split" else {}
+    return epsilon_one_run(scores, delta=delta, guessing=guessing, threshold_strategy=strategy,
+                           num_guess_counts=num_guess_counts, **extra)
+
+
+def test_every_pinned_case_gives_the_recorded_doubles():
+    for *case, eps_lb, out_cut, in_cut, guesses, correct in _PINNED:
+        result = _result(*case)
+        assert result.eps_lb == float.fromhex(eps_lb), case
+        assert result.thresholds == (float.fromhex(out_cut), float.fromhex(in_cut)), case
+        assert (result.counts["guesses"], result.counts["correct"]) == (guesses, correct), case
+
+
+@examples(1)
+@given(m=st.integers(2, 300_000), data=st.data(), significance=st.sampled_from([0.05, 0.005, 1e-6]))
+def test_pure_bound_of_the_best_rule_is_the_largest_of_all_rules(m, data, significance):
+    # At δ = 0 _best lowers only the rules whose root reaches the top root's bound; the reference lowers every
+    # rule and takes the first largest.
+    r = np.array(data.draw(st.lists(st.integers(1, m), min_size=1, max_size=12)), dtype=np.int64)
+    v = np.array([data.draw(st.integers(0, guesses)) for guesses in r.tolist()], dtype=np.int64)
+    every = one_run._lowered_roots(significance, r, v, one_run._live_roots(significance, r, v))
+    assert one_run._best(significance, 0.0, r, v, m) == (int(np.argmax(every)), float(every.max()))
