@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import dpmech
+from tests.trainers.digits_fixtures import digits_split as split
 from trainers import networks
-from trainers.data import LabelledData, load_digits_dataset, split_federated
 from trainers.pipelines import fedgm
 
 # Every FedGM run warns that its images are unprotected (tests/trainers/test_privacy_warnings.py checks it).
@@ -16,12 +16,6 @@ EPSILON = 4.0
 TINY = dict(num_clients=3, alpha=10.0, images_per_class=4, real_batch_size=8, outer_iterations=1, matching_steps=2,
             network_steps=1, width=8, label_epsilon=EPSILON, server_epochs=15, fedavg_rounds=2, fedavg_local_epochs=1,
             one_shot_local_epochs=2)
-
-
-@pytest.fixture(scope="module")
-def split():
-    digits = load_digits_dataset()
-    return split_federated(LabelledData(digits.features / 16.0, digits.labels), 0)
 
 
 @pytest.fixture(scope="module")

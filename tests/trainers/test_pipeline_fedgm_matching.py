@@ -9,8 +9,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.profiles import examples
+from tests.trainers.digits_fixtures import digits_split as split
 from trainers import networks
-from trainers.data import LabelledData, load_digits_dataset, split_federated
 from trainers.pipelines import fedgm
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpmech.UnprotectedReleaseWarning")
@@ -177,12 +177,6 @@ def test_invalid_new_fields_raise(field, value):
 TINY = dict(num_clients=5, images_per_class=3, real_batch_size=6, outer_iterations=1, matching_steps=3, network_steps=1,
             width=8, label_epsilon=4.0, server_epochs=10, partition="pathological", classes_per_client=2,
             clustering="embeddings", recluster_interval=2, baselines=False)
-
-
-@pytest.fixture(scope="module")
-def split():
-    digits = load_digits_dataset()
-    return split_federated(LabelledData(digits.features / 16.0, digits.labels), 0)
 
 
 def test_pathological_run_with_reclustering_keeps_each_client_to_its_classes(split):

@@ -7,7 +7,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trainers.data import LabelledData, PublicData, load_digits_dataset, shard_label_partition, split_federated
+from tests.trainers.digits_fixtures import digits_split as split
+from trainers.data import PublicData, shard_label_partition
 from trainers.fedavg import FedAvgConfig, clients_per_round
 from trainers.pipelines import fedzda
 
@@ -66,12 +67,6 @@ def test_client_fraction_is_validated(fraction):
         FedAvgConfig(client_fraction=fraction)
     with pytest.raises(ValueError, match="client_fraction"):
         fedzda.FedZdaConfig(client_fraction=fraction)
-
-
-@pytest.fixture(scope="module")
-def split():
-    digits = load_digits_dataset()
-    return split_federated(LabelledData(digits.features / 16.0, digits.labels), 0)
 
 
 def test_shard_clients_hold_the_private_pool_exactly_once_with_few_classes(split):

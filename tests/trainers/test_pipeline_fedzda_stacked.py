@@ -9,8 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.profiles import examples
+from tests.trainers.digits_fixtures import digits_split as split
 from trainers import networks
-from trainers.data import LabelledData, load_digits_dataset, split_federated
+from trainers.data import LabelledData
 from trainers.fedavg import FedAvgConfig, fit_stacked_clients, run_fedavg
 from trainers.pipelines import fedzda
 
@@ -90,12 +91,6 @@ def test_batched_zsdg_gives_each_batch_its_own_zsdg_run(batches, seed):
                                       generator=torch.Generator().manual_seed(seed + index))
         assert together[index].shape == alone.shape == (len(labels), 1, 12)
         torch.testing.assert_close(together[index], alone, rtol=1e-4, atol=1e-4)
-
-
-@pytest.fixture(scope="module")
-def split():
-    digits = load_digits_dataset()
-    return split_federated(LabelledData(digits.features / 16.0, digits.labels), 0)
 
 
 def test_stacked_fed_zdac_sends_the_messages_of_one_client_at_a_time(split):
