@@ -1,5 +1,6 @@
 """``dpmech verify``: JSON rows, the table's columns, exit status 1 on a failing check and 2 on bad input."""
 
+import functools
 import json
 import subprocess
 import sys
@@ -8,6 +9,7 @@ import pytest
 
 from dpmech.cli import main as cli_main
 from dpmech.verify import suite
+from tests.app.conftest import dpmech_main  # noqa: F401 (the in-process CLI fixture, registered here)
 
 
 def run(*arguments):
@@ -16,17 +18,9 @@ def run(*arguments):
 
 
 @pytest.fixture
-def verify(capsys):
+def verify(dpmech_main):
     """``dpmech verify ...`` in process (a new interpreter costs 1.6 s of CPU): (exit status, stdout, stderr)."""
-    def run_in_process(*arguments):
-        try:
-            status = cli_main.main(["verify", *arguments])
-        except SystemExit as exit_:
-            status = exit_.code
-        captured = capsys.readouterr()
-        return status, captured.out, captured.err
-
-    return run_in_process
+    return functools.partial(dpmech_main, "verify")
 
 
 def test_json_rows_for_one_mechanism(verify):
