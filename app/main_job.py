@@ -123,7 +123,8 @@ SUMMARY_SCHEMA = {
             "type": "object", "additionalProperties": False,
             "required": ["epsilon", "delta", "delivered_epsilon", "delivered_delta", "met", "note"],
             "properties": {"epsilon": _NUMBER, "delta": _NUMBER, "delivered_epsilon": _NUMBER_OR_NULL,
-                           "delivered_delta": _NUMBER, "met": {"type": "boolean"}, "note": {"type": "string"}},
+                           "delivered_delta": _NUMBER, "met": {"type": "boolean"}, "note": {"type": "string"},
+                           "relation": {"type": "string"}},
         },
         "accuracy": {"type": "number", "minimum": 0, "maximum": 1},
         "baselines": {"type": "object", "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1}},
@@ -475,6 +476,11 @@ def _guarantee_record(result, name: str, guarantee) -> dict:
     return record
 
 
+def _relation_text(target: dict, separator: str) -> str:
+    """The delivered claim's relation after ``separator`` when the summary states one (client selection), else ""."""
+    return f"{separator}{target['relation']}" if "relation" in target else ""
+
+
 def _markdown(summary: dict) -> str:
     target = summary["target"]
     audit = summary["audit"]
@@ -492,7 +498,7 @@ def _markdown(summary: dict) -> str:
         "| | ε | δ |",
         "|---|---|---|",
         f"| target | {epsilon_text(target['epsilon'])} | {delta_text(target['delta'])} |",
-        f"| delivered (the claim the audit tests) | {epsilon_text(target['delivered_epsilon'])} | "
+        f"| delivered (the claim the audit tests{_relation_text(target, '; ')}) | {epsilon_text(target['delivered_epsilon'])} | "
         f"{delta_text(target['delivered_delta'])} |",
         "",
         f"**Target met**: {target['note']}." if target["met"] else f"> **Warning: target NOT met.** {target['note']}.",
@@ -501,7 +507,8 @@ def _markdown(summary: dict) -> str:
         "",
         "| model | test accuracy |",
         "|---|---|",
-        f"| {summary['pipeline']} (server, ε = {epsilon_text(summary['epsilon'])}) | {summary['accuracy']:.4f} |",
+        f"| {summary['pipeline']} (server, ε = {epsilon_text(summary['epsilon'])}{_relation_text(target, ', ')}) | "
+        f"{summary['accuracy']:.4f} |",
     ]
     non_private = summary["non_private"]
     lines += [f"| {name}{' (non-private)' if name == non_private['model'] else ''} | {value:.4f} |"
@@ -535,7 +542,8 @@ def _markdown(summary: dict) -> str:
         "## Audit",
         "",
         f"- Canary: ε_lb = {lower_bound_text(audit['eps_lb'])} against the claimed ε = "
-        f"{epsilon_text(audit['eps_claimed'])} ({audit['method']}; {lower_bound_validity(audit)}; α = {audit['alpha']})."
+        f"{epsilon_text(audit['eps_claimed'])}{_relation_text(target, ', ')} ({audit['method']}; "
+        f"{lower_bound_validity(audit)}; α = {audit['alpha']})."
         + (f" Assumption: {audit['assumption']}" if audit.get("assumption") else ""),
         f"- {mia['attack']}: AUC {mia['auc']:.4f}; TPR at 0.1% FPR {tpr_text(mia['tpr_at_0_1_percent_fpr'], 1e-3, num_out)}, "
         f"at 1% FPR {tpr_text(mia['tpr_at_1_percent_fpr'], 1e-2, num_out)} ({num_out} OUT scores).",
@@ -549,44 +557,60 @@ def _markdown(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def _check_client_selection(pipeline: str, clients_per_round, engine: str) -> None:
-    """ValueError, naming ``clients_per_round`` and its option, unless ``pipeline`` selects clients in process."""
-    dpmech.validation.integer_scalar("clients_per_round (dpmech run --clients-per-round)", clients_per_round, 1)
+# The main job's selection arguments, the pipelines' config fields of the same names, and their options.
+SELECTION_OPTIONS = {"clients_per_round": "--clients-per-round", "participation_probability": "--participation-probability"}
+
+
+def _selection(clients_per_round, participation_probability) -> tuple:
+    """(field, value) of the one client selection given, or (None, None); ValueError naming the options
+    when both are given."""
+    given = [(name, value) for name, value in (("clients_per_round", clients_per_round),
+                                               ("participation_probability", participation_probability))
+             if value is not None]
+    if len(given) == 2:
+        raise ValueError("clients_per_round (dpmech run --clients-per-round) and participation_probability (dpmech run "
+                         "--participation-probability) exclude each other: select k of n clients (uniform) or each "
+                         "client with probability q (Poisson), not both")
+    return given[0] if given else (None, None)
+
+
+def _check_client_selection(pipeline: str, clients_per_round, participation_probability, engine: str) -> None:
+    """ValueError, naming the selection's argument and its option, unless ``pipeline`` selects clients in process."""
+    name, value = _selection(clients_per_round, participation_probability)
+    if name is None:
+        return
+    label = f"{name} (dpmech run {SELECTION_OPTIONS[name]})"
+    if name == "clients_per_round":
+        dpmech.validation.integer_scalar(label, value, 1)
+    else:
+        dpmech.validation.in_interval(label, value, 0.0, 1.0, low_open=True, high_open=False)
     entry = get_pipeline(pipeline)
     if entry.client_selection_fields is None:
-        raise ValueError(f"clients_per_round (dpmech run --clients-per-round) does not apply to {pipeline}: "
-                         f"{entry.no_client_selection}")
+        raise ValueError(f"{label} does not apply to {pipeline}: {entry.no_client_selection}")
     if engine != "inprocess":
-        raise ValueError(f"clients_per_round (dpmech run --clients-per-round) needs engine 'inprocess' (got {engine!r}): "
-                         "the Flower round trains every client")
+        raise ValueError(f"{label} needs engine 'inprocess' (got {engine!r}): the Flower round trains every client")
 
 
-def with_client_selection(pipeline: str, config, clients_per_round):
-    """``config`` with ``clients_per_round`` and the pipeline's ``client_selection_fields``
-    (:class:`trainers.pipelines.registry.Pipeline`); ``config`` itself when ``clients_per_round`` is None.
-    The config class checks k against its clients (ValueError naming the option)."""
-    if clients_per_round is None:
+def with_client_selection(pipeline: str, config, clients_per_round, participation_probability=None):
+    """``config`` with ``clients_per_round`` (k of n, uniform) or ``participation_probability`` (q, Poisson)
+    and the pipeline's ``client_selection_fields`` (:class:`trainers.pipelines.registry.Pipeline`); ``config``
+    itself when neither is given. The config class checks the value against its clients (ValueError naming
+    the option)."""
+    name, value = _selection(clients_per_round, participation_probability)
+    if name is None:
         return config
-    _check_client_selection(pipeline, clients_per_round, "inprocess")
+    _check_client_selection(pipeline, clients_per_round, participation_probability, "inprocess")
     fields = dict(get_pipeline(pipeline).client_selection_fields)
     try:
-        return dataclasses.replace(config, clients_per_round=clients_per_round, **fields)
+        return dataclasses.replace(config, **{name: value}, **fields)
     except ValueError as error:
-        raise ValueError(f"dpmech run --clients-per-round: {error}") from None
-
-
-def _selection_notes(clients_per_round) -> list:
-    if clients_per_round is None:
-        return []
-    return [f"The audit tests the round without client selection (every client, its own claim, user level): the "
-            f"canary audit does not sample the selection of {clients_per_round} clients per round, whose amplified "
-            "guarantee (\"tight\") is accounted, not audited."]
+        raise ValueError(f"dpmech run {SELECTION_OPTIONS[name]}: {error}") from None
 
 
 def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float = DEFAULT_EPSILON,
                  delta: float = DEFAULT_DELTA, seed: int = 0, out="dpmech-report", progress: bool = True,
                  trials=None, threads: int = 1, accuracy_curve: bool = True, engine: str = "inprocess",
-                 cache_dir=None, data_file=None, clients_per_round=None) -> dict:
+                 cache_dir=None, data_file=None, clients_per_round=None, participation_probability=None) -> dict:
     """Run the five steps of the module docstring and return the summary (also written to ``out``).
 
     ``dataset=None`` takes the pipeline's own (:func:`trainers.pipelines.targets.default_dataset`:
@@ -610,12 +634,13 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
     larger of the audit's claim and the deployed round's certified guarantee.
 
     ``clients_per_round`` k (None: every client): the server selects k of the pipeline's clients
-    uniformly without replacement (:func:`with_client_selection`; pipelines whose registry entry has
-    no ``client_selection_fields`` refuse it, saying why). The round, the non-private run and the
-    curve train the selected clients only, and the noise is calibrated on the amplified user-level
-    ledger. The audit tests the same round without selection (every client, its own claim): the
-    canary audits do not sample the selection. The delivered (ε, δ) is then the larger of the audit's
-    claim and the released round's amplified guarantee ("tight").
+    uniformly without replacement (replace-one users); ``participation_probability`` q instead: each
+    client independently with probability q (Poisson, add/remove-one users); not both
+    (:func:`with_client_selection`; pipelines whose registry entry has no ``client_selection_fields``
+    refuse either, saying why). The round, the non-private run and the curve train the selected
+    clients only, and the noise is calibrated on the amplified user-level ledger. The canary audit
+    samples the same selection in every trial and tests the amplified claim. The delivered (ε, δ)
+    is the larger of the audit's claim and the released round's amplified guarantee ("tight").
     """
     # Every argument is checked before the trainers (and torch) load and before any training.
     dpmech.validation.integer_scalar("seed", seed, 0)
@@ -639,8 +664,8 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
     progress = dpmech.validation.boolean("progress", progress)
     accuracy_curve = dpmech.validation.boolean("accuracy_curve", accuracy_curve)
     engine = dpmech.validation.choice("engine", engine, ENGINES)
-    if clients_per_round is not None:
-        _check_client_selection(pipeline, clients_per_round, engine)
+    _check_client_selection(pipeline, clients_per_round, participation_probability, engine)
+    selection = _selection(clients_per_round, participation_probability)[0]
     flower_round = flower_round_runner(pipeline) if engine == "flower" else None
     if not isinstance(out, (str, pathlib.Path)):
         raise ValueError(f"out must be a folder path (got {type(out).__name__})")
@@ -659,10 +684,11 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
     audit_function = pipeline_audit(pipeline)
     mode = ("terminal" if sys.stderr.isatty() else "log") if progress else "off"
     # Calibrated before the first progress line, so that a budget the pipeline cannot split is one error line.
-    config = with_client_selection(pipeline, pipeline_config(pipeline, epsilon, delta, dataset), clients_per_round)
+    config = with_client_selection(pipeline, pipeline_config(pipeline, epsilon, delta, dataset), clients_per_round,
+                                   participation_probability)
     free_config, free_baseline, free_source = non_private_config(pipeline, delta, dataset)
     if free_config is not None:
-        free_config = with_client_selection(pipeline, free_config, clients_per_round)
+        free_config = with_client_selection(pipeline, free_config, clients_per_round, participation_probability)
     with StepLog(mode) as log:
         log.step(f"1/{STEPS} load the data (the noise is calibrated for the target budget)")
         data = load_dataset(dataset, cache_dir=cache_dir) if user_data is None else user_data
@@ -689,7 +715,8 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
                 log.step(f"2/{STEPS} ε → accuracy curve: {pipeline} at ε = {point:g}")
                 accuracy = (result.accuracy if point == epsilon else
                             _quiet_accuracy(fitted, with_client_selection(
-                                pipeline, pipeline_config(pipeline, point, delta, dataset), clients_per_round)))
+                                pipeline, pipeline_config(pipeline, point, delta, dataset), clients_per_round,
+                                participation_probability)))
                 curve.append({"epsilon": point, "accuracy": float(accuracy)})
             if free_accuracy is not None:
                 curve.append({"epsilon": math.inf, "accuracy": free_accuracy})
@@ -697,20 +724,19 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
         guarantees = {name: _guarantee_record(result, name, guarantee) for name, guarantee in result.guarantees.items()}
         log.step(f"4/{STEPS} {_audit_step_name(audit_function)}")
         options = {} if trials is None else {"trials": trials}
-        # The canary audits sample every client's round: with client selection they test the round without it.
-        audit_config = config if clients_per_round is None else dataclasses.replace(config, clients_per_round=None)
-        if (flower_round is None and clients_per_round is None
+        # With client selection the canary audit samples the selection in every trial (the config names it).
+        if (flower_round is None and selection is None
                 and "result" in inspect.signature(audit_function).parameters):
             # The audit reuses the round trained above instead of training it again; a round deployed on Flower
             # is not the in-process run the audit samples releases from, so the audit trains that one itself.
             options["result"] = result
         with log.privacy_warnings():
-            audit = audit_function(data, audit_config, seed=seed, **options)
+            audit = audit_function(data, config, seed=seed, **options)
         log.step(f"5/{STEPS} write the report")
         folder.mkdir(parents=True, exist_ok=True)
         write_report(audit, folder / "audit", title=f"{pipeline} audit", extra={"seed": seed})
         delivered_epsilon, delivered_delta = float(audit.eps_claimed), float(audit.delta)
-        if flower_round is not None or clients_per_round is not None:
+        if flower_round is not None or selection is not None:
             # The deployed round certifies its own guarantee (quantisation, dropouts), and a round with client
             # selection its amplified one; either may exceed the release the audit tests: the report states the larger.
             deployed = result.guarantees["tight"]
@@ -735,7 +761,9 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
             "engine": engine,
             "round": round_record(result),
             "target": {"epsilon": epsilon, "delta": delta, "delivered_epsilon": delivered_epsilon,
-                       "delivered_delta": delivered_delta, "met": target_met, "note": target_note},
+                       "delivered_delta": delivered_delta, "met": target_met, "note": target_note,
+                       # With client selection the delivered numbers are the amplified guarantee's, of its relation.
+                       **({} if selection is None else {"relation": guarantees["tight"]["relation"]})},
             "accuracy": float(result.accuracy),
             "baselines": {name: float(value) for name, value in result.baselines.items()},
             "non_private": {"accuracy": free_accuracy, "source": free_source,
@@ -747,7 +775,7 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
             "eps_lb": float(audit.eps_lb),
             "audit": audit_record,
             # One list, each statement once: the pipeline's notes, then the audit's.
-            "notes": _distinct_notes([*result.notes, *_selection_notes(clients_per_round), *audit_record["notes"]]),
+            "notes": _distinct_notes([*result.notes, *audit_record["notes"]]),
             "config": result.summary()["config"],
             "report_dir": str(folder.resolve()),
             "files": list(FILES),

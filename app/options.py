@@ -15,6 +15,8 @@ from dpmech.cli import arguments
 DATASET_NAMES = ("digits", "mnist1d", "mnist1d-cnn")
 # Where ``dpmech run`` trains the round (app.main_job.run_main_job's ``engine``).
 ENGINES = ("inprocess", "flower")
+# How ``dpmech run --client-sampling`` selects a round's clients: k of n without replacement, or each with probability q.
+CLIENT_SAMPLINGS = ("uniform", "poisson")
 # The pipeline of ``dpmech run`` when none is named.
 DEFAULT_PIPELINE = "fedauxfdp"
 SEED = arguments.integer_in(0)
@@ -60,4 +62,4 @@ def round_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-__all__ = ["DATASET_NAMES", "DEFAULT_PIPELINE", "ENGINES", "SEED", "TRIALS", "pipeline_choices", "round_arguments"]
+__all__ = ["CLIENT_SAMPLINGS", "DATASET_NAMES", "DEFAULT_PIPELINE", "ENGINES", "SEED", "TRIALS", "pipeline_choices", "round_arguments"]

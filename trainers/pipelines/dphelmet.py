@@ -597,8 +597,8 @@ def protection_notes(config: DpHelmetConfig, sensitivity: float) -> list:
         notes.append(
             f"Client selection: each of the {config.num_users} users takes part independently with probability "
             f"q = {config.participation_probability:g} (Poisson, a seeded Generator); the selected users' noisy models "
-            f"are summed and divided by q|U| = {config.poisson_denominator:g}, not by how many took part (McMahan et "
-            "al. 2018), each adding σ_u² = (σq|U|)²/(t·m) for the m selected, so the sum's noise is the same for "
+            f"are summed and divided by q|U| = {config.poisson_denominator:g}, not by how many took part (McMahan, "
+            "Ramage, Talwar & Zhang 2018), each adding σ_u² = (σq|U|)²/(t·m) for the m selected, so the sum's noise is the same for "
             "every m; a round that selects nobody releases the zero model with that same noise. The guarantee is "
             "the Poisson-subsampled Gaussian (add/remove-one users; Zhu, Dong & Wang 2022). It protects against "
             "whoever sees the released model only: the server that selected the users knows who took part, and "
