@@ -255,42 +255,28 @@ def _lowered_roots(significance: float, r: np.ndarray, v: np.ndarray, roots: np.
     return epsilons
 
 
-def _delta_crossing_proxies(significance: float, delta: float, r: np.ndarray, v: np.ndarray, m: int,
-                            roots: np.ndarray) -> np.ndarray:
-    """Estimated crossings of p(·, δ) for every rule, vectorised: the order in which :func:`_best` tries them.
+def _estimate_rejects(epsilon: float, weight: float, target: float, r: int, v: int) -> bool:
+    """Whether an estimate of p(ε, δ), at most p, is below the target (r, v >= 1; ``weight`` = 2mδ).
 
     W of :func:`_window_average_max` is estimated by its largest average among four window widths (1, the
-    distance from v − 1 down to the mode, and that plus one and two standard deviations), from differences of
-    binomial tails; 9 bisection steps in [0, root] (to 1/512 of it) find where tail(ε) + 2mδ·W(ε) meets the target.
-    A maximum over some windows is at most W, so the estimated p is at most p (up to the rounding of differenced
-    tails), and each proxy, a point where the estimated p is not below the target (or the δ = 0 root), bounds
-    its rule's crossing from above: :func:`_best` skips the rules whose proxy does not exceed the best bound found.
-    Only an order, a first bracket and that skip: nothing certified rests on it (:func:`_epsilon_for_counts`
-    checks p), and a proxy that rounding left just below its crossing can only make the result smaller.
+    distance from v − 1 down to the mode, and that plus one and two standard deviations, rounded and kept in
+    [1, v]), from differences of binomial tails, all five tails in one bdtrc call. A maximum over some windows
+    is at most W, so tail(ε) + 2mδ·(that maximum) is at most p (up to the rounding of differenced tails).
+    :func:`_best` bisects on it for each rule's proxy. Scalar arithmetic in the order of the vectorised
+    estimate it replaced, so that every decision, and so every proxy and bracket, is the same doubles
+    (tests/audits/test_one_run_pinned.py); a NaN tail or average rejects nothing.
     """
-    weight = 2.0 * m * delta
-    target = significance * (1.0 - _P_MARGIN)
-    live = np.flatnonzero(roots > 0.0)
-    r, v = r[live], v[live]
-    low, high = np.zeros(live.shape), np.array(roots[live], dtype=np.float64)
-    # Columns: width 0 (the tail itself), 1, and the three widths from the mode, so that one bdtrc call gives all.
-    offsets = np.array([0.0, 0.0, 0.0, 1.0, 2.0])
-    r_plus_one, last_correct, r_column, last_correct_column = r + 1, v - 1, r[:, None], (v - 1)[:, None]
-    for _ in range(_PROXY_STEPS):
-        middle = 0.5 * (low + high)
-        q = special.expit(middle)
-        peak = np.minimum(np.floor(r_plus_one * q), last_correct)
-        widths = (v - peak)[:, None] + np.sqrt(r * q * (1.0 - q))[:, None] * offsets
-        widths = np.minimum(np.maximum(np.round(widths), 1.0), v[:, None])
-        widths[:, :2] = (0.0, 1.0)
-        tails = special.bdtrc(last_correct_column - widths, r_column, q[:, None])
-        tail = tails[:, 0]
-        averages = (tails[:, 1:] - tail[:, None]) / widths[:, 1:]
-        rejected = tail + weight * averages.max(axis=1) < target
-        low, high = np.where(rejected, middle, low), np.where(rejected, high, middle)
-    proxies = np.zeros(roots.shape)
-    proxies[live] = high
-    return proxies
+    q = special.expit(epsilon)
+    last = v - 1
+    distance = v - min(math.floor((r + 1) * q), last)  # from v − 1 down to the mode, >= 1 and <= v
+    spread = math.sqrt(r * q * (1.0 - q))
+    wider, widest = (min(max(float(round(distance + spread * k)), 1.0), v) for k in (1.0, 2.0))
+    tail, *ends = special.bdtrc([float(last), last - 1.0, last - distance, last - wider, last - widest],
+                                np.int64(r), q).tolist()
+    averages = (ends[0] - tail, (ends[1] - tail) / distance, (ends[2] - tail) / wider, (ends[3] - tail) / widest)
+    if math.isnan(tail) or any(map(math.isnan, averages)):
+        return False
+    return tail + weight * max(averages) < target
 
 
 def _epsilon_for_counts(significance: float, delta: float, r: int, v: int, m: int, root: float,
@@ -299,7 +285,7 @@ def _epsilon_for_counts(significance: float, delta: float, r: int, v: int, m: in
 
     ``root``: where the δ = 0 p-value crosses the significance (:func:`_pure_roots`); p(ε, δ) >= p(ε, 0), so the
     crossing of p(·, δ) lies below it, and the search brackets it from there, not from ε = 1 by doubling.
-    ``estimate``: a guess at the crossing (:func:`_delta_crossing_proxies`) whose side p confirms before use.
+    ``estimate``: a guess at the crossing (a proxy of :func:`_best`) whose side p confirms before use.
     ``rejected``: a known (ε₀, p(ε₀)) with p(ε₀) below the target, so that p(0) <= p(ε₀) need not be computed.
     brentq solves log p(ε) = log target: the tail grows about exponentially in ε, so log p is nearly linear and
     the interpolation steps converge in about half the evaluations that p itself takes. The returned ε is
@@ -462,14 +448,39 @@ def _best(significance, delta, r, v, m, analysis="steinke"):
         return best, float(pure[best])
     target = significance * (1.0 - _P_MARGIN)
     best, best_epsilon = 0, -1.0  # every bound is >= 0: the first rule tried replaces both
-    proxies = _delta_crossing_proxies(significance, delta, r, v, m, roots)
-    # The rule likeliest to be best first, so that the others mostly cost one p-value or none.
-    for index in np.argsort(-proxies, kind="stable"):
-        if proxies[index] <= best_epsilon:
+    # Proxies: _PROXY_STEPS bisection steps in [0, root] (to 1/512 of it) find where the estimate of
+    # _estimate_rejects meets the target; the proxy is the last upper end. The estimated p being at most p, a
+    # proxy (a point where the estimated p is not below the target, or the δ = 0 root) bounds its rule's crossing
+    # from above. The rules are tried in the order of their proxies (ties by index), the rule likeliest to be
+    # best first, so that the others mostly cost one p-value or none; a rule whose proxy does not exceed the best
+    # bound so far ends the search; and the proxy brackets the rule's search. Only an order, a first bracket and
+    # that skip: nothing certified rests on them (_epsilon_for_counts checks p), and a proxy that rounding left
+    # just below its crossing can only make the result smaller.
+    # A proxy is found only as far as the order needs it: each rule's bisection holds an upper end (its root
+    # before the first step), at least its proxy; the rule with the largest upper end (ties: an unfinished
+    # bisection, then the lower index) takes one more step until it is finished, and then no other rule's proxy
+    # can exceed its proxy: it is the next in the order.
+    weight = 2.0 * m * delta
+    upper = roots.tolist()
+    lower = [0.0] * len(upper)
+    steps = [_PROXY_STEPS if root == 0.0 else 0 for root in upper]  # a rule with root 0 has proxy 0
+    remaining = list(range(len(upper)))
+    while remaining:
+        index = max(remaining, key=lambda rule: (upper[rule], steps[rule] < _PROXY_STEPS, -rule))
+        if upper[index] <= best_epsilon:
             # p(·, δ) is at least the estimate's p, which reaches the target at the proxy: this rule's bound is at
             # most the best so far (up to the estimate's rounding, which can only make the result smaller), and so
-            # is every later rule's, their proxies being smaller.
+            # is every later rule's, their proxies being at most their upper ends.
             break
+        if steps[index] < _PROXY_STEPS:
+            middle = 0.5 * (lower[index] + upper[index])
+            if _estimate_rejects(middle, weight, target, int(r[index]), int(v[index])):
+                lower[index] = middle
+            else:
+                upper[index] = middle
+            steps[index] += 1
+            continue
+        remaining.remove(index)
         one = slice(int(index), int(index) + 1)
         if best_epsilon >= 0.0 and (roots[index] <= best_epsilon
                                     or _lowered_roots(significance, r[one], v[one], roots[one])[0] <= best_epsilon):
@@ -483,7 +494,7 @@ def _best(significance, delta, r, v, m, analysis="steinke"):
             if at_best >= target:
                 continue
             rejected = (best_epsilon, at_best)
-        epsilon = _epsilon_for_counts(significance, delta, *counts, float(roots[index]), float(proxies[index]),
+        epsilon = _epsilon_for_counts(significance, delta, *counts, float(roots[index]), upper[index],
                                       rejected=rejected)
         if epsilon > best_epsilon:
             best, best_epsilon = int(index), epsilon
