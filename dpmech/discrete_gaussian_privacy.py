@@ -148,10 +148,7 @@ def calibrate_discrete_gaussian(epsilon: float, delta: float, sensitivity: float
     of 1/64, starting from the continuous Gaussian's analytic σ for the same
     sensitivity; the returned σ² meets δ by the proven upper bound.
     """
-    epsilon = check.positive("epsilon", epsilon)
-    delta = check.open_unit_interval("delta", delta)
-    if np.ndim(epsilon) or np.ndim(delta):
-        raise ValueError("epsilon and delta must be single numbers")
+    epsilon, delta = check.target_epsilon_delta(epsilon, delta)
     dimension = check.integer_scalar("dimension", dimension, 1)
     continuous_sensitivity = (
         check.integer_scalar("sensitivity", sensitivity, 1) if dimension == 1 else check.positive("sensitivity", sensitivity)

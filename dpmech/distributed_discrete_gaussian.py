@@ -139,12 +139,8 @@ def calibrate_distributed_discrete_gaussian(
     Never under-noised: :func:`distributed_discrete_gaussian_epsilon` of the result is <= ε. The bound
     decreases in σ² (both terms of r(α) do), so the bisection is valid; the result is re-checked.
     """
-    epsilon = check.positive("epsilon", epsilon)
-    delta = check.open_unit_interval("delta", delta)
-    if np.ndim(epsilon) or np.ndim(delta):
-        raise ValueError("epsilon and delta must be single numbers")
+    epsilon, delta = check.target_epsilon_delta(epsilon, delta)
     _, num_shares, sensitivity, dimension = _validated(1, num_shares, sensitivity, dimension)
-    epsilon, delta = float(epsilon), float(delta)
 
     def meets(value: Fraction) -> bool:
         return distributed_discrete_gaussian_epsilon(delta, value, num_shares, sensitivity, dimension) <= epsilon

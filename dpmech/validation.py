@@ -224,6 +224,15 @@ def stated_epsilon_delta(epsilon: float, delta: float) -> None:
         raise ValueError(f"delta must be in [0, 1] (got {delta!r})")
 
 
+def target_epsilon_delta(epsilon: object, delta: object) -> tuple[float, float]:
+    """A calibration's target (ε, δ): ε > 0 and δ in (0, 1), one number each; ValueError naming the one refused."""
+    checked_epsilon = positive("epsilon", epsilon)
+    checked_delta = open_unit_interval("delta", delta)
+    if np.ndim(checked_epsilon) or np.ndim(checked_delta):
+        raise ValueError("epsilon and delta must be single numbers")
+    return float(checked_epsilon), float(checked_delta)
+
+
 def generator(name: str, value: object) -> np.random.Generator:
     """A ``numpy.random.Generator``, or an int seed >= 0 turned into one; never global state."""
     if isinstance(value, np.random.Generator):
