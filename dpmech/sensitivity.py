@@ -248,13 +248,56 @@ def _label_one_residual_bound(regularization: float, n: int, feature_bound: floa
     return positive_residual
 
 
+_LOGIT_SHIFT_INTERVALS = 1024
+_FEATURE_DISTANCE_INTERVALS = 4096
+
+
+def _exp_remainder_upper(x: np.ndarray) -> np.ndarray:
+    """An upper bound on g(x) = (e^x − 1 − x)/x² = ∫₀¹(1 − t)e^{tx}dt for x >= 0.
+
+    Below 1/2: g(x) <= 1/2 + x/6 + x²e^x/24 (g = Σ_n x^n/(n + 2)!, and 1/(n + 2)! <= 1/(24(n − 2)!) for n >= 2),
+    which avoids the cancellation of e^x − 1 − x; above, the formula (relative error a few 2⁻⁵³); +∞ beyond 700.
+    """
+    small = x < 0.5
+    safe = np.clip(x, 0.5, 700.0)
+    remainder: np.ndarray = np.where(small, 0.5 + x / 6.0 + x * x * np.exp(np.minimum(x, 0.5)) / 24.0,
+                                     np.where(x > 700.0, np.inf, (np.expm1(safe) - safe) / safe**2))
+    return remainder
+
+
+@functools.lru_cache(maxsize=1024)
 def _softmax_ranges(logit_radius: float, num_classes: int) -> tuple[float, float, float]:
-    """(p̄, p̲, U) of :func:`softmax_gradient_difference_bound` for logits of norm at most ``logit_radius``."""
+    """(p̄, p̲, U) of :func:`softmax_gradient_difference_bound` (its steps (ii), (iii), (vi)) for ‖z‖ <= ρ.
+
+    Cached: the radius refinement of :func:`multinomial_logistic_regression_sensitivity` and calibrations call it
+    with the same arguments many times.
+    """
     # Exponents capped at 700: beyond it the probabilities are 0 or 1 to double precision either way.
     gap = min(logit_radius * math.sqrt(num_classes / (num_classes - 1)), 700.0)
     largest = 1.0 / (1.0 + (num_classes - 1) * math.exp(-gap))
     smallest = 1.0 / (1.0 + (num_classes - 1) * math.exp(min(math.sqrt(2.0) * logit_radius, 700.0)))
-    return largest, smallest, (1.0 - smallest) * (1.0 - smallest + largest)
+    if logit_radius > 700.0:
+        return largest, smallest, (1.0 - smallest) * (1.0 - smallest + largest)
+    # Step (vi): intervals [s_lo, s_hi] of s = −z̃_y covering |s| <= ρ√(m/(m + 1)), padded outward for rounding.
+    others = num_classes - 1
+    stretch = (others + 1) / others
+    end = logit_radius / math.sqrt(stretch) * (1.0 + 1e-12)
+    edges = np.linspace(-end, end, _LOGIT_SHIFT_INTERVALS + 1)
+    low, high = edges[:-1], edges[1:]
+    nearest = np.where((low <= 0.0) & (high >= 0.0), 0.0, np.minimum(np.abs(low), np.abs(high)))
+    spread = np.sqrt(np.maximum(logit_radius**2 - stretch * nearest**2, 0.0)) * (1.0 + 1e-12)
+    peak = spread * math.sqrt((others - 1) / others)
+    exponential_sum = others + spread**2 * _exp_remainder_upper(peak)
+    squared_sum = others + 4.0 * spread**2 * _exp_remainder_upper(2.0 * peak)
+    tilt = np.clip(stretch * high, -700.0, 700.0)
+    # A product that overflows is +∞, which errs the safe way: p_y >= 0 and 1 − p_y <= 1.
+    with np.errstate(over="ignore"):
+        smallest = max(smallest, float((1.0 / (1.0 + np.exp(tilt) * exponential_sum)).min()) * (1.0 - 1e-12))
+        rest = np.minimum(1.0 / (1.0 + np.exp(-tilt) / exponential_sum) * (1.0 + 1e-12), 1.0)
+    concentration = np.minimum(1.0, squared_sum / others**2)
+    refined = float(np.minimum(rest**2 * (1.0 + concentration), rest**2 + largest * rest).max())
+    residual_squared = min((1.0 - smallest) * (1.0 - smallest + largest), refined * (1.0 + 1e-12))
+    return largest, smallest, residual_squared
 
 
 def _logistic(x: np.ndarray) -> np.ndarray:
@@ -355,6 +398,39 @@ def _two_class_squared_difference_bound(weight_radius: float, feature_bound: flo
     return max(settled, remaining, attained)
 
 
+def _distance_coupled_squared_difference_bound(weight_radius: float, feature_bound: float, offset: float,
+                                               num_classes: int) -> float:
+    """max over δ = ‖x − x'‖ in [0, 2c] of step (vii)'s bound on ‖D‖² of :func:`softmax_gradient_difference_bound`.
+
+    Each case's two bounds are monotone pieces in δ, so on an interval [δ_lo, δ_hi] each is bounded by its
+    increasing pieces at δ_hi and its decreasing ones at δ_lo; the intervals share their float ends and cover
+    [0, 2c] (2c is exact in floating point).
+    """
+    squared_norm = feature_bound**2 + offset
+    spread = feature_bound**2  # c'² − β
+    largest, smallest, residual_squared = _softmax_ranges(weight_radius * math.sqrt(squared_norm), num_classes)
+    opposition = 2.0 * largest - smallest
+    alignment = largest - 2.0 * smallest  # H >= ⟨u, u'⟩ for y ≠ y'
+    lipschitz = min(largest, 0.5)
+    smallest_residual = (1.0 - largest) ** 2 * num_classes / (num_classes - 1)
+    edges = np.linspace(0.0, 2.0 * feature_bound, _FEATURE_DISTANCE_INTERVALS + 1)
+    low, high = edges[:-1], edges[1:]
+    # −t <= min(δ²/2 − β, c² − β) and t <= c'² − δ²/2 (t = ⟨x̃, x̃'⟩ = (a + a' − δ²)/2, a, a' in [β, c'²]).
+    negative_product = np.minimum(np.maximum(0.5 * high**2 - offset, 0.0), max(spread - offset, 0.0))
+    positive_product = np.maximum(squared_norm - 0.5 * low**2, 0.0)
+    moved = lipschitz * weight_radius * high  # >= ‖p − p'‖
+    general_different = 2.0 * squared_norm * residual_squared + np.maximum(
+        2.0 * positive_product * opposition, 2.0 * negative_product * residual_squared)
+    aligned_distance = high if alignment >= 0 else low  # δ²H's worse end
+    coupled_different = (squared_norm * (math.sqrt(2.0) + moved) ** 2 + aligned_distance**2 * alignment
+                         + spread * max(alignment - smallest_residual, 0.0))
+    general_same = 2.0 * squared_norm * residual_squared + 2.0 * negative_product * residual_squared
+    coupled_same = (squared_norm * moved**2 + high**2 * residual_squared
+                    + spread * math.sqrt(residual_squared) * moved)
+    bounds = np.maximum(np.minimum(general_different, coupled_different), np.minimum(general_same, coupled_same))
+    return float(bounds.max())
+
+
 def softmax_gradient_difference_bound(weight_radius: float, feature_bound: float, num_classes: int, *,
                                       regularized_intercept: bool = True) -> float:
     r"""An upper bound on ‖∇ℓ(W; x, y) − ∇ℓ(W; x', y')‖_F over ‖W‖_F <= R, ‖x‖, ‖x'‖ <= c and all labels.
@@ -364,28 +440,62 @@ def softmax_gradient_difference_bound(weight_radius: float, feature_bound: float
     :func:`multinomial_logistic_regression_sensitivity`); a weight radius R keeps the probabilities
     away from 0 and 1, and the bound falls towards √2·c' as R → 0 (for c <= 1). The result is never above 2√2·c' (it is the minimum of the two).
 
-    Theorem. With ρ = R·c', g = ρ√(C/(C − 1)), p̄ = 1/(1 + (C − 1)e^{−g}), p̲ = 1/(1 + (C − 1)e^{√2·ρ}),
-    U = (1 − p̲)(1 − p̲ + p̄), N = 2p̄ − p̲, the Gram ranges a, a' <= c'² and t = ⟨x̃, x̃'⟩ in
-    [β − c², β + c²] (β = 1 with the intercept as a regularised input, else 0), the difference D obeys
+    Theorem. With ρ = R·c', g = ρ√(C/(C − 1)), p̄ = 1/(1 + (C − 1)e^{−g}), p̲ and U from (ii), (iii) and (vi)
+    (at least 1/(1 + (C − 1)e^{√2·ρ}) and at most (1 − p̲)(1 − p̲ + p̄)), N = 2p̄ − p̲, H = p̄ − 2p̲,
+    κ = min(p̄, 1/2), the Gram ranges a, a' in [β, c'²] and t = ⟨x̃, x̃'⟩ in [β − c², β + c²] (β = 1 with the
+    intercept as a regularised input, else 0), the difference D obeys ‖D‖² <= max over δ in [0, 2c] of
+    max(min(G≠(δ), L≠(δ)), min(G=(δ), L=(δ))), where, with t⁺(δ) = (c'² − δ²/2)⁺ and t⁻(δ) = min(δ²/2 − β, c² − β)⁺,
 
     .. math::
-        \|D\|^2 \le 2c'^2 U + 2\max\big((\beta + c^2) N,\; (c^2 - \beta)^+ U\big).
+        G_{\ne} = 2c'^2 U + 2\max(t^+ N,\; t^- U),\quad
+        L_{\ne} = c'^2(\sqrt{2} + \kappa R\delta)^2 + \delta^2 H + c^2\big(H - (1 - \bar p)^2 C/(C - 1)\big)^+,
+
+        G_{=} = 2c'^2 U + 2t^- U,\quad
+        L_{=} = c'^2\kappa^2R^2\delta^2 + \delta^2 U + c^2\sqrt{U}\,\kappa R\delta.
+
+    As t⁺ <= β + c² and t⁻ <= (c² − β)⁺, no G exceeds the closed form 2c'²U + 2max((β + c²)N, (c² − β)⁺U).
 
     Proof. (i) ‖W x̃‖ <= ‖W‖_op‖x̃‖ <= R c' = ρ. (ii) p_k = 1/(1 + Σ_{j≠k} e^{z_j − z_k}); by Jensen the sum
     is at least (C − 1)exp(mean_{j≠k} z_j − z_k), and z_k − mean_{j≠k} z_j = ⟨z, e_k − Σ_{j≠k} e_j/(C − 1)⟩
-    <= ρ√(C/(C − 1)) (Cauchy–Schwarz), so p_k <= p̄; and z_j − z_k <= √2‖z‖, so p_k >= p̲.
-    (iii) ‖u‖² = (1 − p_y)² + Σ_{j≠y} p_j² <= (1 − p_y)² + p̄(1 − p_y) <= U, the middle expression falling in
-    p_y >= p̲. (iv) ⟨u, u'⟩ = ⟨p, p'⟩ − p_{y'} − p'_y + [y = y']: for y ≠ y', −⟨u, u'⟩ <= 2p̄ − ⟨p, p'⟩ <= N as
-    ⟨p, p'⟩ >= p̲ Σ_j p'_j = p̲; for y = y', ⟨u, u'⟩ = (1 − p_y)(1 − p'_y) + Σ_{j≠y} p_j p'_j >= 0 >= −N; and
-    ⟨u, u'⟩ <= U (Cauchy–Schwarz). (v) ‖D‖² = a‖u‖² + a'‖u'‖² − 2t⟨u, u'⟩ with −2t⟨u, u'⟩ <= 2(β + c²)N
-    when t >= 0 and <= 2(c² − β)U when t < 0. ∎
+    <= ρ√(C/(C − 1)) (Cauchy–Schwarz), so p_k <= p̄; and z_j − z_k <= √2‖z‖, so p_k >= 1/(1 + (C − 1)e^{√2·ρ}).
+    (iii) ‖u‖² = (1 − p_y)² + Σ_{j≠y} p_j² <= (1 − p_y)² + p̄(1 − p_y), which increases in 1 − p_y.
+    (iv) ⟨u, u'⟩ = ⟨p, p'⟩ − p_{y'} − p'_y + [y = y']: for y ≠ y', −⟨u, u'⟩ <= 2p̄ − ⟨p, p'⟩ <= N as
+    ⟨p, p'⟩ >= p̲ Σ_j p'_j = p̲, and ⟨u, u'⟩ <= max_k p'_k − 2p̲ <= H; for y = y',
+    ⟨u, u'⟩ = (1 − p_y)(1 − p'_y) + Σ_{j≠y} p_j p'_j >= 0; and ⟨u, u'⟩ <= ‖u‖‖u'‖ <= U (Cauchy–Schwarz).
+    (v) ‖D‖² = a‖u‖² + a'‖u'‖² − 2t⟨u, u'⟩ <= 2c'²U − 2t⟨u, u'⟩, where t = (a + a' − δ²)/2 for
+    δ = ‖x̃ − x̃'‖ = ‖x − x'‖ <= 2c, so t <= t⁺ and −t <= t⁻: −2t⟨u, u'⟩ <= 2max(t⁺N, t⁻U) for y ≠ y' and
+    <= 2t⁻U for y = y' (⟨u, u'⟩ >= 0): ‖D‖² <= G≠, G=.
+    (vi) Softmax ignores a common shift of the logits, so take z̃ = z − mean(z)·1 (‖z̃‖ <= ‖z‖ <= ρ). With
+    m = C − 1, s = −z̃_y and ξ_j = z̃_j − s/m (j ≠ y): Σ_j ξ_j = 0, ‖ξ‖² = ‖z̃‖² − s²(m + 1)/m <= τ(s)² =
+    ρ² − s²(m + 1)/m (so |s| <= ρ√(m/(m + 1))), p_y = 1/(1 + e^{s(m+1)/m}Σ_j e^{ξ_j}),
+    1 − p_y = 1/(1 + e^{−s(m+1)/m}/Σ_j e^{ξ_j}) and Σ_{j≠y} p_j² = (1 − p_y)²Σ_j e^{2ξ_j}/(Σ_j e^{ξ_j})².
+    By Taylor, e^x = 1 + x + x²g(x) with g(x) = ∫₀¹(1 − t)e^{tx}dt increasing, and max_j ξ_j <=
+    ‖ξ‖√((m − 1)/m) (Σ ξ_j = 0), so Σ_j e^{kξ_j} <= E_k(τ) = m + k²τ²g(kτ√((m − 1)/m)), and Σ_j e^{ξ_j} >= m
+    (Jensen). On each of 1,024 intervals [s_lo, s_hi] covering the range of s, with τ at the point nearest 0:
+    p_y >= 1/(1 + e^{s_hi(m+1)/m}E_1), 1 − p_y <= A = 1/(1 + e^{−s_hi(m+1)/m}/E_1) and
+    ‖u‖² <= min(A²(1 + min(1, E_2/m²)), A² + p̄A) (with (iii)). p̲ is the larger of (ii)'s and the least of the
+    first over the intervals; U the smaller of (1 − p̲)(1 − p̲ + p̄) and the largest of the last.
+    (vii) Write ‖D‖² = aA_u + a'B_u + δ²⟨u, u'⟩ with A_u = ‖u‖² − ⟨u, u'⟩ and B_u = ‖u'‖² − ⟨u, u'⟩ (as
+    2t = a + a' − δ²); A_u + B_u = ‖u − u'‖² >= 0, so at most one is negative, and a, a' in [β, c'²] give
+    ‖D‖² <= c'²‖u − u'‖² + δ²⟨u, u'⟩ + c²·max(0, ⟨u, u'⟩ − min(‖u‖², ‖u'‖²)). The softmax Jacobian
+    diag(p) − ppᵀ is positive semi-definite with largest eigenvalue at most max_k p_k and at most 1/2
+    (Gershgorin: 2p_k(1 − p_k)); on the segment from z to z', z_θ = W((1 − θ)x̃ + θx̃') with
+    ‖(1 − θ)x̃ + θx̃'‖ <= c', so max_k p_k(z_θ) <= p̄ by (ii), and ‖p − p'‖ <= κ‖W(x̃ − x̃')‖ <= κRδ.
+    For y ≠ y': ‖u − u'‖ = ‖(p − p') − (e_y − e_{y'})‖ <= √2 + κRδ, ⟨u, u'⟩ <= H by (iv), and
+    min(‖u‖², ‖u'‖²) >= (1 − p̄)²(1 + 1/m) (Cauchy–Schwarz over the m classes j ≠ y): ‖D‖² <= L≠. For
+    y = y': ‖u − u'‖ = ‖p − p'‖ <= κRδ, ⟨u, u'⟩ <= U and ⟨u, u'⟩ − min(‖u‖², ‖u'‖²) <=
+    min(‖u‖, ‖u'‖)·|‖u‖ − ‖u'‖| <= √U‖u − u'‖: ‖D‖² <= L=. (viii) On each of 4,096 intervals covering
+    [0, 2c], every term of G and L is monotone in δ (H may be negative), so each is bounded by its value at
+    the interval's worse end; the largest of these bounds is returned. ∎
 
-    The exact supremum is lower: the most opposed probabilities need x and x' far apart, which lowers t,
-    and U and N are not attained together. A multi-start search over W, x, x' and both label cases
-    (tests/dpmech/test_sensitivity.py; two independent searches agree to 3 digits) finds suprema of 0.69 to
-    0.97 of this bound over C ∈ {2, 10}, c ∈ {0.5, 1, 2}, R ∈ {0.1, …, 5}: 0.85, 0.76, 0.69 at C = 10, c = 1
-    and R = 0.5, 1, 2 (‖D‖ of 2.04, 2.12, 2.40 against 2√2c' = 4), 0.71 at C = 2, c = 1, R = 1, and all of
-    it as R → 0 or ∞. Rounded up (p̄, p̲ by libm's exp and a few roundings, covered by a relative 2⁻⁴⁰).
+    The exact supremum is lower: the label pairs that oppose the residuals most need x and x' apart, which
+    the weight radius charges for in the logits, and (v)–(vii) bound ‖u‖², ⟨u, u'⟩ and ‖p − p'‖ one at a
+    time. A multi-start search over W, x, x' and both label cases (tests/dpmech/test_sensitivity.py; two
+    independent searches agree to 3 digits) finds suprema of 0.72 to 0.9995 of this bound at C = 10 over
+    c ∈ {0.5, 1, 2}, R ∈ {0.1, 0.5, 1, 2, 5}: 0.93, 0.84, 0.72 at c = 1 and R = 0.5, 1, 2 (‖D‖ of 2.04, 2.12, 2.40
+    against 2.20, 2.52, 3.34 here and 2.40, 2.79, 3.49 for the closed form of (v) alone), and all of it as
+    R → 0 or ∞; at C = 2 see below. Rounded up (p̄, p̲ by libm's exp and a few roundings, the interval ends
+    padded by a relative 1e-12, the rest covered by a relative 2⁻⁴⁰).
 
     Two classes (C = 2): the minimum of the above and √(2Ψ*), where Ψ* bounds the supremum of a
     three-variable relaxation that keeps the coupling of the logits to ‖x̃ − x̃'‖; it reaches 0.977 of the
@@ -422,10 +532,7 @@ def softmax_gradient_difference_bound(weight_radius: float, feature_bound: float
     num_classes = check.integer_scalar("num_classes", num_classes, 2)
     input_norm = _input_norm_bound(feature_bound, regularized_intercept)
     offset = 1.0 if regularized_intercept else 0.0
-    largest, smallest, residual_squared = _softmax_ranges(weight_radius * input_norm, num_classes)
-    opposition = 2.0 * largest - smallest
-    squared = 2.0 * input_norm**2 * residual_squared + 2.0 * max(
-        (offset + feature_bound**2) * opposition, max(feature_bound**2 - offset, 0.0) * residual_squared)
+    squared = _distance_coupled_squared_difference_bound(weight_radius, feature_bound, offset, num_classes)
     unbounded = 2.0 * math.sqrt(2.0) * input_norm  # the R-free bound, as multinomial_logistic_regression_sensitivity has it
     bound = min(math.nextafter(math.sqrt(squared) * (1.0 + 2.0**-40), math.inf), unbounded)
     if num_classes == 2 and math.isfinite(4.0 * math.sqrt(2.0) * weight_radius * input_norm):
@@ -461,7 +568,7 @@ def multinomial_logistic_regression_sensitivity(
       of Cor. 8 only compares the two records' gradients at the neighbour's
       minimiser W', and λW' = −(1/n)Σ (p_i − e_{y_i}) x̃_iᵀ with each term of
       norm at most √2·‖x̃‖max, so ‖W'‖_F <= R. Then each residual has
-      ‖p_i − e_{y_i}‖² <= U(R) (step (iii) there), so R' = √U(R)·‖x̃‖max/λ is
+      ‖p_i − e_{y_i}‖² <= U(R) (steps (iii) and (vi) there), so R' = √U(R)·‖x̃‖max/λ is
       again a radius; up to 60 such steps lower R while they do. Never above
       ``"tight"``.
 
@@ -679,8 +786,9 @@ def softmax_slp_sensitivity(regularization: float, n: int, feature_bound: float,
     With ``projection_radius`` R and ``num_classes`` C both given, 2L is instead
     :func:`softmax_gradient_difference_bound` at R: step (ii) of
     :func:`psgd_bolt_on_sensitivity` compares the two records' gradients at one
-    iterate, and every iterate lies in the R-ball (0.70 of the R-free bound at
-    DP-Helmet's defaults c = 1, R = 1, C = 10; 0.64 at C = 2). The iterates start in the ball;
+    iterate, and every iterate lies in the R-ball (0.63 of the R-free bound at
+    DP-Helmet's defaults c = 1, R = 1, C = 10, where DP-Helmet's σ_u at ε = 1, δ = 1e-5 is 0.0840; 0.64 at
+    C = 2). The iterates start in the ball;
     a projection computed in floating point may leave an iterate a few ulps
     outside it, so pass R raised by that rounding (float32: a relative 2⁻²⁰).
     """
