@@ -287,6 +287,8 @@ def audit_selected_round(data, config: DpHelmetConfig, seed: int, trials: int, a
     independent trials with no assumption on the privacy curve. α is split evenly between it and the noise-scale
     check of the releases' residuals against the selected users' event.
     """
+    if config.epsilon == math.inf:
+        raise ValueError("config.epsilon must be finite to audit a round with client selection (got ∞: no claim)")
     poisson = config.participation_probability is not None
     rng = audit_generator(seed, 1)
     prepared = pipeline.prepare_users(data, config, seed)
@@ -305,8 +307,6 @@ def audit_selected_round(data, config: DpHelmetConfig, seed: int, trials: int, a
     measurements = {"canary_distance_over_local_sensitivity": search.result.displacement / prepared.sensitivity,
                     "canary_proposals_retrained": search.result.retrained, "num_users": num_users,
                     "participation_law": law}
-    if settings.user_noise_std == 0:
-        raise ValueError("config.epsilon must be finite to audit a round with client selection (got ∞: no claim)")
     event = settings.event  # the selected users' release, before the selection's amplification
     # The released noise per coordinate is the same for every selection: k shares of σ_u over k, or
     # (σq|U|)²/t on the sum over q|U| (poisson_settings: one share of a one-user round is all of it).
