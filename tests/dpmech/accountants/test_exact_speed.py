@@ -25,6 +25,7 @@ from dpmech import (
 )
 from benchmarks.exact_accountant import DELTA, MIXED_TRUTH, mixed_ledger
 from dpmech.accountants import exact
+from tests.dpmech.accountants.test_soundness import _check_epsilon
 from tests.profiles import examples
 
 finite_events = st.one_of(
@@ -48,15 +49,6 @@ def _ledger(entries, sigma):
 
 def _reference(entries, sigma):
     return [*entries, *([(GaussianEvent(sigma), 1)] if sigma is not None else [])]
-
-
-def _check_epsilon(guarantee, reference, delta):
-    lower, _, upper = guarantee.interval
-    assert lower <= upper
-    if math.isfinite(upper):
-        assert high_precision.ledger_delta(reference, upper) <= delta
-    if lower > 0.0:
-        assert high_precision.ledger_delta(reference, lower if math.isfinite(lower) else 1e6) >= delta
 
 
 @examples(0.3)
