@@ -1,0 +1,128 @@
+"""The golden cases: every ``dpmech`` command and every benchmark script, at options that run in seconds.
+
+A benchmark left out, and why, is listed in ``tests/golden/test_golden.py``'s docstring.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+
+from tests.golden import LOAD, PLATFORM, RATES, SECONDS, SPEED_RATIOS, TABLE_PADDING, VERSIONS, Case, Columns
+
+
+def _scores(directory: pathlib.Path) -> None:
+    """Members' scores N(1, 1) and non-members' N(0, 1), 500 each, seed 0: an attack that clearly works."""
+    rng = np.random.default_rng(0)
+    np.save(directory / "in.npy", rng.normal(1.0, 1.0, 500))
+    np.save(directory / "out.npy", rng.normal(0.0, 1.0, 500))
+
+
+def _help(command: str, slow: bool) -> Case:
+    return Case(f"help-{command.replace(' ', '-')}", (*command.split(), "--help"), slow=slow)
+
+
+CLI = [
+    # the default set: the scalar Gaussian commands, each as a table, as JSON and as an error exit
+    Case("version", ("--version",)),
+    Case("help", ("--help",)),
+    _help("calibrate", slow=False),
+    _help("epsilon", slow=False),
+    _help("delta", slow=False),
+    Case("calibrate-table", ("calibrate", "--epsilon", "1", "--delta", "1e-5", "--sensitivity", "2",
+                             "--compositions", "3")),
+    Case("calibrate-json", ("calibrate", "--epsilon", "0.3", "--delta", "1e-5", "--method", "classic",
+                            "--compositions", "7", "--json")),
+    Case("calibrate-bad-delta", ("calibrate", "--epsilon", "1", "--delta", "1.5"), stderr=True),
+    Case("calibrate-missing-epsilon", ("calibrate", "--delta", "1e-5"), stderr=True),
+    Case("epsilon-table", ("epsilon", "--sigma", "1", "--delta", "1e-5")),
+    Case("epsilon-json", ("epsilon", "--sigma", "2", "--delta", "1e-6", "--sensitivity", "2", "--compositions", "10",
+                          "--json")),
+    Case("epsilon-bad-sigma", ("epsilon", "--sigma", "0", "--delta", "1e-5"), stderr=True),
+    Case("delta-table", ("delta", "--sigma", "1", "--epsilon", "1")),
+    Case("delta-json", ("delta", "--sigma", "0.5", "--epsilon", "3", "--compositions", "4", "--json")),
+    Case("delta-bad-compositions", ("delta", "--sigma", "1", "--epsilon", "1", "--compositions", "1.5"), stderr=True),
+    _help("dpsgd", slow=False),
+    _help("dpsgd epsilon", slow=False),
+    _help("dpsgd calibrate", slow=False),
+    _help("verify", slow=False),
+    _help("audit", slow=False),
+    _help("run", slow=False),
+    Case("dpsgd-epsilon-table", ("dpsgd", "epsilon", "--noise-multiplier", "1", "--sampling-rate", "0.01", "--steps",
+                                 "1000", "--delta", "1e-5")),
+    Case("dpsgd-bad-steps", ("dpsgd", "epsilon", "--noise-multiplier", "1", "--sampling-rate", "0.01", "--steps", "0",
+                             "--delta", "1e-5"), stderr=True),
+    # the slow set: commands whose interpreter loads the PLD engine, Hypothesis, scikit-learn or torch
+    *(_help(f"audit {name}", slow=True) for name in ("gaussian-output", "randomized-response", "scores", "fedauxfdp",
+                                                     "dphelmet", "fedmd-nfdp", "fedgm", "fedzda")),
+    Case("dpsgd-epsilon-json", ("dpsgd", "epsilon", "--noise-multiplier", "1.1", "--batch-size", "256",
+                                "--dataset-size", "60000", "--epochs", "2", "--delta", "1e-5", "--json"), slow=True),
+    Case("dpsgd-epsilon-random-allocation", ("dpsgd", "epsilon", "--noise-multiplier", "2", "--batch-size", "10",
+                                             "--dataset-size", "1000", "--epochs", "1", "--delta", "1e-5",
+                                             "--sampling", "random-allocation"), slow=True, stderr=True),
+    Case("dpsgd-epsilon-shuffle", ("dpsgd", "epsilon", "--noise-multiplier", "1", "--sampling-rate", "0.01",
+                                   "--steps", "100", "--delta", "1e-5", "--sampling", "shuffle"),
+         slow=True, stderr=True),
+    Case("dpsgd-calibrate-table", ("dpsgd", "calibrate", "--epsilon", "1", "--sampling-rate", "0.01", "--steps",
+                                   "1000", "--delta", "1e-5"), slow=True),
+    Case("dpsgd-calibrate-json", ("dpsgd", "calibrate", "--epsilon", "3", "--batch-size", "64", "--dataset-size",
+                                  "6400", "--steps", "500", "--delta", "1e-6", "--json"), slow=True),
+    Case("verify-list", ("verify", "--list"), slow=True),
+    Case("verify-randomized-response", ("verify", "randomized-response"), slow=True),
+    Case("verify-nfdp-json", ("verify", "nfdp", "--json"), slow=True),
+    Case("verify-unknown", ("verify", "no-such-check"), slow=True, stderr=True),
+    Case("audit-gaussian-output-table", ("audit", "gaussian-output", "--epsilon", "1", "--delta", "1e-5", "--trials",
+                                         "1000"), slow=True),
+    Case("audit-gaussian-output-json", ("audit", "gaussian-output", "--epsilon", "1", "--delta", "1e-5", "--trials",
+                                        "2000", "--sigma-scale", "0.5", "--repetitions", "2", "--seed", "3", "--json"),
+         slow=True),
+    Case("audit-gaussian-output-bad-trials", ("audit", "gaussian-output", "--epsilon", "1", "--delta", "1e-5",
+                                              "--trials", "0"), slow=True, stderr=True),
+    Case("audit-randomized-response-table", ("audit", "randomized-response", "--epsilon", "1", "--num-classes", "4",
+                                             "--canaries", "1000"), slow=True),
+    Case("audit-randomized-response-json", ("audit", "randomized-response", "--epsilon", "2", "--num-classes", "2",
+                                            "--canaries", "2000", "--delta", "1e-5", "--seed", "1", "--json"),
+         slow=True),
+    Case("audit-scores-table", ("audit", "scores", "in.npy", "out.npy", "--epsilon", "1", "--delta", "1e-5",
+                                "--trials", "independent", "--out", "rep"), slow=True, inputs=_scores),
+    Case("audit-scores-json", ("audit", "scores", "in.npy", "out.npy", "--epsilon", "1", "--delta", "1e-5",
+                               "--estimator", "gdp", "--both-directions", "--json"), slow=True, inputs=_scores),
+    Case("audit-scores-missing-file", ("audit", "scores", "in.npy", "absent.npy"), slow=True, stderr=True,
+         inputs=_scores),
+]
+
+# What every benchmark prints that varies between runs of the same code: its timings and the versions it names.
+TIMED = (SECONDS, RATES, SPEED_RATIOS, VERSIONS, LOAD, PLATFORM, *TABLE_PADDING)
+# Markdown tables' timed columns: seconds, speed ratios, rates.
+TIMED_COLUMNS = Columns("timed columns", r"(?i).*(\bs\b|seconds|\bms\b|ratio|speed|/s\b|per second|time|wall|cpu).*")
+
+
+def _benchmark(name: str, script: str, *arguments: str) -> Case:
+    # wide enough that no table of a benchmark wraps: a timed cell's width would move the wraps
+    return Case(name, (f"benchmarks/{script}.py", *arguments), slow=True, masks=(TIMED_COLUMNS, *TIMED), columns=300)
+
+
+BENCHMARKS = [
+    _benchmark("bench-conversions-quick", "conversions", "--quick"),
+    _benchmark("bench-gaussian-core", "gaussian_core", "--runs", "1"),
+    _benchmark("bench-discrete-noise-quick", "discrete_noise", "--quick"),
+    _benchmark("bench-seed-nfdp-table2", "seed_nfdp_table2"),
+    _benchmark("bench-batched-heads", "batched_heads", "--sizes", "30", "--heads", "3", "--repeats", "1"),
+    _benchmark("bench-batched-logistic", "batched_logistic", "--heads", "8", "--sklearn-heads", "2", "--sizes", "50",
+               "--repeats", "1"),
+    _benchmark("bench-audit-statistics", "audit_statistics", "--repetitions", "1"),
+    _benchmark("bench-audit-pipelines-fedgm", "audit_pipelines", "--pipelines", "fedgm", "--trials", "1000",
+               "--shadows", "4", "--pool", "100"),
+    _benchmark("bench-verification", "verification", "--skip-thorough"),
+    _benchmark("bench-seed-fedgm-quick", "seed_fedgm", "--quick"),
+    _benchmark("bench-exact-accountant-quick", "exact_accountant", "--quick"),
+    _benchmark("bench-pld-quick", "pld", "--quick"),
+    _benchmark("bench-accounting-quick", "accounting", "--quick"),
+    _benchmark("bench-seed-pipelines-two", "seed_pipelines_two"),
+    _benchmark("bench-seed-dphelmet", "seed_dphelmet"),
+    _benchmark("bench-seed-fedauxfdp", "seed_fedauxfdp"),
+    _benchmark("bench-seed-fedzda", "seed_fedzda", "--seeds", "1"),
+]
+
+CASES = [*CLI, *BENCHMARKS]
