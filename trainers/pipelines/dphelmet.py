@@ -33,6 +33,12 @@ against s/|U| (Lemma 5.1), so the guarantee holds whatever the dishonest users d
 secure sum only: one user's noisy model seen alone carries just σ_u = σ/√(t|U|). With
 ``privacy_unit="record"`` the result also states two user-level guarantees for the same noise:
 group privacy over the user's N records (Cor. 5.4, sensitivity N·s) and Cor. 5.5 (2B/|U|).
+
+Client selection (user level). k of the |U| users uniformly without replacement: the blind average
+of the k, amplified by sampling without replacement (replace-one; :func:`selection_user_noise`).
+Each user with probability q (Poisson): add/remove-one users, the selected models summed over the
+public q|U| with shares that give the sum the same noise for any number of participants, an empty
+round included (:func:`poisson_settings`, :func:`poisson_average`, :func:`poisson_round_event`).
 """
 
 from __future__ import annotations

@@ -38,6 +38,11 @@ independent draws of the two hypotheses), and two release checks against the bli
 must be at least the event's σ, the honest users' noise) and the displacement
 of the two worlds' averages against the event's sensitivity. α is split
 evenly between the GDP bound and the noise-scale bound.
+
+With client selection (``clients_per_round`` or ``participation_probability``) the claim is the
+amplified one and :func:`audit_selected_round` samples the selection in every trial: the released
+law is then a mixture of Gaussians, and the bound is the assumption-free Clopper–Pearson one at a
+threshold planned before any release is drawn (:func:`planned_threshold`).
 """
 
 from __future__ import annotations
