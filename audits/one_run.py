@@ -269,16 +269,17 @@ def _estimate_rejects(epsilon: float, weight: float, target: float, r: int, v: i
     estimate it replaced, so that every decision, and so every proxy and bracket, is the same doubles
     (tests/audits/test_one_run_pinned.py); a NaN tail or average rejects nothing.
     """
-    q = special.expit(epsilon)
+    q = float(special.expit(epsilon))
     last = v - 1
     distance = v - min(math.floor((r + 1) * q), last)  # from v − 1 down to the mode, >= 1 and <= v
     spread = math.sqrt(r * q * (1.0 - q))
-    wider, widest = (min(max(float(round(distance + spread * k)), 1.0), v) for k in (1.0, 2.0))
-    tail, *ends = special.bdtrc([float(last), last - 1.0, last - distance, last - wider, last - widest],
-                                np.int64(r), q).tolist()
-    averages = (ends[0] - tail, (ends[1] - tail) / distance, (ends[2] - tail) / wider, (ends[3] - tail) / widest)
-    if math.isnan(tail) or any(map(math.isnan, averages)):
+    wider = min(max(float(round(distance + spread)), 1.0), v)
+    widest = min(max(float(round(distance + spread * 2.0)), 1.0), v)
+    tails = special.bdtrc((float(last), last - 1.0, last - distance, last - wider, last - widest), np.int64(r), q)
+    tail, *ends = tails.tolist()
+    if math.isnan(tail) or any(map(math.isnan, ends)):  # then an average is NaN: the vectorised max rejected nothing
         return False
+    averages = (ends[0] - tail, (ends[1] - tail) / distance, (ends[2] - tail) / wider, (ends[3] - tail) / widest)
     return tail + weight * max(averages) < target
 
 
