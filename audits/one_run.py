@@ -65,6 +65,7 @@ against a 0.12 ms sort: the nine vectorised steps of the crossing estimate ~0.6 
 from __future__ import annotations
 
 import functools
+import heapq
 import math
 
 import numpy as np
@@ -469,32 +470,34 @@ def _best(significance, delta, r, v, m, analysis="steinke"):
     # before the first step), at least its proxy; the rule with the largest upper end (ties: an unfinished
     # bisection, then the lower index) takes one more step until it is finished, and then no other rule's proxy
     # can exceed its proxy: it is the next in the order.
-    weight = 2.0 * m * delta
-    upper = roots.tolist()
-    lower = [0.0] * len(upper)
+    weight, guesses, corrects = 2.0 * m * delta, r.tolist(), v.tolist()
+    lower, upper = [0.0] * r.size, roots.tolist()
     steps = [_PROXY_STEPS if root == 0.0 else 0 for root in upper]  # a rule with root 0 has proxy 0
-    remaining = list(range(len(upper)))
-    while remaining:
-        index = max(remaining, key=lambda rule: (upper[rule], steps[rule] < _PROXY_STEPS, -rule))
+    # A heap of (−upper end, finished, index): the largest upper end first, an unfinished bisection before a
+    # finished one, then the lower index.
+    queue = [(-root, steps[index] == _PROXY_STEPS, index) for index, root in enumerate(upper)]
+    heapq.heapify(queue)
+    while queue:
+        _, finished, index = heapq.heappop(queue)
         if upper[index] <= best_epsilon:
             # p(·, δ) is at least the estimate's p, which reaches the target at the proxy: this rule's bound is at
             # most the best so far (up to the estimate's rounding, which can only make the result smaller), and so
             # is every later rule's, their proxies being at most their upper ends.
             break
-        if steps[index] < _PROXY_STEPS:
+        if not finished:
             middle = 0.5 * (lower[index] + upper[index])
-            if _estimate_rejects(middle, weight, target, int(r[index]), int(v[index])):
+            if _estimate_rejects(middle, weight, target, guesses[index], corrects[index]):
                 lower[index] = middle
             else:
                 upper[index] = middle
             steps[index] += 1
+            heapq.heappush(queue, (-upper[index], steps[index] == _PROXY_STEPS, index))
             continue
-        remaining.remove(index)
-        one = slice(int(index), int(index) + 1)
+        one = slice(index, index + 1)
         if best_epsilon >= 0.0 and (roots[index] <= best_epsilon
                                     or _lowered_roots(significance, r[one], v[one], roots[one])[0] <= best_epsilon):
             continue  # bounded by its δ = 0 value (itself at most the root), lowered only when the root does not tell
-        counts = (int(r[index]), int(v[index]), m)
+        counts = (guesses[index], corrects[index], m)
         rejected = None
         if best_epsilon >= 0.0:
             # p is nondecreasing in ε: if the best bound so far is not rejected for this rule, neither is any
@@ -506,7 +509,7 @@ def _best(significance, delta, r, v, m, analysis="steinke"):
         epsilon = _epsilon_for_counts(significance, delta, *counts, float(roots[index]), upper[index],
                                       rejected=rejected)
         if epsilon > best_epsilon:
-            best, best_epsilon = int(index), epsilon
+            best, best_epsilon = index, epsilon
     return best, best_epsilon
 
 
