@@ -289,8 +289,9 @@ def _softmax_ranges(logit_radius: float, num_classes: int) -> tuple[float, float
     peak = spread * math.sqrt((others - 1) / others)
     exponential_sum = others + spread**2 * _exp_remainder_upper(peak)
     squared_sum = others + 4.0 * spread**2 * _exp_remainder_upper(2.0 * peak)
-    tilt = np.clip(stretch * high, -700.0, 700.0)
-    # A product that overflows is +∞, which errs the safe way: p_y >= 0 and 1 − p_y <= 1.
+    # Raised to −700 (e^{−s(m+1)/m} capped at e^700 overstates 1 − p_y's bound, and p_y's needs no floor); an
+    # e^{s(m+1)/m} that overflows is +∞, which errs the safe way too: p_y >= 0 and 1 − p_y <= 1.
+    tilt = np.maximum(stretch * high, -700.0)
     with np.errstate(over="ignore"):
         smallest = max(smallest, float((1.0 / (1.0 + np.exp(tilt) * exponential_sum)).min()) * (1.0 - 1e-12))
         rest = np.minimum(1.0 / (1.0 + np.exp(-tilt) / exponential_sum) * (1.0 + 1e-12), 1.0)
