@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from audits import AuditScores, epsilon_one_run
 from audits import one_run
 
+from tests.audits.test_one_run_speed import _target, _vectorised_proxies
 from tests.profiles import examples
 
 _PINNED = json.loads((pathlib.Path(__file__).parent / "test_one_run_pinned.json").read_text())
@@ -50,3 +51,41 @@ def test_pure_bound_of_the_best_rule_is_the_largest_of_all_rules(m, data, signif
     v = np.array([data.draw(st.integers(0, guesses)) for guesses in r.tolist()], dtype=np.int64)
     every = one_run._lowered_roots(significance, r, v, one_run._live_roots(significance, r, v))
     assert one_run._best(significance, 0.0, r, v, m) == (int(np.argmax(every)), float(every.max()))
+
+
+def _reference_best(significance, delta, r, v, m):
+    """_best at δ > 0 as commit 1d46e14 ran it: every rule's δ = 0 bound and proxy first, then the loop."""
+    roots = one_run._live_roots(significance, r, v)
+    pure = one_run._lowered_roots(significance, r, v, roots)
+    target = _target(significance)
+    best, best_epsilon = int(np.argmax(pure)), -1.0
+    proxies = _vectorised_proxies(significance, delta, r, v, m, roots)
+    for index in np.argsort(-proxies, kind="stable"):
+        if proxies[index] <= best_epsilon:
+            break
+        if pure[index] <= best_epsilon:
+            continue
+        counts = (int(r[index]), int(v[index]), m)
+        rejected = None
+        if best_epsilon >= 0.0:
+            at_best = one_run._p_value(best_epsilon, delta, *counts)
+            if at_best >= target:
+                continue
+            rejected = (best_epsilon, at_best)
+        epsilon = one_run._epsilon_for_counts(significance, delta, *counts, float(roots[index]),
+                                              float(proxies[index]), rejected=rejected)
+        if epsilon > best_epsilon:
+            best, best_epsilon = int(index), epsilon
+    return best, best_epsilon
+
+
+@examples(1)
+@given(m=st.integers(2, 100_000), data=st.data(), significance=st.sampled_from([0.05, 0.005, 1e-6]),
+       delta=st.sampled_from([1e-8, 1e-5, 1e-3]))
+def test_best_rule_at_positive_delta_is_the_reference_loops(m, data, significance, delta):
+    # _best bisects each rule's proxy only as far as the order needs it and lowers a δ = 0 root only when the loop
+    # reaches that rule; the reference computes everything first. Rules with nearly equal counts make close
+    # proxies, ties and skipped rules.
+    r = np.array(data.draw(st.lists(st.integers(1, m), min_size=1, max_size=12)), dtype=np.int64)
+    v = np.array([data.draw(st.integers(max(0, guesses // 2), guesses)) for guesses in r.tolist()], dtype=np.int64)
+    assert one_run._best(significance, delta, r, v, m) == _reference_best(significance, delta, r, v, m)
