@@ -492,15 +492,15 @@ def softmax_gradient_difference_bound(weight_radius: float, feature_bound: float
     The exact supremum is lower: the label pairs that oppose the residuals most need x and x' apart, which
     the weight radius charges for in the logits, and (v)–(vii) bound ‖u‖², ⟨u, u'⟩ and ‖p − p'‖ one at a
     time. A multi-start search over W, x, x' and both label cases (tests/dpmech/test_sensitivity.py; two
-    independent searches agree to 3 digits) finds suprema of 0.72 to 0.9995 of this bound at C = 10 over
-    c ∈ {0.5, 1, 2}, R ∈ {0.1, 0.5, 1, 2, 5}: 0.93, 0.84, 0.72 at c = 1 and R = 0.5, 1, 2 (‖D‖ of 2.04, 2.12, 2.40
+    independent searches agree to 3 digits) finds suprema of 0.71 to 0.9995 of this bound at C = 10 over
+    c ∈ {0.5, 1, 2}, R ∈ {0.1, 0.5, 1, 2, 5}: 0.92, 0.84, 0.71 at c = 1 and R = 0.5, 1, 2 (‖D‖ of 2.04, 2.12, 2.40
     against 2.20, 2.52, 3.34 here and 2.40, 2.79, 3.49 for the closed form of (v) alone), and all of it as
     R → 0 or ∞; at C = 2 see below. Rounded up (p̄, p̲ by libm's exp and a few roundings, the interval ends
     padded by a relative 1e-12, the rest covered by a relative 2⁻⁴⁰).
 
     Two classes (C = 2): the minimum of the above and √(2Ψ*), where Ψ* bounds the supremum of a
     three-variable relaxation that keeps the coupling of the logits to ‖x̃ − x̃'‖; it reaches 0.977 of the
-    searched supremum or more on the grid above (0.9995 at c <= 1), against 0.71 to 0.95 for the above.
+    searched supremum or more on the grid above (0.9995 at c <= 1), against 0.79 to 0.998 for the above.
 
     Proof (C = 2; r = √2·R). (a) With rows w_0, w_1 of W, s = z_1 − z_0 = ⟨v, x̃⟩ for v = w_1 − w_0, and
     ‖v‖² <= 2‖w_0‖² + 2‖w_1‖² <= r². As p_0 + p_1 = 1, u = (σ(s) − [y = 1])·(−1, 1) (σ the logistic function),
