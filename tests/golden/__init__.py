@@ -6,12 +6,19 @@ caller's. Its record, ``tests/golden/outputs/<name>.txt``, is the rendered run: 
 status, the whole stdout and, for a case with ``stderr=True`` (the error exits), the whole stderr.
 ``tests/golden/test_golden.py`` reruns every case and compares the rendering with the record byte for byte.
 
-Masks. A field that varies between runs of the same code (seconds, rates and speed ratios, dates, host names,
-load averages, the versions of the competitors) is replaced by a fixed token before the comparison and in the
-record, by the case's :class:`Mask` es: each is a named regular expression (listed under "Masks" below), and a
-masked line is kept, never dropped. Where a timed cell sets a table's column width, the table's padding is
-masked too (:data:`TABLE_PADDING`): runs of spaces and of rule characters are shortened to one, so the
-table's text, row by row and cell by cell, is still compared.
+Masks. A field that varies between runs of the same code is replaced by a fixed token, in the comparison and in
+the record, by the case's masks; a masked line is kept, never dropped. Each mask is a named regular expression
+(:class:`Mask`) or a table's named columns (:class:`Columns`), defined below:
+
+* :data:`SECONDS` (a number with a unit of time), :data:`RATES` (per second), :data:`SPEED_RATIOS` (``2.5x``,
+  ``×2.5``), :data:`LOAD` (load averages), :data:`VERSIONS` (of Python and of the competitors), :data:`PLATFORM`
+  (the kernel's name), and ``cases.TIMED_COLUMNS``, the cells under a timed header (``s``, ``ms``, ``ratio``,
+  ``speed-up``, ``wall``, ``CPU``...), whatever is printed in them;
+* :data:`TABLE_PADDING`: a timed cell sets its column's width, and the width sets the padding, the rules and the
+  centred title of its table, so in a case with timed cells runs of spaces become one and leading and trailing
+  spaces and repeated rule characters go; the table's text, row by row and cell by cell, is still compared;
+* before the masks, :func:`run` writes the interpreter's path, the repository's and the run's temporary directory
+  as ``python``, ``<repository>`` and ``<tmp>``.
 
 Regenerate the records (after an intended change of output; review ``git diff tests/golden`` before
 committing it)::
@@ -72,7 +79,7 @@ class Columns:
     """Every cell of a table under a header that matches ``header`` becomes ``token``: the timed columns of a
     benchmark's tables, whatever their unit. Markdown tables (``| a | b |`` rows; the header is a table's first
     row) and rich's boxed tables (header rows between ``┃``, data rows between ``│``; a header wrapped over several
-    rows is read joined) both; empty cells, ``-`` and Markdown's rule row stay as they are."""
+    rows is read joined) both; a cell without a digit ("-", "not installed") stays as it is."""
 
     name: str
     header: str
@@ -102,7 +109,7 @@ class Columns:
     def _masked(self, line: str, separator: str, columns: list[int]) -> str:
         cells = line.split(separator)
         for column in columns:
-            if column < len(cells) and cells[column].strip() not in ("", "-") and not set(cells[column]) <= set("-: "):
+            if column < len(cells) and re.search(r"\d", cells[column]):
                 cells[column] = f" {self.token} "
         return separator.join(cells)
 
