@@ -4,10 +4,14 @@ learns only the sum of the encoded shares and divides by the number of survivors
 The ClientApp of user u runs the pipeline's own steps, in the order and with the Generators of
 :func:`trainers.pipelines.dphelmet.run_dphelmet`: ``dphelmet_user`` (train, then the release step
 ``release_user_model``, which adds the noise share σ_u), so its noisy model is bit-identical to
-the in-process run with the same seed. It then encodes the share for SecAgg+
-(:func:`~trainers.flower.encoding.randomised_rounding`, continuing the same Generator) and hands it to
-Flower's ``secaggplus_mod``, which masks it. Its plaintext metrics carry the release's accounting
-inputs (σ_u, s, d) and nothing computed from its data.
+the in-process run with the same seed and the same noise settings. Discrete shares are calibrated at
+the floor h_min and the mechanism's δ, below the config's δ by (1 + e^ε)·p
+(:func:`prepare_flower_round`), so σ² exceeds the in-process σ² at the config's δ (by 4·10⁻⁵
+relative on digits at ε = 1) and the exact sampler draws other noise from the same Generator: only
+the in-process run at γ, h_min and the mechanism's δ releases the same model. It then encodes the
+share for SecAgg+ (:func:`~trainers.flower.encoding.randomised_rounding`, continuing the same
+Generator) and hands it to Flower's ``secaggplus_mod``, which masks it. Its plaintext metrics carry
+the release's accounting inputs (σ_u, s, d) and nothing computed from its data.
 
 The ServerApp runs ``SecAggPlusWorkflow`` (weights fixed to 1 so that Flower's weighting is
 exact) and builds the ledger from the survivors' reported settings and the realised number of

@@ -5,12 +5,16 @@ server holds, the unmasked sum and the accuracy against the in-process pipeline;
 few survivors checks that it fails cleanly and releases nothing.
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from trainers.flower.dphelmet import SecureAggregationFailed, encoded_user_share, run_flower_dphelmet
+from trainers.flower import accounting
+from trainers.flower.dphelmet import (SecureAggregationFailed, encoded_user_share, prepare_flower_round,
+                                      run_flower_dphelmet)
 from trainers.pipelines._common import linear_accuracy
-from trainers.pipelines.dphelmet import DpHelmetConfig, prepare_users, protection_notes, secure_average
+from trainers.pipelines.dphelmet import DpHelmetConfig, prepare_users, protection_notes, run_dphelmet, secure_average
 from tests.trainers.digits_fixtures import digits
 
 # A Flower simulation starts Ray and takes about a minute: deselect those tests with -m "not slow".
@@ -123,3 +127,28 @@ def test_client_selection_is_refused_on_the_flower_engine(digits):
     config = DpHelmetConfig(num_users=5, records_per_user=40, epochs=3, privacy_unit="user", clients_per_round=3)
     with pytest.raises(ValueError, match="clients_per_round"):
         run_flower_dphelmet(digits, config, SEED)
+
+
+def test_discrete_shares_are_the_in_process_release_at_the_rounds_sigma(digits):
+    # The ClientApp's discrete share (what SecAgg+ sums; no Ray needed) is the in-process release drawn
+    # from the same Generator once the in-process shares have the round's σ²: γ, the floor ⌈t·|U|⌉ and
+    # the mechanism δ = δ − (1 + e^ε)·p. At the config's own δ, σ² is smaller (the refusals are not paid
+    # for) and the exact sampler draws other noise from the same seed: why `dpmech run --engine flower`
+    # (12.5 % at seed 0, issue 31) and the in-process discrete run at δ (25.3 %) released different models.
+    config = dataclasses.replace(CONFIG, noise="discrete")
+    failure = 1e-9
+    floor = accounting.guaranteed_honest_shares(config.num_users, config.honest_fraction, config.num_users)
+    prepared, _, encoding = prepare_flower_round(digits, config, SEED, failure, floor)
+    flower = [encoded_user_share(prepared, user, encoding)[0] for user in range(config.num_users)]
+    granularity = prepared.settings.granularity
+    same_sigma = dataclasses.replace(config, granularity=granularity,
+                                     delta=accounting.mechanism_delta(config.delta, config.epsilon, failure))
+    in_process = run_dphelmet(digits, same_sigma, SEED)
+    assert prepare_users(digits, same_sigma, SEED).settings.sigma_squared_grid == prepared.settings.sigma_squared_grid
+    for ours, theirs in zip(flower, in_process.messages, strict=True):
+        assert np.array_equal(ours.payload["grid_share"], theirs.payload["grid_share"])
+    assert np.array_equal(secure_average(flower), secure_average(in_process.messages))
+    at_config_delta = prepare_users(digits, dataclasses.replace(config, granularity=granularity), SEED).settings
+    assert at_config_delta.sigma_squared_grid < prepared.settings.sigma_squared_grid
+    unpaid = run_dphelmet(digits, dataclasses.replace(config, granularity=granularity), SEED)
+    assert not np.array_equal(unpaid.messages[0].payload["grid_share"], flower[0].payload["grid_share"])
