@@ -94,7 +94,7 @@ _EPSILON_CAP = 700.0
 _P_MARGIN = 1e-9
 _PROXY_STEPS = 9
 _LOWERING_CHUNK = 12
-_DOUBLINGS = 2.0 ** np.arange(_LOWERING_CHUNK)  # 2^k, k = 0 .. _LOWERING_CHUNK − 1: the steps of one chunk, exact
+_DOUBLINGS = [2.0**k for k in range(_LOWERING_CHUNK)]  # the steps of one chunk in units of the step, exact
 _TINY = 1e-300  # log p is taken of max(p, this): a tail that underflows at small ε still orders correctly
 
 
@@ -198,7 +198,7 @@ def _pure_roots(significance: float, r: np.ndarray, v: np.ndarray) -> np.ndarray
     P[Bin(r, q) >= v] = I_q(v, r − v + 1) = 1 − I_{1−q}(r − v + 1, v) (the regularised incomplete beta),
     so 1 − q is scipy's inverse of the complemented incomplete beta at the significance, in one vectorised
     call; ε = log(q) − log(1 − q) from 1 − q keeps its relative precision as q nears 1. An estimate only:
-    :func:`_lowered_roots` checks and lowers it.
+    :func:`_lowered_root` checks and lowers it.
     """
     complement = special.betainccinv(r - v + 1, v, significance)
     with np.errstate(divide="ignore"):
@@ -210,7 +210,7 @@ def _live_roots(significance: float, r: np.ndarray, v: np.ndarray) -> np.ndarray
 
     A rule is live when its p-value at ε = 0, P[Bin(r, ½) >= v], is below the significance less 1e-9 of it
     (bdtrc(−1, r, q) = 1: a rule with v = 0 is never live); a NaN root counts as 0. Every rule's δ = 0 bound
-    (:func:`_lowered_roots`) is at most its root, and so is its δ > 0 bound.
+    (:func:`_lowered_root`) is at most its root, and so is its δ > 0 bound.
     """
     r, v = np.asarray(r, np.int64), np.asarray(v, np.int64)
     roots = np.zeros(r.shape)
@@ -221,42 +221,35 @@ def _live_roots(significance: float, r: np.ndarray, v: np.ndarray) -> np.ndarray
     return roots
 
 
-def _lowered_roots(significance: float, r: np.ndarray, v: np.ndarray, roots: np.ndarray) -> np.ndarray:
-    """sup{ε : p(ε, 0) < significance·(1 − 1e-9)} for arrays of counts, from their roots (:func:`_live_roots`).
+def _lowered_root(significance: float, r: int, v: int, root: float) -> float:
+    """sup{ε : p(ε, 0) < significance·(1 − 1e-9)} for one rule, from its root (:func:`_live_roots`).
 
-    Each root is lowered (by 1e-12 relative, then by doubling steps) until the p-value itself,
-    P[Bin(r, expit ε) >= v] as :func:`_p_value` computes it, is below the significance less 1e-9 of it,
-    vectorised over the rules; 0 where the root is 0 (a live rule with a NaN root passes at ε = 0, where it
-    is live). Each rule's result depends on its own counts and root alone, so any subset of the rules may be
-    lowered. The 1e-9 covers the error of scipy's binomial tail (2.4e-11 relative seen against mpmath), so p at
-    the returned ε is below the significance in exact arithmetic too, and the bound is certified in the sense
-    of Steinke et al.
+    The root is lowered (by 1e-12 relative, then by doubling steps) until the p-value itself,
+    P[Bin(r, expit ε) >= v] as :func:`_p_value` computes it, is below the significance less 1e-9 of it; 0 where
+    the root is 0 (a live rule with a NaN root passes at ε = 0, where it is live). The 1e-9 covers the error of
+    scipy's binomial tail (2.4e-11 relative seen against mpmath), so p at the returned ε is below the
+    significance in exact arithmetic too, and the bound is certified in the sense of Steinke et al.
     """
+    if not root > 0.0:
+        return 0.0
     target = significance * (1.0 - _P_MARGIN)
-    epsilons = np.zeros(np.shape(roots))
-    lowered = np.flatnonzero(roots > 0.0)
-    if lowered.size == 0:
-        return epsilons
-    r, v = np.asarray(r, np.int64)[lowered], np.asarray(v, np.int64)[lowered]
-    root = roots[lowered]
-    candidate = np.maximum(root * (1.0 - 1e-12), 0.0)
-    step = 1e-12 * np.maximum(candidate, 1.0)
-    # The candidates a rule runs through, c_k = max(c_{k−1} − 2^{k−1}·step, 0), _LOWERING_CHUNK at a time: a
-    # subtract-accumulate rounds as the steps taken one by one would, and one bdtrc call checks them all (the
-    # roots sit at the significance, 1e-9 above the target, so a rule passes after ~4 to 9 steps). Each rule keeps
-    # its first candidate that passes; one that passes none goes on from c_K with the step 2^K·step.
-    lanes, tail_start, guesses = np.arange(r.size), (v - 1)[:, None], r[:, None]  # P[Bin >= v] = bdtrc(v − 1, ·)
+    candidate = max(root * (1.0 - 1e-12), 0.0)
+    step = 1e-12 * max(candidate, 1.0)
+    # The candidates c_0 = candidate, c_k = c_{k−1} − 2^{k−1}·step, each taken at max(c_k, 0), _LOWERING_CHUNK at a
+    # time, one bdtrc call checking them all (the roots sit at the significance, 1e-9 above the target, so a rule
+    # passes after ~4 to 9 steps); the first that passes is the bound, and if none does the search goes on from
+    # the last with the step 2^K·step. Python floats: one rule's dozen candidates cost less in scalars than in
+    # the ~20 numpy calls of a vectorised chunk, and the doubles are those of that chunk (a subtract-accumulate).
     while True:
-        trail = np.maximum(np.subtract.accumulate(np.column_stack((candidate, step[:, None] * _DOUBLINGS)), axis=1), 0.0)
-        passing = special.bdtrc(tail_start, guesses, special.expit(trail[:, :-1])) < target  # NaN fails too
-        first = passing.argmax(axis=1)
-        passed = passing[lanes, first]
-        if passed.all():
-            break
-        candidate = np.where(passed, trail[lanes, first], trail[:, -1])
-        step = np.where(passed, 0.0, step * 2.0**_LOWERING_CHUNK)  # a rule that passed stays at its candidate
-    epsilons[lowered] = trail[lanes, first]
-    return epsilons
+        trail = [candidate]
+        for doubling in _DOUBLINGS:
+            trail.append(trail[-1] - step * doubling)
+        trail = [max(point, 0.0) for point in trail]
+        passing = special.bdtrc(v - 1, r, special.expit(trail[:-1])) < target  # NaN fails too
+        first = int(passing.argmax())
+        if passing[first]:
+            return trail[first]
+        candidate, step = trail[-1], step * 2.0**_LOWERING_CHUNK
 
 
 def _estimate_rejects(epsilon: float, weight: float, target: float, r: int, v: int) -> bool:
@@ -450,10 +443,10 @@ def _best(significance, delta, r, v, m, analysis="steinke"):
         # largest root can hold the largest bound, and only theirs are lowered (12 bdtrc candidates a rule).
         top = int(np.argmax(roots))
         pure = np.zeros(roots.shape)
-        pure[top] = _lowered_roots(significance, r[top:top + 1], v[top:top + 1], roots[top:top + 1])[0]
-        contenders = np.flatnonzero((roots >= pure[top]) & (np.arange(roots.size) != top))
-        if contenders.size:
-            pure[contenders] = _lowered_roots(significance, r[contenders], v[contenders], roots[contenders])
+        pure[top] = _lowered_root(significance, int(r[top]), int(v[top]), float(roots[top]))
+        for index in np.flatnonzero(roots >= pure[top]).tolist():
+            if index != top:
+                pure[index] = _lowered_root(significance, int(r[index]), int(v[index]), float(roots[index]))
         best = int(np.argmax(pure))
         return best, float(pure[best])
     target = significance * (1.0 - _P_MARGIN)
@@ -493,9 +486,8 @@ def _best(significance, delta, r, v, m, analysis="steinke"):
             steps[index] += 1
             heapq.heappush(queue, (-upper[index], steps[index] == _PROXY_STEPS, index))
             continue
-        one = slice(index, index + 1)
-        if best_epsilon >= 0.0 and (roots[index] <= best_epsilon
-                                    or _lowered_roots(significance, r[one], v[one], roots[one])[0] <= best_epsilon):
+        if best_epsilon >= 0.0 and (roots[index] <= best_epsilon or _lowered_root(
+                significance, guesses[index], corrects[index], float(roots[index])) <= best_epsilon):
             continue  # bounded by its δ = 0 value (itself at most the root), lowered only when the root does not tell
         counts = (guesses[index], corrects[index], m)
         rejected = None

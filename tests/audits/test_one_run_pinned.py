@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from audits import AuditScores, epsilon_one_run
 from audits import one_run
 
-from tests.audits.test_one_run_speed import _target, _vectorised_proxies
+from tests.audits.test_one_run_speed import _target, _vectorised_lowered, _vectorised_proxies
 from tests.profiles import examples
 
 _PINNED = json.loads((pathlib.Path(__file__).parent / "test_one_run_pinned.json").read_text())
@@ -49,14 +49,14 @@ def test_pure_bound_of_the_best_rule_is_the_largest_of_all_rules(m, data, signif
     # rule and takes the first largest.
     r = np.array(data.draw(st.lists(st.integers(1, m), min_size=1, max_size=12)), dtype=np.int64)
     v = np.array([data.draw(st.integers(0, guesses)) for guesses in r.tolist()], dtype=np.int64)
-    every = one_run._lowered_roots(significance, r, v, one_run._live_roots(significance, r, v))
+    every = _vectorised_lowered(significance, r, v, one_run._live_roots(significance, r, v))
     assert one_run._best(significance, 0.0, r, v, m) == (int(np.argmax(every)), float(every.max()))
 
 
 def _reference_best(significance, delta, r, v, m):
     """_best at δ > 0 as commit 1d46e14 ran it: every rule's δ = 0 bound and proxy first, then the loop."""
     roots = one_run._live_roots(significance, r, v)
-    pure = one_run._lowered_roots(significance, r, v, roots)
+    pure = _vectorised_lowered(significance, r, v, roots)
     target = _target(significance)
     best, best_epsilon = int(np.argmax(pure)), -1.0
     proxies = _vectorised_proxies(significance, delta, r, v, m, roots)

@@ -124,7 +124,8 @@ def test_closed_form_tail_bounds_are_certified_and_tight(r, data, significance):
     # The δ = 0 bound from the inverse incomplete beta: its p-value passes, and 1e-9 above it p no longer does.
     v = np.array([data.draw(st.integers(0, r)) for _ in range(3)], dtype=np.int64)
     rules = np.full(3, r, dtype=np.int64)
-    epsilons = one_run._lowered_roots(significance, rules, v, one_run._live_roots(significance, rules, v))
+    roots = one_run._live_roots(significance, rules, v).tolist()
+    epsilons = [one_run._lowered_root(significance, r, correct, root) for correct, root in zip(v.tolist(), roots)]
     for bound, correct in zip(epsilons, v):
         if bound > 0.0:
             assert one_run._p_value(bound, 0.0, r, int(correct), r) < _target(significance)
@@ -239,3 +240,39 @@ def test_proxies_bound_each_rules_crossing_from_above_and_are_the_vectorised_one
     for proxy, guesses, correct in zip(proxies, r.tolist(), v.tolist()):
         if proxy > 0.0:
             assert one_run._p_value(proxy, delta, guesses, correct, m) >= _target(significance) * (1.0 - 1e-8)
+
+
+def _vectorised_lowered(significance, r, v, roots):
+    """The δ = 0 bounds as the vectorised lowering of commit 1d46e14 found them (every rule with a positive root)."""
+    target = _target(significance)
+    epsilons = np.zeros(roots.shape)
+    lowered = np.flatnonzero(roots > 0.0)
+    if lowered.size == 0:
+        return epsilons
+    r, v, root = r[lowered], v[lowered], roots[lowered]
+    candidate = np.maximum(root * (1.0 - 1e-12), 0.0)
+    step = 1e-12 * np.maximum(candidate, 1.0)
+    doublings = 2.0 ** np.arange(one_run._LOWERING_CHUNK)
+    lanes, tail_start, guesses = np.arange(r.size), (v - 1)[:, None], r[:, None]
+    while True:
+        trail = np.maximum(np.subtract.accumulate(np.column_stack((candidate, step[:, None] * doublings)), axis=1), 0.0)
+        passing = special.bdtrc(tail_start, guesses, special.expit(trail[:, :-1])) < target
+        first = passing.argmax(axis=1)
+        passed = passing[lanes, first]
+        if passed.all():
+            break
+        candidate = np.where(passed, trail[lanes, first], trail[:, -1])
+        step = np.where(passed, 0.0, step * 2.0**one_run._LOWERING_CHUNK)
+    epsilons[lowered] = trail[lanes, first]
+    return epsilons
+
+
+@examples(1)
+@given(m=st.integers(2, 300_000), data=st.data(), significance=st.sampled_from([0.05, 0.005, 1e-6, 1e-12]))
+def test_scalar_lowering_gives_the_vectorised_doubles(m, data, significance):
+    # _lowered_root lowers one rule in Python floats; the doubles must be those of the vectorised chunks it replaced.
+    r = np.array(data.draw(st.lists(st.integers(1, m), min_size=1, max_size=8)), dtype=np.int64)
+    v = np.array([data.draw(st.integers(0, guesses)) for guesses in r.tolist()], dtype=np.int64)
+    roots = one_run._live_roots(significance, r, v)
+    scalar = [one_run._lowered_root(significance, a, b, root) for a, b, root in zip(r.tolist(), v.tolist(), roots.tolist())]
+    assert scalar == _vectorised_lowered(significance, r, v, roots).tolist()
