@@ -157,8 +157,10 @@ def _speed_table(repetitions, rng):
 
 def _one_run_scaling_table(repetitions, rng):
     """epsilon_one_run at δ = 1e-5 against np.sort of the same pooled scores, at 10^4, 10^5 and 10^6 per side."""
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     table = Table(title=f"epsilon_one_run (δ = {DELTA:g}, two-sided, 10 guess counts) against np.sort of the same "
-                        f"pooled scores; IN ~ N(1, 1), OUT ~ N(0, 1); thread CPU time, best of {repetitions}")
+                        f"pooled scores; IN ~ N(1, 1), OUT ~ N(0, 1); thread CPU time, best of {repetitions} "
+                        f"(load average {load} on {os.cpu_count()} cores)")
     for column in ("scores per side", "np.sort ms", "one-run δ=0 ms", "× sort", "one-run δ=1e-5 ms", "× sort"):
         table.add_column(column, justify="right")
     for size in (10_000, 100_000, 1_000_000):
