@@ -172,3 +172,14 @@ def test_bad_participation_probability_is_refused_by_name(value):
 def test_both_selections_at_once_are_refused():
     with pytest.raises(ValueError, match="exclude each other"):
         DpHelmetConfig(num_users=10, privacy_unit="user", clients_per_round=3, participation_probability=0.3)
+    with pytest.raises(ValueError, match="exclude each other"):
+        selection_masks(10, 1, np.random.default_rng(0), clients_per_round=3, participation_probability=0.3)
+
+
+@pytest.mark.parametrize("options, name", [({"clients_per_round": 0}, "clients_per_round"),
+                                           ({"clients_per_round": 11}, "clients_per_round"),
+                                           ({"participation_probability": 0.0}, "participation_probability"),
+                                           ({"participation_probability": 1.01}, "participation_probability")])
+def test_selection_masks_refuse_a_bad_law_by_name(options, name):
+    with pytest.raises(ValueError, match=name):
+        selection_masks(10, 1, np.random.default_rng(0), **options)

@@ -393,12 +393,18 @@ def selection_masks(num_users: int, rounds: int, rng: np.random.Generator, *, cl
     each user independently with probability q (a row may be empty); neither, every user."""
     num_users = check.integer_scalar("num_users", num_users, 1)
     rounds = check.integer_scalar("rounds", rounds, 1)
+    if clients_per_round is not None and participation_probability is not None:
+        raise ValueError("clients_per_round and participation_probability exclude each other (give one or neither)")
     if clients_per_round is not None:
+        if not 1 <= check.integer_scalar("clients_per_round", clients_per_round, 1) <= num_users:
+            raise ValueError(f"clients_per_round must be in [1, num_users = {num_users}] (got {clients_per_round})")
         order = rng.permuted(np.broadcast_to(np.arange(num_users), (rounds, num_users)), axis=1)
         masks = np.zeros((rounds, num_users), dtype=bool)
         np.put_along_axis(masks, order[:, :clients_per_round], True, axis=1)
         return masks
     if participation_probability is not None:
+        check.in_interval("participation_probability", participation_probability, 0.0, 1.0, low_open=True,
+                          high_open=False)
         return rng.random((rounds, num_users)) < participation_probability
     return np.ones((rounds, num_users), dtype=bool)
 

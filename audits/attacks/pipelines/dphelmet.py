@@ -343,17 +343,19 @@ def audit_selected_round(data, config: DpHelmetConfig, seed: int, trials: int, a
             for size in np.unique(sizes):
                 rows = np.flatnonzero(sizes == size)
                 round_settings = pipeline.poisson_settings(settings, int(size)) if poisson else settings
+                if size == 0:
+                    # An empty Poisson round: the pipeline releases the zero model with the round's noise.
+                    releases[rows] = pipeline.poisson_average([], round_settings, (rows.size,) + shape, rng)
+                    continue
                 stacked = np.broadcast_to(models[side][:, None], (num_users, rows.size) + shape)
                 messages = [pipeline.release_user_model(user, stacked[user], round_settings, rng)
                             for user in range(num_users)]
                 selected = masks[rows].T.reshape((num_users, rows.size) + (1,) * len(shape))
                 # The sum over the trial's selected users only (secure summation of their messages).
                 total = np.sum(np.stack([message.payload["noisy_model"] for message in messages]) * selected, axis=0)
-                if poisson:
-                    chosen = [dataclasses.replace(messages[0], payload={"noisy_model": total})] if size else []
-                    releases[rows] = pipeline.poisson_average(chosen, round_settings, (rows.size,) + shape, rng)
-                else:
-                    releases[rows] = total / denominator
+                releases[rows] = (pipeline.poisson_average([dataclasses.replace(messages[0], payload={"noisy_model": total})],
+                                                           round_settings, (rows.size,) + shape, rng) if poisson
+                                  else total / denominator)
             if not residual_blocks:
                 # The noise-scale check reads the first block of OUT releases, each less its own centre.
                 centres = masks[:, 0].reshape((count,) + (1,) * len(shape)) * models[side][0] / denominator
@@ -372,8 +374,8 @@ def audit_selected_round(data, config: DpHelmetConfig, seed: int, trials: int, a
         "release_noise_std": noise_std,
         "planned_threshold": threshold,
         "epsilon_claimed_without_selection": float(unamplified),
-        # The ε of the scored pair itself (the canary's distance against the released noise, selected with the
-        # round's law): what any estimator could reach on this pair with unlimited trials.
+        # The ε of the round's event for the scored pair (the canary's distance against the released noise,
+        # selected with the round's law): at least what any estimator could reach on this pair with unlimited trials.
         "epsilon_of_scored_canary": float(PrivacyLedger(config.relation).record(client_selection_event(
             dpmech.GaussianEvent(noise_std, distance, neighbouring=config.relation), rounds=1,
             **({"participation_probability": law} if poisson else
