@@ -37,29 +37,36 @@ the canaries and applies its cuts to the other half (m is then that half's size)
 Numerics. The window maximum uses the unimodality of the window averages and
 builds the pmf terms from ratios of consecutive terms around the mode
 (:func:`_window_average_max`), rounded up with a proven margin, so the p-value is
-never understated. The δ = 0 bound of every rule comes from the inverse of the
-incomplete beta function in one vectorised call, lowered until p itself passes, a
-dozen candidates per rule in one call (:func:`_pure_epsilons`); for
-δ > 0 the rules are tried in the order of an estimated crossing, the first
-bracket comes from that estimate, and ``scipy.optimize.brentq`` solves
-log p(ε) = log α' (:func:`_epsilon_for_counts`). Every returned ε_lb is checked to
-satisfy p(ε_lb, δ) < α'(1 − 10⁻⁹), the 10⁻⁹ covering scipy's tail errors. This
-relies on p being nondecreasing in ε, which the first term always is (binomial
-stochastic order); the tests check the whole expression on a grid. Over a grid of
-guess rules, the δ = 0 bound of each rule bounds its δ > 0 bound from above
-(p(ε, δ) >= p(ε, 0)), and so does its estimated crossing (the estimate's window
-maximum is over fewer windows, so its p is at most p), so rules whose bounds cannot
-beat the best so far are skipped, and a rule for which the best bound so far is not
-rejected is dropped after that one p-value (its own bound is smaller, p being
-nondecreasing). The results agree with the plain search (every term through scipy's
-pmf, brentq from ε = 1 by doubling) to 1e-7, and are the doubles of the search before
-issue 31's fixed-cost work at ten pinned seeds (``tests/audits/test_one_run_speed.py``).
-Thread CPU time against ``np.sort`` of the same pooled scores at δ = 1e-5
-(``benchmarks/audit_statistics.py --speed-only``, one core, a shared machine at load
-~12): 16× at 10⁴ scores per side (a fixed ~1.8 ms of ~1.5 µs numpy and scipy calls
-against a 0.12 ms sort: the nine vectorised steps of the crossing estimate ~0.6 ms,
-~7 window sums of ~45 µs for the best rule, the δ = 0 bounds ~0.15 ms, the cuts
-~0.1 ms), 2.4× at 10⁵, 1.07× at 10⁶; at δ = 0, 5.1×, 1.5× and 0.98×.
+never understated. Each rule's δ = 0 root comes from the inverse of the incomplete
+beta function, one vectorised call for all rules (:func:`_live_roots`), and is
+lowered until p itself passes (:func:`_lowered_root`), only for the rules whose
+root can still matter; for δ > 0 the rules are tried in the order of an estimated
+crossing (:func:`_estimate_rejects`, bisected in [0, root] only as far as that
+order needs), the first bracket comes from that estimate, and
+``scipy.optimize.brentq`` solves log p(ε) = log α' (:func:`_epsilon_for_counts`).
+Every returned ε_lb is checked to satisfy p(ε_lb, δ) < α'(1 − 10⁻⁹), the 10⁻⁹
+covering scipy's tail errors. This relies on p being nondecreasing in ε, which the
+first term always is (binomial stochastic order); the tests check the whole
+expression on a grid. Over a grid of guess rules, the δ = 0 bound of each rule
+bounds its δ > 0 bound from above (p(ε, δ) >= p(ε, 0)), and so does its estimated
+crossing (the estimate's window maximum is over fewer windows, so its p is at most
+p), so rules whose bounds cannot beat the best so far are skipped, and a rule for
+which the best bound so far is not rejected is dropped after that one p-value (its
+own bound is smaller, p being nondecreasing). The results agree with the plain
+search (every term through scipy's pmf, brentq from ε = 1 by doubling) to 1e-7, are
+the doubles of the search before issue 31's fixed-cost work at ten pinned seeds
+(``tests/audits/test_one_run_speed.py``) and those of commit 1d46e14 at 240 pinned
+cases (``tests/audits/test_one_run_pinned.py``). Thread CPU time against ``np.sort``
+of the same pooled scores at δ = 1e-5 (``benchmarks/audit_statistics.py
+--speed-only``, one core, best of 30, a shared 2-core machine at load ~14): 8.9× at
+10⁴ scores per side (1d46e14: 15.5–16.2×), 1.8× at 10⁵ (2.3×), 1.05× at 10⁶; at
+δ = 0, 4.2–4.3× (5.0×), 1.4× and 0.97×. At 10⁴ the ~1.0 ms (against a 0.12 ms sort)
+is numpy and scipy calls of ~1.5 µs each on small arrays, measured in context at that
+load: sorting both sides ~0.16 ms, the cuts ~0.15 ms (three probe rounds of a dozen
+calls), the δ = 0 roots ~0.07 ms, ~15 bisection steps of the crossing estimate
+(one bdtrc call of five tails each) ~0.18 ms, and the best rule's ~7 p-values (a
+bdtrc call and a window maximum of ~16 numpy calls each) ~0.3 ms; reaching 3× would
+take changing the search itself (fewer p-values or estimate steps), so its results.
 """
 
 from __future__ import annotations
