@@ -50,15 +50,17 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 import dpmech
 from dpmech import ADD_REMOVE_ONE, PrivacyLedger
+from dpmech import validation as check
 from dpmech.client_selection import client_selection_event
 from dpmech.statistics import clopper_pearson_upper
-from trainers.data import PrivateData
+from trainers.data import LabelledData, PrivateData
 from trainers.federation import ledger_from_messages
 from trainers.pipelines import dphelmet as pipeline
 from trainers.pipelines.dphelmet import USER, DpHelmetConfig
@@ -250,7 +252,8 @@ def audit_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 
     )
 
 
-def planned_threshold(out_law, in_law, noise_std: float, trials: int, *, alpha: float, delta: float) -> float:
+def planned_threshold(out_law: tuple[Sequence[float], Sequence[float]], in_law: tuple[Sequence[float], Sequence[float]],
+                      noise_std: float, trials: int, *, alpha: float, delta: float) -> float:
     """The one threshold of the rule "IN if score > t", planned before any release is drawn.
 
     ``out_law`` and ``in_law`` are (weights, centres) of the scores' Gaussian mixtures (common scale
@@ -262,8 +265,19 @@ def planned_threshold(out_law, in_law, noise_std: float, trials: int, *, alpha: 
     from the drawn scores, whose law does not enter it."""
     from scipy.stats import norm
 
-    out_weights, out_centres = (np.asarray(part, dtype=float) for part in out_law)
-    in_weights, in_centres = (np.asarray(part, dtype=float) for part in in_law)
+    noise_std = float(check.positive("noise_std", noise_std))
+    trials = check.integer_scalar("trials", trials, 1)
+    alpha = float(check.open_unit_interval("alpha", alpha))
+    delta = float(check.in_interval("delta", delta, 0.0, 1.0, low_open=False, high_open=True))
+    laws = []
+    for name, (weights, centres) in (("out_law", out_law), ("in_law", in_law)):
+        weights, centres = np.asarray(weights, dtype=float), np.asarray(centres, dtype=float)
+        if (weights.ndim != 1 or weights.shape != centres.shape or not np.all(np.isfinite(centres))
+                or np.any(weights < 0) or not math.isclose(float(weights.sum()), 1.0, rel_tol=1e-12)):
+            raise ValueError(f"{name} must be (weights, centres): equal-length 1-D arrays, finite centres and "
+                             f"weights >= 0 summing to 1 (got {(weights, centres)!r})")
+        laws.append((weights, centres))
+    (out_weights, out_centres), (in_weights, in_centres) = laws
     centres = np.concatenate([out_centres, in_centres])
     grid = np.linspace(centres.min() - 4.0 * noise_std, centres.max() + 8.0 * noise_std, 2001)
     false_positive_rate = norm.sf((grid[:, None] - out_centres) / noise_std) @ out_weights
@@ -273,7 +287,8 @@ def planned_threshold(out_law, in_law, noise_std: float, trials: int, *, alpha: 
     return float(grid[int(np.argmax(epsilon_from_error_rates(*bounds, delta)))])
 
 
-def audit_selected_round(data, config: DpHelmetConfig, seed: int, trials: int, alpha: float) -> PipelineAudit:
+def audit_selected_round(data: LabelledData, config: DpHelmetConfig, seed: int, trials: int,
+                         alpha: float) -> PipelineAudit:
     """Audit a DP-Helmet round with client selection against its amplified claim, sampling the selection.
 
     The claim is the round's event (:func:`dpmech.client_selection.client_selection_event`): k of |U| users

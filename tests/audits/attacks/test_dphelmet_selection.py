@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from audits.attacks.pipelines.dphelmet import audit_dphelmet
+from audits.attacks.pipelines.dphelmet import audit_dphelmet, planned_threshold
 from trainers.pipelines import dphelmet
 from trainers.pipelines.dphelmet import DpHelmetConfig, run_dphelmet
 from tests.trainers.digits_fixtures import digits  # noqa: F401
@@ -103,3 +103,22 @@ def test_an_unclaimed_round_with_selection_is_refused(digits):
     with pytest.raises(ValueError, match="epsilon must be finite"):
         audit_dphelmet(digits, DpHelmetConfig(privacy_unit="user", epsilon=math.inf, participation_probability=0.3),
                        seed=0, trials=200)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: planned_threshold(([1.0], [0.0]), ([0.5, 0.5], [1.0, 0.0]), 0.0, 100, alpha=0.05, delta=1e-5), "noise_std"),
+    (lambda: planned_threshold(([1.0], [0.0]), ([0.5, 0.4], [1.0, 0.0]), 1.0, 100, alpha=0.05, delta=1e-5), "in_law"),
+    (lambda: planned_threshold(([1.0, 0.0], [0.0]), ([1.0], [1.0]), 1.0, 100, alpha=0.05, delta=1e-5), "out_law"),
+    (lambda: planned_threshold(([1.0], [0.0]), ([1.0], [1.0]), 1.0, 0, alpha=0.05, delta=1e-5), "trials"),
+    (lambda: planned_threshold(([1.0], [0.0]), ([1.0], [1.0]), 1.0, 100, alpha=1.0, delta=1e-5), "alpha"),
+])
+def test_planned_threshold_refuses_bad_input_by_name(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_the_planned_threshold_of_a_rare_shift_sits_in_the_tail():
+    # OUT N(0, 1) against IN 0.9·N(0, 1) + 0.1·N(4, 1): the best rule flags the shifted component only, far above
+    # the midpoint of the two means that a Gaussian-shape rule would pick.
+    threshold = planned_threshold(([1.0], [0.0]), ([0.9, 0.1], [0.0, 4.0]), 1.0, 10_000, alpha=0.05, delta=1e-5)
+    assert 2.0 < threshold < 4.0
