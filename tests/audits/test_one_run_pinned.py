@@ -1,10 +1,13 @@
 """epsilon_one_run gives the same doubles as before issue 31's second round of fixed-cost work.
 
-``test_one_run_pinned.json`` holds 240 cases recorded with the code of commit 1d46e14 (before that round):
-(seed, size, shift, δ, guessing, threshold_strategy, num_guess_counts, higher_is_in) and the result's ε_lb,
-thresholds (hex doubles), guesses and correct. A case's scores are N(shift, 1) IN and N(0, 1) OUT of ``size``
-each from default_rng(seed), negated when higher_is_in is False; "split" uses rng=seed. The cheaper search
-must reproduce every double: a faster path may change nothing the caller sees.
+``test_one_run_pinned.json`` holds cases recorded with the code of commit 1d46e14 (before that round), each with
+the result's ε_lb, thresholds (hex doubles), guesses and correct. 240 grid cases (seed, size, shift, δ, guessing,
+threshold_strategy, num_guess_counts, higher_is_in): scores N(shift, 1) IN and N(0, 1) OUT of ``size`` each from
+default_rng(seed), negated when higher_is_in is False; "split" uses rng=seed. 40 cases of the other rules
+(kind, seed, size, parameter, δ, threshold_strategy): "explicit" audits binary label randomized response of
+``size`` canaries at ε = parameter with the cuts ±0.5; "hull" audits N(parameter, 1) against N(0, 1) with
+one-sided ROC-hull rules. The cheaper search must reproduce every double: a faster path may change nothing the
+caller sees.
 """
 
 import json
@@ -15,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from audits import AuditScores, epsilon_one_run
+from audits.attacks import label_randomized_response_scores
 from audits import one_run
 
 from tests.audits.test_one_run_speed import _target, _vectorised_lowered, _vectorised_proxies
@@ -34,12 +38,31 @@ def _result(seed, size, shift, delta, guessing, strategy, num_guess_counts, high
                            num_guess_counts=num_guess_counts, **extra)
 
 
-def test_every_pinned_case_gives_the_recorded_doubles():
-    for *case, eps_lb, out_cut, in_cut, guesses, correct in _PINNED:
-        result = _result(*case)
-        assert result.eps_lb == float.fromhex(eps_lb), case
-        assert result.thresholds == (float.fromhex(out_cut), float.fromhex(in_cut)), case
-        assert (result.counts["guesses"], result.counts["correct"]) == (guesses, correct), case
+def _other_rules_result(kind, seed, size, parameter, delta, strategy):
+    if kind == "explicit":
+        scores = label_randomized_response_scores(size, parameter, 2, np.random.default_rng(seed))
+        return epsilon_one_run(scores, delta=delta, threshold_strategy="explicit", guess_thresholds=[(-0.5, 0.5)])
+    rng = np.random.default_rng(seed)
+    scores = AuditScores(rng.normal(parameter, 1.0, size), rng.normal(0.0, 1.0, size), trials="independent")
+    extra = {"rng": seed} if strategy == "split" else {}
+    return epsilon_one_run(scores, delta=delta, guessing="one-sided", guess_rules="hull", threshold_strategy=strategy,
+                           **extra)
+
+
+def _assert_recorded(result, case, eps_lb, out_cut, in_cut, guesses, correct):
+    assert result.eps_lb == float.fromhex(eps_lb), case
+    assert result.thresholds == (float.fromhex(out_cut), float.fromhex(in_cut)), case
+    assert (result.counts["guesses"], result.counts["correct"]) == (guesses, correct), case
+
+
+def test_every_pinned_grid_case_gives_the_recorded_doubles():
+    for *case, eps_lb, out_cut, in_cut, guesses, correct in _PINNED["grid_cases"]:
+        _assert_recorded(_result(*case), case, eps_lb, out_cut, in_cut, guesses, correct)
+
+
+def test_every_pinned_explicit_and_hull_case_gives_the_recorded_doubles():
+    for *case, eps_lb, out_cut, in_cut, guesses, correct in _PINNED["explicit_and_hull_cases"]:
+        _assert_recorded(_other_rules_result(*case), case, eps_lb, out_cut, in_cut, guesses, correct)
 
 
 @examples(1)
