@@ -23,7 +23,11 @@ sampled round, ``rounds`` times. Record it in a :class:`~dpmech.PrivacyLedger` o
 What it assumes: the selection is uniform and independent of the data and of earlier outputs, and it is
 not revealed; a client that drops out after selection still counts as selected (dropping out shrinks the
 sample, which this accounting does not credit, and does not harm it only if the release's sensitivity
-still bounds one user's effect).
+still bounds one user's effect). Under Poisson sampling the number of selected clients is random and
+depends on whether a user is present: ``round_event`` must describe the release given the selected set
+whatever its size, so the release may not divide by that number or scale its noise with it (divide by a
+public constant instead, the fixed-denominator estimator of McMahan, Ramage, Talwar & Zhang 2018), and a
+round that selects nobody must release the same noise around the empty sum.
 """
 
 from __future__ import annotations
