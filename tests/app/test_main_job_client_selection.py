@@ -4,8 +4,10 @@ audit sampling the selection; bad values and pipelines where selection does not 
 
 import json
 
+import jsonschema
 import pytest
 
+from app.main_job import SUMMARY_SCHEMA
 from dpmech import ADD_REMOVE_ONE, GaussianEvent, PrivacyLedger
 from dpmech.client_selection import client_selection_event
 from trainers.pipelines.registry import PIPELINES
@@ -74,6 +76,7 @@ def test_poisson_selection_accounts_the_client_selection_event_and_names_add_rem
     status, out, err = dpmech_main(*POISSON, "--out", str(tmp_path / "r"))
     assert status == 0, err
     summary = json.loads(out)
+    jsonschema.validate(summary, SUMMARY_SCHEMA)
     assert summary["config"]["participation_probability"] == 0.3 and summary["config"]["clients_per_round"] is None
     tight, basic = summary["guarantees"]["tight"], summary["guarantees"]["basic"]
     assert tight["neighbouring"] == basic["neighbouring"] == ADD_REMOVE_ONE and tight["unit"] == "user"
