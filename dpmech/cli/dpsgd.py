@@ -14,7 +14,12 @@ Batch sampling (``--sampling``):
   upper δ(ε) is at most the target (never under-noised).
 * ``random-allocation``: each epoch of t steps puts every record in exactly one step, drawn
   uniformly (Feldman & Shenfeld 2025; ``dpmech.RandomAllocationEvent`` recorded once per epoch);
-  calibrated on the ε query itself (:func:`_allocation_sigma`): the σ returned is one whose certified upper ε
+  where t = N/B is no integer but T = E·N/B is, over the whole run instead: every record in E of the T
+  steps, its E steps drawn uniformly without replacement and independently of the other records (the
+  training loop must sample so; the expected batch is N·E/T = B), ``RandomAllocationEvent(step, T, E)``,
+  accounted as r epochs of 1-of-(m + 1) and E − r of 1-of-m, T = E·m + r (proof in
+  :mod:`dpmech.events.random_allocation`; per-epoch allocation cannot be run with a fractional t).
+  Calibrated on the ε query itself (:func:`_allocation_sigma`): the σ returned is one whose certified upper ε
   at δ is at most the target, within 0.1 % of a σ whose certified upper ε exceeds it.
 * ``shuffle``: fixed-size batches of a shuffled dataset, reshuffled every epoch. No certified
   number is known, so three labelled numbers are printed: the Poisson one (not valid for shuffled
@@ -26,8 +31,9 @@ Steps. ``--steps`` is taken as given. ``--epochs`` E with ``--batch-size`` B and
 is E·N/B steps; with ``--sampling-rate`` q it is E/q, q read as its shortest decimal (``repr``).
 Poisson steps that are not an integer are rounded up (more steps, more privacy loss) and the output
 says so; random allocation and shuffling need N/B (or 1/q) to be an integer number of steps per
-epoch, and a ``--steps`` that is not a whole number of epochs is accounted as the next whole epoch
-(its certified number) and as the previous one (the shuffle lower bound), each said in the output.
+epoch (random allocation, with ``--epochs`` E, only E·N/B: over the whole run, as above), and a ``--steps``
+that is not a whole number of epochs is accounted as the next whole epoch (its certified number) and as the
+previous one (the shuffle lower bound), each said in the output.
 The sampling rate B/N is rounded up to a double, never down.
 """
 
@@ -113,6 +119,8 @@ class _Schedule:
         if (args.steps is None) == (args.epochs is None):
             raise ValueError("--steps: give exactly one of --steps and --epochs")
         self.notes: list[str] = []
+        # Random allocation over the whole run (each record in E of its steps) rather than one step per epoch.
+        self.whole_run = False
         if rate is None:
             if batch > size:
                 raise ValueError(f"--batch-size must be at most --dataset-size (got {batch} > {size})")
@@ -138,9 +146,22 @@ class _Schedule:
                                       f"to {self.steps} "
                                       "(more steps, more privacy loss)")
             return
+        run_steps = None if args.epochs is None else args.epochs * per_epoch
+        if per_epoch.denominator != 1 and self.sampling == "random-allocation" and run_steps is not None \
+                and run_steps.denominator == 1:
+            # E·N/B whole though N/B is not: E of the T = E·N/B steps of the run, drawn for each record (module doc).
+            self.whole_run, self.epochs, self.steps = True, args.epochs, int(run_steps)
+            _check_steps(self.steps)
+            self.notes.append(f"steps: {origin[1]} = {float(per_epoch):.10g} is no whole number of steps per epoch; "
+                              f"accounted as random allocation over the whole run: each record in {self.epochs} "
+                              f"of the {self.steps} steps, drawn uniformly without replacement for each record "
+                              "(the training must sample its batches so)")
+            return
         if per_epoch.denominator != 1:
+            whole_run = ("; over the whole run, --epochs E times it must be whole"
+                         if self.sampling == "random-allocation" else "")
             raise ValueError(f"{origin[0]}: {self.sampling} needs a whole number of steps per epoch "
-                             f"({origin[1]} = {float(per_epoch):.10g})")
+                             f"({origin[1]} = {float(per_epoch):.10g}){whole_run}")
         self.per_epoch = int(per_epoch)
         if args.epochs is not None:
             self.epochs, self.steps, self.lower_epochs = args.epochs, args.epochs * self.per_epoch, args.epochs
@@ -180,6 +201,8 @@ def _ledger(sampling: str, sigma: float, schedule: _Schedule) -> PrivacyLedger:
     step = dpmech.GaussianEvent(sigma)
     if sampling == "poisson":
         return ledger.record(dpmech.PoissonSampledEvent(step, schedule.rate), count=schedule.steps)
+    if schedule.whole_run:  # each record in E of the run's steps (see _Schedule)
+        return ledger.record(dpmech.RandomAllocationEvent(step, num_steps=schedule.steps, num_selected=schedule.epochs))
     return ledger.record(dpmech.RandomAllocationEvent(step, num_steps=schedule.per_epoch), count=schedule.epochs)
 
 
@@ -191,7 +214,9 @@ def _certified_epsilon(sampling: str, sigma: float, schedule: _Schedule, delta: 
 def _record(args: argparse.Namespace, schedule: _Schedule, sampling: str) -> Record:
     record = {"sampling": sampling, "neighbouring": NEIGHBOURING, "delta": args.delta, "steps": schedule.steps,
               "sampling_rate": schedule.rate}
-    if schedule.sampling != "poisson":
+    if schedule.whole_run:
+        record.update(steps_per_record=schedule.epochs, epochs=schedule.epochs)
+    elif schedule.sampling != "poisson":
         record.update(steps_per_epoch=schedule.per_epoch, epochs=schedule.epochs)
     return record
 
@@ -235,9 +260,10 @@ def _calibrated_sigma(sampling: str, schedule: _Schedule, epsilon: float, delta:
     """(σ, the evidence that certifies it, as output fields)."""
     from ..pld.calibration import poisson_subsampled_gaussian_sigma
 
-    poisson = poisson_subsampled_gaussian_sigma(schedule.rate if sampling == "poisson" else 1.0 / schedule.per_epoch,
-                                                schedule.steps if sampling == "poisson" else
-                                                schedule.epochs * schedule.per_epoch, epsilon, delta)
+    per_step = sampling == "poisson" or schedule.whole_run  # the rate and steps as given, not per whole epoch
+    poisson = poisson_subsampled_gaussian_sigma(schedule.rate if per_step else 1.0 / schedule.per_epoch,
+                                                schedule.steps if per_step else schedule.epochs * schedule.per_epoch,
+                                                epsilon, delta)
     if sampling == "poisson":
         return float(poisson), {"achieved_delta": _delta_up(poisson.certified_delta),
                                 "discretization": poisson.discretization}

@@ -104,3 +104,43 @@ def test_what_has_no_theorem_for_the_parts_refuses_by_name():
     sampled = dpmech.PrivacyLedger("add-remove-one").record(dpmech.PoissonSampledEvent(event, 0.1))
     with pytest.raises(ValueError, match="cannot account PoissonSampledEvent"):
         sampled.epsilon(1e-5)
+
+
+# `dpmech dpsgd --sampling random-allocation` with N/B no integer: E epochs of B of N are E of T = E·N/B steps.
+_WHOLE_RUN = ("--batch-size", "2", "--dataset-size", "5", "--delta", "1e-5", "--sampling", "random-allocation")
+
+
+@pytest.mark.slow  # two accountings of 2 of 5 steps at δ = 1e-5
+def test_dpsgd_random_allocation_over_the_whole_run_when_n_over_b_is_fractional():
+    """N/B = 5/2 steps an epoch, 2 epochs: 5 steps, each record in 2 of them; the CLI's interval is the ledger's for
+    ``RandomAllocationEvent(GaussianEvent(1), 5, 2)``, and the output says how the training must sample."""
+    from tests.dpmech.test_cli_dpsgd import run_json
+
+    record = run_json("epsilon", *_WHOLE_RUN, "--epochs", "2", "--noise-multiplier", "1")
+    assert (record["steps"], record["steps_per_record"], record["epochs"]) == (5, 2, 2)
+    assert "steps_per_epoch" not in record and "each record in 2 of the 5 steps" in record["note"]
+    ledger = dpmech.PrivacyLedger("add-remove-one").record(_event(5, 2))
+    lower, _, upper = ledger.epsilon(1e-5).interval
+    assert record["interval"][0] <= lower and upper <= record["epsilon"]  # printed rounded outward
+    assert record["epsilon"] <= upper * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("schedule", [("--epochs", "3"), ("--steps", "5")])
+def test_dpsgd_random_allocation_refuses_a_fractional_run_by_name(schedule):
+    """3 epochs of 5/2 steps are 7.5 steps; ``--steps`` gives no number of epochs to spread: exit 2, one line."""
+    from tests.dpmech.test_cli_dpsgd import run
+
+    status, out, err = run("epsilon", *_WHOLE_RUN, *schedule, "--noise-multiplier", "1")
+    lines = err.strip().splitlines()
+    assert status == 2 and out == "" and len(lines) == 1 and "--batch-size" in lines[0] and "whole" in lines[0], err
+
+
+@pytest.mark.slow
+def test_dpsgd_calibrate_over_the_whole_run():
+    """Calibrating for the ε certified at σ = 1 over the whole run is never under-noised and lands within 0.1 %."""
+    from tests.dpmech.test_cli_dpsgd import run_json
+
+    target = run_json("epsilon", *_WHOLE_RUN, "--epochs", "2", "--noise-multiplier", "1")["epsilon"]
+    calibrated = run_json("calibrate", *_WHOLE_RUN, "--epochs", "2", "--epsilon", repr(target))
+    assert calibrated["certified_epsilon"] <= target and 0.999 <= calibrated["noise_multiplier"] <= 1.001
+    assert calibrated["steps_per_record"] == 2
