@@ -24,7 +24,7 @@ the events dpmech defines, for instance:
 * ``RandomAllocationEvent(GaussianEvent, t)``, add/remove neighbours, one epoch:
   Q = N(0, I_t) against P = (1/t) Σ_i N(μe_i, I_t) for the removal and its reverse
   (Feldman & Shenfeld 2025), bounded above and below by the lattice pairs of
-  :mod:`dpmech.pld.allocation`; k of t steps (k | t) as k such epochs of t/k steps
+  :mod:`dpmech.pld.allocation`; k of t = km + r steps as r such epochs of m + 1 steps and k − r of m
   (concurrent composition, Vadhan & Zhang 2023; the proof is in the event's module).
 
 A sampled event's inner event may be one of the unsampled kinds above, or a
