@@ -221,7 +221,8 @@ def _live_roots(significance: float, r: np.ndarray, v: np.ndarray) -> np.ndarray
     """
     r, v = np.asarray(r, np.int64), np.asarray(v, np.int64)
     roots = np.zeros(r.shape)
-    live = np.flatnonzero(special.bdtrc(v - 1, r, 0.5) < significance * (1.0 - _P_MARGIN))
+    # .nonzero() on the 1-D mask, not np.flatnonzero (a ~5 µs Python wrapper).
+    live = (special.bdtrc(v - 1, r, 0.5) < significance * (1.0 - _P_MARGIN)).nonzero()[0]
     if live.size:
         estimated = _pure_roots(significance, r[live], v[live])
         roots[live] = np.where(np.isnan(estimated), 0.0, np.minimum(estimated, _EPSILON_CAP))
@@ -448,7 +449,7 @@ def _best(significance, delta, r, v, m, analysis="steinke"):
         top = int(np.argmax(roots))
         pure = np.zeros(roots.shape)
         pure[top] = _lowered_root(significance, int(r[top]), int(v[top]), float(roots[top]))
-        for index in np.flatnonzero(roots >= pure[top]).tolist():
+        for index in (roots >= pure[top]).nonzero()[0].tolist():
             if index != top:
                 pure[index] = _lowered_root(significance, int(r[index]), int(v[index]), float(roots[index]))
         best = int(np.argmax(pure))
