@@ -32,10 +32,14 @@ pair and a lower pair for every step it asks for (:meth:`AllocationPair.bounding
   above; capping each X̃ at T = t·s_top (all of X > T at T) leaves that law unchanged (a capped sum is
   exact below T and at least T above). No truncation atom is needed.
 * The engine's upper measure is a P-law of the loss, and more mass anywhere, or mass moved to a
-  larger loss, only raises the composed δ. So every entry is taken at an upper bound: cell masses
+  larger loss, only raises the composed δ. So every entry is taken on that side: cell masses
   from the pair's proven log-CDF bounds (:func:`~dpmech.pld.discretization._cell_log_masses`) on
   cells widened by the rounding of their log edges; the weights w_c enclosed with the rounding of
-  their difference; the FFT's round-off bound added; the mass beyond the lattice window bounded by
+  their difference, and the end of the enclosure on the larger loss's side moved (remove: the upper
+  end, to (c + 1)h; add: the lower end), which only adds mass and moves mass towards the larger loss
+  (an entrywise upper bound of both ends would add the enclosure's width, about c times a cell's
+  error, twice: a spurious mass ∝ 1/h² that made a finer lattice looser, :meth:`_Allocation.cells`);
+  the FFT's round-off bound added; the mass beyond the lattice window bounded by
   Chernoff bounds on the lattice arrays themselves (:class:`~dpmech.pld.composition.Cumulant`, on
   arrays summed in blocks at their top or bottom label) and sent to +∞ (remove: large S; add: small S)
   or moved to the window's end on the larger-loss side; the losses ±log s rounded up. Remove: P-mass
@@ -53,23 +57,28 @@ outside its window and those whose lower P-mass is 0 (mapped to symbols whose te
 
 **The FFTs.** Each t-fold sum is the cyclic power of :func:`~dpmech.pld.composition.cyclic_power` on
 a power-of-two grid at least twice the lattice window, so that only labels beyond the padding alias
-onto the window (their tilted mass bounded by Chernoff, kept by upper ends, subtracted from lower
-ends). The arrays are tilted by e^{θx} first (a sum of tilted arrays is the tilted sum), θ = ±λ/t for
+onto the window (their tilted mass bounded by Chernoff, kept by upper ends, subtracted from every entry
+of lower ends; a lower sum whose bound, weighed over the window, exceeds 1e3 truncation allowances gets
+a grid twice as long). The arrays are tilted by e^{θx} first (a sum of tilted arrays is the tilted sum), θ = ±λ/t for
 the engine's tilt λ (S^λ ≈ e^{λ(S − 1)} near S = 1; minus for the add direction, whose loss is −log S),
 capped so that the tilt spans at most 1e-4 of the truncation allowance over the window: the
 round-off, a fraction of the tilted total, then weighs little where δ is decided, and each entry
 is untilted with the rounding of its exponent.
 
 Accuracy. The spread adds variance at most h²/(4t) to S and the post-processing removes about
-h²/(12t), against Var S = (e^{μ²} − 1)/t: the lattice follows the engine's loss step Δ as
-h = √t·Δ (then the spread in S is at most about Δ/2, like the engine's own rounding), coarsened to
-keep the window within half of :data:`LATTICE_POINTS`. The truncation T leaves P(Aᶜ) at most about
+h²/(12t), against Var S = (e^{μ²} − 1)/t: a change of S by h/(2√t) moves the remove loss log S by about
+h/(2√t·s) at S = s. The lattice follows the engine's loss step Δ as h = √t·Δ·max(1, e^{L*}), L* the remove
+loss where the engine's tilt puts the weight (the tilted sketch's mean; 1 for the add direction, decided
+at small S), so that the spread moves the loss by at most about Δ/2 there, like the engine's own
+rounding; coarsened to keep the window within half of :data:`LATTICE_POINTS`. (At small t, where ε is
+large, √t·Δ resolved S far more finely than the loss needs: 3·10^5 cells for t = 20, and 10^6 for t = 2.) The truncation T leaves P(Aᶜ) at most about
 the engine's per-event allowance (:attr:`~dpmech.pld.accountant._Plan.truncation`, 1e-6 of δ over
 all events; at least 1e-30), or T = t·e^{high} where the engine's window ends lower (it sends the
 mass above its window to +∞ itself); the add direction's cap is t·e^{−low}, low the bottom of the
 engine's window (it moves the mass below its window up to it itself). For small t at large ε the
 add direction is loose: a lattice resolves small S poorly (S̃ = 0, loss +∞, has Q-mass about
-Q(X < h)^t).
+Q(X < h)^t); at t = 1, where that made the interval [5.66, +∞) at σ = 0.8, δ = 1e-5, the epoch is the
+Gaussian mechanism itself and :func:`random_allocation` returns its pair.
 """
 
 from __future__ import annotations
@@ -157,6 +166,13 @@ def _log_tails(arrays: Sequence[FloatArray], counts: Sequence[int], step: float,
     return results[0], results[1]
 
 
+def _aliased(arrays: Sequence[FloatArray], counts: Sequence[int], step: float, first: int, last: int, size: int) -> float:
+    """An upper bound of the sum's mass that a cyclic grid of ``size`` points folds onto the window first..last: the
+    labels congruent to the window's modulo the size and outside it, at most last − size or at least first + size."""
+    below, above = _log_tails(arrays, counts, step, last - size, first + size)
+    return (math.exp(min(below, 0.0)) + math.exp(min(above, 0.0))) * (1 + 1e-12)
+
+
 def _window(low_law: Law, high_law: Law, step: float, log_tail: float, top: int) -> tuple[int, int]:
     """(first label, last label) of the lattice window: below it the sum of ``low_law`` (arrays, counts) has
     at most e^log_tail, above it that of ``high_law``; never past label ``top``."""
@@ -237,9 +253,20 @@ class _Allocation:
             out[measure] = (core_low, spread_high * (1 + 4 * _U), post_low * (1 - 4 * _U), post_high * (1 + 4 * _U))
         return out
 
-    def cells(self, step: float, cells: int) -> tuple[FloatArray, FloatArray, FloatArray, CellMasses, tuple[float, ...]]:
-        """(the lattice x_j = jh, j = 0..K, the spread's Q-array on A and x·Q̃(x), the post-processing's Q- and P₁-
-        arrays (low, high), and upper bounds of Q(X > Kh) and P₁(X > Kh)), K = ``cells``."""
+    def cells(self, step: float, cells: int, direction: int) -> tuple[FloatArray, FloatArray, FloatArray, CellMasses,
+                                                                      tuple[float, ...]]:
+        """(the lattice x_j = jh, j = 0..K, the spread's Q-array on A for ``direction`` (0 remove, 1 add) and x·Q̃(x),
+        the post-processing's Q- and P₁-arrays (low, high), and upper bounds of Q(X > Kh) and P₁(X > Kh)), K = ``cells``.
+
+        Each cell's moved mass w_c is known only within an enclosure whose width, (c + 1) times the cell masses'
+        own error, grows with c; an entrywise upper bound of the spread would add that width twice, a
+        spurious Q̃-mass of about Σ_c c·(error of m_c) ∝ 1/h², weighed by s in the remove direction's P-law.
+        Instead each cell keeps its upper mass m̄_c and moves the end of the enclosure on the side of the
+        larger loss, w̄_c (remove, loss log S) or w̲_c (add, loss −log S), to (c + 1)h: against the exact spread
+        ((m_c − w_c) at ch, w_c at (c + 1)h) this only adds mass (m̄_c − m_c) and moves mass |w̄_c − w_c| by
+        one cell towards the larger loss, so the array bounds a law that dominates the spread's, and so do
+        its t-fold sum (a sum of stochastically larger draws is stochastically larger) and the P-law
+        s·Q̃(s) built from it (Q̃-mass moved from s to s' > s is P-mass s moved up plus s' − s added)."""
         masses = self._cells(step, cells)
         q_low, q_spread, q_post_low, q_post_high = masses["Q"]
         p_low, p_spread, p_post_low, p_post_high = masses["P"]
@@ -250,9 +277,10 @@ class _Allocation:
         moved_high = np.minimum((p_spread - base * q_low + 4 * _U * (p_spread + base * q_low)) / step * (1 + 2 * _U),
                                 q_spread)
         moved_low = np.maximum((p_low - base * q_spread - 4 * _U * (p_low + base * q_spread)) / step * (1 - 2 * _U), 0.0)
+        moved = moved_high if direction == 0 else moved_low
         spread = np.zeros(cells + 1)
-        spread[:-1] = q_spread - moved_low
-        spread[1:] += moved_high
+        spread[:-1] = q_spread - moved
+        spread[1:] += moved
         spread = np.maximum(spread * (1 + 4 * _U), _TINY)
         tilted_spread: FloatArray = np.maximum(spread * lattice * (1 + 4 * _U), _TINY)  # x·Q̃(x): the tilted step's law
         # Q(X > Kh) and P₁(X > Kh), above, at the cut ℓ_K − η_K <= log(Kh) (from survival functions: 1 − F near 0
@@ -281,7 +309,7 @@ class _Allocation:
         else:
             truncation = t * math.exp(min(-window[0], 700.0))
         cells = max(1, math.ceil(max(truncation, t) / h))
-        lattice, spread, tilted_spread, (q_post_low, q_post_high, p_post_low, p_post_high), above = self.cells(h, cells)
+        lattice, spread, tilted_spread, (q_post_low, q_post_high, p_post_low, p_post_high), above = self.cells(h, cells, direction)
         if direction == 1:
             spread = spread.copy()
             spread[-1] += above[0]  # the cap: all of X > Kh at Kh
@@ -314,18 +342,24 @@ class _Allocation:
                 with np.errstate(under="ignore"):
                     tilted.append(np.exp(exponents - normaliser + side * 8 * _U * magnitude))
                 log_scale += count * normaliser
-            result, error = cyclic_power(tilted, counts, size)
-            result = np.roll(result, -first % size)[: labels.size]
             margin = 8 * _U * (abs(log_scale) + np.abs(theta * labels * h) + 64.0)
             untilt = log_scale - theta * labels * h
+            cyclic = size
+            if not upper:
+                # The aliased mass is subtracted from every entry: where its bound, untilted and weighed by s (the
+                # P-law's factor) over the window, exceeds 1e3 tails (1e-3 of the δ asked about), a grid twice
+                # as long pushes the folded labels twice as far out (a padding just over the window left e^-25).
+                weight = float(np.sum(np.maximum(values, 1.0) * np.exp(np.minimum(untilt, 700.0))))
+                aliased = _aliased(tilted, counts, h, first, last, cyclic)
+                while aliased * weight > 1e3 * tail and 2 * cyclic <= MAX_SUM_POINTS:
+                    cyclic *= 2
+                    aliased = _aliased(tilted, counts, h, first, last, cyclic)
+            result, error = cyclic_power(tilted, counts, cyclic)
+            result = np.roll(result, -first % cyclic)[: labels.size]
             with np.errstate(over="ignore", under="ignore"):
                 if upper:  # aliased mass is extra mass: kept
                     upper_sum: FloatArray = (result + error) * np.exp(untilt + margin)
                     return upper_sum
-                # Labels congruent to the window's modulo the size and outside it: at most last − size, at least
-                # first + size.
-                below, above = _log_tails(tilted, counts, h, last - size, first + size)
-                aliased = (math.exp(min(below, 0.0)) + math.exp(min(above, 0.0))) * (1 + 1e-12)
                 lower_sum: FloatArray = np.maximum(result - error - aliased, 0.0) * np.exp(untilt - margin)
                 return lower_sum
 
@@ -443,10 +477,21 @@ class AllocationPair(Pair):
     def sketch(self) -> CoarseLaw:
         return self.allocation.sketch(self._index)
 
-    def lattice_step(self, step: float, tail: float, window: Window) -> float:
-        """The lattice step h in X for the engine's loss step Δ: √t·Δ, coarsened to keep the sum's window (remove:
-        about T + t + 40 standard deviations; add: up to the cap t·e^{−low}) within half of :data:`LATTICE_POINTS`
-        (the FFT pads it twofold)."""
+    def decided_scale(self, tilt: float) -> float:
+        """Remove: e^{L*}, at least 1, L* the mean loss of the sketch tilted by e^{λL} (λ = ``tilt``), where the
+        engine's tilt puts the composed δ's weight; add: 1 (its loss −log S is decided at small S)."""
+        if self._index == 1:
+            return 1.0
+        left, right, log_masses, _ = self.sketch()
+        middle = 0.5 * (left + right)
+        log_tilted = log_masses + tilt * middle
+        weights = np.exp(log_tilted - log_tilted.max())
+        return math.exp(min(max(0.0, float((weights * middle).sum() / weights.sum())), 700.0))
+
+    def lattice_step(self, step: float, tail: float, window: Window, scale: float = 1.0) -> float:
+        """The lattice step h in X for the engine's loss step Δ: √t·Δ·``scale`` (:meth:`decided_scale`), coarsened
+        to keep the sum's window (remove: about T + t + 40 standard deviations; add: up to the cap t·e^{−low})
+        within half of :data:`LATTICE_POINTS` (the FFT pads it twofold)."""
         allocation = self.allocation
         t = allocation.steps
         if self._index == 0:
@@ -454,14 +499,22 @@ class AllocationPair(Pair):
                      + 40.0 * math.sqrt(t * allocation.variance))
         else:
             width = t * math.exp(min(-window[0], 700.0))
-        return max(math.sqrt(t) * step, 2 * width / (LATTICE_POINTS - 2))
+        return max(math.sqrt(t) * step * scale, 2 * width / (LATTICE_POINTS - 2))
 
     def bounding_pairs(self, step: float, tilt: float, tail: float, window: Window) -> tuple[Pair, Pair]:
         """(upper, lower) atom pairs of this direction for the engine's loss step, tilt, tail allowance and window."""
-        return self.allocation.laws(self.lattice_step(step, tail, window), tail, self._index, tilt, window)
+        h = self.lattice_step(step, tail, window, self.decided_scale(tilt))
+        return self.allocation.laws(h, tail, self._index, tilt, window)
 
 
-def random_allocation(mu: float, steps: int) -> tuple[AllocationPair, AllocationPair]:
-    """(remove pair, add pair) of one epoch of random allocation of a Gaussian step with μ over ``steps`` steps."""
+def random_allocation(mu: float, steps: int) -> tuple[Pair, Pair]:
+    """(remove pair, add pair) of one epoch of random allocation of a Gaussian step with μ over ``steps`` steps.
+
+    One step (t = 1) is the Gaussian mechanism itself: S = X_1 and (P, Q) = (N(μ, 1), N(0, 1)), whose loss
+    law is the symmetric :class:`~dpmech.pld.pairs.GaussianPair` (μ) in both directions, discretised by the
+    engine directly; the lattice would only approximate it (and loosely: its add direction puts Q(X < h) at +∞).
+    """
     allocation = _Allocation(mu, steps)
+    if allocation.steps == 1:
+        return (allocation.gaussian, allocation.gaussian)
     return (AllocationPair(allocation, "remove"), AllocationPair(allocation, "add"))

@@ -360,3 +360,56 @@ def test_k_not_dividing_t_anchored_to_pld_accounting():
     lower, _, upper = ledger.epsilon(1e-5).interval
     assert lower <= 7.843851918171355 and 7.772020131090674 <= upper <= 7.843851918171355 + 1e-9
     assert upper - lower <= 1e-2
+
+
+# σ = 0.8, δ = 1e-5, one epoch of t steps with k selected: the certified interval dpmech printed before the small-t
+# speed-up (commit 1d46e14, lattice step √t·Δ, the 2026-11-27 run), and pld-accounting 2.0's
+# gaussian_allocation_epsilon_range(delta=1e-5, sigma=0.8, num_steps=t, num_selected=k) (upper, lower) from the same day.
+_SMALL_T_ROWS = {
+    (2, 1): ((4.989179361302218, 5.004910994304851), (5.036523523735011, 4.954277184352214)),
+    (20, 1): ((2.7486814059553746, 2.7504081099446114), (2.763918487469041, 2.7323956765704884)),
+    (20, 2): ((4.422482048364229, 4.424887412957474), (4.450123122903494, 4.3927115827163865)),
+    (60, 3): ((3.9580808626827793, 3.959760441616081), (3.990560697786627, 3.925946608293392)),
+}
+
+
+@pytest.mark.parametrize("steps, selected", sorted(_SMALL_T_ROWS))
+def test_small_t_overlaps_the_previous_lattice_and_pld_accounting(steps, selected):
+    """Both earlier intervals are certified, so each must overlap the new one: the new lattice (its step scaled to
+    where the loss is decided, the spread's moved mass on the larger loss's side, a lower sum's grid doubled where
+    the aliased mass would show) lies inside pld-accounting's (lower, upper) and is no wider than twice the old."""
+    (old_lower, old_upper), (anchor_upper, anchor_lower) = _SMALL_T_ROWS[(steps, selected)]
+    ledger = dpmech.PrivacyLedger("add-remove-one").record(
+        dpmech.RandomAllocationEvent(dpmech.GaussianEvent(0.8), num_steps=steps, num_selected=selected))
+    lower, _, upper = ledger.epsilon(1e-5).interval
+    assert lower <= old_upper and old_lower <= upper, (lower, upper)
+    assert anchor_lower <= lower <= upper <= anchor_upper, (lower, upper)
+    assert upper - lower <= 2 * (old_upper - old_lower)
+
+
+def test_one_step_is_the_gaussian_pair_and_certified():
+    """t = 1 goes to the Gaussian pair (the lattice gave [5.66, +∞) here): the exact ε of the Gaussian mechanism
+    (dpmech.gaussian_epsilon) lies in the interval, which lies inside pld-accounting's (5.686728, 5.630677)."""
+    remove, add = allocation.random_allocation(1.25, 1)
+    assert isinstance(remove, dpmech.pld.GaussianPair) and isinstance(add, dpmech.pld.GaussianPair)
+    ledger = dpmech.PrivacyLedger("add-remove-one").record(
+        dpmech.RandomAllocationEvent(dpmech.GaussianEvent(0.8), num_steps=1))
+    lower, _, upper = ledger.epsilon(1e-5).interval
+    assert lower <= dpmech.gaussian_epsilon(1e-5, 0.8) <= upper <= 5.686728010882635
+    assert 5.630677436512042 <= lower and upper - lower <= 1e-3
+
+
+def test_finer_lattice_adds_no_spurious_mass():
+    """The upper pair's total P-mass exceeds 1 only by the cell masses' error bounds: an entrywise upper bound of
+    both ends of each moved-mass enclosure added about 3e-6 at h = 0.05 (t = 20, μ = 1.25), ∝ 1/h², weighed by
+    s up to 760, so that a finer lattice gave a looser ε. At h = 0.05 it is now below 1e-7, and the upper δ(ε)
+    falls as h does."""
+    state = allocation._Allocation(1.25, 20)
+    deltas = []
+    for step in (0.5, 0.05):
+        upper, _ = state.laws(step, 1e-12, 0, 1.0, (-3.0, 8.0))
+        loss, p_mass, q_mass = upper.atoms()
+        finite = np.isfinite(loss)
+        assert 1.0 <= p_mass.sum() <= 1.0 + 1e-7
+        deltas.append(float(np.maximum(p_mass[finite] - math.exp(1.3) * q_mass[finite], 0.0).sum() + p_mass[~finite].sum()))
+    assert deltas[1] < deltas[0]
