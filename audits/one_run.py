@@ -58,15 +58,16 @@ the doubles of the search before issue 31's fixed-cost work at ten pinned seeds
 (``tests/audits/test_one_run_speed.py``) and those of commit 1d46e14 at 240 pinned
 cases (``tests/audits/test_one_run_pinned.py``). Thread CPU time against ``np.sort``
 of the same pooled scores at δ = 1e-5 (``benchmarks/audit_statistics.py
---speed-only``, one core, best of 30, a shared 2-core machine at load ~14): 8.9× at
-10⁴ scores per side (1d46e14: 15.5–16.2×), 1.8× at 10⁵ (2.3×), 1.05× at 10⁶; at
-δ = 0, 4.2–4.3× (5.0×), 1.4× and 0.97×. At 10⁴ the ~1.0 ms (against a 0.12 ms sort)
-is numpy and scipy calls of ~1.5 µs each on small arrays, measured in context at that
-load: sorting both sides ~0.16 ms, the cuts ~0.15 ms (three probe rounds of a dozen
-calls), the δ = 0 roots ~0.07 ms, ~15 bisection steps of the crossing estimate
-(one bdtrc call of five tails each) ~0.18 ms, and the best rule's ~7 p-values (a
-bdtrc call and a window maximum of ~16 numpy calls each) ~0.3 ms; reaching 3× would
-take changing the search itself (fewer p-values or estimate steps), so its results.
+--speed-only``, one core, best of 30, a shared 2-core machine at load 14 to 19): 8.9–9.2×
+at 10⁴ scores per side (1d46e14: 15.5–16.2×), 1.7–1.8× at 10⁵ (2.2–2.3×), 1.03–1.06×
+at 10⁶; at δ = 0, 4.0–4.3× (5.0–5.2×), 1.4× and 0.97×. At 10⁴ the ~1.0 ms (against a
+0.12 ms sort) is numpy and scipy calls of ~1.5 µs each on small arrays, measured in
+context at that load: sorting both sides ~0.16 ms, the cuts ~0.14 ms (three rounds of
+a dozen calls), the tallies ~0.03 ms, the δ = 0 roots ~0.07 ms (the inverse incomplete
+beta ~0.02 ms of it), ~15 bisection steps of the crossing estimate (one bdtrc call of
+five tails each) ~0.2 ms, and the best rule's ~7 p-values (a bdtrc call and a window
+maximum of ~16 numpy calls each) ~0.29 ms. Reaching 3× would take a search with fewer
+p-values and estimate steps, which would change the doubles returned.
 """
 
 from __future__ import annotations
