@@ -115,7 +115,7 @@ class Columns:
 
 
 NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
-_AFTER = r"(?<![\w.=])"  # a number that starts here (not the end of a name, a decimal or an assignment)
+_AFTER = r"(?<![\w.=+-])"  # a number that starts here (not the end of a name, a decimal, an exponent or an assignment)
 # Masks (each names what it hides; see the module docstring).
 SECONDS = Mask("seconds", rf"{_AFTER}{NUMBER} ?(?:s|ms|µs|us|ns|min|seconds?)\b", "<seconds>")
 RATES = Mask("rates", rf"{_AFTER}{NUMBER} ?(?:[kMG]?(?:calls|scores|draws|heads|samples|steps|records|trials|B|"
@@ -126,6 +126,11 @@ VERSIONS = Mask("versions", r"\b(Python|numpy|scipy|torch|opacus|dp_accounting|d
                 r"( v?| version )\d+(?:\.\d+)+[\w.+-]*", r"\1\2<version>")
 LOAD = Mask("load average", rf"load(?: average)?:?\s+{NUMBER}(?:,?\s+{NUMBER}){{0,2}}", "load <load>")
 PLATFORM = Mask("platform", r"\b(?:Linux|Darwin|Windows|macOS)-[\w.-]+", "<platform>")
+# A script that prints its command line and machine through a console of fixed width: where those lines wrap
+# depends on the paths of the interpreter and of the checkout, and on the machine's description, so the lines
+# from "command:" to the end of the output become one line each.
+COMMAND_AND_MACHINE = (Mask("command line", r"^command: [\s\S]*?(?=^machine: )", "command: <command line>\n"),
+                       Mask("machine", r"^machine: [\s\S]*\Z", "machine: <machine>\n"))
 # A timed cell sets its column's width, and the width the padding of every row, the rules and the centred title:
 # runs of spaces inside a line become one, leading and trailing spaces go, and so do repeated rule characters.
 TABLE_PADDING = (Mask("table padding", r"(?<=\S) {2,}", " "), Mask("table indent", r"^ +| +$", ""),

@@ -9,7 +9,7 @@ import pathlib
 
 import numpy as np
 
-from tests.golden import LOAD, PLATFORM, RATES, SECONDS, SPEED_RATIOS, TABLE_PADDING, VERSIONS, Case, Columns, Mask
+from tests.golden import COMMAND_AND_MACHINE, LOAD, PLATFORM, RATES, SECONDS, SPEED_RATIOS, TABLE_PADDING, VERSIONS, Case, Columns, Mask
 
 
 def _scores(directory: pathlib.Path) -> None:
@@ -122,16 +122,22 @@ BENCHMARKS = [
                masks=(Columns("throughput ratio", "relative to numpy float"),)),
     _benchmark("bench-seed-nfdp-table2", "seed_nfdp_table2"),
     _benchmark("bench-batched-heads", "batched_heads", "--sizes", "30", "--heads", "3", "--repeats", "1",
-               masks=(Columns("time ratios", "ratio.*"),)),
+               masks=(Columns("time ratios", "ratio.*"), *COMMAND_AND_MACHINE)),
     _benchmark("bench-batched-logistic", "batched_logistic", "--heads", "8", "--sklearn-heads", "2", "--sizes", "50",
-               "--repeats", "1"),
+               "--repeats", "1", masks=COMMAND_AND_MACHINE),
     _benchmark("bench-audit-statistics", "audit_statistics", "--repetitions", "1"),
     _benchmark("bench-audit-pipelines-fedgm", "audit_pipelines", "--pipelines", "fedgm", "--trials", "1000",
                "--shadows", "4", "--pool", "100"),
+    _benchmark("bench-audit-pipelines-dphelmet", "audit_pipelines", "--pipelines", "dphelmet", "--trials", "1000",
+               "--shadows", "0"),
     _benchmark("bench-verification", "verification", "--skip-thorough"),
     _benchmark("bench-seed-fedgm-quick", "seed_fedgm", "--quick"),
     _benchmark("bench-exact-accountant-quick", "exact_accountant", "--quick"),
     _benchmark("bench-pld-quick", "pld", "--quick", masks=(Columns("time ratio", "ratio"),)),
+    _benchmark("bench-pld-heterogeneous", "pld", "--only", "heterogeneous", "--repeats", "1",
+               masks=(Columns("time ratio", "ratio"),)),
+    _benchmark("bench-pld-tiny-delta", "pld", "--only", "tiny_delta", "--repeats", "1",
+               masks=(Columns("time ratio", "ratio"),)),
     _benchmark("bench-accounting-quick", "accounting", "--quick"),
     _benchmark("bench-seed-pipelines-two", "seed_pipelines_two"),
     _benchmark("bench-seed-dphelmet", "seed_dphelmet"),
