@@ -218,8 +218,8 @@ class _Allocation:
         z = -float(special.ndtri(max(tail, _SMALLEST_TAIL) / 2))
         return max(math.exp(self.mu * self.mu / 2 + self.mu * z), float(self.steps))
 
-    def _cells(self, step: float, cells: int) -> dict[str, CellMasses]:
-        """Linear (low, high) bounds of, for c = 0..K−1 with K = ``cells``, the Q- and P₁-masses of the
+    def _cells(self, step: float, cells: int, measures: Sequence[str] = ("Q", "P")) -> dict[str, CellMasses]:
+        """Linear (low, high) bounds of, for c = 0..K−1 with K = ``cells``, the Q- and P₁-masses (``measures``) of the
         spread cells [ch, (c+1)h] and of the post-processing cells (e_c, e_{c+1}] (cell K: its lower sliver).
 
         The log edges ℓ_c = log(ch) are rounded: each is replaced by [ℓ_c − η_c, ℓ_c + η_c],
@@ -234,7 +234,7 @@ class _Allocation:
         edges[1::2] = ell - eta
         edges[2::2] = ell + eta
         out: dict[str, CellMasses] = {}
-        for measure in ("Q", "P"):
+        for measure in measures:
             low, high = _cell_log_masses(self.gaussian, edges, measure)
             with np.errstate(under="ignore"):
                 low = np.exp(low) * (1 - 4 * _U)
@@ -401,28 +401,29 @@ class _Allocation:
         log_p, log_q = _log(p_j_low), _log(q_j_high)
         return upper, _AtomPair(log_p - log_q, log_p, log_q)
 
-    def _sketch_law(self, truncation: float, capped: bool) -> tuple[FloatArray, FloatArray, FloatArray]:
-        """(s at each label, Q-law, P-law) of S on a coarse lattice of :data:`_SKETCH_POINTS` up to the truncation
-        (with ``capped``, X above it put at it), from the midpoints of the post-processing cells' bounds."""
+    def _sketch_law(self, truncation: float, measure: str) -> tuple[FloatArray, FloatArray]:
+        """(s at each label, its law under ``measure``) of S on a coarse lattice of :data:`_SKETCH_POINTS` up to the
+        truncation, from the midpoints of the post-processing cells' bounds. The Q-law (the add direction's) is
+        capped: X above the truncation is put at it. Only the law asked for is summed (each is a cyclic power)."""
         t = self.steps
         h = (truncation + t + 40.0 * math.sqrt(t * self.variance)) / _SKETCH_POINTS
         cells = max(1, math.ceil(truncation / h))
-        masses = self._cells(h, cells)
+        capped = measure == "Q"
+        masses = self._cells(h, cells, ("Q",) if capped else ("Q", "P"))
         q_mid = 0.5 * (masses["Q"][2] + masses["Q"][3])
-        p_mid = 0.5 * (masses["P"][2] + masses["P"][3])
         if capped:
-            cut = np.array([math.log(cells * h)])
-            q_mid[-1] += float(np.exp(self.gaussian.log_sf(cut, "Q"))[0])
-            p_mid[-1] += float(np.exp(self.gaussian.log_sf(cut, "P"))[0])
-        laws = _laws(p_mid, q_mid, t)
-        first, last = _window(*laws, h, math.log(1e-40), t * cells)
+            q_mid[-1] += float(np.exp(self.gaussian.log_sf(np.array([math.log(cells * h)]), "Q"))[0])
+            law: Law = ([q_mid], [t])
+        else:
+            law = _laws(0.5 * (masses["P"][2] + masses["P"][3]), q_mid, t)[1]
+        first, last = _window(law, law, h, math.log(1e-40), t * cells)
         if capped:
             last = max(min(last, cells), first)
         size = _cyclic_size(first, last, t)
-        q_law, p_law = (np.roll(cyclic_power(*law, size)[0], -first % size)[: last - first + 1] for law in laws)
+        masses_of_s = np.roll(cyclic_power(*law, size)[0], -first % size)[: last - first + 1]
         labels = np.arange(first, last + 1)
-        keep = (q_law > 1e-15 * q_law.max()) & (p_law > 1e-15 * p_law.max()) & (labels > 0)
-        return labels[keep] * h / t, q_law[keep], p_law[keep]
+        keep = (masses_of_s > 1e-15 * masses_of_s.max()) & (labels > 0)
+        return labels[keep] * h / t, masses_of_s[keep]
 
     def sketch(self, direction: int) -> CoarseLaw:
         """The coarse law of the loss in ``direction`` (0 remove, 1 add) for the engine's tilt and window. Remove:
@@ -432,7 +433,7 @@ class _Allocation:
         if self._sketch is None:
             t = self.steps
             truncation = self.truncation(_SKETCH_TAIL)
-            values, _, p_law = self._sketch_law(truncation, capped=False)
+            values, p_law = self._sketch_law(truncation, "P")
             remove = [np.log(values), np.log(p_law)]
             # The remove tail: t·S ≈ X₁ + (t − 1) with X₁ under P₁, from the last kept loss to the truncation.
             start = float(values[-1] * t)
@@ -441,7 +442,7 @@ class _Allocation:
                 _, high = _cell_log_masses(self.gaussian, np.log(edges), "P")
                 remove[0] = np.concatenate([remove[0], np.log((edges[1:] + t - 1) / t)])
                 remove[1] = np.concatenate([remove[1], high])
-            values, q_law, _ = self._sketch_law(t * math.exp(_ADD_SKETCH_CAP), capped=True)
+            values, q_law = self._sketch_law(t * math.exp(_ADD_SKETCH_CAP), "Q")
             add = [-np.log(values), np.log(q_law)]
             self._sketch = []
             for loss, log_masses in (remove, add):
