@@ -2,7 +2,8 @@
 
 The length section also has random-allocation rows (issue 29): ``RandomAllocationEvent`` with t = 100 steps per
 epoch beside Poisson q = 0.01, and one epoch of t = 1000 and of t = 10⁴ at σ = 0.8 beside pld-accounting 2.0
-(Feldman & Shenfeld 2026; run once, without numba, so minutes; not with ``--quick``) and dpmech's Poisson q = 1/t.
+(Feldman & Shenfeld 2026; run once, without numba, so minutes; not with ``--quick``) and dpmech's Poisson q = 1/t,
+and short epochs (1 of t = 2 and 20, 2 of 20, 3 of 60; σ = 0.8) beside pld-accounting (not with ``--quick``).
 
 Usage::
 
@@ -278,10 +279,10 @@ def sgd_ledger(sigma=1.0, rate=0.01, steps=1000):
     return lambda: PrivacyLedger(ADD_REMOVE_ONE).record(PoissonSampledEvent(GaussianEvent(sigma), rate), count=steps)
 
 
-def allocation_ledger(sigma=1.0, steps_per_epoch=100, epochs=10):
-    """Random allocation (each record in one of ``steps_per_epoch`` steps per epoch), the counterpart of Poisson rate
-    1/steps_per_epoch over ``epochs`` · ``steps_per_epoch`` steps."""
-    event = RandomAllocationEvent(GaussianEvent(sigma), num_steps=steps_per_epoch)
+def allocation_ledger(sigma=1.0, steps_per_epoch=100, epochs=10, selected=1):
+    """Random allocation (each record in ``selected`` of ``steps_per_epoch`` steps per epoch), the counterpart of
+    Poisson rate selected/steps_per_epoch over ``epochs`` · ``steps_per_epoch`` steps."""
+    event = RandomAllocationEvent(GaussianEvent(sigma), num_steps=steps_per_epoch, num_selected=selected)
     return lambda: PrivacyLedger(ADD_REMOVE_ONE).record(event, count=epochs)
 
 
@@ -290,12 +291,13 @@ def allocation_ledger(sigma=1.0, steps_per_epoch=100, epochs=10):
 PLD_ACCOUNTING_LIMIT_S = 900.0
 
 
-def pld_accounting_allocation(sigma, steps_per_epoch, delta):
+def pld_accounting_allocation(sigma, steps_per_epoch, delta, selected=1):
     """pld-accounting 2.0 (Feldman & Shenfeld 2026): (upper, lower) ε of one epoch of random allocation."""
     def call():
         from PLD_accounting.random_allocation_api import gaussian_allocation_epsilon_range
 
-        return tuple(gaussian_allocation_epsilon_range(delta=delta, sigma=sigma, num_steps=steps_per_epoch))
+        return tuple(gaussian_allocation_epsilon_range(delta=delta, sigma=sigma, num_steps=steps_per_epoch,
+                                                       num_selected=selected))
 
     return call
 
@@ -394,6 +396,16 @@ def section_length(repeats, quick):
         anchors += [("dpmech Poisson q=1/t", Measured(poisson.measured.seconds,
                                                       f"[{poisson_cells[0]}, {poisson_cells[2]}] {poisson_cells[4]}".strip()))]
         rows += grouped_rows([f"1 epoch RA t={power(steps_per_epoch)} σ=0.8"], ours,
+                             ours.cells() + [number(target, 2), "yes" if ours.width <= target else "no"], anchors)
+    # Short epochs, where ε is large (issue 29: dpmech was slower than pld-accounting there): one epoch of 1 of t = 2
+    # and 20 and of k of t = (20, 2) and (60, 3) at σ = 0.8 beside pld-accounting 2.0 (not in --quick).
+    for steps_per_epoch, selected in () if quick else ((2, 1), (20, 1), (20, 2), (60, 3)):
+        ours = Interval(measure(dpmech_epsilon(allocation_ledger(0.8, steps_per_epoch, 1, selected), 1e-5), repeats,
+                                DPMECH_LIMIT_S))
+        target = max(1e-3, 1e-4 * ours.upper) if math.isfinite(ours.upper) else math.nan
+        anchors = [("pld-accounting 2.0 (upper, lower)",
+                    measure(pld_accounting_allocation(0.8, steps_per_epoch, 1e-5, selected), 1, PLD_ACCOUNTING_LIMIT_S))]
+        rows += grouped_rows([f"1 epoch RA {selected} of t={steps_per_epoch} σ=0.8"], ours,
                              ours.cells() + [number(target, 2), "yes" if ours.width <= target else "no"], anchors)
     table(["steps", *INTERVAL_HEADER, "note", "target width", "meets", "dpmech s", *ANCHOR_HEADER], rows)
     first, last = step_counts[0], step_counts[-1]
