@@ -524,7 +524,8 @@ def _markdown(summary: dict) -> str:
                       "σ(ε), so one favourable draw lifts every ε at once and fades as σ shrinks toward ε = ∞ "
                       "(the README's `dpmech run` paragraph gives seeds where the private run scores below)."]
     if summary["accuracy_curve"]:
-        lines += ["", "ε → accuracy (same data and seed, one run per ε; δ as the target):", "", "| ε | test accuracy |", "|---|---|"]
+        lines += ["", f"ε → accuracy (same data and seed, one run per ε; δ as the target{_relation_text(target, '; ')}):", "",
+                  "| ε | test accuracy |", "|---|---|"]
         lines += [f"| {epsilon_text(point['epsilon'])} | {point['accuracy']:.4f} |" for point in summary["accuracy_curve"]]
     elif get_pipeline(summary["pipeline"]).calibrated:
         lines += ["", "ε → accuracy curve: not computed (`dpmech run --no-accuracy-curve` was given)."]
