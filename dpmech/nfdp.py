@@ -89,6 +89,9 @@ class NfdpGuarantee:
 
     def __post_init__(self) -> None:
         check.stated_epsilon_delta(self.epsilon, self.delta)
+        if not math.isfinite(self.epsilon):
+            # Theorems 1 and 2 always state a finite ε; an infinite one is no record of them.
+            raise ValueError(f"epsilon must be finite, as FedMD-NFDP's Theorems 1 and 2 state it (got {self.epsilon!r})")
         check.integer_scalar("n", self.n, 1)
         check.integer_scalar("k", self.k, 1)
         check.boolean("replacement", self.replacement)
