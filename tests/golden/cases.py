@@ -105,7 +105,7 @@ TIMED = (SECONDS, RATES, SPEED_RATIOS, VERSIONS, LOAD, PLATFORM, *TABLE_PADDING)
 # Tables' timed columns: seconds, rates, speed-ups and multiples of a timed reference. A bare "ratio" column is
 # timed in some scripts and a ratio of noise scales in others: a case names its own.
 TIMED_COLUMNS = Columns("timed columns", r"(?i).*(\bs\b|seconds|\bms\b|/ ?s\b|per (cpu )?second|time|wall|cpu|"
-                                         r"speed-?up|×).*")
+                                         r"speed-?up|× ?(np\.)?sort).*")
 
 
 def _benchmark(name: str, script: str, *arguments: str, masks: tuple[Mask | Columns, ...] = ()) -> Case:

@@ -23,9 +23,11 @@ Not covered, and why:
 * ``dpmech verify --examples`` and ``benchmarks/verification_literature.py``: the tester's budgets are seconds
   (of CPU, capped by wall time), so how many samples a verdict rests on, and so every printed number, depends on
   the machine's speed and load.
-* ``benchmarks/pld.py --only small_eps`` and ``--only heavy_tails``: an anchor still running after 120 s of wall time
-  is stopped and printed as such (prv_accountant at eps_error 1e-4, dp_accounting's PLD at 1e-4 on a loaded
-  2-core machine), so the row depends on the load; heavy_tails also prints a target on seconds ("time ≤ 1 s").
+* ``benchmarks/pld.py --only small_eps``, ``--only heavy_tails`` and ``--only comparisons``: an anchor still running
+  after 120 s of wall time is stopped and printed as such (prv_accountant at eps_error 1e-4, dp_accounting's PLD
+  at 1e-4, opacus's PRV calibration at ε = 8, on the loaded 2-core machine of 27 November 2026), so those rows
+  depend on the load; heavy_tails also prints a target on seconds ("time ≤ 1 s"). The sections covered here
+  (``--quick``, heterogeneous, tiny_delta) had every anchor finish well within the limit.
 * ``benchmarks/flower.py`` and ``benchmarks/flower_localhost.py``: Flower's simulation engine (Ray, whose worker
   processes this test's CPU count would not see) and a deployment of separate processes on localhost, minutes of
   wall time by their docstrings (not run at smaller options here), with SecAgg+'s stages' wall times in the rows.
