@@ -107,6 +107,8 @@ LATTICE_POINTS = 1 << 21
 # truncation leaves out.
 _SKETCH_POINTS = 1 << 17
 _SKETCH_TAIL = 1e-16
+# Width in loss of the sketch's merged cells: e^{λw} <= e for every tilt λ <= 10^3 the engine tries.
+_SKETCH_CELL = 1e-3
 # The add direction's sketch caps S at e^4: its loss −log S then starts at −4.
 _ADD_SKETCH_CAP = 4.0
 # The smallest truncation allowance: below it the lattice would outgrow every budget.
@@ -444,11 +446,20 @@ class _Allocation:
                 remove[1] = np.concatenate([remove[1], high])
             values, q_law = self._sketch_law(t * math.exp(_ADD_SKETCH_CAP), "Q")
             add = [-np.log(values), np.log(q_law)]
-            self._sketch = []
-            for loss, log_masses in (remove, add):
-                finite = np.isfinite(log_masses)
-                self._sketch.append((loss[finite], loss[finite], log_masses[finite], -math.inf))
+            self._sketch = [_merged(*law) for law in (remove, add)]
         return self._sketch[direction]
+
+
+def _merged(loss: FloatArray, log_masses: FloatArray) -> CoarseLaw:
+    """The finite masses of a sketch whose losses are monotone, as cells: runs of losses in the same interval of
+    width :data:`_SKETCH_CELL` merged into one cell from the smallest to the largest (a lattice of S is far finer in
+    the loss log S where S is large: the engine's tilt search and windows then cost a tenth as much)."""
+    finite = np.isfinite(log_masses)
+    loss, log_masses = loss[finite], log_masses[finite]
+    groups = np.floor(loss / _SKETCH_CELL)
+    starts = np.flatnonzero(np.concatenate([[True], groups[1:] != groups[:-1]]))
+    return (np.minimum.reduceat(loss, starts), np.maximum.reduceat(loss, starts),
+            np.logaddexp.reduceat(log_masses, starts), -math.inf)
 
 
 def _upper_atoms(losses: Sequence[FloatArray], log_masses: Sequence[FloatArray]) -> _AtomPair:
