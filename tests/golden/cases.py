@@ -132,7 +132,10 @@ BENCHMARKS = [
                "--shadows", "0"),
     _benchmark("bench-verification", "verification", "--skip-thorough"),
     _benchmark("bench-seed-fedgm-quick", "seed_fedgm", "--quick"),
-    _benchmark("bench-exact-accountant-quick", "exact_accountant", "--quick"),
+    # section 3's rows: events, then seconds, seconds, the growth of the total (from the second row) and the peak RSS
+    _benchmark("bench-exact-accountant-quick", "exact_accountant", "--quick",
+               masks=(Mask("scaling rows' seconds, growth and memory", r"^(\d+)(?: [\d.]+){3,4} (?=\()",
+                           r"\1 <timed> "),)),
     _benchmark("bench-pld-quick", "pld", "--quick", masks=(Columns("time ratio", "ratio"),)),
     _benchmark("bench-pld-heterogeneous", "pld", "--only", "heterogeneous", "--repeats", "1",
                masks=(Columns("time ratio", "ratio"),)),
