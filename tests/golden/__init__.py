@@ -119,7 +119,7 @@ _AFTER = r"(?<![\w.=+-])"  # a number that starts here (not the end of a name, a
 # Masks (each names what it hides; see the module docstring).
 SECONDS = Mask("seconds", rf"{_AFTER}{NUMBER} ?(?:s|ms|µs|us|ns|min|seconds?)\b", "<seconds>")
 RATES = Mask("rates", rf"{_AFTER}{NUMBER} ?(?:[kMG]?(?:calls|scores|draws|heads|samples|steps|records|trials|B|"
-              rf"bytes)/s|(?:calls|scores|draws|heads|samples|steps|records|trials) per (?:CPU )?second)", "<rate>")
+              rf"bytes)? ?/s\b|(?:calls|scores|draws|heads|samples|steps|records|trials) per (?:CPU )?second)", "<rate>")
 # "2.5x", "2.5×" and "×2.5" (a speed ratio), not "8×8" or "300 × 100" (sizes)
 SPEED_RATIOS = Mask("speed ratios", rf"{_AFTER}{NUMBER}[x×](?![\w×])|(?<=[\s(]×){NUMBER}", "<ratio>")
 VERSIONS = Mask("versions", r"\b(Python|numpy|scipy|torch|opacus|dp_accounting|dp-accounting|prv_accountant|"
