@@ -10,7 +10,7 @@ Masks. A field that varies between runs of the same code is replaced by a fixed 
 the record, by the case's masks; a masked line is kept, never dropped. Each mask is a named regular expression
 (:class:`Mask`) or a table's named columns (:class:`Columns`), defined below:
 
-* :data:`SECONDS` (a number with a unit of time), :data:`RATES` (per second), :data:`SPEED_RATIOS` (``2.5x``,
+* :data:`SECONDS` (a number with a unit of time), :data:`ELAPSED` (h:mm:ss), :data:`RATES` (per second), :data:`SPEED_RATIOS` (``2.5x``,
   ``×2.5``), :data:`LOAD` (load averages), :data:`VERSIONS` (of Python and of the competitors), :data:`PLATFORM`
   (the kernel's name), and ``cases.TIMED_COLUMNS``, the cells under a timed header (``s``, ``ms``, ``ratio``,
   ``speed-up``, ``wall``, ``CPU``...), whatever is printed in them;
@@ -125,6 +125,7 @@ SPEED_RATIOS = Mask("speed ratios", rf"{_AFTER}{NUMBER}[x×](?![\w×])|(?<=[\s(]
 VERSIONS = Mask("versions", r"\b(Python|numpy|scipy|torch|opacus|dp_accounting|dp-accounting|prv_accountant|"
                 r"prv-accountant|OpenDP|opendp|flwr|Flower|scikit-learn|sklearn|numba|pld-accounting|ray|Ray)"
                 r"( v?| version )\d+(?:\.\d+)+[\w.+-]*", r"\1\2<version>")
+ELAPSED = Mask("elapsed time", r"(?<![\d:])\d+:\d\d:\d\d(?![\d:])", "<elapsed>")  # a progress bar's h:mm:ss
 LOAD = Mask("load average", rf"load(?: average)?:?\s+{NUMBER}(?:,?\s+{NUMBER}){{0,2}}", "load <load>")
 PLATFORM = Mask("platform", r"\b(?:Linux|Darwin|Windows|macOS)-[\w.-]+", "<platform>")
 # A script that prints its command line and machine through a console of fixed width: where those lines wrap

@@ -9,7 +9,7 @@ import pathlib
 
 import numpy as np
 
-from tests.golden import COMMAND_AND_MACHINE, LOAD, PLATFORM, RATES, SECONDS, SPEED_RATIOS, TABLE_PADDING, VERSIONS, Case, Columns, Mask
+from tests.golden import COMMAND_AND_MACHINE, ELAPSED, LOAD, PLATFORM, RATES, SECONDS, SPEED_RATIOS, TABLE_PADDING, VERSIONS, Case, Columns, Mask
 
 
 def _scores(directory: pathlib.Path) -> None:
@@ -101,7 +101,7 @@ CLI = [
 ]
 
 # What every benchmark prints that varies between runs of the same code: its timings and the versions it names.
-TIMED = (SECONDS, RATES, SPEED_RATIOS, VERSIONS, LOAD, PLATFORM, *TABLE_PADDING)
+TIMED = (SECONDS, ELAPSED, RATES, SPEED_RATIOS, VERSIONS, LOAD, PLATFORM, *TABLE_PADDING)
 # Tables' timed columns: seconds, rates, speed-ups and multiples of a timed reference. A bare "ratio" column is
 # timed in some scripts and a ratio of noise scales in others: a case names its own.
 TIMED_COLUMNS = Columns("timed columns", r"(?i).*(\bs\b|seconds|\bms\b|/ ?s\b|per (cpu )?second|time|wall|cpu|"
