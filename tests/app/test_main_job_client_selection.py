@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 
 from app.main_job import SUMMARY_SCHEMA
-from dpmech import ADD_REMOVE_ONE, GaussianEvent, PrivacyLedger
+from dpmech import ADD_REMOVE_ONE, REPLACE_ONE, GaussianEvent, PrivacyLedger
 from dpmech.client_selection import client_selection_event
 from trainers.pipelines.registry import PIPELINES
 
@@ -79,7 +79,7 @@ def test_poisson_selection_accounts_the_client_selection_event_and_names_add_rem
     jsonschema.validate(summary, SUMMARY_SCHEMA)
     assert summary["config"]["participation_probability"] == 0.3 and summary["config"]["clients_per_round"] is None
     tight, basic = summary["guarantees"]["tight"], summary["guarantees"]["basic"]
-    assert tight["neighbouring"] == basic["neighbouring"] == ADD_REMOVE_ONE and tight["unit"] == "user"
+    assert tight["neighbouring"] == ADD_REMOVE_ONE and basic["neighbouring"] == REPLACE_ONE and tight["unit"] == "user"
     assert tight["relation"] == "one user (all their records), add/remove-one"
     # The run's ledger is client_selection_event's, rebuilt from the release the report states.
     (release,) = summary["round"]["releases"]
@@ -87,7 +87,9 @@ def test_poisson_selection_accounts_the_client_selection_event_and_names_add_rem
     gaussian = GaussianEvent(release["sigma"], release["sensitivity"], neighbouring=ADD_REMOVE_ONE)
     rebuilt = PrivacyLedger(ADD_REMOVE_ONE).record(client_selection_event(gaussian, rounds=1, participation_probability=0.3))
     assert rebuilt.epsilon(1e-5).epsilon == tight["epsilon"] <= 2.0 < basic["epsilon"]
-    assert PrivacyLedger(ADD_REMOVE_ONE).record(gaussian).epsilon(1e-5, method="basic").epsilon == basic["epsilon"]
+    # "basic" is the server's, which knows the selection: replace-one given S, a model swapped (2B/D).
+    server = GaussianEvent(release["sigma"], 2.0 * release["sensitivity"], neighbouring=REPLACE_ONE)
+    assert PrivacyLedger(REPLACE_ONE).record(server).epsilon(1e-5, method="basic").epsilon == basic["epsilon"]
     assert summary["target"]["relation"] == tight["relation"] and summary["target"]["met"]
     # The audit tests the amplified claim, sampling the Poisson selection.
     assert summary["audit"]["eps_claimed"] == tight["epsilon"] and summary["audit"]["method"] == "clopper-pearson"

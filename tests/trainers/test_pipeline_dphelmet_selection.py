@@ -143,7 +143,9 @@ def test_a_poisson_round_trains_the_selected_users_and_accounts_the_sampled_even
     prepared = prepare_users(digits, POISSON, seed=4)
     assert [message.client for message in result.messages] == prepared.selected.tolist()
     tight, basic = result.guarantees["tight"], result.guarantees["basic"]
-    assert tight.neighbouring == basic.neighbouring == dpmech.ADD_REMOVE_ONE and result.unit("tight") == "user"
+    assert tight.neighbouring == dpmech.ADD_REMOVE_ONE and result.unit("tight") == "user"
+    # The server's number: it knows S, so only replace-one given S holds, at twice the release's B/D.
+    assert basic.neighbouring == dpmech.REPLACE_ONE
     (gaussian,) = result.messages[0].events
     assert gaussian.neighbouring == dpmech.ADD_REMOVE_ONE
     # Sensitivity B/(q|U|) of the sum over the public q|U| (B = R = 1 for Softmax-SLP), rounded up.

@@ -614,7 +614,8 @@ def protection_notes(config: DpHelmetConfig, sensitivity: float) -> list:
             "every m; a round that selects nobody releases the zero model with that same noise. The guarantee is "
             "the Poisson-subsampled Gaussian (add/remove-one users; Zhu, Dong & Wang 2022). It protects against "
             "whoever sees the released model only: the server that selected the users knows who took part, and "
-            "against it a user's participation is not hidden (\"basic\" is the release without amplification).")
+            "against it a user's participation is not hidden: \"basic\" is its guarantee, the release without "
+            "amplification under replace-one given the selection (a user's model swapped, 2B/D on the release).")
     return notes
 
 
@@ -646,7 +647,14 @@ def run_dphelmet(data: LabelledData, config: DpHelmetConfig = DpHelmetConfig(), 
     # "basic" is the selected users' release as if every user took part (no amplification; the basic
     # accountant has no sampled events); "tight" the round's ledger.
     ledger = ledger_from_messages(messages, config.relation) if messages else PrivacyLedger(config.relation).record(event)
-    guarantees = {"basic": ledger.epsilon(config.delta, method="basic")}
+    if config.participation_probability is not None and isinstance(event, GaussianEvent):
+        # The server knows S, so a selected user's presence shows (δ >= q under add/remove-one): its guarantee is
+        # replace-one given S, a user's model swapped for another of norm <= B, 2B/D on the release (twice the
+        # event's rounded-up B/D, exact in doubles), whose honest noise is still >= σ (poisson_settings).
+        server = GaussianEvent(event.sigma, 2.0 * event.sensitivity, neighbouring=REPLACE_ONE)
+        guarantees = {"basic": PrivacyLedger(REPLACE_ONE).record(server).epsilon(config.delta, method="basic")}
+    else:
+        guarantees = {"basic": ledger.epsilon(config.delta, method="basic")}
     if prepared.round_event is not None:
         # The messages' event is the release of the selected users; the round is that release on the users
         # drawn k of |U| (replace-one) or each with probability q (add/remove-one): the amplified event.
