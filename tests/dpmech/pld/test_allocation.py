@@ -375,9 +375,10 @@ _SMALL_T_ROWS = {
 
 @pytest.mark.parametrize("steps, selected", sorted(_SMALL_T_ROWS))
 def test_small_t_overlaps_the_previous_lattice_and_pld_accounting(steps, selected):
-    """Both earlier intervals are certified, so each must overlap the new one: the new lattice (its step scaled to
-    where the loss is decided, the spread's moved mass on the larger loss's side, a lower sum's grid doubled where
-    the aliased mass would show) lies inside pld-accounting's (lower, upper) and is no wider than twice the old."""
+    """The old and the new lattice (its step scaled to where the loss is decided, the spread's moved mass on the
+    larger loss's side, a lower sum's grid doubled where the aliased mass would show) enclose the same ε (for k > 1
+    that of the reduction to k epochs of 1 of t/k, whose upper end bounds the event's), so they must overlap; the
+    new one is no wider than twice the old and lies inside pld-accounting's (lower, upper), as tight as asked."""
     (old_lower, old_upper), (anchor_upper, anchor_lower) = _SMALL_T_ROWS[(steps, selected)]
     ledger = dpmech.PrivacyLedger("add-remove-one").record(
         dpmech.RandomAllocationEvent(dpmech.GaussianEvent(0.8), num_steps=steps, num_selected=selected))
