@@ -294,6 +294,17 @@ class PrivacyLedger:
         reason = "no formal guarantee: " + "; ".join(reasons) if reasons else None
         return pairs, self._resolve(method, pairs), reason
 
+    def _dominated_only(self, certified: bool, note: str) -> tuple[bool, str]:
+        """(certified, note) of an accountant's answer, uncertified with a note when an event was accounted by parts
+        that only dominate it (:attr:`~dpmech.events.base.PrivacyEvent.parts_are_tight`): the upper end holds, the
+        lower end is the parts'."""
+        loose = sorted({event.describe() for event in self.events if not event.parts_are_tight})
+        if not loose:
+            return certified, note
+        why = (f"the lower end is that of a dominating reduction of {', '.join(loose)} (its blocks composed), "
+               "not a lower bound of the event; the upper end holds")
+        return False, f"{note}; {why}" if note else why
+
     @overload
     def epsilon(self, delta: float, method: str = "auto", **options: Any) -> PrivacyGuarantee: ...
     @overload
@@ -324,7 +335,7 @@ class PrivacyLedger:
             interval = get_accountant(method).epsilon(pairs, delta, **options)
         values = (float(interval.lower), float(interval.estimate), float(interval.upper))
         return PrivacyGuarantee(values[2], delta, method, self.neighbouring, "epsilon", values,
-                                interval.certified, interval.note)
+                                *self._dominated_only(interval.certified, interval.note))
 
     @overload
     def delta(self, epsilon: float, method: str = "auto", **options: Any) -> PrivacyGuarantee: ...
@@ -367,7 +378,7 @@ class PrivacyLedger:
             log_upper = _log_up(upper)
             certified, note = interval.certified, interval.note
         return PrivacyGuarantee(epsilon, upper, method, self.neighbouring, "delta", (lower, estimate, upper),
-                                certified, note, min(log_upper, 0.0))
+                                *self._dominated_only(certified, note), min(log_upper, 0.0))
 
     def to_json(self) -> str:
         """The ledger (relation, events, counts, labels) as JSON text that :meth:`from_json` reads back exactly

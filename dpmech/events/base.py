@@ -120,6 +120,13 @@ class PrivacyEvent:
         return [(self, 1)]
 
     @property
+    def parts_are_tight(self) -> bool:
+        """Whether the composition of the :meth:`flattened` parts is the event's own tight pair (True), or only
+        dominates it (False): then an accountant's upper end still bounds the event, but its lower end is the
+        parts', not a lower bound of the event, and the ledger does not call the interval certified."""
+        return True
+
+    @property
     def missing_guarantee(self) -> Optional[str]:
         """Why the event has no formal DP guarantee at all, or None when it has one."""
         return None

@@ -90,6 +90,13 @@ class RandomAllocationEvent(PrivacyEvent):
             parts.insert(0, (RandomAllocationEvent(self.event, size + 1), longer))
         return parts
 
+    @property
+    def parts_are_tight(self) -> bool:
+        """True for k = 1 (Feldman & Shenfeld's pair, realised by a record whose neighbours contribute nothing) and
+        k = t (t Gaussian releases); for 1 < k < t the blocks' composition strictly dominates the k-of-t pair (2 of
+        5 steps at σ = 1: δ(0) 0.3844 against a true 0.3725 ± 0.0005 by Monte Carlo), so only its upper end holds."""
+        return self.num_selected in (1, self.num_steps)
+
     def privacy_loss_pair(self) -> EnginePair:
         """Feldman & Shenfeld's (remove, add) pairs, bounded by the lattice pairs of :mod:`dpmech.pld.allocation`."""
         from ..pld.allocation import random_allocation

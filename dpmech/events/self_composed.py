@@ -28,6 +28,10 @@ class SelfComposedEvent(PrivacyEvent):
     def flattened(self) -> list[tuple[PrivacyEvent, int]]:
         return [(event, count * self.count) for event, count in self.event.flattened()]
 
+    @property
+    def parts_are_tight(self) -> bool:
+        return self.event.parts_are_tight
+
     def group_form(self, group_size: int) -> "SelfComposedEvent":
         return SelfComposedEvent(self.event.group_form(group_size), self.count)
 

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import dpmech
+from dpmech import GaussianEvent, PrivacyLedger, RandomAllocationEvent
 from dpmech.events import SelfComposedEvent, flatten
 from dpmech.ledger_calibration import calibrate_ledger
 
@@ -144,3 +145,16 @@ def test_dpsgd_calibrate_over_the_whole_run():
     calibrated = run_json("calibrate", *_WHOLE_RUN, "--epochs", "2", "--epsilon", repr(target))
     assert calibrated["certified_epsilon"] <= target and 0.999 <= calibrated["noise_multiplier"] <= 1.001
     assert calibrated["steps_per_record"] == 2
+
+
+@pytest.mark.parametrize("steps, selected, tight", [(5, 1, True), (3, 3, True), (5, 2, False), (6, 3, False)])
+def test_only_tight_reductions_are_certified(steps, selected, tight):
+    """k = 1 (Feldman & Shenfeld's pair) and k = t (t Gaussians) are the event's own pair, so the interval is
+    certified; for 1 < k < t the blocks' composition only dominates the k-of-t pair: the upper end holds, the
+    interval is not certified and says why."""
+    event = RandomAllocationEvent(GaussianEvent(1.0), num_steps=steps, num_selected=selected)
+    assert event.parts_are_tight is tight
+    assert SelfComposedEvent(event, 2).parts_are_tight is tight
+    guarantee = PrivacyLedger().record(event).epsilon(1e-5)
+    assert guarantee.certified is tight
+    assert ("dominating reduction" in guarantee.note) is not tight
