@@ -604,7 +604,9 @@ def protection_notes(config: DpHelmetConfig, sensitivity: float) -> list:
             "replacement from a seeded Generator, train and are averaged; the guarantee is the selected users' "
             "blind average amplified by sampling users without replacement (replace-one; Balle, Barthe & Gaboardi "
             "2018, Thm. 10). It protects against whoever sees the average only (the released model): the server "
-            "that selected the users knows who is in the sum and gets the selected users' guarantee, \"basic\".")
+            "that selected the users knows who is in the sum and gets the selected users' guarantee, \"basic\". "
+            "The amplification assumes every selected user follows the protocol but for dropping its noise: a user "
+            "that wrote what it learns of the selection into its model would publish it.")
     if poisson:
         notes.append(
             f"Client selection: each of the {config.num_users} users takes part independently with probability "
@@ -615,7 +617,9 @@ def protection_notes(config: DpHelmetConfig, sensitivity: float) -> list:
             "the Poisson-subsampled Gaussian (add/remove-one users; Zhu, Dong & Wang 2022). It protects against "
             "whoever sees the released model only: the server that selected the users knows who took part, and "
             "against it a user's participation is not hidden: \"basic\" is its guarantee, the release without "
-            "amplification under replace-one given the selection (a user's model swapped, 2B/D on the release).")
+            "amplification under replace-one given the selection (a user's model swapped, 2B/D on the release). "
+            "The amplification assumes every selected user follows the protocol but for dropping its noise: a user "
+            "that wrote m, which it is told to set its share, into its model would publish it.")
     return notes
 
 
