@@ -142,10 +142,9 @@ BENCHMARKS = [
     _benchmark("bench-pld-tiny-delta", "pld", "--only", "tiny_delta", "--repeats", "1",
                masks=(Columns("time ratio", "ratio"),)),
     _benchmark("bench-accounting-quick", "accounting", "--quick"),
-    _benchmark("bench-seed-pipelines-two", "seed_pipelines_two"),
-    _benchmark("bench-seed-dphelmet", "seed_dphelmet"),
     _benchmark("bench-seed-fedauxfdp", "seed_fedauxfdp"),
-    _benchmark("bench-seed-fedzda", "seed_fedzda", "--seeds", "1"),
+    _benchmark("bench-seed-fedzda-small", "seed_fedzda", "--seeds", "1", "--clients", "4", "--rounds", "2",
+               "--augmentation-start", "1", "--zsdg-iterations", "5", "--oracle-epochs", "1", "--oracle-samples", "4"),
 ]
 
 CASES = [*CLI, *BENCHMARKS]

@@ -31,6 +31,10 @@ Not covered, and why:
 * ``benchmarks/flower.py`` and ``benchmarks/flower_localhost.py``: Flower's simulation engine (Ray, whose worker
   processes this test's CPU count would not see) and a deployment of separate processes on localhost, minutes of
   wall time by their docstrings (not run at smaller options here), with SecAgg+'s stages' wall times in the rows.
+* ``benchmarks/seed_dphelmet.py`` and ``benchmarks/seed_pipelines_two.py``: over 60 s of CPU at their default (and
+  smallest non-fidelity) options (stopped at 64 s and 62 s, on 27 November 2026); the pipelines they train are
+  covered through ``dpmech run``/``audit dphelmet`` and ``seed_fedgm --quick``, ``seed_fedzda`` at tiny sizes.
+  ``seed_fedzda --seeds 1`` took 97 s of CPU: it is covered at 4 clients, 2 rounds and 5 ZSDG iterations.
 * ``benchmarks/run_all.py`` prints nothing on stdout: it writes ``benchmarks/RESULTS.md`` from the other scripts at
   their full sizes. ``benchmarks/seed_headlines.py`` is a module of the seeds' numbers, not a script.
 """
