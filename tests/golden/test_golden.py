@@ -6,9 +6,9 @@ rendered run (command, exit status, stdout, and stderr for the error exits) must
 ``tests/golden/outputs/`` after the masks of :mod:`tests.golden` (seconds, rates, speed ratios, versions, load
 averages, and the table padding those set). The default set holds the scalar Gaussian commands (``calibrate``,
 ``epsilon``, ``delta``: table, JSON, error exits), ``dpsgd epsilon``'s error exit, and the help of every command
-but the pipeline audits' (about 2.6 s of CPU together as ``python -m tests.golden`` measured it on the 2-core machine,
-4.1 s while seven other jobs shared it); every other case is ``slow``, each at most 60 s of CPU at the options it
-runs.
+but the pipeline audits' (3.5 s and 4.1 s of CPU together in two measurements by ``python -m tests.golden`` on the
+shared 2-core machine of 27 November 2026); every other case is ``slow``, each at most 60 s of CPU at the options
+it runs (about 340 s together).
 
 After an intended change of output, regenerate and review::
 
