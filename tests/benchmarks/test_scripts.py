@@ -34,8 +34,21 @@ def test_a_seed_script_runs_as_documented():
 def test_every_registered_benchmark_script_exists_and_results_parse():
     for arguments, _ in BENCHMARKS.values():
         assert (ROOT / "benchmarks" / arguments[0]).is_file()
-    sections = dict(SECTION.findall("## one\nbody\n## two\nmore\n"))
-    assert sections == {"one": "body\n", "two": "more\n"}
+    sections = dict(SECTION.findall("## one\nbody\n## two\nmore\n## two --by-hand (20 seeds)\nrows\n"))
+    assert sections == {"one": "body\n", "two": "more\n", "two --by-hand (20 seeds)": "rows\n"}
+
+
+def test_rerunning_one_section_keeps_the_others_and_the_hand_recorded_ones(tmp_path, monkeypatch):
+    import benchmarks.run_all as run_all
+
+    results = tmp_path / "RESULTS.md"
+    results.write_text("# Benchmark results\n\n## accounting\nold accounting\n## pld\nold pld\n"
+                       "## seed_fedgm --budget-curve (by hand)\ncurve rows\n")
+    monkeypatch.setattr(run_all, "run_section", lambda name, threads: f"## {name}\nnew {name}\n")
+    assert run_all.main(["--only", "pld", "--output", str(results)]) == 0
+    text = results.read_text()
+    assert "old accounting" in text and "new pld" in text and "old pld" not in text
+    assert text.endswith("## seed_fedgm --budget-curve (by hand)\ncurve rows\n")
 
 
 @pytest.mark.slow
