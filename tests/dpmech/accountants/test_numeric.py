@@ -135,6 +135,7 @@ def test_numeric_is_certified_on_the_exact_accountants_ledgers(ledger_spec, log1
 )
 @example(sigma=1.1875, rate=0.11328125, steps=67, log10_delta=-4.0)
 @examples(0.05)
+@pytest.mark.slow  # 5.5 s of CPU in CI's default run (dp_accounting's and prv_accountant's own PLDs each draw)
 def test_poisson_sampled_gaussians_overlap_dp_accounting_and_prv(sigma, rate, steps, log10_delta):
     from dp_accounting import dp_event
     from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
