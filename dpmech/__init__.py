@@ -109,10 +109,17 @@ _MOVED = {
     )
     for name in names
 }
+# Names that left a subpackage for a floor above it, which the subpackage cannot import: subpackage ->
+# {name: defining submodule of dpmech}. Each is registered with the subpackage when it is bound here
+# (see _Package), and loads from it for one release, with the subpackage's DeprecationWarning.
+_MOVED_UP = {"pld": {"calibrate_ledger": "ledger_calibration"}}
 
 
 import sys as _sys
 import types as _types
+
+if TYPE_CHECKING:
+    from collections.abc import Callable as _Callable
 
 _export_sources: dict[str, tuple[str, str]] | None = None
 
@@ -172,15 +179,30 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__) | {"__version__"})
 
 
+def _loader(module: str, attribute: str) -> "_Callable[[], object]":
+    """A callable importing ``attribute`` from the submodule ``module`` of dpmech when called."""
+
+    def load() -> object:
+        import importlib
+
+        return getattr(importlib.import_module(f".{module}", __name__), attribute)
+
+    return load
+
+
 class _Package(_types.ModuleType):
     """dpmech's module type. The import system binds each loaded submodule on its package; a submodule
     named as the public function it defines (``group_privacy``, ``randomized_response``, ...) must not
-    hide that function, so the function is bound in its place, as the eager imports once did."""
+    hide that function, so the function is bound in its place, as the eager imports once did. A
+    subpackage whose names moved up (``_MOVED_UP``) is handed their loaders as it is bound: the floor
+    above registers them, and the subpackage never imports upward."""
 
     def __setattr__(self, name: str, value: object) -> None:
-        if (isinstance(value, _types.ModuleType) and value.__name__ == f"{__name__}.{name}" and name in __all__
-                and hasattr(value, name)):
-            value = getattr(value, name)
+        if isinstance(value, _types.ModuleType) and value.__name__ == f"{__name__}.{name}":
+            for moved, module in _MOVED_UP.get(name, {}).items():
+                value.register_moved(moved, _loader(module, moved))
+            if name in __all__ and hasattr(value, name):
+                value = getattr(value, name)
         super().__setattr__(name, value)
 
 

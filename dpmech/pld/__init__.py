@@ -17,9 +17,13 @@
 ``dpmech.PrivacyLedger`` uses this engine as its ``numeric`` method
 (:mod:`dpmech.accountants.numeric`); the engine never imports the accountants or the ledger.
 Every answer is a :class:`dpmech.interval.Interval`.
+
+``dpmech.pld.calibrate_ledger``, which moved above the ledger, still loads from here for one release,
+with a DeprecationWarning: the floor above hands the engine a loader (:func:`register_moved`).
 """
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 # Private names: ``dpmech.pld.Interval`` is the deprecated constructor below, not this class.
@@ -77,8 +81,24 @@ _DEPRECATED = {
                                    "(lower, estimate, upper, certified, note); build one with "
                                    "dpmech.interval.certified_enclosure(lower, upper, note)"),
 }
-# Names that moved above the engine, which cannot re-export them without importing upward.
-_MOVED = {"calibrate_ledger": "dpmech.ledger_calibration.calibrate_ledger"}
+# Names that moved above the engine: name -> new home. The engine cannot import them (that would import
+# upward), so the floor above registers a loader for each (register_moved) when it binds this package.
+_MOVED = {"calibrate_ledger": "dpmech.ledger_calibration"}
+_moved_loaders: dict[str, Callable[[], Any]] = {}
+
+
+def register_moved(name: str, load: Callable[[], Any]) -> None:
+    """Let ``dpmech.pld.<name>``, a name in ``_MOVED``, load through ``load()`` (which imports it from its new
+    home) for one release, with a DeprecationWarning naming that home.
+
+    Called by :mod:`dpmech` when this package is bound on it, so that the engine itself never imports the floors
+    above it; without a loader the old name raises an AttributeError naming the new home.
+    """
+    if name not in _MOVED:
+        raise ValueError(f"name must be one of {sorted(_MOVED)}, the names that moved above the engine (got {name!r})")
+    if not callable(load):
+        raise ValueError(f"load must be a callable returning {name} from {_MOVED[name]} (got {load!r})")
+    _moved_loaders[name] = load
 
 
 def __getattr__(name: str) -> Any:
@@ -87,5 +107,12 @@ def __getattr__(name: str) -> Any:
         warnings.warn(message, DeprecationWarning, stacklevel=2)
         return value
     if name in _MOVED:
-        raise AttributeError(f"dpmech.pld.{name} moved above the ledger, to {_MOVED[name]}: import it from there")
+        home = _MOVED[name]
+        if name not in _moved_loaders:
+            raise AttributeError(f"dpmech.pld.{name} moved above the ledger, to {home}.{name}: import it from there")
+        # Not cached in globals(), so that every module that still reads it here is told.
+        warnings.warn(f"dpmech.pld.{name} is deprecated: it moved above the ledger, to {home}.{name} "
+                      f"(from {home} import {name}); the old name goes in the next release",
+                      DeprecationWarning, stacklevel=2)
+        return _moved_loaders[name]()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

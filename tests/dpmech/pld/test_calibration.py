@@ -210,3 +210,53 @@ def test_bad_ledger_templates_are_refused(template, message):
 
     with pytest.raises(ValueError, match=message):
         calibrate_ledger(template, 1.0, 1e-5, 0.5, 5.0)
+
+
+# dpmech.pld.calibrate_ledger moved above the ledger (issue 30); for one release it still loads from the engine,
+# with a DeprecationWarning naming its home, through a loader dpmech registers (the engine never imports upward).
+def test_the_moved_calibrate_ledger_loads_from_the_engine_with_a_deprecation_warning():
+    import warnings
+
+    from dpmech.ledger_calibration import calibrate_ledger
+
+    home = r"dpmech\.ledger_calibration\.calibrate_ledger"
+    with pytest.warns(DeprecationWarning, match=rf"dpmech\.pld\.calibrate_ledger is deprecated: it moved .* to {home}"):
+        assert pld.calibrate_ledger is calibrate_ledger
+    for statement in ("from dpmech.pld import calibrate_ledger as loaded",
+                      "import dpmech.pld\nloaded = dpmech.pld.calibrate_ledger"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            namespace: dict = {}
+            exec(compile(statement, "<importer>", "exec"), namespace)
+        assert namespace["loaded"] is calibrate_ledger
+        # Every warning is charged to the importer's line, so the default filter shows it once.
+        assert caught and {(warning.category, warning.filename) for warning in caught} == {(DeprecationWarning, "<importer>")}
+    # Not cached on the engine: every later reader is told too.
+    assert "calibrate_ledger" not in vars(pld) and "calibrate_ledger" not in pld.__all__
+
+
+def test_importing_the_engine_registers_the_loader_but_loads_nothing_above_it():
+    import subprocess
+    import sys
+
+    code = ("import sys, warnings; import dpmech.pld as engine; "
+            "above = ('dpmech.ledger_calibration', 'dpmech.ledger', 'dpmech.accountants'); "
+            "print(sorted(m for m in above if m in sys.modules)); "
+            "warnings.simplefilter('ignore'); function = engine.calibrate_ledger; "
+            "from dpmech.ledger_calibration import calibrate_ledger; print(function is calibrate_ledger)")
+    lines = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert lines == ["[]", "True"]
+
+
+def test_without_a_registered_loader_the_moved_name_names_its_home(monkeypatch):
+    monkeypatch.delitem(pld._moved_loaders, "calibrate_ledger")
+    with pytest.raises(AttributeError, match=r"dpmech\.pld\.calibrate_ledger moved above the ledger, to "
+                                             r"dpmech\.ledger_calibration\.calibrate_ledger"):
+        pld.calibrate_ledger
+
+
+@pytest.mark.parametrize("name, load, message", [("calibrate", lambda: None, "name must be one of"),
+                                                 ("calibrate_ledger", "dpmech.ledger_calibration", "load must be")])
+def test_register_moved_refuses_unknown_names_and_non_callables(name, load, message):
+    with pytest.raises(ValueError, match=message):
+        pld.register_moved(name, load)
