@@ -78,7 +78,7 @@ DATASET_TEXT = {
     # The user's own arrays (dpmech run --data), checked by trainers.data.load_arrays.
     "user-data": "your own arrays from `{data_file}` (`dpmech run --data`), checked as the built-in sets (finite real "
                  "features, one integer label 0..C-1 per row, every class present) and taken as raw inputs; a "
-                 "public/private split (X_public, y_public, X_private, y_private) is kept as given.",
+                 "public/private split (X_public, y_public if given, X_private, y_private) is kept as given.",
 }
 UNIT_TEXT = {"record": "one record", "user": "one user (all their records)", "label": "one label"}
 # Audit methods whose ε_lb holds only if the mechanism's privacy curve is exactly GDP-shaped
@@ -621,7 +621,9 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
     ``X`` and ``y``, or of the public/private split ``X_public``, ``y_public``, ``X_private`` and
     ``y_private`` (kept as given: :func:`trainers.data.split_federated`), instead (``dataset`` must then be None), loaded and checked by
     :func:`trainers.data.load_arrays` before any training and taken as raw inputs; the summary's
-    ``dataset`` is then ``"user-data"`` and its ``data_file`` the path.
+    ``dataset`` is then ``"user-data"`` and its ``data_file`` the path. ``y_public`` may be left out for the
+    pipelines that read the public rows as features only; one that reads their labels (the registry's
+    ``public_labels_use``: FedMD-NFDP) refuses such a split before any training, saying why.
 
     ``epsilon`` and ``delta`` in the summary are the claim the audit tests (the tight composition
     for FedAUXfdp; ∞, written null, for Fed-ZDA). ``trials=None`` keeps each audit's own default.
@@ -678,10 +680,12 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
 
     # The user's file is read and checked before the first progress line: a malformed one is one error line.
     user_data = None if data_file is None else load_arrays(data_file)
-    if isinstance(user_data, SplitData) and user_data.public_labels is None:
-        # A public/private split without y_public: every pipeline's public sets are labelled (split_federated).
-        raise ValueError(f"data file {str(data_file)!r} has no y_public: {pipeline} needs labels for the public rows "
-                         "(its public sets are labelled); add y_public to the file")
+    public_labels_use = get_pipeline(pipeline).public_labels_use
+    if isinstance(user_data, SplitData) and user_data.public_labels is None and public_labels_use:
+        # A public/private split without y_public runs the pipelines that read public rows as features only
+        # (registry: public_labels_use ""); one that reads their labels is refused before any training.
+        raise ValueError(f"data file {str(data_file)!r} has no y_public: {pipeline} needs labels for the public rows: "
+                         f"{public_labels_use}; add y_public to the file")
     audit_function = pipeline_audit(pipeline)
     mode = ("terminal" if sys.stderr.isatty() else "log") if progress else "off"
     # Calibrated before the first progress line, so that a budget the pipeline cannot split is one error line.

@@ -23,8 +23,10 @@ HELP = "the main job: calibrate, train a one-shot federation, account, audit, re
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``run``, the main job: calibrate, train, account, audit and write a report."""
-    from trainers.pipelines.registry import PIPELINE_NAMES
+    from trainers.pipelines.registry import PIPELINE_NAMES, PIPELINES
 
+    # The pipelines that read the public rows' labels, so that a split without y_public is refused for them.
+    public_labels_readers = " and ".join(name for name, entry in PIPELINES.items() if entry.public_labels_use)
     run = subparsers.add_parser("run", help=HELP)
     run.add_argument("--pipeline", type=arguments.choice(PIPELINE_NAMES), default=DEFAULT_PIPELINE,
                      help=pipeline_choices())
@@ -33,8 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="your own data instead of --dataset: an .npz file (numpy.savez) of X, real features of "
                           "shape (n, d), and y, integer labels 0..C-1 of shape (n,); or your public/private split, "
                           "X_public and y_public (m rows), X_private and y_private (n rows), kept as given (the "
-                          "test set is held out of the private rows); checked as the built-in sets and taken as raw "
-                          "inputs")
+                          "test set is held out of the private rows; y_public may be left out except for "
+                          f"{public_labels_readers}, which trains on the public labels); checked as the built-in "
+                          "sets and taken as raw inputs")
     run.add_argument("--client-sampling", type=arguments.choice(CLIENT_SAMPLINGS), default=None,
                      help="how the server selects the clients of a round: uniform (K of n without replacement, "
                           "replace-one users; with --clients-per-round K, which alone also means uniform) or poisson "

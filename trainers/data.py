@@ -119,8 +119,9 @@ class SplitData:
     ``private``: the private rows, checked as :func:`load_arrays` checks arrays (classes 0..C-1, every
     class present); ``split_federated`` holds out a test set from them. ``public_features`` (m, d):
     public rows of the same width; ``public_labels``: their labels in 0..C-1, or None when the file
-    has no ``y_public`` (:func:`split_federated` then refuses, naming the key, since the public sets are
-    labelled). ``labels`` is the private labels (the class set)."""
+    has no ``y_public`` (:func:`split_federated` then gives unlabelled public sets, which a step that
+    reads their labels refuses: :meth:`~trainers.records.PublicData.required_labels`). ``labels`` is the
+    private labels (the class set)."""
 
     public_features: np.ndarray
     public_labels: np.ndarray | None
@@ -436,8 +437,9 @@ def split_federated(data: LabelledData | SplitData, rng, *, test_fraction=0.2, p
 
     The user's own split (:class:`SplitData`) is kept: its public rows are the public data (cut into
     the negative and distillation sets by ``negative_fraction``), ``test_fraction`` of its private rows
-    the test set and the rest the clients' private data; ``public_fraction`` does not apply. Its public
-    sets are labelled (:class:`PublicData`), so a split without ``y_public`` is refused naming the key."""
+    the test set and the rest the clients' private data; ``public_fraction`` does not apply. A split
+    without ``y_public`` gives public sets whose ``labels`` are None (unlabelled :class:`PublicData`):
+    the pipelines that never read public labels run on it, and a step that does refuses it by name."""
     test_fraction = float(check.in_interval("test_fraction", test_fraction, 0.0, 1.0, low_open=True, high_open=True))
     public_fraction = float(check.in_interval("public_fraction", public_fraction, 0.0, 1.0, low_open=True, high_open=True))
     negative_fraction = float(check.in_interval("negative_fraction", negative_fraction, 0.0, 1.0, low_open=True, high_open=True))
@@ -465,9 +467,6 @@ def split_federated(data: LabelledData | SplitData, rng, *, test_fraction=0.2, p
 def _kept_split(data: SplitData, rng, test_fraction: float, negative_fraction: float) -> FederatedSplit:
     # The user's public/private boundary is kept; only the test set (from the private rows) and the two
     # public sets are cut, uniformly at random from ``rng``.
-    if data.public_labels is None:
-        raise ValueError("y_public is missing: the public/private split needs public labels here (the pipelines' "
-                         "public sets are labelled PublicData); add y_public to the file")
     generator = np.random.default_rng(rng)
     private_order = generator.permutation(len(data.private))
     public_order = generator.permutation(data.public_features.shape[0])
@@ -479,10 +478,11 @@ def _kept_split(data: SplitData, rng, test_fraction: float, negative_fraction: f
         raise ValueError(f"the fractions leave an empty part of the split ({len(data.private)} private, "
                          f"{public_order.size} public records); use more data or other fractions")
     features, labels = data.private.features, data.private.labels
+    public = PublicData(data.public_features, data.public_labels)  # labels None: unlabelled public rows
     return FederatedSplit(
         private=PrivateData(features[private], labels[private]),
-        negative=PublicData(data.public_features[negative], data.public_labels[negative]),
-        distillation=PublicData(data.public_features[distillation], data.public_labels[distillation]),
+        negative=public.subset(negative),
+        distillation=public.subset(distillation),
         test=LabelledData(features[test], labels[test]),
     )
 

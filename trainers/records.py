@@ -34,7 +34,29 @@ class LabelledData:
 
 
 class PublicData(LabelledData):
-    """Data that may be used without privacy cost (auxiliary data: negative and distillation sets)."""
+    """Data that may be used without privacy cost (auxiliary data: negative and distillation sets).
+
+    ``labels`` is None for public rows given without labels (``dpmech run --data`` with a public/private
+    split and no ``y_public``): FedAUXfdp distils on unlabelled auxiliary data (Sattler et al. 2021) and a
+    public feature map needs features only. A step that reads the labels asks :meth:`required_labels`,
+    which refuses unlabelled rows naming that step, so no label is ever made up."""
+
+    def __post_init__(self):
+        if self.labels is not None:
+            super().__post_init__()
+            return
+        object.__setattr__(self, "features", as_feature_matrix("features", self.features))
+
+    def subset(self, indices):
+        return type(self)(self.features[indices], None if self.labels is None else self.labels[indices])
+
+    def required_labels(self, needed_by: str) -> np.ndarray:
+        """The rows' labels; ValueError when there are none, saying that ``needed_by`` (a step and why it
+        reads them, e.g. "FedMD-NFDP trains every party on them first") needs them and how to give them."""
+        if self.labels is None:
+            raise ValueError(f"the public rows have no labels (a public/private split without y_public), and "
+                             f"{needed_by}; add y_public to the data")
+        return self.labels
 
 
 class PrivateData(LabelledData):

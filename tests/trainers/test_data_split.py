@@ -1,10 +1,10 @@
 """The user's own public/private split (``dpmech run --data`` with X_public, y_public, X_private, y_private):
-loaded and checked as the built-in sets, and kept as given by split_federated."""
+loaded and checked as the built-in sets, and kept as given by split_federated, y_public optional."""
 
 import numpy as np
 import pytest
 
-from trainers.data import LabelledData, SplitData, load_arrays, load_digits_dataset, split_federated
+from trainers.data import LabelledData, PublicData, SplitData, load_arrays, load_digits_dataset, split_federated
 
 
 @pytest.fixture(scope="module")
@@ -37,14 +37,23 @@ def test_the_split_is_loaded_and_its_public_private_boundary_kept(digits_split):
     assert (len(split.test), len(split.negative)) == (round(0.2 * 1397), 100)
 
 
-def test_a_split_without_public_labels_loads_and_is_refused_by_split_federated_naming_the_key(digits_split, tmp_path):
-    _, public, private = digits_split
-    path = tmp_path / "unlabelled.npz"
-    np.savez(path, X_public=public.features, X_private=private.features, y_private=private.labels)
-    data = load_arrays(path)
+def test_a_split_without_public_labels_gives_the_same_parts_with_unlabelled_public_sets(digits_split, tmp_path):
+    path, public, private = digits_split
+    unlabelled_path = tmp_path / "unlabelled.npz"
+    np.savez(unlabelled_path, X_public=public.features, X_private=private.features, y_private=private.labels)
+    data = load_arrays(unlabelled_path)
     assert data.public_labels is None
-    with pytest.raises(ValueError, match="^y_public is missing"):
-        split_federated(data, 0)
+    unlabelled = split_federated(data, 3, negative_fraction=0.25)
+    labelled = split_federated(load_arrays(path), 3, negative_fraction=0.25)
+    # The same cut (the labels draw nothing from the Generator); the public sets carry no labels, none made up.
+    for name in ("negative", "distillation"):
+        part = getattr(unlabelled, name)
+        assert isinstance(part, PublicData) and part.labels is None
+        np.testing.assert_array_equal(part.features, getattr(labelled, name).features)
+        with pytest.raises(ValueError, match="^the public rows have no labels .*y_public"):
+            part.required_labels("a step reads them")
+    for name in ("private", "test"):
+        np.testing.assert_array_equal(getattr(unlabelled, name).labels, getattr(labelled, name).labels)
 
 
 FEATURES = np.random.default_rng(0).normal(size=(30, 4))

@@ -408,7 +408,11 @@ class CertaintyDiagnostics:
 def certainty_diagnostics(messages: Sequence[ClientMessage], distillation: LabelledData,
                           class_shares: np.ndarray) -> CertaintyDiagnostics:
     """:class:`CertaintyDiagnostics` for ``messages`` (client order) whose clients hold the class
-    shares ``class_shares`` (K, C) (rows summing to 1)."""
+    shares ``class_shares`` (K, C) (rows summing to 1). ValueError for a distillation set without
+    labels (a public/private split without ``y_public``): the shares are those of each point's label."""
+    if distillation.labels is None:
+        raise ValueError("distillation must be labelled: the certainty diagnostics weigh each point's true class "
+                         "(got public rows without labels, a split without y_public)")
     class_shares = np.asarray(class_shares, dtype=np.float64)
     if class_shares.shape[0] != len(messages):
         raise ValueError(f"class_shares must have one row per message ({len(messages)}; got {class_shares.shape[0]})")
@@ -605,8 +609,10 @@ def tune_regularization(negative: PublicData, distillation: PublicData, num_priv
     seed_sequence = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(
         check.integer_scalar("seed", seed, 0))
     pool_seed, partition_seed, noise_seed = seed_sequence.spawn(3)
+    # The simulated clients train class heads on the public labels and are scored on held-out labelled rows.
+    needed_by = "the λ tuning (tune_regularization) trains simulated clients' class heads on them"
     pool = PublicData(np.vstack([negative.features, distillation.features]),
-                      np.concatenate([negative.labels, distillation.labels]))
+                      np.concatenate([negative.required_labels(needed_by), distillation.required_labels(needed_by)]))
     order = np.random.default_rng(pool_seed).permutation(len(pool))
     num_validation = int(round(grid.validation_fraction * len(pool)))
     rest = len(pool) - num_validation
@@ -819,14 +825,20 @@ class TrainedRound:
                          "and sent nothing.")
         class_shares = np.stack([np.bincount(local_data[m.client].labels, minlength=prepared.num_classes)
                                  / len(local_data[m.client]) for m in messages])
-        diagnostics = certainty_diagnostics(messages, sets.distillation, class_shares)
         for entry, shares in zip(per_client, class_shares):
             entry["class_shares"] = shares.tolist()
-        notes.append(
-            f"Certainty diagnostics (distillation set; experimenter-side, not released): spread "
-            f"{diagnostics.spread:.4f} (0: weighting does nothing), weighted true-class share "
-            f"{diagnostics.weighted_true_class_share:.4f} vs uniform {diagnostics.uniform_true_class_share:.4f}."
-        )
+        if sets.distillation.labels is None:
+            # The round distils on unlabelled public rows (FedAUX's auxiliary data needs no labels); only this
+            # experimenter-side diagnostic reads their labels, so it is left out and the note says so.
+            notes.append("Certainty diagnostics: not computed, the public rows have no labels (a split without "
+                         "y_public); the round itself distils on unlabelled public data.")
+        else:
+            diagnostics = certainty_diagnostics(messages, sets.distillation, class_shares)
+            notes.append(
+                f"Certainty diagnostics (distillation set; experimenter-side, not released): spread "
+                f"{diagnostics.spread:.4f} (0: weighting does nothing), weighted true-class share "
+                f"{diagnostics.weighted_true_class_share:.4f} vs uniform {diagnostics.uniform_true_class_share:.4f}."
+            )
         return PipelineResult(
             pipeline="fedauxfdp",
             accuracy=linear_accuracy(server.fedauxfdp, sets.test),

@@ -40,6 +40,7 @@ from .. import networks
 from ..data import FederatedSplit
 from ..federation import ClientMessage, PipelineResult, ledger_from_messages, run_clients
 from .clients import check_image_federation, client_datasets
+from .registry import get_pipeline
 from .targets import configured
 
 
@@ -150,12 +151,15 @@ def run_fedmd_nfdp(split: FederatedSplit, config: FedMdNfdpConfig = FedMdNfdpCon
     Returns a :class:`~trainers.federation.PipelineResult` whose ``accuracy`` is the parties' mean
     test accuracy after the last round; ``baselines["before_collaboration"]`` is the same mean
     after the initialisation phase. Raises ValueError when a party holds fewer than k records
-    (without replacement) or no record, or the public set is smaller than ``alignment_size``.
+    (without replacement) or no record, the public set is smaller than ``alignment_size``, or it has
+    no labels (a public/private split without ``y_public``: every party trains on them first).
     """
     if not isinstance(config, FedMdNfdpConfig):
         raise ValueError(f"config must be a FedMdNfdpConfig (got {type(config).__name__})")
     seed = check.integer_scalar("seed", seed, 0)
     public = split.distillation
+    # Refused before any training: every party's first step trains on the public labels.
+    public_labels = public.required_labels(get_pipeline("fedmd-nfdp").public_labels_use)
     if config.alignment_size > len(public):
         raise ValueError(f"alignment_size must be <= the public set size {len(public)} (got {config.alignment_size})")
     _, server, initial, *rounds = np.random.SeedSequence(seed).spawn(3 + config.rounds)
@@ -174,7 +178,7 @@ def run_fedmd_nfdp(split: FederatedSplit, config: FedMdNfdpConfig = FedMdNfdpCon
         task = bar.add_task("FedMD-NFDP", total=config.rounds + 1)
         initialised = run_clients(
             initial_phase,
-            [(data.features, data.labels, public.features, public.labels, alignments[0], client, config, device)
+            [(data.features, data.labels, public.features, public_labels, alignments[0], client, config, device)
              for client, data in enumerate(clients)],
             initial, n_jobs=n_jobs,
         )

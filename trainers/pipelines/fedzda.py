@@ -415,11 +415,16 @@ def _federated_sequence(seed: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(seed).spawn(3)[2]
 
 
+# Why the oracle refuses public rows without labels (trainers.records.PublicData.required_labels).
+ORACLE_LABELS_USE = "Fed-ZDA's oracle (oracle=True, Hao et al. 2021 §4.4) is a classifier trained on the labelled public data"
+
+
 def train_oracle(public_sets, config: FedZdaConfig, seed, device="cpu") -> nn.Module:
     """Hao et al. §4.4's oracle: a classifier of ``config.architecture`` trained centrally (Adam,
     ``config.oracle_epochs`` epochs) on public data only. It judges generated data and is never
-    shown to a client or the server."""
-    public = LabelledData(np.vstack([data.features for data in public_sets]), np.concatenate([data.labels for data in public_sets]))
+    shown to a client or the server. ValueError for public rows without labels."""
+    public = LabelledData(np.vstack([data.features for data in public_sets]),
+                          np.concatenate([data.required_labels(ORACLE_LABELS_USE) for data in public_sets]))
     generator = networks.torch_generator(np.random.default_rng(seed))
     oracle = networks.build_classifier(config.architecture, config.input_shape, config.num_classes, generator, device)
     return networks.fit(oracle, networks.as_inputs(public.features, config.input_shape, device), networks.as_targets(public.labels, device),
@@ -481,6 +486,9 @@ def run_fedzda(split: FederatedSplit, config: FedZdaConfig = FedZdaConfig(), see
     if not isinstance(config, FedZdaConfig):
         raise ValueError(f"config must be a FedZdaConfig (got {type(config).__name__})")
     seed = check.integer_scalar("seed", seed, 0)
+    if config.oracle:
+        # Refused before any training: the oracle, trained after the run, needs the public labels.
+        split.distillation.required_labels(ORACLE_LABELS_USE)
     train_sets, local_tests = client_training_sets(split, config, seed)
     splits = list(zip(train_sets, local_tests))
     warnings.warn(NO_GUARANTEE_REASON, dpmech.NoGuaranteeWarning, stacklevel=2)

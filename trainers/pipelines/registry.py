@@ -53,6 +53,10 @@ class Pipeline:
     on the config of a round whose server selects k of its clients per round (``dpmech run
     --clients-per-round``; the amplified user-level accounting is the pipeline's own), or None where
     selection does not apply; ``no_client_selection`` then says why.
+
+    ``public_labels_use``: why the pipeline's run (and its audit) reads the labels of the public rows, or ""
+    where it never does: it then runs on a public/private split without ``y_public`` (``dpmech run --data``),
+    and the main job refuses such a split, with this reason, for a pipeline that does.
     """
 
     name: str
@@ -69,6 +73,7 @@ class Pipeline:
     flower_config_fields: Tuple[Tuple[str, str], ...] = ()
     client_selection_fields: Optional[Tuple[Tuple[str, str], ...]] = None
     no_client_selection: str = ""
+    public_labels_use: str = ""
 
     def __post_init__(self) -> None:
         if (self.client_selection_fields is None) == (not self.no_client_selection):
@@ -104,9 +109,13 @@ PIPELINES = {
                  flower_config_fields=(("noise", "discrete"),),
                  # Client selection is accounted at user level: the selected users' blind average, amplified.
                  client_selection_fields=(("privacy_unit", "user"),)),
+        # The others read public rows as features only: FedAUXfdp distils on them and takes D⁻ as label 0 whatever
+        # its labels, DP-Helmet fits its feature map on them, FedGM and Fed-ZDA (without its oracle) never use them.
         Pipeline("fedmd-nfdp", "fedmd_nfdp", "FedMdNfdpConfig", "run_fedmd_nfdp", True, "001 FedMD-NFDP",
                  no_client_selection="its guarantee is each party's record-level NFDP (subsampling without noise) "
-                                     "and every party's logits reach the server one by one"),
+                                     "and every party's logits reach the server one by one",
+                 public_labels_use="FedMD-NFDP trains every party on the labelled public data before its private "
+                                   "data (FedMD's transfer learning, Li & Wang 2019)"),
         Pipeline("fedgm", "fedgm", "FedGmConfig", "run_fedgm", True, "003 FedGM", calibrated=True,
                  no_client_selection="one round in which every client's randomised labels reach the server one by "
                                      "one (label level, per client), so selecting clients hides nothing to credit"),
