@@ -75,9 +75,13 @@ large, √t·Δ resolved S far more finely than the loss needs: 3·10^5 cells fo
 the engine's per-event allowance (:attr:`~dpmech.pld.accountant._Plan.truncation`, 1e-6 of δ over
 all events; at least 1e-30), or T = t·e^{high} where the engine's window ends lower (it sends the
 mass above its window to +∞ itself); the add direction's cap is t·e^{−low}, low the bottom of the
-engine's window (it moves the mass below its window up to it itself). For small t at large ε the
-add direction is loose: a lattice resolves small S poorly (S̃ = 0, loss +∞, has Q-mass about
-Q(X < h)^t); at t = 1, where that made the interval [5.66, +∞) at σ = 0.8, δ = 1e-5, the epoch is the
+engine's window (it moves the mass below its window up to it itself). The add direction's loss −log S
+is +∞ where S̃ = 0, which happens only when every X̃_i is 0, so only from X_i < h: its Q-mass is at most
+Q(X < h)^t. Its lattice step is therefore also at most the h with Q(X < h)^t equal to the truncation
+allowance (:meth:`_Allocation.zero_step`; a choice of h, which no bound above depends on): at √t·Δ alone
+a short epoch at large ε put up to 8.5e-6 there (t = 2, σ = 0.8, the pilot's Δ), and two such epochs
+composed sent more than δ = 1e-5 to +∞, an upper end of +∞ for 2 of 4 steps. At t = 1, where the
+lattice would still be loose (it made the interval [5.66, +∞) at σ = 0.8, δ = 1e-5), the epoch is the
 Gaussian mechanism itself and :func:`random_allocation` returns its pair.
 """
 
@@ -219,6 +223,12 @@ class _Allocation:
         """T with P₁(X > T) <= tail/2 and T >= t (then (t − 1)Q(X > T) <= P₁(X > T)(t − 1)/T too)."""
         z = -float(special.ndtri(max(tail, _SMALLEST_TAIL) / 2))
         return max(math.exp(self.mu * self.mu / 2 + self.mu * z), float(self.steps))
+
+    def zero_step(self, tail: float) -> float:
+        """The lattice step h with Q(X < h)^t = ``tail``: the spread sends X̃ to 0 only from X < h, so the add
+        direction's S̃ = 0 (loss +∞, all t draws there) then has at most about the truncation allowance of Q-mass."""
+        z = float(special.ndtri(max(tail, _SMALLEST_TAIL) ** (1.0 / self.steps)))
+        return math.exp(-self.mu * self.mu / 2 + self.mu * z)
 
     def _cells(self, step: float, cells: int, measures: Sequence[str] = ("Q", "P")) -> dict[str, CellMasses]:
         """Linear (low, high) bounds of, for c = 0..K−1 with K = ``cells``, the Q- and P₁-masses (``measures``) of the
@@ -519,9 +529,11 @@ class AllocationPair(Pair):
         if self._index == 0:
             width = (min(allocation.truncation(tail), t * math.exp(min(window[1], 700.0))) + t
                      + 40.0 * math.sqrt(t * allocation.variance))
+            finest = math.sqrt(t) * step * scale
         else:
             width = t * math.exp(min(-window[0], 700.0))
-        return max(math.sqrt(t) * step * scale, 2 * width / (LATTICE_POINTS - 2))
+            finest = min(math.sqrt(t) * step * scale, allocation.zero_step(tail))
+        return max(finest, 2 * width / (LATTICE_POINTS - 2))
 
     def bounding_pairs(self, step: float, tilt: float, tail: float, window: Window) -> tuple[Pair, Pair]:
         """(upper, lower) atom pairs of this direction for the engine's loss step, tilt, tail allowance and window."""

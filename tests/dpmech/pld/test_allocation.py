@@ -414,3 +414,49 @@ def test_finer_lattice_adds_no_spurious_mass():
         assert 1.0 <= p_mass.sum() <= 1.0 + 1e-7
         deltas.append(float(np.maximum(p_mass[finite] - math.exp(1.3) * q_mass[finite], 0.0).sum() + p_mass[~finite].sum()))
     assert deltas[1] < deltas[0]
+
+
+# pld-accounting 2.0's gaussian_allocation_epsilon_range(delta=1e-5, sigma=σ, num_steps=t, num_selected=k) (upper,
+# lower), printed on 2026-11-27; it makes the same floor/ceil split of k of t into epochs of 1 of ⌊t/k⌋ and ⌈t/k⌉.
+_SHORT_BLOCK_ROWS = {
+    (0.8, 4, 2): (7.30254400475958, 7.208132005922206),
+    (0.8, 6, 3): (9.15185714571294, 9.05326907985037),
+    (0.8, 7, 3): (8.800233198263825, 8.711758257291999),
+    (1.0, 4, 2): (5.3465358601784425, 5.255994777694597),
+    (1.0, 6, 3): (6.662197174817979, 6.568288330957211),
+    (1.0, 7, 3): (6.3539596549453705, 6.268664027993885),
+}
+
+
+@pytest.mark.parametrize("sigma, steps, selected", [
+    row if row == (0.8, 4, 2) else pytest.param(*row, marks=pytest.mark.slow) for row in sorted(_SHORT_BLOCK_ROWS)])
+def test_composed_short_blocks_have_a_finite_upper_end_inside_pld_accounting(sigma, steps, selected):
+    """k of t with blocks of 2 and 3 steps at σ = 0.8, δ = 1e-5 gave [7.26, +∞) for 2 of 4: the add direction's lattice
+    step √t·Δ put about 8.5e-6 of Q-mass at S̃ = 0 (loss +∞) per 1-of-2 epoch, and two epochs sent more than δ there.
+    The step is now at most :meth:`~dpmech.pld.allocation._Allocation.zero_step`: the upper end is finite, below
+    pld-accounting's upper end for the same reduction and above its lower end."""
+    anchor_upper, anchor_lower = _SHORT_BLOCK_ROWS[(sigma, steps, selected)]
+    ledger = dpmech.PrivacyLedger("add-remove-one").record(
+        dpmech.RandomAllocationEvent(dpmech.GaussianEvent(sigma), num_steps=steps, num_selected=selected))
+    lower, _, upper = ledger.epsilon(1e-5).interval
+    assert math.isfinite(upper)
+    assert anchor_lower <= upper <= anchor_upper and lower <= anchor_upper, (lower, upper)
+    assert upper - lower <= 1e-2
+
+
+def test_zero_step_holds_the_add_directions_mass_at_infinity_to_the_allowance():
+    """One 1-of-2 epoch at μ = 1.25 on the lattice step of the engine's pilot (Δ = 0.0174): the add direction's upper
+    pair has at most the truncation allowance (5e-12) of mass at +∞ (S̃ = 0 and the Chernoff tail below the window),
+    where the step √t·Δ = 0.0246 alone put 8.5e-6 there; and its δ(ε) at ε = 3.5 is at least the arb enclosure's upper
+    end of E_Q[(1 − e^ε S)_+], which a bound below the truth would fail, and within 1 % of it."""
+    tail, window = 5e-12, (-4.03, 7.11)
+    add = allocation.random_allocation(1.25, 2)[1]
+    upper, _ = add.bounding_pairs(0.0174, 1.78, tail, window)
+    loss, p_mass, q_mass = upper.atoms()
+    assert p_mass[np.isposinf(loss)].sum() <= 2 * tail
+    epsilon = 3.5
+    finite = np.isfinite(loss)
+    certified = float(np.maximum(p_mass[finite] - math.exp(epsilon) * q_mass[finite], 0.0).sum()
+                      + p_mass[~finite].sum())
+    _, reference = _two_steps(epsilon, 1.25, "add")
+    assert reference <= certified <= 1.01 * reference, (reference, certified)
