@@ -14,6 +14,7 @@ from audits import AuditScores, epsilon_from_gdp, epsilon_one_run, mia_metrics
 from audits.attacks import audit_gaussian_output, audit_label_randomized_response
 from audits.attacks.pipelines.record import PipelineAudit
 from audits.attacks.threat_model import BLACK_BOX, ThreatModel
+from audits.result import AuditResult
 from audits.report import (
     audit_scores_report,
     delta_text,
@@ -147,8 +148,10 @@ def test_roc_band_is_the_projects_clopper_pearson_box_around_each_point(in_value
 
 def _pipeline_audit(scores, mia_scores):
     return PipelineAudit(
-        pipeline="fedgm", claim="test", eps_claimed=1.0, delta=0.0, eps_lb=0.0, method="one-run",
-        valid_as="certified", alpha=0.05, mu_claimed=None, mu_lb=None,
+        pipeline="fedgm", claim="test", eps_claimed=1.0, delta=0.0, alpha=0.05, mu_claimed=None,
+        result=AuditResult(eps_lb=0.0, delta=0.0, alpha=0.05, method="one-run", thresholds=(), counts={},
+                           assumption="test", valid_as="certified", threshold_strategy="explicit",
+                           decision_rule="test", num_hypotheses=1),
         mia={"attack": "nearest image", **dataclasses.asdict(mia_metrics(mia_scores or scores))},
         threat_model=ThreatModel(BLACK_BOX, "test", 1), scores=scores, mia_scores=mia_scores)
 

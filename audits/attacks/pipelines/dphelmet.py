@@ -205,7 +205,7 @@ def audit_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 
         eps_claimed = ledger_from_messages(messages).epsilon(config.delta).epsilon
         result = gdp_bound_at_midpoint(scores, float(np.linalg.norm(centre_with - centre_without)), alpha=check_alpha,
                                        delta=config.delta)
-        eps_lb, mu_lb, mu_claimed, method, valid_as = result.eps_lb, result.mu_lb, event.mu, result.method, result.valid_as
+        mu_claimed = event.mu
         # The canary's μ through the average, displacement/|U| against the event's σ (t|U| honest
         # users), and against the noise left in the scored releases (⌈t|U|⌉ honest users, σ_u each).
         # The ε of the latter is what any estimator could reach on this pair with unlimited releases.
@@ -221,7 +221,7 @@ def audit_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 
             "average_sensitivity": displacement_check(centre_without, centre_with, event.sensitivity),
         }
     else:
-        eps_claimed, mu_claimed, result, mu_lb, method, valid_as, eps_lb = math.inf, None, None, None, "none", "estimate", 0.0
+        eps_claimed, mu_claimed, result = math.inf, None, None
         mia = mia_summary("white-box projection, no noise", scores)
     notes = [
         f"Canary: {canary}; PSGD randomness shared between the two worlds.",
@@ -236,12 +236,8 @@ def audit_dphelmet(data, config: DpHelmetConfig = DpHelmetConfig(), seed: int = 
         + ", replace-one, through the blind average",
         eps_claimed=eps_claimed,
         delta=config.delta,
-        eps_lb=eps_lb,
-        method=method,
-        valid_as=valid_as,
         alpha=alpha,
         mu_claimed=mu_claimed,
-        mu_lb=mu_lb,
         mia=mia,
         threat_model=ThreatModel(WHITE_BOX, canary, 1, trials_per_side=trials),
         measurements=measurements,
@@ -421,12 +417,8 @@ def audit_selected_round(data: LabelledData, config: DpHelmetConfig, seed: int, 
               f"{selection_text} (amplified)",
         eps_claimed=eps_claimed,
         delta=config.delta,
-        eps_lb=result.eps_lb,
-        method=result.method,
-        valid_as=result.valid_as,
         alpha=alpha,
         mu_claimed=None,
-        mu_lb=None,
         mia=mia_summary("white-box projection on the canary user's direction, selection sampled", scores),
         threat_model=ThreatModel(WHITE_BOX, search.description, 1, trials_per_side=trials),
         measurements=measurements,

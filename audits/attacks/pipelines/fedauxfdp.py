@@ -228,7 +228,6 @@ def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int
         measurements["epsilon_of_canary_mu"] = float(dpmech.gaussian_epsilon(config.total_delta, 1.0, search.displacement))
         result = gdp_bound_at_midpoint(scores, float(np.linalg.norm(centre_with - centre_without)), alpha=check_alpha,
                                        delta=config.total_delta)
-        eps_lb, mu_lb, method, valid_as = result.eps_lb, result.mu_lb, result.method, result.valid_as
         release_checks = {
             "score_head_noise_scale": check_noise_scale(out_scores_heads, without.score_head, score_event.sigma,
                                                         alpha=check_alpha).as_dict(),
@@ -241,7 +240,6 @@ def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int
                                                                       class_event.sensitivity)
     else:
         eps_claimed, mu_claimed, result, scores = math.inf, None, None, None
-        eps_lb, mu_lb, method, valid_as = 0.0, None, "none", "estimate"
     class_mechanism = mechanisms.class_
 
     pool_test = sets.test.subset(rng.choice(len(sets.test), min(len(sets.test), without.num_records), replace=False))
@@ -280,12 +278,8 @@ def audit_fedauxfdp(data, config: FedAuxFdpConfig = FedAuxFdpConfig(), seed: int
         claim=f"one record of client {client}, replace-one: scoring head + class head, tight composition",
         eps_claimed=eps_claimed,
         delta=config.total_delta,
-        eps_lb=eps_lb,
-        method=method,
-        valid_as=valid_as,
         alpha=alpha,
         mu_claimed=mu_claimed,
-        mu_lb=mu_lb,
         mia=mia,
         threat_model=ThreatModel(WHITE_BOX, "searched replace-one record (influence search, exact retraining)", 1,
                                  trials_per_side=trials),

@@ -121,12 +121,8 @@ def audit_fedgm(data, config: FedGmConfig | None = None, seed: int = 0, *, trial
               "(RRWithPrior); the synthetic images: no guarantee",
         eps_claimed=eps_claimed,
         delta=one_run.delta,
-        eps_lb=one_run.eps_lb,
-        method=one_run.method,
-        valid_as=one_run.valid_as,
         alpha=alpha,
         mu_claimed=None,
-        mu_lb=None,
         mia=mia,
         threat_model=ThreatModel(BLACK_BOX, "label canaries through RRWithPrior with the pipeline's priors; "
                                  "natural records against the released images", 1, canaries=trials),

@@ -80,12 +80,8 @@ def audit_fedzda(data, config: FedZdaConfig | None = None, seed: int = 0, *, tri
         claim="none: no formal guarantee (the seed's (0, δ)-DP assumes TV <= δ, which nothing enforces)",
         eps_claimed=float("inf"),
         delta=0.0,
-        eps_lb=result.eps_lb,
-        method=result.method,
-        valid_as="estimate",
         alpha=alpha,
         mu_claimed=None,
-        mu_lb=None,
         mia=mia,
         threat_model=ThreatModel(WHITE_BOX, "natural records: clients' training records vs test records "
                                  "(losses under the released global model)", 1, trials_per_side=int(members.size)),

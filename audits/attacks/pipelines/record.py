@@ -13,7 +13,7 @@ from dpmech import validation as check
 
 from ...gdp import epsilon_from_gdp
 from ...metrics import mia_metrics
-from ...result import AuditResult
+from ...result import ESTIMATE, AuditResult
 from ...scores import AuditScores
 from ..threat_model import ThreatModel
 
@@ -30,15 +30,15 @@ class PipelineAudit:
         pipeline: the pipeline's name.
         claim: what the claimed guarantee covers, in words.
         eps_claimed, delta: the claimed (ε, δ) (ε = ∞ where the pipeline has no guarantee).
-        eps_lb, method, valid_as, alpha: the lower bound from the canary scores and how far it can
-            be trusted (see ``result.assumption``); 0 and "none" where no canary audit applies.
-        mu_claimed, mu_lb: GDP parameters where the release is Gaussian.
+        alpha: the significance the audit was run at.
+        mu_claimed: the claimed GDP μ where the release is Gaussian, else None.
         mia: the membership-inference attack on natural records: name, AUC, TPR at 0.1% and 1%
             FPR, advantage.
         threat_model: what the auditor sees.
         measurements: further numbers (canary distance against the sensitivity bound, ...).
         notes: plain statements the reader must see.
-        result: the full :class:`~audits.result.AuditResult` of the canary audit, if any.
+        result: the full :class:`~audits.result.AuditResult` of the canary audit, if any; the
+            properties ``eps_lb``, ``method``, ``valid_as`` and ``mu_lb`` are read from it.
         scores: the canary IN/OUT scores (for the ROC plot), else the attack's.
         mia_scores: the membership-inference attack's IN/OUT scores where they are not ``scores``
             (None where ``mia`` is computed from ``scores``), so that reports plot every attack.
@@ -51,12 +51,8 @@ class PipelineAudit:
     claim: str
     eps_claimed: float
     delta: float
-    eps_lb: float
-    method: str
-    valid_as: str
     alpha: float
     mu_claimed: Optional[float]
-    mu_lb: Optional[float]
     mia: Mapping[str, Any]
     threat_model: ThreatModel
     measurements: Mapping[str, Any] = field(default_factory=dict)
@@ -65,6 +61,26 @@ class PipelineAudit:
     scores: Optional[AuditScores] = None
     release_checks: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     mia_scores: Optional[AuditScores] = None
+
+    @property
+    def eps_lb(self) -> float:
+        """The canary audit's lower bound on ε; 0 where no canary audit applies (``result`` is None)."""
+        return self.result.eps_lb if self.result is not None else 0.0
+
+    @property
+    def method(self) -> str:
+        """The canary audit's estimator; "none" where no canary audit applies."""
+        return self.result.method if self.result is not None else "none"
+
+    @property
+    def valid_as(self) -> str:
+        """How far ``eps_lb`` can be trusted (see ``result.assumption``); "estimate" where no canary audit applies."""
+        return self.result.valid_as if self.result is not None else ESTIMATE
+
+    @property
+    def mu_lb(self) -> Optional[float]:
+        """The GDP μ lower bound where the canary audit is the GDP estimator, else None."""
+        return self.result.mu_lb if self.result is not None else None
 
     @property
     def violation(self) -> bool:
