@@ -60,7 +60,7 @@ from .events import (
     SelfComposedEvent,
     flatten,
 )
-from .events.base import PrivacyEvent
+from .events.base import PrivacyEvent, flattened_parts
 from .gaussian import _log_delta_bounds_scalar
 from .group_privacy import group_privacy
 from .interval import Interval
@@ -225,7 +225,7 @@ class PrivacyLedger:
         An add/remove event in a replace-one ledger becomes its group-privacy
         event for k = 2, stated under replace-one, so it is converted once only.
         """
-        stated = (getattr(inner, "neighbouring", None) for inner, _ in event.flattened())
+        stated = (getattr(inner, "neighbouring", None) for inner, _ in flattened_parts(event))
         relations: set[str] = {relation for relation in stated if relation is not None}
         if relations <= {self.neighbouring}:
             return event

@@ -28,6 +28,7 @@ The hooks, one per question an accountant asks:
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Protocol, Union
 
@@ -116,7 +117,8 @@ class PrivacyEvent:
     def flattened(self) -> list[tuple[PrivacyEvent, int]]:
         """The (base event, count) parts whose adaptive composition is the event or dominates it, self-compositions
         multiplied out: [(self, 1)] for a base event. Most events have one part; an epoch of k-of-t random
-        allocation with k not dividing t has two (see :mod:`dpmech.events.random_allocation`)."""
+        allocation with k not dividing t has two (see :mod:`dpmech.events.random_allocation`). Readers take the
+        parts through :func:`flattened_parts`."""
         return [(self, 1)]
 
     @property
@@ -183,6 +185,30 @@ class PrivacyEvent:
         return dp_event.UnsupportedDpEvent()
 
 
+def flattened_parts(event: PrivacyEvent) -> list[tuple[PrivacyEvent, int]]:
+    """``event.flattened()``, as every reader of it takes it: the list of (base event, count) parts.
+
+    Before the parts of random allocation, :meth:`PrivacyEvent.flattened` returned one (event, count) tuple. An
+    event of another package that still overrides it so is read, for one release, as the one part it names, with
+    a DeprecationWarning charged to its override (so the default filters show it once per class).
+    """
+    parts = event.flattened()
+    if isinstance(parts, tuple) and len(parts) == 2 and isinstance(parts[0], PrivacyEvent):
+        message = (f"{type(event).__qualname__}.flattened() returned one (event, count) tuple; it must return a list "
+                   f"of (event, count) parts, here [({parts[0].describe()}, {parts[1]!r})]: the tuple is read as that "
+                   "one part for this release only")
+        override = getattr(type(event).flattened, "__code__", None)
+        if override is None:
+            warnings.warn(message, DeprecationWarning, stacklevel=2)
+        else:
+            namespace = type(event).flattened.__globals__
+            warnings.warn_explicit(message, DeprecationWarning, override.co_filename, override.co_firstlineno,
+                                   module=type(event).__module__,
+                                   registry=namespace.setdefault("__warningregistry__", {}), module_globals=namespace)
+        return [parts]
+    return parts
+
+
 def check_inner_event(event: object) -> None:
     """Refuse a sampled event's inner ``event`` that is not a dpmech event (ValueError naming its type)."""
     if not isinstance(event, PrivacyEvent):
@@ -198,7 +224,7 @@ def sampled_inner_pair(inner: PrivacyEvent, relation: str) -> Optional[Pair]:
     """
     from ..pld.pairs import Pair
 
-    parts = inner.flattened()
+    parts = flattened_parts(inner)
     if len(parts) != 1:  # the amplification theorems take one pair; a composition of two kinds has none here
         raise UnsupportedEvent(inner.describe())
     base, count = parts[0]

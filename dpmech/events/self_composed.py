@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .. import validation as check
-from .base import PrivacyEvent
+from .base import PrivacyEvent, flattened_parts
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class SelfComposedEvent(PrivacyEvent):
         return f"{type(self).__name__}({self.event.describe()})"
 
     def flattened(self) -> list[tuple[PrivacyEvent, int]]:
-        return [(event, count * self.count) for event, count in self.event.flattened()]
+        return [(event, count * self.count) for event, count in flattened_parts(self.event)]
 
     @property
     def parts_are_tight(self) -> bool:
@@ -49,4 +49,4 @@ class SelfComposedEvent(PrivacyEvent):
 def flatten(events: Iterable[PrivacyEvent]) -> list[tuple[PrivacyEvent, int]]:
     """(base event, count) pairs with nested self-compositions multiplied out, every event's parts
     (:meth:`~dpmech.events.base.PrivacyEvent.flattened`) one after another."""
-    return [part for event in events for part in event.flattened()]
+    return [part for event in events for part in flattened_parts(event)]
