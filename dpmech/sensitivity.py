@@ -495,8 +495,14 @@ def softmax_gradient_difference_bound(weight_radius: float, feature_bound: float
     independent searches agree to 3 digits) finds suprema of 0.71 to 0.9995 of this bound at C = 10 over
     c ∈ {0.5, 1, 2}, R ∈ {0.1, 0.5, 1, 2, 5}: 0.92, 0.84, 0.71 at c = 1 and R = 0.5, 1, 2 (‖D‖ of 2.04, 2.12, 2.40
     against 2.20, 2.52, 3.34 here and 2.40, 2.79, 3.49 for the closed form of (v) alone), and all of it as
-    R → 0 or ∞; at C = 2 see below. Rounded up (p̄, p̲ by libm's exp and a few roundings, the interval ends
-    padded by a relative 1e-12, the rest covered by a relative 2⁻⁴⁰).
+    R → 0 or ∞; at C = 2 see below. The searches are not the loose side: at C = 10, c <= 1 (and c = 2, R = 5) the
+    maximiser is swap-symmetric (y ≠ y', ‖x‖ = ‖x'‖ = c, z' = z with classes y, y' swapped, the other C − 2 logits
+    equal), a two-variable family (δ and the split of ‖W‖_F between the logits' sum and difference) that a dense
+    grid searches exhaustively, and that grid gives the same suprema to 1e-4. The slack is (vii)'s: at c = 1, R = 2
+    the maximiser (δ = 1.22) has ‖z‖ = 1.80 of ρ = 2.83 and ‖z − z'‖ = 1.97 of Rδ = 2.43, as ‖W‖_F is shared by
+    the logits' size and their movement, and so moves p by ‖p − p'‖ = 0.43 where κRδ = 1.22, with
+    ⟨u, u'⟩ = −0.70 where H = 0.68: the bound takes each at its own worst case. Rounded up (p̄, p̲ by libm's
+    exp and a few roundings, the interval ends padded by a relative 1e-12, the rest covered by a relative 2⁻⁴⁰).
 
     Two classes (C = 2): the minimum of the above and √(2Ψ*), where Ψ* bounds the supremum of a
     three-variable relaxation that keeps the coupling of the logits to ‖x̃ − x̃'‖; it reaches 0.977 of the
