@@ -29,7 +29,7 @@ import sys
 
 from dpmech.cli import arguments
 
-from .options import SEED, TRIALS, round_arguments
+from .options import SEED, TRIALS, client_selection, client_selection_arguments, round_arguments
 
 HELP = "empirical ε lower bounds: dpmech's mechanisms, the seed pipelines, your own IN/OUT scores"
 
@@ -94,7 +94,7 @@ def _common(parser) -> None:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``audit`` and its subcommands to the dpmech parser."""
     from audits.result import DEFAULT_POWER_MARGIN, SCORES_ESTIMATORS
-    from trainers.pipelines.registry import PIPELINE_NAMES
+    from trainers.pipelines.registry import PIPELINES
 
     audit = subparsers.add_parser("audit", help=HELP)
     commands = audit.add_subparsers(dest="audit_command", metavar="AUDIT", required=True, parser_class=type(audit))
@@ -154,9 +154,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="write audit.json, audit.md, scores.npz and roc.png here")
     scores.set_defaults(handler=_user_scores)
 
-    for name in PIPELINE_NAMES:
+    for name, entry in PIPELINES.items():
         pipeline = commands.add_parser(name, help=f"train a {name} round and audit it: white-box canary and MIA")
         round_arguments(pipeline)
+        if entry.client_selection_fields is not None:
+            # The options of dpmech run, for the pipelines whose server can select clients (registry).
+            client_selection_arguments(pipeline, "the noise is calibrated on the amplified user-level ledger, and "
+                                                 "the canary audit samples the selection in every trial and tests "
+                                                 "the amplified claim")
         pipeline.add_argument("--alpha", type=_ALPHA, default=0.05,
                               help="significance of the bound, in (0, 1) (default 0.05)")
         pipeline.add_argument("--out", metavar="DIR", type=arguments.output_folder,
@@ -168,19 +173,33 @@ def _pipeline_audit(args) -> None:
     from rich.console import Console
 
     from trainers.data import load_dataset
-
+    from trainers.pipelines.registry import get_pipeline
     from trainers.pipelines.targets import default_dataset, pipeline_config
 
     from audits.attacks.pipelines import audit_function as pipeline_audit
 
+    # Checked, as by dpmech run, before the data loads: the options together, then against the pipeline's clients.
+    selects = get_pipeline(args.pipeline).client_selection_fields is not None
+    clients_per_round, participation_probability = client_selection(args) if selects else (None, None)
     audit_function = pipeline_audit(args.pipeline)
     dataset = default_dataset(args.pipeline) if args.dataset is None else args.dataset
     config = pipeline_config(args.pipeline, args.epsilon, args.delta, dataset)
+    selection = clients_per_round is not None or participation_probability is not None
+    if selection:
+        from .main_job import RELATION_TEXT, UNIT_TEXT, with_client_selection
+
+        config = with_client_selection(args.pipeline, config, clients_per_round, participation_probability,
+                                       command=f"dpmech audit {args.pipeline}")
     with Console(stderr=True).status(f"training and auditing a {args.pipeline} round"):
         trials = {} if args.trials is None else {"trials": args.trials}
         data = load_dataset(dataset, cache_dir=args.cache_dir)
         audit = audit_function(data, config, seed=args.seed, alpha=args.alpha, **trials)
-    record = {"pipeline": args.pipeline, "dataset": dataset, "eps_claimed": audit.eps_claimed,
+    # With client selection the audited claim is the amplified one, of its own relation: named beside the
+    # numbers, with what it protects and the ε the round would claim without the selection.
+    amplified = {} if not selection else {
+        "claim": audit.claim, "relation": f"{UNIT_TEXT[config.privacy_unit]}, {RELATION_TEXT[config.relation]}",
+        "eps_claimed_without_selection": audit.measurements["epsilon_claimed_without_selection"]}
+    record = {"pipeline": args.pipeline, "dataset": dataset, **amplified, "eps_claimed": audit.eps_claimed,
               "eps_lb": audit.eps_lb, "delta": audit.delta, "method": audit.method, "valid_as": audit.valid_as,
               "mu_claimed": audit.mu_claimed, "mu_lb": audit.mu_lb, "mia_attack": audit.mia["attack"],
               "auc": audit.mia["auc"], "tpr_at_0_1_percent_fpr": audit.mia["tpr_at_0_1_percent_fpr"],
@@ -196,7 +215,7 @@ def _pipeline_audit(args) -> None:
 
 # How each printed number is rounded in the table: upper bounds and calibrated noise up, certified
 # lower bounds (and the noise actually used, which must not be overstated) down.
-DIRECTIONS = {"mu_claimed": "up", "eps_claimed": "up", "delta": "up", "sigma_calibrated": "up", "epsilon": "up",
+DIRECTIONS = {"mu_claimed": "up", "eps_claimed": "up", "eps_claimed_without_selection": "up", "delta": "up", "sigma_calibrated": "up", "epsilon": "up",
               "epsilon_basic": "up", "target_epsilon": "up", "target_delta": "up", "mu_lb": "down", "eps_lb": "down",
               "mu_actual": "down", "sigma_used": "down", "eps_lb_median_over_repetitions": "down",
               "mu_lb_median_over_repetitions": "down"}

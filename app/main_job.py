@@ -575,12 +575,14 @@ def _selection(clients_per_round, participation_probability) -> tuple:
     return given[0] if given else (None, None)
 
 
-def _check_client_selection(pipeline: str, clients_per_round, participation_probability, engine: str) -> None:
-    """ValueError, naming the selection's argument and its option, unless ``pipeline`` selects clients in process."""
+def _check_client_selection(pipeline: str, clients_per_round, participation_probability, engine: str,
+                            command: str = "dpmech run") -> None:
+    """ValueError, naming the selection's argument and its option of ``command`` (``dpmech run``, or ``dpmech
+    audit PIPELINE``), unless ``pipeline`` selects clients in process."""
     name, value = _selection(clients_per_round, participation_probability)
     if name is None:
         return
-    label = f"{name} (dpmech run {SELECTION_OPTIONS[name]})"
+    label = f"{name} ({command} {SELECTION_OPTIONS[name]})"
     if name == "clients_per_round":
         dpmech.validation.integer_scalar(label, value, 1)
     else:
@@ -592,20 +594,21 @@ def _check_client_selection(pipeline: str, clients_per_round, participation_prob
         raise ValueError(f"{label} needs engine 'inprocess' (got {engine!r}): the Flower round trains every client")
 
 
-def with_client_selection(pipeline: str, config, clients_per_round, participation_probability=None):
+def with_client_selection(pipeline: str, config, clients_per_round, participation_probability=None,
+                          command: str = "dpmech run"):
     """``config`` with ``clients_per_round`` (k of n, uniform) or ``participation_probability`` (q, Poisson)
     and the pipeline's ``client_selection_fields`` (:class:`trainers.pipelines.registry.Pipeline`); ``config``
     itself when neither is given. The config class checks the value against its clients (ValueError naming
-    the option)."""
+    the option of ``command``, ``dpmech run`` or ``dpmech audit PIPELINE``, which share them)."""
     name, value = _selection(clients_per_round, participation_probability)
     if name is None:
         return config
-    _check_client_selection(pipeline, clients_per_round, participation_probability, "inprocess")
+    _check_client_selection(pipeline, clients_per_round, participation_probability, "inprocess", command)
     fields = dict(get_pipeline(pipeline).client_selection_fields)
     try:
         return dataclasses.replace(config, **{name: value}, **fields)
     except ValueError as error:
-        raise ValueError(f"dpmech run {SELECTION_OPTIONS[name]}: {error}") from None
+        raise ValueError(f"{command} {SELECTION_OPTIONS[name]}: {error}") from None
 
 
 def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float = DEFAULT_EPSILON,

@@ -62,4 +62,43 @@ def round_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-__all__ = ["CLIENT_SAMPLINGS", "DATASET_NAMES", "DEFAULT_PIPELINE", "ENGINES", "SEED", "TRIALS", "pipeline_choices", "round_arguments"]
+def client_selection_arguments(parser: argparse.ArgumentParser, effect: str) -> None:
+    """``--client-sampling``, ``--clients-per-round K`` and ``--participation-probability Q``: how the server
+    selects a round's clients (``dpmech run`` and ``dpmech audit`` of a pipeline that selects clients);
+    ``effect``: what the selection changes in that command, ending the first option's help. Read the
+    parsed values with :func:`client_selection`."""
+    parser.add_argument("--client-sampling", type=arguments.choice(CLIENT_SAMPLINGS), default=None,
+                        help="how the server selects the clients of a round: uniform (K of n without replacement, "
+                             "replace-one users; with --clients-per-round K, which alone also means uniform) or "
+                             "poisson (each client independently, add/remove-one users; with "
+                             f"--participation-probability Q); {effect}")
+    parser.add_argument("--clients-per-round", metavar="K", type=arguments.integer_in(1), default=None,
+                        help="the server selects K of the pipeline's clients per round, uniformly without replacement "
+                             "from the seed (--client-sampling uniform)")
+    parser.add_argument("--participation-probability", metavar="Q",
+                        type=arguments.real_in(0.0, 1.0, low_open=True, high_open=False), default=None,
+                        help="with --client-sampling poisson: each client takes part in a round independently with "
+                             "probability Q in (0, 1], drawn from the seed")
+
+
+def client_selection(args: argparse.Namespace) -> tuple[int | None, float | None]:
+    """(clients_per_round, participation_probability) from the options of :func:`client_selection_arguments`;
+    ValueError naming the options when they do not fit together (the pipeline and its clients check the rest)."""
+    k, q = args.clients_per_round, args.participation_probability
+    if k is not None and q is not None:
+        raise ValueError("--clients-per-round and --participation-probability exclude each other: give K with "
+                         "--client-sampling uniform or Q with --client-sampling poisson")
+    sampling = args.client_sampling
+    if sampling == "poisson" and q is None:
+        raise ValueError("--client-sampling poisson needs --participation-probability Q in (0, 1]"
+                         + (" (--clients-per-round is for --client-sampling uniform)" if k is not None else ""))
+    if sampling == "uniform" and k is None:
+        raise ValueError("--client-sampling uniform needs --clients-per-round K"
+                         + (" (--participation-probability is for --client-sampling poisson)" if q is not None else ""))
+    if sampling is None and q is not None:
+        raise ValueError("--participation-probability needs --client-sampling poisson")
+    return k, q
+
+
+__all__ = ["CLIENT_SAMPLINGS", "DATASET_NAMES", "DEFAULT_PIPELINE", "ENGINES", "SEED", "TRIALS", "client_selection",
+           "client_selection_arguments", "pipeline_choices", "round_arguments"]

@@ -16,7 +16,8 @@ import sys
 
 from dpmech.cli import arguments
 
-from .options import CLIENT_SAMPLINGS, DEFAULT_PIPELINE, ENGINES, pipeline_choices, round_arguments
+from .options import (DEFAULT_PIPELINE, ENGINES, client_selection, client_selection_arguments, pipeline_choices,
+                      round_arguments)
 
 HELP = "the main job: calibrate, train a one-shot federation, account, audit, report"
 
@@ -38,19 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                           "test set is held out of the private rows; y_public may be left out except for "
                           f"{public_labels_readers}, which trains on the public labels); checked as the built-in "
                           "sets and taken as raw inputs")
-    run.add_argument("--client-sampling", type=arguments.choice(CLIENT_SAMPLINGS), default=None,
-                     help="how the server selects the clients of a round: uniform (K of n without replacement, "
-                          "replace-one users; with --clients-per-round K, which alone also means uniform) or poisson "
-                          "(each client independently, add/remove-one users; with --participation-probability Q); "
-                          "only the selected clients train, and the noise is calibrated on the amplified user-level "
-                          "ledger (dphelmet, at user level; the others refuse it and say why)")
-    run.add_argument("--clients-per-round", metavar="K", type=arguments.integer_in(1), default=None,
-                     help="the server selects K of the pipeline's clients per round, uniformly without replacement "
-                          "from the seed (--client-sampling uniform)")
-    run.add_argument("--participation-probability", metavar="Q",
-                     type=arguments.real_in(0.0, 1.0, low_open=True, high_open=False), default=None,
-                     help="with --client-sampling poisson: each client takes part in a round independently with "
-                          "probability Q in (0, 1], drawn from the seed")
+    client_selection_arguments(run, "only the selected clients train, and the noise is calibrated on the amplified "
+                                    "user-level ledger (dphelmet, at user level; the others refuse it and say why)")
     run.add_argument("--out", metavar="DIR", type=arguments.output_folder, default="dpmech-report",
                      help="report folder (default ./dpmech-report)")
     run.add_argument("--threads", type=arguments.integer_in(1, 1024), default=1,
@@ -65,32 +55,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.set_defaults(handler=_run)
 
 
-def _client_selection(args) -> tuple:
-    """(clients_per_round, participation_probability) from ``--client-sampling`` and its option; ValueError
-    naming the options when they do not fit together."""
-    k, q = args.clients_per_round, args.participation_probability
-    if k is not None and q is not None:
-        raise ValueError("--clients-per-round and --participation-probability exclude each other: give K with "
-                         "--client-sampling uniform or Q with --client-sampling poisson")
-    sampling = args.client_sampling
-    if sampling == "poisson" and q is None:
-        raise ValueError("--client-sampling poisson needs --participation-probability Q in (0, 1]"
-                         + (" (--clients-per-round is for --client-sampling uniform)" if k is not None else ""))
-    if sampling == "uniform" and k is None:
-        raise ValueError("--client-sampling uniform needs --clients-per-round K"
-                         + (" (--participation-probability is for --client-sampling poisson)" if q is not None else ""))
-    if sampling is None and q is not None:
-        raise ValueError("--participation-probability needs --client-sampling poisson")
-    return k, q
-
-
 def _run(args) -> None:
     # A dataset the pipeline cannot train on is refused before the main job imports torch and the audits
     # (about 5 s of CPU; this check loads only the data module): run_main_job makes the same check later.
     from trainers.data import USER_DATA
     from trainers.pipelines.targets import check_dataset, default_dataset
 
-    clients_per_round, participation_probability = _client_selection(args)
+    clients_per_round, participation_probability = client_selection(args)
     if args.data is not None and args.dataset is not None:
         raise ValueError("--data and --dataset exclude each other: the data is the file's (give one of them)")
     check_dataset(args.pipeline, USER_DATA if args.data is not None else

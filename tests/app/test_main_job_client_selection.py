@@ -43,14 +43,6 @@ def test_three_of_ten_users_meet_the_target_on_the_amplified_ledger(dpmech_main,
     assert "on the clients selected per round: 3 of 10 uniformly without replacement, 1 round" in report
 
 
-@pytest.mark.parametrize("value", ["0", "11", "2.5", "three"])
-def test_a_bad_k_exits_2_with_one_line_naming_the_option(dpmech_main, tmp_path, value):
-    status, out, err = dpmech_main(*RUN, "--clients-per-round", value, "--out", str(tmp_path / "r"))
-    lines = err.strip().splitlines()
-    assert status == 2 and out == "" and not (tmp_path / "r").exists()
-    assert len(lines) == 1 and "--clients-per-round" in lines[0], err
-
-
 @pytest.mark.parametrize("pipeline", [name for name, entry in PIPELINES.items() if entry.client_selection_fields is None])
 def test_pipelines_without_selection_refuse_the_option_and_say_why(dpmech_main, tmp_path, pipeline):
     status, out, err = dpmech_main("run", "--pipeline", pipeline, "--clients-per-round", "2", "--out", str(tmp_path / "r"))
@@ -105,7 +97,9 @@ def test_poisson_selection_accounts_the_client_selection_event_and_names_add_rem
     assert out.count("add/remove-one") >= 2, out
 
 
-@pytest.mark.parametrize("options, named", [
+# Bad client-selection options and the option each error line names: dpmech run's, and dpmech audit dphelmet's
+# (tests/app/test_audit_client_selection.py), which share the options and their checks (app.options).
+BAD_CLIENT_SAMPLING = [
     (("--client-sampling", "poisson", "--participation-probability", "0"), "--participation-probability"),
     (("--client-sampling", "poisson", "--participation-probability", "1.5"), "--participation-probability"),
     (("--client-sampling", "poisson", "--participation-probability", "nan"), "--participation-probability"),
@@ -118,6 +112,15 @@ def test_poisson_selection_accounts_the_client_selection_event_and_names_add_rem
      "--clients-per-round and --participation-probability exclude each other"),
     (("--clients-per-round", "3", "--participation-probability", "0.5"), "exclude each other"),
     (("--client-sampling", "binomial"), "--client-sampling"),
+    (("--clients-per-round", "0"), "--clients-per-round"),
+    (("--clients-per-round", "11"), "--clients-per-round"),
+    (("--clients-per-round", "2.5"), "--clients-per-round"),
+    (("--clients-per-round", "three"), "--clients-per-round"),
+]
+
+
+@pytest.mark.parametrize("options, named", [
+    *BAD_CLIENT_SAMPLING,
     (("--client-sampling", "poisson", "--participation-probability", "0.5", "--engine", "flower"),
      "--participation-probability) needs engine 'inprocess'"),
 ])

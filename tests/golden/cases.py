@@ -97,6 +97,10 @@ CLI = [
          slow=True),
     Case("audit-dphelmet-digits-json", ("audit", "dphelmet", "--dataset", "digits", "--trials", "100", "--json"),
          slow=True),
+    # the canary audit of the amplified claim, the selection sampled in every trial (3 of 10 users, replace-one)
+    Case("audit-dphelmet-digits-uniform-selection", ("audit", "dphelmet", "--dataset", "digits", "--trials", "100",
+                                                     "--client-sampling", "uniform", "--clients-per-round", "3"),
+         slow=True),
     Case("audit-scores-missing-file", ("audit", "scores", "in.npy", "absent.npy"), slow=True, stderr=True,
          inputs=_scores),
 ]
