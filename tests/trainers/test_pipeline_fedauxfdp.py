@@ -242,3 +242,33 @@ def test_seed_compat_gives_n_times_too_little_noise():
     heads = ClientHeads(np.zeros(3), 0.5, np.zeros((2, 3)), 0.8, num_records=40, num_negative=60)
     compat = seed_compat_heads(heads)
     assert compat.score_sensitivity == pytest.approx(0.5 / 100) and compat.class_sensitivity == pytest.approx(0.8 / 40)
+
+
+@examples(0.2)
+@given(seed=st.integers(0, 2**32 - 1), num_classes=st.integers(2, 6), label_mass=st.sampled_from((1.0, 0.5, 3.0)))
+def test_soft_label_head_is_the_stationary_point_of_the_cross_entropy(seed, num_classes, label_mass):
+    # The fit evaluates the objective through Σ_x Y(x) x̃ᵀ, computed once; the gradient here is the textbook one,
+    # (1/M) Σ_x (w(x) softmax(θ x̃) − Y(x)) x̃ᵀ + λθ from log_softmax, with w(x) = Σ_c Y_c(x) (rows of mass 1, 0.5 or 3).
+    from scipy.special import log_softmax, softmax
+
+    from trainers.pipelines.fedauxfdp import fit_soft_label_head
+
+    rng = np.random.default_rng(seed)
+    features = rng.normal(size=(60, 3)) / 2.0
+    soft_labels = label_mass * softmax(3.0 * rng.normal(size=(60, num_classes)), axis=1)
+    regularization = 1e-2
+    theta = fit_soft_label_head(features, soft_labels, regularization, tolerance=1e-10)
+    inputs = np.hstack([features, np.ones((60, 1))])
+    log_probabilities = log_softmax(inputs @ theta.T, axis=1)
+    gradient = ((soft_labels.sum(axis=1, keepdims=True) * np.exp(log_probabilities) - soft_labels).T @ inputs / 60
+                + regularization * theta)
+    assert theta.shape == (num_classes, 4)
+    assert np.abs(gradient).max() <= 1e-8
+    # λ-strong convexity: any θ' = θ + s costs at least (λ/2)‖s‖² + ⟨∇, s⟩ more, and |⟨∇, s⟩| <= 1e-8‖s‖₁ here
+    def objective(parameters):
+        return (-np.sum(soft_labels * log_softmax(inputs @ parameters.T, axis=1)) / 60
+                + 0.5 * regularization * np.sum(parameters ** 2))
+
+    step = rng.normal(size=theta.shape) * 0.1
+    assert (objective(theta + step) >= objective(theta) + 0.5 * regularization * np.sum(step ** 2)
+            - 1e-8 * np.abs(step).sum() - 1e-12)

@@ -73,7 +73,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import expit, log_softmax, softmax
+from scipy.special import expit, softmax
 
 import dpmech
 import dpmech.sensitivity
@@ -369,17 +369,33 @@ def fit_soft_label_head(features: np.ndarray, soft_labels: np.ndarray, regulariz
     tolerance ``tolerance``). The head is post-processing of the released messages, so the
     tolerance changes accuracy and time, never the guarantee; a looser one (1e-6) keeps the fit
     cheap at 10⁴ distillation points with a small λ.
+
+    Each evaluation uses log softmax(z)_c = z_c − lse(z) with w(x) = Σ_c Y_c(x) (1 for soft labels):
+    the objective is (1/M)(Σ_x w(x) lse(θ x̃) − ⟨θ, Σ_x Y(x) x̃ᵀ⟩) + (λ/2)‖θ‖² and its gradient
+    (1/M)(Σ_x w(x) softmax(θ x̃) x̃ᵀ − Σ_x Y(x) x̃ᵀ) + λθ, where Σ_x Y(x) x̃ᵀ (C, d + 1) is computed once;
+    the logits are held class-major (C, M), so each reduction over the classes runs along contiguous rows.
     """
     regularization = float(check.positive("regularization", regularization))
     tolerance = float(check.positive("tolerance", tolerance))
     inputs = np.hstack([features, np.ones((features.shape[0], 1))])
+    num_points = inputs.shape[0]
     shape = (soft_labels.shape[1], inputs.shape[1])
+    inputs_by_coordinate = np.ascontiguousarray(inputs.T)  # (d + 1, M)
+    label_moment = soft_labels.T @ inputs  # (C, d + 1): Σ_x Y(x) x̃ᵀ
+    label_mass = soft_labels.sum(axis=1)  # (M,): w(x)
 
     def objective(flat):
         theta = flat.reshape(shape)
-        log_probabilities = log_softmax(inputs @ theta.T, axis=1)
-        value = -np.sum(soft_labels * log_probabilities) / inputs.shape[0] + 0.5 * regularization * flat @ flat
-        gradient = (np.exp(log_probabilities) - soft_labels).T @ inputs / inputs.shape[0] + regularization * theta
+        logits = theta @ inputs_by_coordinate  # (C, M)
+        largest = logits.max(axis=0)
+        logits -= largest
+        np.exp(logits, out=logits)
+        normalisers = logits.sum(axis=0)
+        log_partition = np.log(normalisers) + largest  # lse(θ x̃) per point
+        value = ((label_mass @ log_partition - np.vdot(theta, label_moment)) / num_points
+                 + 0.5 * regularization * flat @ flat)
+        logits *= label_mass / normalisers  # w(x) softmax(θ x̃), in place
+        gradient = (logits @ inputs - label_moment) / num_points + regularization * theta
         return value, gradient.ravel()
 
     solution = minimize(objective, np.zeros(np.prod(shape)), jac=True, method="L-BFGS-B",
