@@ -41,7 +41,7 @@ from ..gdp import epsilon_from_gdp
 from ..metrics import MiaMetrics, mia_metrics
 from ..result import AuditResult
 from ..scores import AuditScores
-from .threat_model import WHITE_BOX, ThreatModel, record_as_dict
+from .threat_model import WHITE_BOX, ThreatModel, record_as_dict, take_from_result
 
 # Releases are drawn in blocks of at most this many numbers, so that N·d never has to fit in memory at once.
 _BLOCK_ELEMENTS = 1 << 22
@@ -168,8 +168,9 @@ class GaussianOutputAudit:
         sigma_scale, sigma_used: the factor applied and the σ the audited mechanism used.
         mu_claimed: Δ/σ_calibrated, the μ the claim implies.
         mu_actual: Δ/σ_used, the μ of the mechanism actually sampled.
-        mu_lb, eps_lb: the GDP lower bounds (``eps_lb`` at ``delta``, under the GDP assumption).
-        method, valid_as, alpha: of the estimator (see ``result``).
+        mu_lb, eps_lb: the GDP lower bounds (``eps_lb`` at ``delta``, under the GDP assumption),
+            read from ``result``.
+        method, valid_as, alpha: of the estimator, read from ``result``.
         trials: releases per side.
         result: the full :class:`~audits.result.AuditResult`.
         metrics: AUC, TPR at 0.1% and 1% FPR, advantage of the projection attack.
@@ -185,16 +186,19 @@ class GaussianOutputAudit:
     sigma_used: float
     mu_claimed: float
     mu_actual: float
-    mu_lb: float
-    eps_lb: float
-    method: str
-    valid_as: str
-    alpha: float
+    mu_lb: float = dataclasses.field(init=False)
+    eps_lb: float = dataclasses.field(init=False)
+    method: str = dataclasses.field(init=False)
+    valid_as: str = dataclasses.field(init=False)
+    alpha: float = dataclasses.field(init=False)
     trials: int
     result: AuditResult
     metrics: MiaMetrics
     threat_model: ThreatModel
     scores: AuditScores = dataclasses.field(repr=False)
+
+    def __post_init__(self) -> None:
+        take_from_result(self, "mu_lb", "eps_lb", "method", "valid_as", "alpha")
 
     as_dict = record_as_dict
 
@@ -260,11 +264,6 @@ def audit_gaussian_output(
         sigma_used=sigma_used,
         mu_claimed=mechanism.sensitivity / mechanism.sigma,
         mu_actual=mechanism.sensitivity / sigma_used,
-        mu_lb=float(result.mu_lb),
-        eps_lb=result.eps_lb,
-        method=result.method,
-        valid_as=result.valid_as,
-        alpha=result.alpha,
         trials=trials,
         result=result,
         metrics=mia_metrics(scores),

@@ -30,7 +30,7 @@ from ..metrics import MiaMetrics, mia_metrics
 from ..one_run import epsilon_one_run
 from ..result import AuditResult
 from ..scores import AuditScores
-from .threat_model import BLACK_BOX, ThreatModel, record_as_dict
+from .threat_model import BLACK_BOX, ThreatModel, record_as_dict, take_from_result
 
 GUESS_CUTS = (-0.5, 0.5)
 
@@ -83,7 +83,7 @@ class LabelRandomizedResponseAudit:
         delta: δ of the tested claim (0 for pure ε).
         num_classes, canaries: K and m.
         guesses, correct: r and v of the one-run test.
-        eps_lb, method, valid_as, alpha: of the one-run estimator (see ``result``).
+        eps_lb, method, valid_as, alpha: of the one-run estimator, read from ``result``.
         result: the full :class:`~audits.result.AuditResult`.
         metrics: AUC, TPR at 0.1% and 1% FPR, advantage of the label attack.
         threat_model: what the auditor sees.
@@ -96,14 +96,17 @@ class LabelRandomizedResponseAudit:
     canaries: int
     guesses: int
     correct: int
-    eps_lb: float
-    method: str
-    valid_as: str
-    alpha: float
+    eps_lb: float = dataclasses.field(init=False)
+    method: str = dataclasses.field(init=False)
+    valid_as: str = dataclasses.field(init=False)
+    alpha: float = dataclasses.field(init=False)
     result: AuditResult
     metrics: MiaMetrics
     threat_model: ThreatModel
     scores: AuditScores = dataclasses.field(repr=False)
+
+    def __post_init__(self) -> None:
+        take_from_result(self, "eps_lb", "method", "valid_as", "alpha")
 
     as_dict = record_as_dict
 
@@ -142,10 +145,6 @@ def audit_label_randomized_response(
         canaries=result.counts["canaries"],
         guesses=result.counts["guesses"],
         correct=result.counts["correct"],
-        eps_lb=result.eps_lb,
-        method=result.method,
-        valid_as=result.valid_as,
-        alpha=result.alpha,
         result=result,
         metrics=mia_metrics(scores),
         threat_model=ThreatModel(

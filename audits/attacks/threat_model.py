@@ -45,3 +45,13 @@ def record_as_dict(record) -> dict:
     out["metrics"] = dataclasses.asdict(record.metrics)
     out["threat_model"] = record.threat_model.as_dict()
     return out
+
+
+def take_from_result(record, *names: str) -> None:
+    """Set the frozen record's fields ``names`` (declared ``init=False``) to those of its ``result``.
+
+    The bound and its labels (``eps_lb``, ``method``, ``valid_as``, ...) then have one source, the
+    :class:`~audits.result.AuditResult`, and no audit restates them by hand.
+    """
+    for name in names:
+        object.__setattr__(record, name, getattr(record.result, name))
