@@ -70,7 +70,7 @@ h²/(12t), against Var S = (e^{μ²} − 1)/t: a change of S by h/(2√t) moves 
 h/(2√t·s) at S = s. The lattice follows the engine's loss step Δ as h = √t·Δ·max(1, e^{L*}), L* the remove
 loss where the engine's tilt puts the weight (the tilted sketch's mean; 1 for the add direction, decided
 at small S), so that the spread moves the loss by at most about Δ/2 there, like the engine's own
-rounding; coarsened to keep the window within half of :data:`LATTICE_POINTS`. (At small t, where ε is
+rounding (the remove direction's step is :data:`_LATTICE_FACTOR` times that: about 1.5Δ); coarsened to keep the window within half of :data:`LATTICE_POINTS`. (At small t, where ε is
 large, √t·Δ resolved S far more finely than the loss needs: 3·10^5 cells for t = 20, and 10^6 for t = 2.) The truncation T leaves P(Aᶜ) at most about
 the engine's per-event allowance (:attr:`~dpmech.pld.accountant._Plan.truncation`, 1e-6 of δ over
 all events; at least 1e-30), or T = t·e^{high} where the engine's window ends lower (it sends the
@@ -111,6 +111,14 @@ LATTICE_POINTS = 1 << 21
 # truncation leaves out.
 _SKETCH_POINTS = 1 << 17
 _SKETCH_TAIL = 1e-16
+# The sketch's FFT leaves round-off of up to about 1e-16 on every label (1.2e-16 at t = 10^4 on 2^18 points, peaks of
+# 1e-3 to 1e-2): masses below this fraction of the peak are dropped as noise, which the engine's tilt would
+# otherwise weigh as mass at extreme losses (an add window reaching 7.7 for t = 1000, whose loss stays within ±1).
+_SKETCH_NOISE = 1e-13
+# The remove direction's lattice step over √t·Δ·e^{L*}: the spread then moves the loss by about 1.5Δ where δ is decided.
+# Its error is second order like the engine's (the spread adds variance h²/(4t) to S), and the engine refines Δ until
+# the interval is as narrow as asked; at 1 the lattice's FFTs took about half of a query's time for t >= 20.
+_LATTICE_FACTOR = 3.0
 # Width in loss of the sketch's merged cells: e^{λw} <= e for every tilt λ <= 10^3 the engine tries.
 _SKETCH_CELL = 1e-3
 # The add direction's sketch caps S at e^4: its loss −log S then starts at −4.
@@ -405,41 +413,58 @@ class _Allocation:
         upper = _upper_atoms(losses, log_masses)
 
         # Lower: the post-processing J = Σ cell indices, its two laws enclosed entrywise: the t-fold sums of the
-        # cells' lower and upper masses, less and plus the FFT's round-off, the lower ends less the aliased mass.
-        q_j_low, p_j_low = (tilted_sum(*law, upper=False) for law in _laws(p_post_low, q_post_low, t))
-        q_j_high, p_j_high = (tilted_sum(*law, upper=True) for law in _laws(p_post_high, q_post_high, t))
-        if direction == 1:
-            p_j_low, q_j_high = q_j_low, p_j_high
-        log_p, log_q = _log(p_j_low), _log(q_j_high)
+        # cells' lower and upper masses, less and plus the FFT's round-off, the lower ends less the aliased mass. The
+        # pair needs a lower bound of its first measure's law and an upper bound of its second's: remove (P_J, Q_J),
+        # add (Q_J, P_J); only those two of the four sums are computed.
+        q_low_law, p_low_law = _laws(p_post_low, q_post_low, t)
+        q_high_law, p_high_law = _laws(p_post_high, q_post_high, t)
+        first_law, second_law = (p_low_law, q_high_law) if direction == 0 else (q_low_law, p_high_law)
+        log_p, log_q = _log(tilted_sum(*first_law, upper=False)), _log(tilted_sum(*second_law, upper=True))
         return upper, _AtomPair(log_p - log_q, log_p, log_q)
+
+    def _sketch_cells(self, step: float, cells: int) -> tuple[FloatArray, FloatArray]:
+        """Estimates of X's Q-law and P₁-law on the lattice 0, h, ..., Kh (K = ``cells``), for a sketch, which is never
+        a bound: the spread of the upper pair with the cell masses at the midpoints of their bounds on the plain edges
+        log(ch) (no slivers: half the edges of :meth:`_cells`), and x·Q̃(x). Keeping each cell's mean keeps E[S̃] = 1
+        however coarse the lattice: its lower ends alone put S at 0.23 for t = 10^4, h = 4.3 (S ≈ 1 ± 0.02), and
+        the add direction's window, placed from that, missed its loss."""
+        with np.errstate(divide="ignore"):
+            edges = np.log(np.arange(cells + 1) * step)
+        q_mass, p_mass = (0.5 * (np.exp(low) + np.exp(high))
+                          for low, high in (_cell_log_masses(self.gaussian, edges, measure) for measure in ("Q", "P")))
+        lattice = np.arange(cells + 1, dtype=np.float64) * step
+        moved = np.clip((p_mass - lattice[:-1] * q_mass) / step, 0.0, q_mass)
+        spread = np.zeros(cells + 1)
+        spread[:-1] = q_mass - moved
+        spread[1:] += moved
+        return spread, spread * lattice
 
     def _sketch_law(self, truncation: float, measure: str) -> tuple[FloatArray, FloatArray]:
         """(s at each label, its law under ``measure``) of S on a coarse lattice of :data:`_SKETCH_POINTS` up to the
-        truncation, from the midpoints of the post-processing cells' bounds. The Q-law (the add direction's) is
+        truncation, from :meth:`_sketch_cells`. The Q-law (the add direction's) is
         capped: X above the truncation is put at it. Only the law asked for is summed (each is a cyclic power)."""
         t = self.steps
         h = (truncation + t + 40.0 * math.sqrt(t * self.variance)) / _SKETCH_POINTS
         cells = max(1, math.ceil(truncation / h))
         capped = measure == "Q"
-        masses = self._cells(h, cells, ("Q",) if capped else ("Q", "P"))
-        q_mid = 0.5 * (masses["Q"][2] + masses["Q"][3])
+        q_spread, p_spread = self._sketch_cells(h, cells)
         if capped:
-            q_mid[-1] += float(np.exp(self.gaussian.log_sf(np.array([math.log(cells * h)]), "Q"))[0])
-            law: Law = ([q_mid], [t])
+            q_spread[-1] += float(np.exp(self.gaussian.log_sf(np.array([math.log(cells * h)]), "Q"))[0])
+            law: Law = ([q_spread], [t])
         else:
-            law = _laws(0.5 * (masses["P"][2] + masses["P"][3]), q_mid, t)[1]
+            law = _laws(p_spread, q_spread, t)[1]
         first, last = _window(law, law, h, math.log(1e-40), t * cells)
         if capped:
             last = max(min(last, cells), first)
         size = _cyclic_size(first, last, t)
         masses_of_s = np.roll(_plain_power(law, size), -first % size)[: last - first + 1]
         labels = np.arange(first, last + 1)
-        keep = (masses_of_s > 1e-15 * masses_of_s.max()) & (labels > 0)
+        keep = (masses_of_s > _SKETCH_NOISE * masses_of_s.max()) & (labels > 0)
         return labels[keep] * h / t, masses_of_s[keep]
 
     def sketch(self, direction: int) -> CoarseLaw:
         """The coarse law of the loss in ``direction`` (0 remove, 1 add) for the engine's tilt and window. Remove:
-        the post-processing law on a coarse lattice up to a truncation, plus the tail beyond it as cells of one
+        the spread's law on a coarse lattice up to a truncation, plus the tail beyond it as cells of one
         large X₁ (the dominant way S gets large under P). Add: the same on a lattice capped at S = e^4 (losses
         −log S below −4 then sit at −4), fine enough to resolve small S. Never a bound."""
         if self._sketch is None:
@@ -521,7 +546,8 @@ class AllocationPair(Pair):
         return math.exp(min(max(0.0, float((weights * middle).sum() / weights.sum())), 700.0))
 
     def lattice_step(self, step: float, tail: float, window: Window, scale: float = 1.0) -> float:
-        """The lattice step h in X for the engine's loss step Δ: √t·Δ·``scale`` (:meth:`decided_scale`), coarsened
+        """The lattice step h in X for the engine's loss step Δ: √t·Δ·``scale`` (:meth:`decided_scale`; remove: times
+        :data:`_LATTICE_FACTOR`; add: at most :meth:`_Allocation.zero_step`), coarsened
         to keep the sum's window (remove: about T + t + 40 standard deviations; add: up to the cap t·e^{−low})
         within half of :data:`LATTICE_POINTS` (the FFT pads it twofold)."""
         allocation = self.allocation
@@ -529,7 +555,7 @@ class AllocationPair(Pair):
         if self._index == 0:
             width = (min(allocation.truncation(tail), t * math.exp(min(window[1], 700.0))) + t
                      + 40.0 * math.sqrt(t * allocation.variance))
-            finest = math.sqrt(t) * step * scale
+            finest = _LATTICE_FACTOR * math.sqrt(t) * step * scale
         else:
             width = t * math.exp(min(-window[0], 700.0))
             finest = min(math.sqrt(t) * step * scale, allocation.zero_step(tail))
