@@ -51,7 +51,7 @@ from dpmech.json_values import json_ready
 from dpmech.statistics import clopper_pearson_lower, clopper_pearson_upper
 
 from . import _arguments as arg
-from .result import CERTIFIED, DEFAULT_POWER_MARGIN, ESTIMATE, SCORES_ESTIMATORS, AuditResult
+from .result import CERTIFIED, DEFAULT_POWER_MARGIN, ESTIMATE, SCORES_ESTIMATORS, AuditResult, ReadsAuditResult
 from .epsilon_bounds import privacy_region_boundary
 from .scores import AuditScores
 from .metrics import REPORTED_FPRS, auc, mia_metrics, roc_counts
@@ -414,13 +414,14 @@ NOT_DETECTED_VERDICT = "not_detected"
 
 
 @dataclasses.dataclass(frozen=True)
-class ScoresAudit:
+class ScoresAudit(ReadsAuditResult):
     """The audit of a user's own IN/OUT attack scores, shaped for :func:`write_report`.
 
     Attributes:
         scores: the :class:`~audits.scores.AuditScores`.
         eps_claimed, delta: the claimed (ε, δ) tested (ε = ∞ when none is given; δ then 0).
-        result: the estimator's :class:`~audits.result.AuditResult`. With ``estimator="clopper-pearson"``,
+        result: the estimator's :class:`~audits.result.AuditResult` (``eps_lb``, ``method`` and ``mu_lb`` are
+            read from it, :class:`~audits.result.ReadsAuditResult`). With ``estimator="clopper-pearson"``,
             :func:`audits.epsilon_lower_bound` (Clopper–Pearson, Bonferroni over rank thresholds):
             certified only for ``trials="independent"`` scores, an estimate otherwise. With
             ``estimator="gdp"``, :func:`audits.epsilon_from_gdp`: always an estimate here, as its ε
@@ -445,20 +446,8 @@ class ScoresAudit:
     notes: tuple = ()
 
     @property
-    def eps_lb(self) -> float:
-        return self.result.eps_lb
-
-    @property
-    def mu_lb(self) -> float | None:
-        return self.result.mu_lb
-
-    @property
     def alpha(self) -> float:
         return self.result.alpha
-
-    @property
-    def method(self) -> str:
-        return self.result.method
 
     @property
     def valid_as(self) -> str:

@@ -61,3 +61,33 @@ class AuditResult:
         out["counts"] = dict(self.counts)
         out["thresholds"] = list(self.thresholds)
         return out
+
+
+class ReadsAuditResult:
+    """The bound and its labels of a record that holds its estimator's :class:`AuditResult` as ``result``.
+
+    One source for them: a record never restates them. Where ``result`` is None (no canary audit
+    applies) the record reads ε_lb = 0, method "none", valid as an estimate, no μ bound.
+    """
+
+    result: AuditResult | None
+
+    @property
+    def eps_lb(self) -> float:
+        """The lower bound on ε at the record's δ; 0 where there is no result."""
+        return self.result.eps_lb if self.result is not None else 0.0
+
+    @property
+    def method(self) -> str:
+        """The estimator; "none" where there is no result."""
+        return self.result.method if self.result is not None else "none"
+
+    @property
+    def valid_as(self) -> str:
+        """How far ``eps_lb`` can be trusted (see ``result.assumption``); "estimate" where there is no result."""
+        return self.result.valid_as if self.result is not None else ESTIMATE
+
+    @property
+    def mu_lb(self) -> float | None:
+        """The GDP μ lower bound where the estimator is the GDP one, else None."""
+        return self.result.mu_lb if self.result is not None else None

@@ -13,7 +13,7 @@ from dpmech import validation as check
 
 from ...gdp import epsilon_from_gdp
 from ...metrics import mia_metrics
-from ...result import ESTIMATE, AuditResult
+from ...result import AuditResult, ReadsAuditResult
 from ...scores import AuditScores
 from ..threat_model import ThreatModel
 
@@ -23,7 +23,7 @@ RELEASE_BLOCK_ELEMENTS = 1 << 22
 
 
 @dataclass(frozen=True)
-class PipelineAudit:
+class PipelineAudit(ReadsAuditResult):
     """Outcome of auditing one trained seed pipeline.
 
     Attributes:
@@ -38,7 +38,8 @@ class PipelineAudit:
         measurements: further numbers (canary distance against the sensitivity bound, ...).
         notes: plain statements the reader must see.
         result: the full :class:`~audits.result.AuditResult` of the canary audit, if any; the
-            properties ``eps_lb``, ``method``, ``valid_as`` and ``mu_lb`` are read from it.
+            properties ``eps_lb``, ``method``, ``valid_as`` and ``mu_lb`` are read from it
+            (:class:`~audits.result.ReadsAuditResult`).
         scores: the canary IN/OUT scores (for the ROC plot), else the attack's.
         mia_scores: the membership-inference attack's IN/OUT scores where they are not ``scores``
             (None where ``mia`` is computed from ``scores``), so that reports plot every attack.
@@ -61,26 +62,6 @@ class PipelineAudit:
     scores: Optional[AuditScores] = None
     release_checks: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     mia_scores: Optional[AuditScores] = None
-
-    @property
-    def eps_lb(self) -> float:
-        """The canary audit's lower bound on ε; 0 where no canary audit applies (``result`` is None)."""
-        return self.result.eps_lb if self.result is not None else 0.0
-
-    @property
-    def method(self) -> str:
-        """The canary audit's estimator; "none" where no canary audit applies."""
-        return self.result.method if self.result is not None else "none"
-
-    @property
-    def valid_as(self) -> str:
-        """How far ``eps_lb`` can be trusted (see ``result.assumption``); "estimate" where no canary audit applies."""
-        return self.result.valid_as if self.result is not None else ESTIMATE
-
-    @property
-    def mu_lb(self) -> Optional[float]:
-        """The GDP μ lower bound where the canary audit is the GDP estimator, else None."""
-        return self.result.mu_lb if self.result is not None else None
 
     @property
     def violation(self) -> bool:
