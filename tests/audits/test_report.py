@@ -156,6 +156,27 @@ def _pipeline_audit(scores, mia_scores):
         threat_model=ThreatModel(BLACK_BOX, "test", 1), scores=scores, mia_scores=mia_scores)
 
 
+def test_records_read_their_bound_and_its_labels_from_their_result():
+    rng = np.random.default_rng(2)
+    scores = AuditScores(rng.normal(1, 1, 100), rng.normal(0, 1, 100), trials="independent")
+    without = dataclasses.replace(_pipeline_audit(scores, None), result=None)
+    assert (without.eps_lb, without.method, without.valid_as, without.mu_lb) == (0.0, "none", "estimate", None)
+    record = without.as_dict()
+    assert (record["eps_lb"], record["method"], record["valid_as"], record["mu_lb"]) == (0.0, "none", "estimate", None)
+    gdp = epsilon_from_gdp(scores, alpha=0.05, delta=1e-5)
+    with_result = dataclasses.replace(without, result=gdp)
+    assert (with_result.eps_lb, with_result.method, with_result.valid_as, with_result.mu_lb) == (
+        gdp.eps_lb, "gdp", gdp.valid_as, gdp.mu_lb)
+    assert gdp.mu_lb is not None and with_result.violation == (gdp.eps_lb > 1.0)
+    for audit in (audit_gaussian_output(1.0, 1e-5, trials=300, rng=3),
+                  audit_label_randomized_response(2.0, 3, 400, rng=3)):
+        result = audit.result
+        assert (audit.eps_lb, audit.method, audit.valid_as, audit.alpha) == (
+            result.eps_lb, result.method, result.valid_as, result.alpha)
+        assert audit.as_dict()["eps_lb"] == result.eps_lb
+        assert getattr(audit, "mu_lb", None) == result.mu_lb
+
+
 def test_one_curve_per_attack_the_report_states(tmp_path):
     rng = np.random.default_rng(0)
     canary = AuditScores(rng.normal(1, 1, 200), rng.normal(0, 1, 200), trials="independent")
