@@ -422,12 +422,31 @@ def _distance_coupled_squared_difference_bound(weight_radius: float, feature_bou
     moved = lipschitz * weight_radius * high  # >= ‖p − p'‖
     general_different = 2.0 * squared_norm * residual_squared + np.maximum(
         2.0 * positive_product * opposition, 2.0 * negative_product * residual_squared)
-    aligned_distance = high if alignment >= 0 else low  # δ²H's worse end
-    coupled_different = (squared_norm * (math.sqrt(2.0) + moved) ** 2 + aligned_distance**2 * alignment
-                         + spread * max(alignment - smallest_residual, 0.0))
+    # y ≠ y': with Δ = ‖u − u'‖² <= Δ̄ = (√2 + κRδ)² and ⟨u, u'⟩ <= m(Δ) = min(H, U − Δ/2), the bound
+    # c'²Δ + δ²m + c²(m − floor)⁺ (δ² at δ_hi where m >= 0, at δ_lo where m < 0) is piecewise linear in Δ with
+    # kinks where the min switches, where m = floor and where m = 0: its largest value on [0, Δ̄] is at one of
+    # them (clipped into [0, Δ̄]) or at an end.
+    ceiling = (math.sqrt(2.0) + moved) ** 2
+    high_squared, low_squared = high**2, low**2
+    inner = np.minimum(alignment, residual_squared - 0.5 * ceiling)
+    coupled_different = (squared_norm * ceiling + np.where(inner >= 0.0, high_squared, low_squared) * inner
+                         + spread * np.maximum(inner - smallest_residual, 0.0))
+    for kink in {max(kink, 0.0) for kink in (0.0, 2.0 * (residual_squared - alignment),
+                                             2.0 * (residual_squared - smallest_residual), 2.0 * residual_squared)}:
+        # Only the intervals whose Δ̄ reaches the kink (a tail: Δ̄ grows with δ_hi) have it in range.
+        reached = int(np.searchsorted(ceiling, kink))
+        kink_inner = min(alignment, residual_squared - 0.5 * kink)
+        value = (squared_norm * kink + spread * max(kink_inner - smallest_residual, 0.0)
+                 + (high_squared[reached:] if kink_inner >= 0.0 else low_squared[reached:]) * kink_inner)
+        np.maximum(coupled_different[reached:], value, out=coupled_different[reached:])
     general_same = 2.0 * squared_norm * residual_squared + 2.0 * negative_product * residual_squared
-    coupled_same = (squared_norm * moved**2 + high**2 * residual_squared
-                    + spread * math.sqrt(residual_squared) * moved)
+    # y = y': ⟨u, u'⟩ <= U − Δ/2 with √Δ = ‖p − p'‖ <= κRδ, so the bound is δ_hi²U + kΔ + c²√(UΔ) with
+    # k = c'² − δ_lo²/2: in r = √Δ increasing where k >= 0, else concave with its peak at c²√U/(−2k).
+    slope = squared_norm - 0.5 * low**2
+    with np.errstate(divide="ignore"):
+        peak = np.where(slope < 0.0, spread * math.sqrt(residual_squared) / (-2.0 * slope), math.inf)
+    root = np.minimum(peak, moved)
+    coupled_same = high_squared * residual_squared + slope * root**2 + spread * math.sqrt(residual_squared) * root
     bounds = np.maximum(np.minimum(general_different, coupled_different), np.minimum(general_same, coupled_same))
     return float(bounds.max())
 
@@ -449,10 +468,11 @@ def softmax_gradient_difference_bound(weight_radius: float, feature_bound: float
 
     .. math::
         G_{\ne} = 2c'^2 U + 2\max(t^+ N,\; t^- U),\quad
-        L_{\ne} = c'^2(\sqrt{2} + \kappa R\delta)^2 + \delta^2 H + c^2\big(H - (1 - \bar p)^2 C/(C - 1)\big)^+,
+        L_{\ne} = \max_{0 \le \Delta \le (\sqrt{2} + \kappa R\delta)^2} c'^2\Delta + \delta^2 h(\Delta)
+                  + c^2\big(h(\Delta) - (1 - \bar p)^2 C/(C - 1)\big)^+,\quad h(\Delta) = \min(H,\; U - \Delta/2),
 
         G_{=} = 2c'^2 U + 2t^- U,\quad
-        L_{=} = c'^2\kappa^2R^2\delta^2 + \delta^2 U + c^2\sqrt{U}\,\kappa R\delta.
+        L_{=} = \max_{0 \le r \le \kappa R\delta} c'^2 r^2 + \delta^2 (U - r^2/2) + c^2\sqrt{U}\, r.
 
     As t⁺ <= β + c² and t⁻ <= (c² − β)⁺, no G exceeds the closed form 2c'²U + 2max((β + c²)N, (c² − β)⁺U).
 
@@ -482,19 +502,25 @@ def softmax_gradient_difference_bound(weight_radius: float, feature_bound: float
     diag(p) − ppᵀ is positive semi-definite with largest eigenvalue at most max_k p_k and at most 1/2
     (Gershgorin: 2p_k(1 − p_k)); on the segment from z to z', z_θ = W((1 − θ)x̃ + θx̃') with
     ‖(1 − θ)x̃ + θx̃'‖ <= c', so max_k p_k(z_θ) <= p̄ by (ii), and ‖p − p'‖ <= κ‖W(x̃ − x̃')‖ <= κRδ.
-    For y ≠ y': ‖u − u'‖ = ‖(p − p') − (e_y − e_{y'})‖ <= √2 + κRδ, ⟨u, u'⟩ <= H by (iv), and
-    min(‖u‖², ‖u'‖²) >= (1 − p̄)²(1 + 1/m) (Cauchy–Schwarz over the m classes j ≠ y): ‖D‖² <= L≠. For
-    y = y': ‖u − u'‖ = ‖p − p'‖ <= κRδ, ⟨u, u'⟩ <= U and ⟨u, u'⟩ − min(‖u‖², ‖u'‖²) <=
-    min(‖u‖, ‖u'‖)·|‖u‖ − ‖u'‖| <= √U‖u − u'‖: ‖D‖² <= L=. (viii) On each of 4,096 intervals covering
-    [0, 2c], every term of G and L is monotone in δ (H may be negative), so each is bounded by its value at
-    the interval's worse end; the largest of these bounds is returned. ∎
+    In both cases ⟨u, u'⟩ = (‖u‖² + ‖u'‖² − ‖u − u'‖²)/2 <= U − ‖u − u'‖²/2 by (iii)/(vi), and the bound above
+    is non-decreasing in ⟨u, u'⟩. For y ≠ y': Δ = ‖u − u'‖² with ‖u − u'‖ = ‖(p − p') − (e_y − e_{y'})‖ <=
+    √2 + κRδ, ⟨u, u'⟩ <= H by (iv), hence <= h(Δ), and min(‖u‖², ‖u'‖²) >= (1 − p̄)²(1 + 1/m)
+    (Cauchy–Schwarz over the m classes j ≠ y): ‖D‖² <= L≠. For y = y': r = ‖u − u'‖ = ‖p − p'‖ <= κRδ,
+    ⟨u, u'⟩ <= U − r²/2 and ⟨u, u'⟩ − min(‖u‖², ‖u'‖²) <= min(‖u‖, ‖u'‖)·|‖u‖ − ‖u'‖| <= √U‖u − u'‖:
+    ‖D‖² <= L=. (viii) On each of 4,096 intervals [δ_lo, δ_hi] covering [0, 2c], G's terms are monotone in δ,
+    so each is bounded at the interval's worse end; in L≠, Δ's range at δ_hi contains every smaller one and
+    δ²h <= δ_hi²h where h >= 0, δ_lo²h where h < 0, which leaves a piecewise linear function of Δ whose
+    largest value is at 0, at its end or at a kink (h's min switches, h = 0, h = (1 − p̄)²C/(C − 1)); in L=,
+    r <= κRδ_hi and δ²(U − r²/2) <= δ_hi²U − δ_lo²r²/2 leave a function of r that increases, or is concave
+    with its peak at c²√U/(δ_lo² − 2c'²), clipped to the range. The largest of these bounds is returned. ∎
 
     The exact supremum is lower: the label pairs that oppose the residuals most need x and x' apart, which
     the weight radius charges for in the logits, and (v)–(vii) bound ‖u‖², ⟨u, u'⟩ and ‖p − p'‖ one at a
     time. A multi-start search over W, x, x' and both label cases (tests/dpmech/test_sensitivity.py; two
-    independent searches agree to 3 digits) finds suprema of 0.71 to 0.9995 of this bound at C = 10 over
-    c ∈ {0.5, 1, 2}, R ∈ {0.1, 0.5, 1, 2, 5}: 0.92, 0.84, 0.71 at c = 1 and R = 0.5, 1, 2 (‖D‖ of 2.04, 2.12, 2.40
-    against 2.20, 2.52, 3.34 here and 2.40, 2.79, 3.49 for the closed form of (v) alone), and all of it as
+    independent searches agree to 3 digits) finds suprema of 0.73 to 0.9997 of this bound at C = 10 over
+    c ∈ {0.5, 1, 2}, R ∈ {0.1, 0.5, 1, 2, 5}: 0.96, 0.87, 0.73 at c = 1 and R = 0.5, 1, 2 (‖D‖ of 2.04, 2.12, 2.40
+    against 2.11, 2.41, 3.26 here, 2.20, 2.52, 3.34 before (vii) coupled ⟨u, u'⟩ to ‖u − u'‖, and 2.40, 2.79, 3.49
+    for the closed form of (v) alone), and all of it as
     R → 0 or ∞; at C = 2 see below. The searches are not the loose side: at C = 10, c <= 1 (and c = 2, R = 5) the
     maximiser is swap-symmetric (y ≠ y', ‖x‖ = ‖x'‖ = c, z' = z with classes y, y' swapped, the other C − 2 logits
     equal), a two-variable family (δ and the split of ‖W‖_F between the logits' sum and difference) that a dense
@@ -502,7 +528,7 @@ def softmax_gradient_difference_bound(weight_radius: float, feature_bound: float
     the maximiser (δ = 1.22) has ‖z‖ = 1.80 of ρ = 2.83 and ‖z − z'‖ = 1.97 of Rδ = 2.43, as ‖W‖_F is shared by
     the logits' size and their movement, and so moves p by ‖p − p'‖ = 0.43 where κRδ = 1.22, with
     ⟨u, u'⟩ = −0.70 where H = 0.68: the bound takes each at its own worst case. Over c ∈ {0.5, 1, 2},
-    R ∈ {0.5, 1, 2} the search reaches 0.77 to 0.88 of it at C = 3 and 0.79 to 0.994 at C = 50. Rounded up (p̄, p̲ by libm's
+    R ∈ {0.5, 1, 2} the search reaches 0.82 to 0.95 of it at C = 3 and 0.80 to 0.996 at C = 50. Rounded up (p̄, p̲ by libm's
     exp and a few roundings, the interval ends padded by a relative 1e-12, the rest covered by a relative 2⁻⁴⁰).
 
     Two classes (C = 2): the minimum of the above and √(2Ψ*), where Ψ* bounds the supremum of a
@@ -794,8 +820,8 @@ def softmax_slp_sensitivity(regularization: float, n: int, feature_bound: float,
     With ``projection_radius`` R and ``num_classes`` C both given, 2L is instead
     :func:`softmax_gradient_difference_bound` at R: step (ii) of
     :func:`psgd_bolt_on_sensitivity` compares the two records' gradients at one
-    iterate, and every iterate lies in the R-ball (0.63 of the R-free bound at
-    DP-Helmet's defaults c = 1, R = 1, C = 10, where DP-Helmet's σ_u at ε = 1, δ = 1e-5 is 0.0840; 0.64 at
+    iterate, and every iterate lies in the R-ball (0.60 of the R-free bound at
+    DP-Helmet's defaults c = 1, R = 1, C = 10, where DP-Helmet's σ_u at ε = 1, δ = 1e-5 on digits is 0.0803; 0.64 at
     C = 2). The iterates start in the ball;
     a projection computed in floating point may leave an iterate a few ulps
     outside it, so pass R raised by that rounding (float32: a relative 2⁻²⁰).

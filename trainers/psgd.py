@@ -234,7 +234,7 @@ class SoftmaxSLPTrainer(_PsgdTrainer):
     """DP-Helmet Softmax-SLP-SGD (Alg. 1). Sensitivity (replace-one):
     ``dpmech.sensitivity.softmax_slp_sensitivity`` with the projection radius, D(R)/(nΛ), where D(R) <= 2√2·c'
     (c' = sqrt(c²+1), the bias as input) bounds the difference of two records' loss gradients at one iterate
-    of the R-ball (``dpmech.sensitivity.softmax_gradient_difference_bound``; 0.63 of the R-free 2√2·c'/(nΛ)
+    of the R-ball (``dpmech.sensitivity.softmax_gradient_difference_bound``; 0.60 of the R-free 2√2·c'/(nΛ)
     at c = 1, R = 1, C = 10), for every n, ``batch_size`` (each batch, a ragged last one too, is divided by
     min(batch_size, n)) and number of epochs. Kirschte et al. (2022) Thm 4.1 states 2(√2·c + RΛ)/(nΛ): c
     omits the bias input, and RΛ (the regulariser's gradient) cancels between neighbours (proof in
