@@ -11,6 +11,8 @@ builds (:meth:`~dpmech.events.base.PrivacyEvent.dp_accounting_pld`):
 * generic pure ε: binary randomized response, the worst ε-DP pair;
 * generic (ε, δ): the four-point dominating pair (``from_privacy_parameters``);
 * Laplace: ``from_laplace_mechanism`` with parameter b/Δ;
+* the discrete Gaussian: ``from_discrete_gaussian_mechanism``, truncated where its pair still dominates the
+  release (:mod:`dpmech.events.discrete_gaussian`);
 * a Poisson-sampled Gaussian or Laplace event (add/remove-one only):
   dp_accounting's subsampled PLD (``sampling_prob``), which holds both
   directions of the asymmetric pair;
@@ -105,7 +107,7 @@ def _interval(pairs: EventCounts, query: str, value: float, discretization: floa
     if refused:
         raise ValueError(
             f"method 'pld' cannot account {', '.join(sorted(refused))} (it takes Poisson sampling of Gaussian or "
-            "Laplace events only)"
+            "Laplace events only): use method='numeric', which accounts every event with a dominating pair"
         )
     pessimistic = _composed_pld(gaussians, builders, True, discretization)
     if pessimistic is None:

@@ -55,7 +55,11 @@ def supports(pairs: EventCounts) -> bool:
 def _variables(pairs: EventCounts) -> tuple[list[Any], list[int]]:
     gaussians, mechanisms, refused = _mechanisms(pairs)
     if refused:
-        raise ValueError(f"method 'prv' cannot account {', '.join(sorted(refused))}")
+        raise ValueError(
+            f"method 'prv' cannot account {', '.join(sorted(refused))}; it takes Gaussian releases and pure epsilon and "
+            "(epsilon, delta) events only (prv_accountant has no discrete Gaussian: see dpmech.events.discrete_gaussian): "
+            "use method='numeric', which accounts every event with a dominating pair"
+        )
     variables: list[Any] = []
     counts: list[int] = []
     if gaussians:

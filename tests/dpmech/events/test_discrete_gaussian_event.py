@@ -1,5 +1,6 @@
 """DiscreteGaussianEvent: its dominating pair, accounted by the numeric engine, against an arb enclosure of
-the exact δ(ε) of k discrete Gaussian releases (Canonne, Kamath & Steinke 2020, Thm. 7 for k = 1)."""
+the exact δ(ε) of k discrete Gaussian releases (Canonne, Kamath & Steinke 2020, Thm. 7 for k = 1); dp_accounting's
+truncated discrete Gaussian, proven to dominate it, against both."""
 
 import math
 from fractions import Fraction
@@ -121,11 +122,82 @@ def test_group_form_scales_the_sensitivity_and_enters_replace_one_ledgers():
     assert replace.delta(1.0).interval == alone.delta(1.0).interval
 
 
-def test_accountants_without_its_mathematics_refuse_it_by_name():
+def test_accountants_without_its_mathematics_refuse_it_by_name_and_point_to_numeric():
     ledger = PrivacyLedger().record(DiscreteGaussianEvent(Fraction(1), 1))
-    for method in ("exact", "pld", "prv"):
-        with pytest.raises(ValueError, match=f"{method}' cannot account DiscreteGaussianEvent"):
-            ledger.epsilon(1e-5, method=method)
+    with pytest.raises(ValueError, match="exact' cannot account DiscreteGaussianEvent; it takes Gaussian releases"):
+        ledger.epsilon(1e-5, method="exact")
+    with pytest.raises(ValueError, match=r"prv' cannot account DiscreteGaussianEvent; .*prv_accountant has no discrete "
+                                         r"Gaussian.*use method='numeric'"):
+        ledger.epsilon(1e-5, method="prv")
+    # dp_accounting's pair dominates the unsampled release only (see the module docstring): sampling is numeric's.
+    sampled = PrivacyLedger().record(PoissonSampledEvent(DiscreteGaussianEvent(Fraction(4), 1), 0.1))
+    with pytest.raises(ValueError, match=r"pld' cannot account PoissonSampledEvent\(DiscreteGaussianEvent\) .*"
+                                         r"use method='numeric'"):
+        sampled.epsilon(1e-5, method="pld")
+
+
+def _truncated_delta(sigma_squared: Fraction, sensitivity: int, truncation: int, epsilon: float) -> arb:
+    """δ(ε) of dp_accounting's discrete Gaussian pair: N_Z(0, σ²) restricted to [−T, T] and renormalised, against
+    its shift by Δ, by enumeration in arb (the mass of [−T, Δ − T), where the shift has none, counted whole)."""
+    variance = arb(sigma_squared.numerator) / sigma_squared.denominator
+    weights = {x: (-(arb(x) ** 2) / (2 * variance)).exp() for x in range(-truncation, truncation + 1)}
+    normaliser = sum(weights.values(), arb(0))
+    total = arb(0)
+    for x, weight in weights.items():
+        shifted = weights.get(x - sensitivity, arb(0))
+        difference = weight - arb(epsilon).exp() * shifted
+        if difference > 0:
+            total += difference
+        elif not difference < 0:
+            total += arb(0).union(difference)
+    return total / normaliser
+
+
+@pytest.mark.parametrize("sigma_squared, sensitivity", [(Fraction(1, 4), 1), (Fraction(1), 1), (Fraction(3), 2),
+                                                        (Fraction(9, 4), 5)])
+def test_the_truncated_pair_dominates_the_release_at_every_truncation_and_epsilon(sigma_squared, sensitivity):
+    # The module docstring's proof, checked by enumeration: every T >= Δ/2 (dp_accounting's least), ε of both signs.
+    for truncation in range((sensitivity + 1) // 2, 9):
+        for epsilon in (-2.0, -0.5, 0.0, 0.3, 1.0, 3.0):
+            truncated = _truncated_delta(sigma_squared, sensitivity, truncation, epsilon)
+            exact = _exact_delta(sigma_squared, sensitivity, 1, epsilon) if epsilon >= 0 else None
+            if exact is None:  # δ(ε) for ε < 0, by the same enumeration on a window far past the tails
+                exact = _truncated_delta(sigma_squared, sensitivity, 60, epsilon)
+            assert truncated.upper() >= exact.lower(), (truncation, epsilon, truncated, exact)
+
+
+# dp_accounting's grid at 1e-3 (its default 1e-4 costs seconds per composed query): tightness within count·1e-3.
+STEP = 1e-3
+
+
+@examples(0.05)
+@given(sigma_squares, st.integers(1, 3), st.integers(1, 2), st.floats(0.0, 4.0))
+def test_dp_accounting_bounds_the_certified_delta_from_above_and_agrees_with_it(sigma_squared, sensitivity, count,
+                                                                                 epsilon):
+    ledger = PrivacyLedger().record(DiscreteGaussianEvent(sigma_squared, sensitivity), count=count)
+    answer = ledger.delta(epsilon, method="pld", discretization=STEP)
+    lower, estimate, upper = answer.interval
+    certified = ledger.delta(epsilon, method="numeric")
+    assert certified.certified and not answer.certified
+    # An upper bound of δ(ε): never below the certified lower end, nor below arb's enclosure of the exact δ.
+    assert upper >= certified.interval[0]
+    assert upper >= float(_exact_delta(sigma_squared, sensitivity, count, epsilon).lower())
+    # Tight: within dp_accounting's discretisation (one step per release) of the certified upper end, and its
+    # optimistic estimate not above that end.
+    shifted = ledger.delta(max(epsilon - count * STEP, 0.0), method="numeric").interval[2]
+    assert upper <= shifted * (1 + 1e-6) + 1e-25 and lower <= certified.interval[2] * (1 + 1e-6)
+    assert lower <= estimate <= upper
+
+
+@pytest.mark.parametrize("sigma_squared, sensitivity, count", [(Fraction(1, 4), 1, 1), (Fraction(4), 2, 2),
+                                                               (Fraction(9, 4), 3, 2)])
+def test_dp_accounting_epsilon_meets_delta_where_the_certified_epsilon_does(sigma_squared, sensitivity, count):
+    ledger = PrivacyLedger().record(DiscreteGaussianEvent(sigma_squared, sensitivity), count=count)
+    for delta in (1e-3, 1e-6):
+        certified = ledger.epsilon(delta, method="numeric").interval
+        lower, _, upper = ledger.epsilon(delta, method="pld", discretization=STEP).interval
+        assert upper >= certified[0] and lower <= certified[2] + 1e-6
+        assert upper <= certified[2] + count * STEP + 1e-6
 
 
 def test_poisson_sampling_of_it_is_accounted_and_amplifies():
