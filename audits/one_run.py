@@ -42,32 +42,35 @@ beta function, one vectorised call for all rules (:func:`_live_roots`), and is
 lowered until p itself passes (:func:`_lowered_root`), only for the rules whose
 root can still matter; for δ > 0 the rules are tried in the order of an estimated
 crossing (:func:`_estimate_rejects`, bisected in [0, root] only as far as that
-order needs), the first bracket comes from that estimate, and
-``scipy.optimize.brentq`` solves log p(ε) = log α' (:func:`_epsilon_for_counts`).
-Every returned ε_lb is checked to satisfy p(ε_lb, δ) < α'(1 − 10⁻⁹), the 10⁻⁹
-covering scipy's tail errors. This relies on p being nondecreasing in ε, which the
+order needs), and Newton's method on log p(ε) = log α', started at that estimate,
+finds the crossing (:func:`_epsilon_for_counts`; the slope comes from the window
+terms p is built from). Every returned ε_lb is checked to satisfy p(ε_lb, δ) < α'(1 − 10⁻⁹),
+the 10⁻⁹ covering scipy's tail errors. This relies on p being nondecreasing in ε, which the
 first term always is (binomial stochastic order); the tests check the whole
 expression on a grid. Over a grid of guess rules, the δ = 0 bound of each rule
 bounds its δ > 0 bound from above (p(ε, δ) >= p(ε, 0)), and so does its estimated
 crossing (the estimate's window maximum is over fewer windows, so its p is at most
 p), so rules whose bounds cannot beat the best so far are skipped, and a rule for
 which the best bound so far is not rejected is dropped after that one p-value (its
-own bound is smaller, p being nondecreasing). The results agree with the plain
-search (every term through scipy's pmf, brentq from ε = 1 by doubling) to 1e-7, are
-the doubles of the search before issue 31's fixed-cost work at ten pinned seeds
-(``tests/audits/test_one_run_speed.py``) and those of commit 1d46e14 at 240 pinned
-cases (``tests/audits/test_one_run_pinned.py``). Thread CPU time against ``np.sort``
-of the same pooled scores at δ = 1e-5 (``benchmarks/audit_statistics.py
---speed-only``, one core, best of 30, a shared 2-core machine at load 14 to 19): 8.9–9.2×
-at 10⁴ scores per side (1d46e14: 15.5–16.2×), 1.7–1.8× at 10⁵ (2.2–2.3×), 1.03–1.06×
-at 10⁶; at δ = 0, 4.0–4.3× (5.0–5.2×), 1.4× and 0.97×. At 10⁴ the ~1.0 ms (against a
-0.12 ms sort) is numpy and scipy calls of ~1.5 µs each on small arrays, measured in
-context at that load: sorting both sides ~0.16 ms, the cuts ~0.14 ms (three rounds of
-a dozen calls), the tallies ~0.03 ms, the δ = 0 roots ~0.07 ms (the inverse incomplete
-beta ~0.02 ms of it), ~15 bisection steps of the crossing estimate (one bdtrc call of
-five tails each) ~0.2 ms, and the best rule's ~7 p-values (a bdtrc call and a window
-maximum of ~16 numpy calls each) ~0.29 ms. Reaching 3× would take a search with fewer
-p-values and estimate steps, which would change the doubles returned.
+own bound is smaller, p being nondecreasing). At δ > 0 a rule's bound is 2·10⁻⁸·max(1, ε)
+below Newton's crossing, and p is computed to reach α'(1 − 10⁻⁹) at most 5·10⁻⁸·max(1, ε)
+above it: the bound is at most that much below the supremum, and never above the bound of
+the brentq search it replaced (commit fb84ba5, within ~3·10⁻⁹ of the supremum); the
+tests compare the two on random audits and single rules (at most 1e-6·max(1, ε) apart,
+the new never above). The results agree with the plain search (every term through scipy's
+pmf, brentq from ε = 1 by doubling) to 1e-7; at δ = 0 they are the doubles of the search
+before issue 31's fixed-cost work at ten pinned seeds (``tests/audits/test_one_run_speed.py``)
+and those of commit 1d46e14 at 240 pinned cases (``tests/audits/test_one_run_pinned.py``),
+and at δ > 0 at most 1e-6·max(1, ε) below them with the same rule chosen.
+Thread CPU time against ``np.sort`` of the same pooled scores (one core, best of 80 interleaved rounds,
+this search and that of commit fb84ba5 in the same process, a shared 2-core machine at load 11 to 12): at δ = 1e-5,
+5.7× at 10⁴ scores per side (fb84ba5: 6.2×), 1.55× at 10⁵ (1.61×), 1.04× at 10⁶ (1.06×); at δ = 0 (unchanged
+code) 3.3×, 1.3× and 0.98×. The issue's target of 3× at δ = 1e-5 is not reached at 10⁴: there the ~1.4 ms
+(against a 0.25 ms sort at that load) is numpy and scipy calls of ~1.5 µs each on small arrays. Sorting both
+sides costs about one sort, the cuts most of another (three rounds of a dozen calls), the argument checks, tallies
+and δ = 0 roots ~0.1 ms; at δ > 0 the ~15 steps of the crossing estimate (one bdtrc call of five tails each) take
+~0.2 ms and the best rule's 4 p-values (Newton from the estimate, then the bound and the point above it; a bdtrc
+call and a window maximum of ~18 numpy calls each) ~0.12 ms, where brentq took 7.
 """
 
 from __future__ import annotations
