@@ -101,7 +101,8 @@ def _discrete_laplace_sum(records: NDArray[np.int64], size: int, rng: np.random.
 def _clipped_after_noise(records: NDArray[np.float64], size: int, rng: np.random.Generator, *, epsilon: float) -> NDArray[np.float64]:
     """Mean of records meant to lie in [0, 1], noise for sensitivity 1/n, then the *release* clipped to [0, 1]."""
     records = np.asarray(records, dtype=np.float64)
-    return np.clip(records.mean() + rng.laplace(0.0, 1.0 / (records.size * epsilon), size), 0.0, 1.0)
+    clipped: NDArray[np.float64] = np.clip(records.mean() + rng.laplace(0.0, 1.0 / (records.size * epsilon), size), 0.0, 1.0)
+    return clipped
 
 
 def _mean_with_exact_count(records: NDArray[np.float64], size: int, rng: np.random.Generator, *, epsilon: float) -> NDArray[np.float64]:
