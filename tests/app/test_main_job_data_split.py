@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from audits.attacks.pipelines import audit_function
 from trainers.data import SplitData, load_arrays, load_digits_dataset
 from trainers.pipelines.registry import PIPELINE_NAMES, get_pipeline, run_pipeline
 from trainers.pipelines.targets import pipeline_config
@@ -62,3 +63,13 @@ def test_a_split_without_public_labels_runs_a_pipeline_that_reads_public_rows_as
     labelled = SplitData(public.features, public.labels, private)
     expected = run_pipeline("dphelmet", labelled, pipeline_config("dphelmet", 2.0, 1e-5, "user-data"), seed=0)
     assert json.loads(out)["accuracy"] == expected.accuracy
+
+
+@pytest.mark.parametrize("pipeline", [name for name in PIPELINE_NAMES if get_pipeline(name).public_labels_use])
+def test_the_audit_of_a_pipeline_that_reads_public_labels_refuses_the_split_without_them(digits_split, pipeline):
+    public, private = digits_split
+    audit = audit_function(pipeline)
+    with pytest.raises(ValueError) as raised:
+        audit(SplitData(public.features, None, private), pipeline_config(pipeline, 2.0, 1e-5, "user-data"), seed=0)
+    assert str(raised.value) == ("the public rows have no labels (a public/private split without y_public), and "
+                                 f"{get_pipeline(pipeline).public_labels_use}; add y_public to the data")

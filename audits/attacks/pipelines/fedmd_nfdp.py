@@ -35,6 +35,7 @@ from trainers.data import split_federated
 from trainers.federation import run_clients
 from trainers.pipelines import fedmd_nfdp as pipeline
 from trainers.pipelines.fedmd_nfdp import FedMdNfdpConfig
+from trainers.pipelines.registry import get_pipeline
 
 from ...epsilon_bounds import epsilon_lower_bound
 from ...loss import negative_loss
@@ -83,6 +84,9 @@ def audit_fedmd_nfdp(data, config: FedMdNfdpConfig | None = None, seed: int = 0,
     """
     config, seed, trials = audit_inputs(config, FedMdNfdpConfig, seed, trials, 10)
     split = split_federated(data, seed)
+    public = split.distillation
+    # Refused before any training, as by the run: every party's first step trains on the public labels.
+    public_labels = public.required_labels(get_pipeline("fedmd-nfdp").public_labels_use)
     clients = pipeline.party_datasets(split, config, seed)
     party = int(np.argmin([len(client) for client in clients]))
     local = clients[party]
@@ -96,9 +100,8 @@ def audit_fedmd_nfdp(data, config: FedMdNfdpConfig | None = None, seed: int = 0,
         "in": (np.vstack([local.features, canary[None, :]]), np.append(local.labels, canary_label)),
         "out": (local.features, local.labels),
     }
-    public = split.distillation
     runs_seed = np.random.SeedSequence([seed, 2])
-    arguments = [(*worlds[world], public.features, public.labels, canary, canary_label, party, config,
+    arguments = [(*worlds[world], public.features, public_labels, canary, canary_label, party, config,
                   torch_threads)
                  for world in ("in", "out") for _ in range(trials)]
     outcomes = run_clients(_canary_run, arguments, runs_seed, n_jobs=n_jobs)
