@@ -60,12 +60,12 @@ def _assert_recorded(result, case, eps_lb, out_cut, in_cut, guesses, correct):
     assert (result.counts["guesses"], result.counts["correct"]) == (guesses, correct), case
 
 
-def test_every_pinned_grid_case_gives_the_recorded_doubles():
+def test_every_pinned_grid_case_gives_the_recorded_rule_and_bound():
     for *case, eps_lb, out_cut, in_cut, guesses, correct in _PINNED["grid_cases"]:
         _assert_recorded(_result(*case), case, eps_lb, out_cut, in_cut, guesses, correct)
 
 
-def test_every_pinned_explicit_and_hull_case_gives_the_recorded_doubles():
+def test_every_pinned_explicit_and_hull_case_gives_the_recorded_rule_and_bound():
     for *case, eps_lb, out_cut, in_cut, guesses, correct in _PINNED["explicit_and_hull_cases"]:
         _assert_recorded(_other_rules_result(*case), case, eps_lb, out_cut, in_cut, guesses, correct)
 

@@ -258,7 +258,7 @@ def test_newton_bound_is_never_above_the_brentq_bound_and_at_most_1e_6_below(siz
         assert p < _target(0.05 / new.num_hypotheses)
 
 
-@examples(1)
+@examples(0.5)
 @given(m=st.integers(2, 2_000_000), data=st.data(), significance=st.sampled_from([0.05, 0.005, 1e-6]),
        delta=st.sampled_from([1e-10, 1e-8, 1e-5, 1e-3, 1e-2]), from_proxy=st.booleans())
 def test_newton_steps_against_the_brentq_search_for_one_rule(m, data, significance, delta, from_proxy):
