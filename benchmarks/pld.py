@@ -398,8 +398,9 @@ def section_length(repeats, quick):
         rows += grouped_rows([f"1 epoch RA t={power(steps_per_epoch)} σ=0.8"], ours,
                              ours.cells() + [number(target, 2), "yes" if ours.width <= target else "no"], anchors)
     # Short epochs, where ε is large (issue 29: dpmech was slower than pld-accounting there): one epoch of 1 of t = 2
-    # and 20 and of k of t = (20, 2) and (60, 3) at σ = 0.8 beside pld-accounting 2.0 (not in --quick).
-    for steps_per_epoch, selected in () if quick else ((2, 1), (20, 1), (20, 2), (60, 3)):
+    # and 20 and of k of t = (4, 2), (7, 3) (blocks of 2 and 3 steps, whose upper end was +∞), (20, 2) and (60, 3) at
+    # σ = 0.8 beside pld-accounting 2.0 (not in --quick).
+    for steps_per_epoch, selected in () if quick else ((2, 1), (4, 2), (7, 3), (20, 1), (20, 2), (60, 3)):
         ours = Interval(measure(dpmech_epsilon(allocation_ledger(0.8, steps_per_epoch, 1, selected), 1e-5), repeats,
                                 DPMECH_LIMIT_S))
         target = max(1e-3, 1e-4 * ours.upper) if math.isfinite(ours.upper) else math.nan

@@ -111,6 +111,8 @@ LATTICE_POINTS = 1 << 21
 # truncation leaves out.
 _SKETCH_POINTS = 1 << 17
 _SKETCH_TAIL = 1e-16
+# The remove sketch's lattice ends at X = _SKETCH_TOP·t; above it S is sketched as one large X₁ plus t − 1.
+_SKETCH_TOP = 50.0
 # The sketch's FFT leaves round-off of up to about 1e-16 on every label (1.2e-16 at t = 10^4 on 2^18 points, peaks of
 # 1e-3 to 1e-2): masses below this fraction of the peak are dropped as noise, which the engine's tilt would
 # otherwise weigh as mass at extreme losses (an add window reaching 7.7 for t = 1000, whose loss stays within ±1).
@@ -439,12 +441,17 @@ class _Allocation:
         spread[1:] += moved
         return spread, spread * lattice
 
-    def _sketch_law(self, truncation: float, measure: str) -> tuple[FloatArray, FloatArray]:
+    def _sketch_law(self, truncation: float, measure: str, top: float | None = None) -> tuple[FloatArray, FloatArray]:
         """(s at each label, its law under ``measure``) of S on a coarse lattice of :data:`_SKETCH_POINTS` up to the
         truncation, from :meth:`_sketch_cells`. The Q-law (the add direction's) is
-        capped: X above the truncation is put at it. Only the law asked for is summed (each is a cyclic power)."""
+        capped: X above the truncation is put at it. Only the law asked for is summed (each is a cyclic power).
+        With ``top`` below the truncation the lattice stops there, on a step at most that of the whole range and
+        fitting :data:`_SKETCH_POINTS` // 4 points (the caller sketches X above ``top`` otherwise)."""
         t = self.steps
-        h = (truncation + t + 40.0 * math.sqrt(t * self.variance)) / _SKETCH_POINTS
+        spread = t + 40.0 * math.sqrt(t * self.variance)
+        h = (truncation + spread) / _SKETCH_POINTS
+        if top is not None and top < truncation:
+            h, truncation = min(h, 4 * (top + spread) / _SKETCH_POINTS), top
         cells = max(1, math.ceil(truncation / h))
         capped = measure == "Q"
         q_spread, p_spread = self._sketch_cells(h, cells)
@@ -470,7 +477,8 @@ class _Allocation:
         if self._sketch is None:
             t = self.steps
             truncation = self.truncation(_SKETCH_TAIL)
-            values, p_law = self._sketch_law(truncation, "P")
+            # The lattice up to X = 50t, where one large X₁ already carries S (the tail below), on a finer step.
+            values, p_law = self._sketch_law(truncation, "P", _SKETCH_TOP * t)
             remove = [np.log(values), np.log(p_law)]
             # The remove tail: t·S ≈ X₁ + (t − 1) with X₁ under P₁, from the last kept loss to the truncation.
             start = float(values[-1] * t)
