@@ -327,8 +327,9 @@ def _epsilon_for_counts(significance: float, delta: float, r: int, v: int, m: in
     ``rejected``: a known (ε₀, p(ε₀)) with p(ε₀) below the target, so that p(0) <= p(ε₀) need not be computed.
 
     Newton's method on log p(ε) = log target from the estimate (else the root), with the slope of
-    :func:`_p_value_and_slope`: near the crossing the error squares at each step (e_{k+1} ≈ C e_k², C estimated
-    from the last two steps), so from a proxy within 1/512 of the root two or three p-values predict the crossing
+    :func:`_p_value_and_slope`: near the crossing the error squares at each step (e_{k+1} ≈ C e_k² with
+    C = |f''|/(2f') for f = log p − log target, f'' estimated from the slopes at the last two points), so from a
+    proxy within 1/512 of the root two or three p-values predict the crossing
     ε* to 2·10⁻⁹·max(1, ε*). Then ε = ε* − 2·10⁻⁸·max(1, ε*) is returned if p(ε) < target (the bound is
     certified: it is checked with p itself) and p(ε + 5·10⁻⁸·max(1, ε*)) >= target (p being nondecreasing, the
     supremum lies below that point, so ε is at most 5·10⁻⁸·max(1, ε*) below it). The 2·10⁻⁸ keeps ε below the
@@ -371,7 +372,8 @@ def _epsilon_for_counts(significance: float, delta: float, r: int, v: int, m: in
         scale = max(crossing, 1.0)
         # Newton's error after this step is about |f''|/(2f')·step² for f = log p − log target, f'' taken from
         # the change of f' since the last point (NaN, so no crossing is taken, before a second point).
-        curvature = abs(log_slope - last_log_slope) / abs(epsilon - last_epsilon)
+        distance = abs(epsilon - last_epsilon)
+        curvature = abs(log_slope - last_log_slope) / distance if distance > 0.0 else math.inf
         last_epsilon, last_log_slope, epsilon = epsilon, log_slope, crossing
         if curvature * step * step <= 2.0 * _NEWTON_PREDICTED * scale * log_slope:
             bound, confirming = crossing - _NEWTON_BELOW * scale, crossing + (_NEWTON_WIDTH - _NEWTON_BELOW) * scale
