@@ -50,7 +50,12 @@ after the round's deadline is not started, in every round, the first
 included (a classifier costs ~0.6 s per pair): round 1's deadline is the
 whole budget (a pair it leaves untested is never tested, so it may take
 the final stage's time), a later round's is the rounds' share of the
-budget (1 − ``final_time_share``). A family's first test, which measures
+budget (1 − ``final_time_share``). Round 1 trains classifiers last, on the
+pairs in the order the cheaper families ranked them, and only its
+``keep_pairs`` best may train past the rounds' share: on many pairs (the 64
+replace-one neighbours of :func:`.records.record_neighbours` on 5
+categories) classifiers on every pair would eat the whole budget at 1,000
+outputs per side, and the final stage, which counts millions, none. A family's first test, which measures
 its cost, starts while the whole budget lasts (a classifier's while
 0.5 s of it are left). A skipped test leaves its share of α unspent. Rounds stop at the first
 rejection, after a round with a skipped test, or when the next round would
@@ -428,7 +433,11 @@ def find_violation(
         # Family by family, each over every pair: the cheap families reach all pairs before a classifier is trained on
         # any, and a test that the clock says would end after the round's share of the budget is not started.
         for family in families:
-            for name, first, second in named:
+            # Round 1 trains classifiers on the pairs in the order the cheaper families ranked them (they ran first):
+            # the ``keep_pairs`` best may use the whole budget, the others only the rounds' share, so that on many pairs
+            # (64 record neighbours at ~0.5 s a classifier) the final stage keeps its time for the best-ranked ones.
+            ordered = sorted(named, key=lambda entry: strongest[entry[0]], reverse=True) if family == "learned" else named
+            for rank, (name, first, second) in enumerate(ordered):
                 if family == "learned" and few_outcomes[name]:
                     # Every event on finitely many outcomes is a union of them; the cheap family's singletons and
                     # likelihood-ratio level sets already cover the best ones, and a classifier would only cost time.
@@ -443,7 +452,9 @@ def find_violation(
                     share = GREYBOX_TIME_SHARE * (round_deadline - budget_now()) / len(named)
                     size, seconds_per_output[family] = _greybox_samples(
                         sampler, first, num_samples, seconds_per_output.get(family), budget_now() + share, rng)
-                if best is not None and _overruns(family, seconds_per_output.get(family), size, round_deadline, start + budget_seconds):
+                test_deadline = round_deadline if rank < keep_pairs or family != "learned" else search_deadline
+                if best is not None and _overruns(family, seconds_per_output.get(family), size, test_deadline,
+                                                  start + budget_seconds if test_deadline == round_deadline else search_deadline):
                     # Skipping a test only leaves its share of α unspent.
                     truncated = True
                     continue

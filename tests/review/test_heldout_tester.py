@@ -100,16 +100,6 @@ def test_pytest_plugin_fixture_fails_on_binary_randomized_response_for_four_cate
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=(
-    "missed at seeds 0-2 (eps_lb 0.386-0.443 against a true eps of 1): record_neighbours(range(5), 10, replace_one) gives "
-    "64 pairs; round 1 runs the learned family on every pair (about 0.5 s of CPU each) and, being allowed the whole "
-    "budget, spends it on 33 of them at 1,000 outputs per side and level alpha/(2*64*2), so no later round and no final "
-    "stage runs. The same search on 8 of those pairs refutes it (0.969, 13.4 s), and on all 64 with families="
-    "('projections',) it refutes it at seeds 0 and 1 (0.846, 0.768: the final stage on the mean-difference direction, "
-    "1.3e7 outputs per side). Fix in dpmech/verify/tester.py "
-    "find_violation's round 1: rank the pairs on the cheap families first and train classifiers on the keep_pairs best "
-    "only (or cap round 1's learned time so the final stage keeps its share); quadrants.py has no quadrant on two "
-    "continuous statistics (x_a > t, x_b <= u, where this loss sits at p = 1/4), which would give the race the event."))
 def test_histogram_with_add_remove_noise_under_a_replace_one_claim_is_refuted_on_record_neighbours():
     """Replace-one moves a record between two bins: counts +1 and −1, L1 shift 2 against Laplace(2): true ε = 1."""
     report = _run("histogram (add/remove scale, replace-one claim)", 20.0)
