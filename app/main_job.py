@@ -11,6 +11,8 @@
    (:func:`trainers.pipelines.registry.fit_pipeline`) and released at each noise setting:
    FedAUXfdp's output perturbation leaves its training the same at every ε, so only the
    release and what is computed from it are redone; another pipeline trains again per ε.
+   With ``threads=1`` and a second core, FedAUXfdp's curve is released in a second thread
+   beside the target's release, the non-private run and the audit (the same numbers as in order).
 3. Account: the pipeline's ledger, basic and tight; each guarantee with its protected
    unit and neighbouring relation, read from the pipeline's result.
 4. Audit the trained pipeline (:mod:`audits.attacks.pipelines`), with the steps its
@@ -32,11 +34,13 @@ its command (:mod:`app.run_command`).
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import dataclasses
 import inspect
 import json
 import math
+import os
 import pathlib
 import sys
 import threading
@@ -156,6 +160,22 @@ def _quiet_accuracy(fitted, config) -> float:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dpmech.NoGuaranteeWarning)
         return float(fitted.release(config, baselines=False).accuracy)
+
+
+def _usable_cores() -> int:
+    """The CPUs this process may run on (its affinity mask where the platform has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _release_accuracies(fitted, configs: list, threads: int) -> list:
+    """The accuracy of ``fitted``'s release at each of ``configs``, in order (baselines left out): the ε curve in
+    the main job's second thread. No warnings filter is set here (``warnings.catch_warnings`` is not thread-safe);
+    the releases it is given are at a finite ε, which warn of nothing."""
+    from trainers.threads import limited_threads
+
+    # OpenMP's thread count is a per-thread setting: this thread takes the job's own.
+    with limited_threads(threads):
+        return [float(fitted.release(config, baselines=False).accuracy) for config in configs]
 
 
 class StepLog:
@@ -697,13 +717,37 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
     free_config, free_baseline, free_source = non_private_config(pipeline, delta, dataset)
     if free_config is not None:
         free_config = with_client_selection(pipeline, free_config, clients_per_round, participation_probability)
-    with StepLog(mode) as log:
+    curve_points = (sorted(set(CURVE_EPSILONS) | {float(epsilon)})
+                    if accuracy_curve and get_pipeline(pipeline).calibrated else [])
+    # The target's point is the run itself; the other points' configs, calibrated here like the target's.
+    curve_configs = {point: with_client_selection(pipeline, pipeline_config(pipeline, point, delta, dataset),
+                                                  clients_per_round, participation_probability)
+                     for point in curve_points if point != epsilon}
+    from trainers.threads import limited_threads
+
+    # --threads caps every BLAS/OpenMP and torch pool for the whole job (the audit's torch fits ran at one
+    # thread per core before), so the numbers do not depend on the machine's core count.
+    with StepLog(mode) as log, limited_threads(threads):
         log.step(f"1/{STEPS} load the data (the noise is calibrated for the target budget)")
         data = load_dataset(dataset, cache_dir=cache_dir) if user_data is None else user_data
         log.step(f"2/{STEPS} train the one-shot federation ({pipeline})")
         with log.privacy_warnings():
             # Trained once; the run, the non-private baseline and the curve are its releases.
             fitted = fit_pipeline(pipeline, data, config, seed, threads=threads)
+        background = None
+        if (curve_configs and get_pipeline(pipeline).fit_function_name is not None and threads == 1
+                and _usable_cores() >= 2):
+            # A round trained once (FedAUXfdp) is released at each ε by numpy post-processing that holds the GIL
+            # little, so with one thread per pool and a second core the curve runs in a second thread beside the
+            # target's release, the non-private run and the audit. Every release reads the trained round and
+            # draws from its own seeded Generators, and every pool stays at one thread, so the numbers are those
+            # of the sequential order.
+            log.step(f"2/{STEPS} ε → accuracy curve: {pipeline} at ε = {', '.join(f'{p:g}' for p in curve_configs)} "
+                     "(in a second thread, beside the next steps)")
+            executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="dpmech-run-curve")
+            background = executor.submit(_release_accuracies, fitted, list(curve_configs.values()), threads)
+            executor.shutdown(wait=False)
+        with log.privacy_warnings():
             if flower_round is None:
                 result = fitted.release(config)
             else:
@@ -711,23 +755,17 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
                 # sum is certified at the target); the audit below still tests the in-process release as configured.
                 round_config = dataclasses.replace(config, **dict(get_pipeline(pipeline).flower_config_fields))
                 result = flower_round(pipeline, data, round_config, seed)
-        curve = []
         if free_config is not None:
             log.step(f"2/{STEPS} train the non-private baseline ({pipeline}, ε = ∞)")
             free_accuracy = _quiet_accuracy(fitted, free_config)
         else:
             free_accuracy = (float(result.accuracy) if free_baseline == THE_RUN else
                              float(result.baselines[free_baseline]) if free_baseline in result.baselines else None)
-        if accuracy_curve and get_pipeline(pipeline).calibrated:
-            for point in sorted(set(CURVE_EPSILONS) | {float(epsilon)}):
+        curve_accuracies = {float(epsilon): float(result.accuracy)}
+        if background is None:
+            for point, curve_config in curve_configs.items():
                 log.step(f"2/{STEPS} ε → accuracy curve: {pipeline} at ε = {point:g}")
-                accuracy = (result.accuracy if point == epsilon else
-                            _quiet_accuracy(fitted, with_client_selection(
-                                pipeline, pipeline_config(pipeline, point, delta, dataset), clients_per_round,
-                                participation_probability)))
-                curve.append({"epsilon": point, "accuracy": float(accuracy)})
-            if free_accuracy is not None:
-                curve.append({"epsilon": math.inf, "accuracy": free_accuracy})
+                curve_accuracies[point] = _quiet_accuracy(fitted, curve_config)
         log.step(f"3/{STEPS} account (basic and tight)")
         guarantees = {name: _guarantee_record(result, name, guarantee) for name, guarantee in result.guarantees.items()}
         log.step(f"4/{STEPS} {_audit_step_name(audit_function)}")
@@ -740,6 +778,11 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
             options["result"] = result
         with log.privacy_warnings():
             audit = audit_function(data, config, seed=seed, **options)
+        if background is not None:
+            curve_accuracies.update(zip(curve_configs, background.result()))
+        curve = [{"epsilon": point, "accuracy": curve_accuracies[point]} for point in curve_points]
+        if curve and free_accuracy is not None:
+            curve.append({"epsilon": math.inf, "accuracy": free_accuracy})
         log.step(f"5/{STEPS} write the report")
         folder.mkdir(parents=True, exist_ok=True)
         write_report(audit, folder / "audit", title=f"{pipeline} audit", extra={"seed": seed})

@@ -395,7 +395,9 @@ def fit_soft_label_head(features: np.ndarray, soft_labels: np.ndarray, regulariz
         value = ((label_mass @ log_partition - np.vdot(theta, label_moment)) / num_points
                  + 0.5 * regularization * flat @ flat)
         logits *= label_mass / normalisers  # w(x) softmax(θ x̃), in place
-        gradient = (logits @ inputs - label_moment) / num_points + regularization * theta
+        # np.dot, not @: numpy's matmul holds the GIL on this (C, M) x (M, d + 1) product and np.dot does not
+        # (the same BLAS call and bits), so fits in concurrent threads (dpmech run's ε curve) run in parallel.
+        gradient = (np.dot(logits, inputs) - label_moment) / num_points + regularization * theta
         return value, gradient.ravel()
 
     solution = minimize(objective, np.zeros(np.prod(shape)), jac=True, method="L-BFGS-B",
