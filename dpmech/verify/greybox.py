@@ -91,6 +91,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from .. import validation as check
+from ..directed_rounding import format_down, format_up
 from ..calibration import calibrate_gaussian
 from ..gaussian import gaussian_delta, gaussian_epsilon
 from .statistical import decide, sampler_and_pair
@@ -269,20 +270,24 @@ class PairNoiseResult:
     epsilon: float
     delta: float
 
-    def statement(self) -> str:
-        """The counted evidence, then the bounds that rest on the declared family, each with what it assumes."""
+    def family_statement(self) -> str:
+        """The bounds that rest on the declared family, from the ``fit_samples`` outputs (lower bounds printed rounded down, upper ones up)."""
         norm = "L2" if self.family == "gaussian" else "L1"
         scale = "sigma" if self.family == "gaussian" else "b"
+        return (f"attained {norm} shift >= {format_down(self.shift_lower_bound, 6)}, {scale} <= "
+                f"{format_up(self.scale_upper_bound, 6)}, so eps({self.delta:g}) >= {format_down(self.family_epsilon_lower_bound, 6)}")
+
+    def statement(self) -> str:
+        """The counted evidence, then the bounds that rest on the declared family, each with what it assumes."""
         words = (
             f"event {self.event} ({self.direction}) hit {self.counts[0]} vs {self.counts[1]} times in {self.num_samples} fresh outputs "
-            f"per side: eps({self.delta:g}) >= {self.epsilon_lower_bound:.6g} whatever the noise's law; assuming {self.family} noise "
-            f"(from {self.fit_samples} outputs per side): attained {norm} shift >= {self.shift_lower_bound:.6g}, {scale} <= "
-            f"{self.scale_upper_bound:.6g}, so eps({self.delta:g}) >= {self.family_epsilon_lower_bound:.6g}"
+            f"per side: eps({self.delta:g}) >= {format_down(self.epsilon_lower_bound, 6)} whatever the noise's law; assuming {self.family} "
+            f"noise (from {self.fit_samples} outputs per side): {self.family_statement()}"
         )
         if self.attained is False:
             words += (
                 f"; declared sensitivity {self.declared_sensitivity:g} is not attained by this pair "
-                f"(shift <= {self.shift_upper_bound:.6g}, assuming {self.family} noise)"
+                f"(shift <= {format_up(self.shift_upper_bound, 6)}, assuming {self.family} noise)"
             )
         return words
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import dpmech
+from dpmech.verify.budget_clock import cpu_seconds_budget
 from dpmech.verify.greybox import _median_intervals, needed_scale, pair_noise_test
 from dpmech.verify.tester import find_violation
 
@@ -200,3 +201,49 @@ def test_a_grey_box_violation_names_its_assumption_and_sample_size():
                             outputs="real", noise_family="gaussian", sensitivity=1.0, families=("cheap",))
     # The counted δ(1) lower bound exceeds the claimed δ: the rejection's own evidence.
     assert caught.value.measured_delta > DELTA
+
+
+def test_the_classical_sigma_at_epsilon_10_is_rejected_under_the_gaussian_assumption_in_its_own_labelled_line():
+    # Dwork & Roth's σ = sqrt(2 ln(1.25/δ))/ε (proven for ε < 1) at ε = 10: true ε(1e-5) = 10.394 (δ(10) = 2.27e-5, 2.3
+    # times the claim). Counting would need ~1.3e9 outputs per side; the Gaussian family's bound (σ <= 0.4865 from
+    # 2.6e5 outputs) refutes it, and the report says so apart from the assumption-free verdict and bound.
+    sigma = math.sqrt(2.0 * math.log(1.25 / DELTA)) / 10.0
+    truth = dpmech.gaussian_epsilon(DELTA, sigma, 1.0)
+    assert 10.39 < truth < 10.40
+    with cpu_seconds_budget(10.0):
+        report = find_violation(gaussian(sigma), [("shift by 1", 0.0, 1.0)], 10.0, DELTA, rng=0, budget_seconds=2.0, outputs="real",
+                                noise_family="gaussian", sensitivity=1.0)
+    assert report.epsilon_lower_bound <= truth and report.assumed_rejected and 10.0 < report.assumed_epsilon_lower_bound <= truth, report
+    line = report.assumption_statement()
+    assert line.startswith("rejected under the assumption that the noise is gaussian: M(D) = f(D) + Z") and "at confidence 0.95" in line
+    assert ("not shown from counts alone (the assumption-free verdict: not rejected)" in line) is not report.rejected
+    # The printed bound is rounded down: between the claim and the stored bound.
+    assert 10.0 < float(line.split("so eps(1e-05) >= ")[1].split(" ")[0]) <= report.assumed_epsilon_lower_bound
+
+
+def test_the_analytic_sigma_at_epsilon_10_is_not_rejected_under_the_gaussian_assumption_either():
+    # The exact calibration (Balle & Wang 2018): δ(10) = 1e-5 exactly, so the family's bound stays at or below 10
+    # (each seed fails with probability <= α = 1e-4).
+    sigma = dpmech.calibrate_gaussian(10.0, DELTA)
+    with cpu_seconds_budget(10.0):
+        report = find_violation(gaussian(sigma), [("shift by 1", 0.0, 1.0)], 10.0, DELTA, rng=0, budget_seconds=2.0, outputs="real",
+                                noise_family="gaussian", sensitivity=1.0, alpha=1e-4)
+    assert not report.rejected and not report.assumed_rejected and 9.0 < report.assumed_epsilon_lower_bound <= 10.0, report
+    assert report.assumption_statement().startswith("not rejected under the assumption that the noise is gaussian")
+
+
+def test_a_laplace_mechanism_declared_gaussian_is_rejected_only_under_the_false_assumption():
+    # Laplace(1) on a shift of 1 is (1, 0)-DP; read as Gaussian its family bound is near 2.94. The labelled line says
+    # what that bound assumes; the verdict, which counts events, is not moved by it.
+    with cpu_seconds_budget(10.0):
+        report = find_violation(laplace(1.0), [(0.0, 1.0)], 1.0, DELTA, rng=0, budget_seconds=1.0, outputs="real",
+                                noise_family="gaussian", sensitivity=1.0, alpha=1e-4)
+    assert not report.rejected and report.epsilon_lower_bound <= 1.0, report
+    assert report.assumed_rejected and report.assumed_epsilon_lower_bound > 2.0
+    assert "rejected under the assumption that the noise is gaussian" in report.assumption_statement()
+
+
+def test_without_a_declared_family_the_report_shows_nothing_under_an_assumption():
+    report = find_violation(laplace(1.0), [(0.0, 1.0)], 1.0, 0.0, rng=0, budget_seconds=0.3, outputs="real")
+    assert report.assumption is None and report.assumption_statement() is None
+    assert not report.assumed_rejected and report.assumed_epsilon_lower_bound == 0.0 and report.assumed_witness is None
