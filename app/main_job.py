@@ -723,8 +723,16 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
     curve_configs = {point: with_client_selection(pipeline, pipeline_config(pipeline, point, delta, dataset),
                                                   clients_per_round, participation_probability)
                      for point in curve_points if point != epsilon}
+    import joblib
+
     from trainers.threads import limited_threads
 
+    # A round trained once (FedAUXfdp) is released at each ε by numpy post-processing that holds the GIL little:
+    # with one thread per pool and a second core, its clients train in two threads and its curve is released in a
+    # second thread beside the target's release, the non-private run and the audit. Each client's fit and each
+    # release is a function of the data, the config and its own seeded Generators, every pool stays at one thread
+    # whichever thread runs it, so the numbers are those of the sequential order.
+    two_threads = get_pipeline(pipeline).fit_function_name is not None and threads == 1 and _usable_cores() >= 2
     # --threads caps every BLAS/OpenMP and torch pool for the whole job (the audit's torch fits ran at one
     # thread per core before), so the numbers do not depend on the machine's core count.
     with StepLog(mode) as log, limited_threads(threads):
@@ -733,15 +741,10 @@ def run_main_job(pipeline: str = DEFAULT_PIPELINE, dataset=None, epsilon: float 
         log.step(f"2/{STEPS} train the one-shot federation ({pipeline})")
         with log.privacy_warnings():
             # Trained once; the run, the non-private baseline and the curve are its releases.
-            fitted = fit_pipeline(pipeline, data, config, seed, threads=threads)
+            with joblib.parallel_config(backend="threading") if two_threads else contextlib.nullcontext():
+                fitted = fit_pipeline(pipeline, data, config, seed, threads=threads, n_jobs=2 if two_threads else None)
         background = None
-        if (curve_configs and get_pipeline(pipeline).fit_function_name is not None and threads == 1
-                and _usable_cores() >= 2):
-            # A round trained once (FedAUXfdp) is released at each ε by numpy post-processing that holds the GIL
-            # little, so with one thread per pool and a second core the curve runs in a second thread beside the
-            # target's release, the non-private run and the audit. Every release reads the trained round and
-            # draws from its own seeded Generators, and every pool stays at one thread, so the numbers are those
-            # of the sequential order.
+        if curve_configs and two_threads:
             log.step(f"2/{STEPS} ε → accuracy curve: {pipeline} at ε = {', '.join(f'{p:g}' for p in curve_configs)} "
                      "(in a second thread, beside the next steps)")
             executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="dpmech-run-curve")
