@@ -108,7 +108,7 @@ class PublicCnnFeatureExtractor(BaseEstimator):
     zero).
 
     ``fit`` accepts only :class:`~trainers.data.PublicData`; fitted attributes: ``model_``,
-    ``norm_scale_``, ``public_mean_`` (the public mean embedding), ``public_accuracy_`` (training accuracy on the public set), ``from_cache_``,
+    ``norm_scale_``, ``public_mean_`` (the public mean embedding), ``public_accuracy_`` (training accuracy on the public set, computed on first read), ``from_cache_``,
     ``model_path_`` (the cached state's file, None without ``cache_dir``).
     """
 
@@ -189,7 +189,10 @@ class PublicCnnFeatureExtractor(BaseEstimator):
         self.input_shape_ = tuple(settings["input_shape"])
         self.feature_bound_ = settings["feature_bound"]
         self.normalization_ = normalization
-        self.public_accuracy_ = networks.accuracy(model, inputs, networks.as_targets(public.labels, device))
+        # A forward pass over the public set that only benchmarks read: deferred to public_accuracy_'s first read
+        # (dpmech run loads the data with a cached model at every run and never reads it).
+        self._public_batch = (inputs, networks.as_targets(public.labels, device))
+        self._public_accuracy = None
         public_embedding = self._embed(public.features)
         self.public_mean_ = public_embedding.mean(axis=0)
         norms = np.linalg.norm(public_embedding, axis=1)
@@ -203,6 +206,14 @@ class PublicCnnFeatureExtractor(BaseEstimator):
             np.savez(temporary, **arrays)
             temporary.replace(path)  # atomic: a concurrent reader never sees half a file
         return self
+
+    @property
+    def public_accuracy_(self) -> float:
+        """The CNN's training accuracy on the public set it was fitted on (computed on the first read)."""
+        check_is_fitted(self, "model_")
+        if self._public_accuracy is None:
+            self._public_accuracy = networks.accuracy(self.model_, *self._public_batch)
+        return self._public_accuracy
 
     def _embed(self, features) -> np.ndarray:
         features = as_feature_matrix("features", features)

@@ -136,3 +136,24 @@ def test_data_and_features_import_each_other_in_one_direction_only():
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert not imported & {"data", "trainers.data"}, imported
     assert LabelledData.__module__ == PublicData.__module__ == PrivateData.__module__ == "trainers.records"
+
+
+def test_public_accuracy_is_computed_on_its_first_read_and_anew_after_a_refit(signals, monkeypatch):
+    from trainers import networks
+
+    calls = []
+    accuracy = networks.accuracy
+    monkeypatch.setattr(networks, "accuracy", lambda *arguments: calls.append(1) or accuracy(*arguments))
+    public = PublicData(signals.features[:200], signals.labels[:200])
+    extractor = PublicCnnFeatureExtractor(seed=2, **TINY).fit(public)
+    assert calls == []  # fit (dpmech run's data load) does not run the forward pass
+    model = extractor.model_
+    inputs = networks.as_inputs(public.features, extractor.input_shape_, torch.device("cpu"))
+    expected = float((networks.predict_logits(model, inputs).argmax(dim=1).numpy() == public.labels).mean())
+    assert extractor.public_accuracy_ == pytest.approx(expected, abs=1e-12) and len(calls) == 1
+    assert extractor.public_accuracy_ == pytest.approx(expected, abs=1e-12) and len(calls) == 1  # read once
+    other = PublicData(signals.features[200:300], signals.labels[200:300])
+    refitted = extractor.fit(other).public_accuracy_
+    inputs = networks.as_inputs(other.features, extractor.input_shape_, torch.device("cpu"))
+    assert refitted == pytest.approx(float((networks.predict_logits(extractor.model_, inputs).argmax(dim=1).numpy()
+                                            == other.labels).mean()), abs=1e-12) and len(calls) == 2
