@@ -2,9 +2,12 @@
 
 import threading
 
+import pytest
+
 import app.main_job as main_job
 
 
+@pytest.mark.slow  # two whole FedAUXfdp jobs on digits: about 16 s of CPU
 def test_the_curve_in_a_second_thread_is_the_sequential_curve(tmp_path, monkeypatch):
     threads = []
     release_accuracies = main_job._release_accuracies
