@@ -371,7 +371,8 @@ def find_violation(
         budget_seconds: > 0, rounds and final stage together, in seconds of the budget clock (wall seconds, or
             CPU seconds with a wall cap inside :func:`.budget_clock.cpu_seconds_budget`): no test (of any round, the first
             included) starts that its family's measured time per output says would end after its round's
-            deadline (round 1: the budget; later rounds: the rounds' share), and no round starts that is
+            deadline (round 1: the budget, but the rounds' share for classifiers past its ``keep_pairs`` best-ranked
+            pairs; later rounds: the rounds' share), and no round starts that is
             expected to; only the very first test always runs. The costs are measured, not bounds: the search
             overruns by about one test per family when they hold.
         initial_samples: outputs per side in round 1 (>= 10); doubled each round up to ``max_samples``.
