@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 
 import numpy as np
 
@@ -451,6 +452,10 @@ def _distance_coupled_squared_difference_bound(weight_radius: float, feature_bou
     return float(bounds.max())
 
 
+# Feature bounds and logit radii whose squares, and the products of squares in (vii), stay normal doubles.
+_SQUARES_SAFE = (1e-100, 1e100)
+
+
 def softmax_gradient_difference_bound(weight_radius: float, feature_bound: float, num_classes: int, *,
                                       regularized_intercept: bool = True) -> float:
     r"""An upper bound on ‖∇ℓ(W; x, y) − ∇ℓ(W; x', y')‖_F over ‖W‖_F <= R, ‖x‖, ‖x'‖ <= c and all labels.
@@ -535,6 +540,10 @@ def softmax_gradient_difference_bound(weight_radius: float, feature_bound: float
     three-variable relaxation that keeps the coupling of the logits to ‖x̃ − x̃'‖; it reaches 0.977 of the
     searched supremum or more on the grid above (0.9995 at c <= 1), against 0.79 to 0.998 for the above.
 
+    Extreme inputs: without the intercept, a feature bound outside [1e-100, 1e100] is taken through the exact
+    scale covariance D(R, c) = c·D(Rc, 1) (x = c·x̂ and W = Ŵ/c keep every logit); where Rc' or c' passes 1e100
+    the result is the R-free 2√2·c', which holds for every W (the squares of (vii) would overflow).
+
     Proof (C = 2; r = √2·R). (a) With rows w_0, w_1 of W, s = z_1 − z_0 = ⟨v, x̃⟩ for v = w_1 − w_0, and
     ‖v‖² <= 2‖w_0‖² + 2‖w_1‖² <= r². As p_0 + p_1 = 1, u = (σ(s) − [y = 1])·(−1, 1) (σ the logistic function),
     so D = (−1, 1)ᵀ ⊗ (η x̃ − η' x̃') and ‖D‖² = 2‖η x̃ − η' x̃'‖² = 2Φ, η = σ(s) − [y = 1], s' = ⟨v, x̃'⟩. The map
@@ -564,10 +573,22 @@ def softmax_gradient_difference_bound(weight_radius: float, feature_bound: float
     weight_radius = _scalar_positive("weight_radius", weight_radius)
     feature_bound = _scalar_positive("feature_bound", feature_bound)
     num_classes = check.integer_scalar("num_classes", num_classes, 2)
+    if not regularized_intercept and not _SQUARES_SAFE[0] <= feature_bound <= _SQUARES_SAFE[1]:
+        # Without the intercept the problem is exactly scale-covariant: x = c·x̂ and W = Ŵ/c keep every logit
+        # and multiply each gradient by c, so D(R, c) = c·D(Rc, 1). Computed at c = 1, where no square under- or
+        # overflows (c² of 1e-164 is subnormal and its root lost the bound's digits); a larger radius only
+        # raises D, so Rc is taken up to the smallest normal number. One product, rounded up.
+        scaled_radius = min(max(weight_radius * feature_bound, sys.float_info.min), sys.float_info.max)
+        unit = softmax_gradient_difference_bound(scaled_radius, 1.0, num_classes, regularized_intercept=False)
+        return math.nextafter(unit * feature_bound, math.inf)
     input_norm = _input_norm_bound(feature_bound, regularized_intercept)
+    unbounded = 2.0 * math.sqrt(2.0) * input_norm  # the R-free bound, as multinomial_logistic_regression_sensitivity has it
+    if not weight_radius * input_norm <= _SQUARES_SAFE[1] or not input_norm <= _SQUARES_SAFE[1]:
+        # ρ = Rc' or c' so large that (vii)'s squares overflow (inf − inf made the bound NaN at R = 1e155):
+        # the R-free bound holds for every W.
+        return unbounded
     offset = 1.0 if regularized_intercept else 0.0
     squared = _distance_coupled_squared_difference_bound(weight_radius, feature_bound, offset, num_classes)
-    unbounded = 2.0 * math.sqrt(2.0) * input_norm  # the R-free bound, as multinomial_logistic_regression_sensitivity has it
     bound = min(math.nextafter(math.sqrt(squared) * (1.0 + 2.0**-40), math.inf), unbounded)
     if num_classes == 2 and math.isfinite(4.0 * math.sqrt(2.0) * weight_radius * input_norm):
         # (Beyond that the boxes' ends overflow; the bound above stands.)

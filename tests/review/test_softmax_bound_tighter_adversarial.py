@@ -9,7 +9,9 @@ test_softmax_bound_adversarial.py's ascent, 128 starts x 250 steps, seeds 1003/1
 c in {0.1, 1, 5}, R in {0.3, 1, 2, 5}, with and without the intercept stayed below the new bound at all 72 points
 (closest: 0.99962 of it at C = 50, c = 0.1, R = 0.3, intercept).
 
-Not sound at extreme inputs the function accepts (finite, > 0): below, strict xfails naming the line to fix.
+Extreme inputs the function accepts (finite, > 0), once not sound (NaN at R >= ~1e155, an underflowed bound at c <= ~1e-160
+without the intercept, an OverflowError at c >= ~1e155): checked below; fixed through the R-free bound and the exact
+scale covariance D(R, c) = c·D(Rc, 1).
 """
 
 import math
@@ -27,11 +29,6 @@ def _attained_at_zero_weights(feature_bound: float, num_classes: int, intercept:
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.xfail(strict=True, reason=(
-    "weight_radius >= ~1e155 (any c, C, intercept) returns NaN, new in 4173f9c (its parent returned 2√2c'): "
-    "dpmech/sensitivity.py:429 ceiling = (√2 + moved)² overflows to inf and line 432's coupled_different is "
-    "inf − inf; min(NaN, unbounded) at line 571 keeps the NaN. Fix: moved = min(κRδ, √2) at line 422 "
-    "(‖p − p'‖ <= √2 for probability vectors), or fall back to the R-free bound when `squared` is not finite"))
 @pytest.mark.parametrize("num_classes", [2, 3, 10])
 def test_bound_is_a_number_at_huge_weight_radius(num_classes):
     for intercept in (True, False):
@@ -40,11 +37,6 @@ def test_bound_is_a_number_at_huge_weight_radius(num_classes):
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.xfail(strict=True, reason=(
-    "without the intercept, feature_bound <= ~1e-160 makes the squared bound underflow: at c = 1e-164 the "
-    "result is 5e-324, below the 1.90e-164 that W = 0, x' = −x attains (pre-existing: 4173f9c's parent too). "
-    "dpmech/sensitivity.py:571 takes sqrt(squared) of a value in units of c'²; fix: compute the squared bound "
-    "in units of c'² and scale the root by c' (or refuse a feature_bound whose square underflows, by name)"))
 @pytest.mark.parametrize("num_classes", [2, 3, 10])
 def test_bound_is_above_an_attained_value_at_tiny_feature_bound(num_classes):
     for feature_bound in (1e-164, 1e-200, 1e-300):
@@ -53,10 +45,6 @@ def test_bound_is_above_an_attained_value_at_tiny_feature_bound(num_classes):
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.xfail(strict=True, raises=OverflowError, reason=(
-    "feature_bound >= ~1e155 raises OverflowError (math range error), not a number and not a ValueError naming "
-    "the parameter (pre-existing): the squared norms overflow (dpmech/sensitivity.py:917 feature_bound ** 2); "
-    "fix: refuse a feature_bound whose square overflows with a ValueError naming it, or scale by c'"))
 def test_bound_at_huge_feature_bound_is_a_number_or_a_named_refusal():
     try:
         bound = softmax_gradient_difference_bound(1.0, 1e200, 10)
