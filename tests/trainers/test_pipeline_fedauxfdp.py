@@ -263,12 +263,15 @@ def test_soft_label_head_is_the_stationary_point_of_the_cross_entropy(seed, num_
     gradient = ((soft_labels.sum(axis=1, keepdims=True) * np.exp(log_probabilities) - soft_labels).T @ inputs / 60
                 + regularization * theta)
     assert theta.shape == (num_classes, 4)
-    assert np.abs(gradient).max() <= 1e-8
-    # λ-strong convexity: any θ' = θ + s costs at least (λ/2)‖s‖² + ⟨∇, s⟩ more, and |⟨∇, s⟩| <= 1e-8‖s‖₁ here
+    # L-BFGS-B (ftol 0) stops where the objective's rounding hides the line search, not at gtol 1e-10: the largest
+    # gradient over 2,700 draws (seeds 0-299, C in {2, 5, 6}, each label mass) was 4.9e-8, at label mass 3; CI's
+    # draw seed 267, C = 5, mass 3 gave 1.34e-8 against an earlier 1e-8 here. A wrong gradient is ~1e-2 off.
+    assert np.abs(gradient).max() <= 1e-6
+    # λ-strong convexity: any θ' = θ + s costs at least (λ/2)‖s‖² + ⟨∇, s⟩ more, and |⟨∇, s⟩| <= 1e-6‖s‖₁ here
     def objective(parameters):
         return (-np.sum(soft_labels * log_softmax(inputs @ parameters.T, axis=1)) / 60
                 + 0.5 * regularization * np.sum(parameters ** 2))
 
     step = rng.normal(size=theta.shape) * 0.1
     assert (objective(theta + step) >= objective(theta) + 0.5 * regularization * np.sum(step ** 2)
-            - 1e-8 * np.abs(step).sum() - 1e-12)
+            - 1e-6 * np.abs(step).sum() - 1e-12)
