@@ -64,6 +64,7 @@ def test_the_flower_round_refuses_client_selection(dpmech_main, tmp_path):
 POISSON = (*RUN, "--client-sampling", "poisson", "--participation-probability", "0.3")
 
 
+@pytest.mark.slow  # 5.23 s of CPU in CI's default run (2026-11-27): 5 s or more goes to the slow set
 def test_poisson_selection_accounts_the_client_selection_event_and_names_add_remove_one_users(dpmech_main, tmp_path):
     status, out, err = dpmech_main(*POISSON, "--out", str(tmp_path / "r"))
     assert status == 0, err

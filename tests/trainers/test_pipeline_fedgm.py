@@ -53,6 +53,7 @@ def test_label_dp_accounting_equals_dpmechs(result):
     assert result.ledger.epsilon(1e-6).epsilon == reference.epsilon(1e-6).epsilon
 
 
+@pytest.mark.slow  # 7.07 s of CPU in CI's default run (2026-11-27): 5 s or more goes to the slow set
 def test_each_synthetic_label_is_released_once(result):
     first, second = _stages(result)
     for entry, one, two in zip(result.per_client, first, second):

@@ -91,6 +91,7 @@ def sampled(split):
     return fedzda.run_fedzda(split, fedzda.FedZdaConfig(**TINY), seed=5)
 
 
+@pytest.mark.slow  # 5.20 s of CPU in CI's default run (2026-11-27): 5 s or more goes to the slow set
 def test_each_round_samples_exactly_the_configured_count_reproducibly(split, sampled):
     per_round = clients_per_round(TINY["num_clients"], TINY["client_fraction"])
     assert per_round == 3
