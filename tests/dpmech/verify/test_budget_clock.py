@@ -93,3 +93,15 @@ def test_the_literature_table_refuses_a_wall_cap_factor_below_one_with_exit_stat
     result = _literature_table("--per-seed", "--wall-cap-factor", "0.5", "--only", "randomized response")
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1].endswith("--wall-cap-factor must be a finite number >= 1 (got 0.5)")
+
+
+def test_inside_a_cpu_budget_the_blas_pools_run_one_thread_and_are_restored_after():
+    # The process's CPU counts every thread, and OpenBLAS's workers spin after each call: two threads charged the
+    # held-out histogram's final stage 1.7 times the CPU per output of one, so a CPU budget holds the pools at one.
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    np.ones((64, 64)) @ np.ones((64, 64))  # loads the BLAS library's pool, if it is not loaded yet
+    before = [pool["num_threads"] for pool in threadpoolctl.threadpool_info()]
+    with cpu_seconds_budget():
+        inside = [pool["num_threads"] for pool in threadpoolctl.threadpool_info()]
+    assert inside and set(inside) == {1}
+    assert [pool["num_threads"] for pool in threadpoolctl.threadpool_info()] == before
