@@ -18,8 +18,19 @@ import os
 import resource
 import time
 
-import pytest
-from hypothesis import HealthCheck, settings
+# One thread per pool in every test process and the commands they start (their environments inherit these): the
+# README's command runs two pytest-xdist workers on two cores, and BLAS, OpenMP or torch pools of two threads each
+# would ask for four, their spinning workers taking the other worker's core. Set before numpy or torch is imported
+# by a test module; a value the caller set is kept. numpy's OpenBLAS is loaded already (pytest's plugins import it),
+# so threadpoolctl sets the pools loaded so far.
+for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+_POOLS = threadpool_limits(int(os.environ["OPENBLAS_NUM_THREADS"]))
 
 settings.register_profile("local", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile(

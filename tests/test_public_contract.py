@@ -40,6 +40,10 @@ class Entry:
     integer: tuple = ()
     array: tuple = ()
     flag: tuple = ()
+    # Integer arguments that set how much work a valid call does (a sampler's size): their random draws skip
+    # [10⁵, 10⁹), where a valid call takes seconds to minutes (discrete_laplace: 0.6 µs a draw, up to 2²⁷ draws),
+    # which says nothing about the contract; the fixed bad values (2⁶³, 10⁴⁰⁰, ...) are still tried.
+    work: tuple = ()
 
 
 def _rng():
@@ -65,10 +69,10 @@ REGISTRY: dict[str, Entry] = {
     "calibrate_discrete_gaussian": Entry(lambda: dict(epsilon=1.0, delta=1e-5, sensitivity=1, dimension=1),
                                          numeric=("epsilon", "delta"), integer=("sensitivity", "dimension")),
     "discrete_gaussian": Entry(lambda: dict(sigma_squared=4, size=5, rng=_rng()), numeric=("sigma_squared",),
-                               integer=("size",)),
+                               work=("size",)),
     "discrete_gaussian_delta": Entry(lambda: dict(epsilon=1.0, sigma_squared=16, sensitivity=1, dimension=1),
                                      numeric=("epsilon", "sigma_squared"), integer=("sensitivity", "dimension")),
-    "discrete_laplace": Entry(lambda: dict(scale=2, size=5, rng=_rng()), numeric=("scale",), integer=("size",)),
+    "discrete_laplace": Entry(lambda: dict(scale=2, size=5, rng=_rng()), numeric=("scale",), work=("size",)),
     "exact_bernoulli": Entry(lambda: dict(probabilities=np.array([0.25, 0.5]), source=dpmech.mechanisms.random_source(_rng())),
                              array=("probabilities",)),
     "random_source": Entry(lambda: dict(rng=_rng())),
@@ -155,7 +159,11 @@ def _bad_draws(entry: Entry):
         if names:
             extra = [st.floats().filter(lambda x: x != 1.0)] if kind == "numeric" else []
             extra += [st.integers(-10**30, 10**30)] if kind in ("numeric", "integer") else []
-            choices.append(st.tuples(st.sampled_from(names), st.one_of(st.sampled_from(values + _COMMON_BAD), *extra)))
+            choices += [st.tuples(st.sampled_from(group), st.one_of(st.sampled_from(values + _COMMON_BAD), *extra))
+                        for group in (tuple(name for name in names if name not in entry.work),) if group]
+    if entry.work:
+        sizes = st.one_of(st.integers(-10**30, 10**5 - 1), st.integers(10**9, 10**30))
+        choices.append(st.tuples(st.sampled_from(entry.work), st.one_of(st.sampled_from(_BAD_INTEGERS + _COMMON_BAD), sizes)))
     return st.one_of(*choices) if choices else st.nothing()
 
 
