@@ -154,17 +154,13 @@ if not TYPE_CHECKING:
             module, attribute = _exports()[name]
             value = getattr(importlib.import_module(f".{module}", __name__), attribute)
         elif name in _MOVED:
-            import warnings
+            from ._moved_names import warn_moved
 
             module, home = _MOVED[name]
-            # Not cached in globals(), so that every module that still imports it from here is told. ``from dpmech
-            # import name`` looks the name up twice: the import system's check of a package's from-list (a hasattr
-            # in importlib._bootstrap._handle_fromlist), then the binding in the importer's code; only the binding
-            # warns, so the importer is told once.
-            caller = _sys._getframe(1).f_code
-            if not (caller.co_name == "_handle_fromlist" and caller.co_filename.startswith("<frozen importlib")):
-                warnings.warn(f"dpmech.{name} has moved to {home}: import it from there (from {home} import {name}); "
-                              f"the top-level name goes in the next release", DeprecationWarning, stacklevel=2)
+            # Not cached in globals(), so that every module that still imports it from here is told (once per
+            # read: see dpmech._moved_names).
+            warn_moved(f"dpmech.{name} has moved to {home}: import it from there (from {home} import {name}); "
+                       f"the top-level name goes in the next release")
             return getattr(importlib.import_module(f".{module}", __name__), name)
         elif importlib.util.find_spec(f"{__name__}.{name}") is not None:
             # A submodule, as when ``import dpmech`` loaded them all: ``dpmech.validation.positive`` still works.

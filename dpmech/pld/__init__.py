@@ -22,9 +22,10 @@ Every answer is a :class:`dpmech.interval.Interval`.
 with a DeprecationWarning: the floor above hands the engine a loader (:func:`register_moved`).
 """
 
-import warnings
 from collections.abc import Callable
 from typing import Any
+
+from .._moved_names import warn_moved
 
 # Private names: ``dpmech.pld.Interval`` is the deprecated constructor below, not this class.
 from ..interval import Interval as _Interval
@@ -104,15 +105,14 @@ def register_moved(name: str, load: Callable[[], Any]) -> None:
 def __getattr__(name: str) -> Any:
     if name in _DEPRECATED:
         value, message = _DEPRECATED[name]
-        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        warn_moved(message)
         return value
     if name in _MOVED:
         home = _MOVED[name]
         if name not in _moved_loaders:
             raise AttributeError(f"dpmech.pld.{name} moved above the ledger, to {home}.{name}: import it from there")
         # Not cached in globals(), so that every module that still reads it here is told.
-        warnings.warn(f"dpmech.pld.{name} is deprecated: it moved above the ledger, to {home}.{name} "
-                      f"(from {home} import {name}); the old name goes in the next release",
-                      DeprecationWarning, stacklevel=2)
+        warn_moved(f"dpmech.pld.{name} is deprecated: it moved above the ledger, to {home}.{name} "
+                   f"(from {home} import {name}); the old name goes in the next release")
         return _moved_loaders[name]()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -223,17 +223,33 @@ def test_the_moved_calibrate_ledger_loads_from_the_engine_with_a_deprecation_war
     home = r"dpmech\.ledger_calibration\.calibrate_ledger"
     with pytest.warns(DeprecationWarning, match=rf"dpmech\.pld\.calibrate_ledger is deprecated: it moved .* to {home}"):
         assert pld.calibrate_ledger is calibrate_ledger
-    for statement in ("from dpmech.pld import calibrate_ledger as loaded",
-                      "import dpmech.pld\nloaded = dpmech.pld.calibrate_ledger"):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            namespace: dict = {}
-            exec(compile(statement, "<importer>", "exec"), namespace)
-        assert namespace["loaded"] is calibrate_ledger
-        # Every warning is charged to the importer's line, so the default filter shows it once.
-        assert caught and {(warning.category, warning.filename) for warning in caught} == {(DeprecationWarning, "<importer>")}
     # Not cached on the engine: every later reader is told too.
     assert "calibrate_ledger" not in vars(pld) and "calibrate_ledger" not in pld.__all__
+
+
+# ``from dpmech.pld import name`` reads the name twice (the import system's from-list check, then the binding):
+# the user is told once per read, at the importer's line, under the default filter and under "always" alike.
+@pytest.mark.parametrize("action", ["always", "default"])
+@pytest.mark.parametrize("statement, name, home", [
+    ("from dpmech.pld import calibrate_ledger as loaded", "calibrate_ledger", "dpmech.ledger_calibration.calibrate_ledger"),
+    ("import dpmech.pld\nloaded = dpmech.pld.calibrate_ledger", "calibrate_ledger", "dpmech.ledger_calibration.calibrate_ledger"),
+    ("from dpmech.pld import Interval as loaded", "Interval", "dpmech.interval.Interval"),
+    ("import dpmech.pld\nloaded = dpmech.pld.Interval", "Interval", "dpmech.interval.Interval"),
+])
+def test_a_moved_engine_name_warns_exactly_once_per_read_naming_its_home(action, statement, name, home):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter(action)
+        namespace: dict = {}
+        exec(compile(statement, "<importer>", "exec"), namespace)
+        # A second read on another line is a second access, told again.
+        exec(compile(f"import dpmech.pld\n\n\nagain = dpmech.pld.{name}", "<importer>", "exec"), namespace)
+    assert callable(namespace["loaded"]) and namespace["again"] is namespace["loaded"]
+    lines = statement.count("\n") + 1
+    assert [(warning.category, warning.filename, warning.lineno, f"dpmech.pld.{name} is deprecated" in str(warning.message)
+             and home in str(warning.message)) for warning in caught] == [
+        (DeprecationWarning, "<importer>", lines, True), (DeprecationWarning, "<importer>", 4, True)]
 
 
 def test_importing_the_engine_registers_the_loader_but_loads_nothing_above_it():
