@@ -83,18 +83,26 @@ def test_a_pipeline_that_reads_public_labels_refuses_the_split_without_them_sayi
                                  f"{get_pipeline(pipeline).public_labels_use}; add y_public to the data")
 
 
-def test_fedauxfdp_without_public_labels_leaves_out_only_its_certainty_diagnostics(splits):
+def test_fedauxfdp_without_public_labels_leaves_out_only_its_certainty_diagnostics_true_class_shares(splits):
     labelled, unlabelled = splits
     config = CONFIGS["fedauxfdp"]
     with_labels = fedauxfdp.run_fedauxfdp(labelled, config, seed=SEED)
     without_labels = fedauxfdp.run_fedauxfdp(unlabelled, config, seed=SEED)
     changed = [(left, right) for left, right in zip(with_labels.notes, without_labels.notes) if left != right]
     assert len(with_labels.notes) == len(without_labels.notes) and len(changed) == 1
-    assert changed[0][0].startswith("Certainty diagnostics (distillation set")
-    assert changed[0][1].startswith("Certainty diagnostics: not computed, the public rows have no labels")
-    with pytest.raises(ValueError, match="^distillation must be labelled"):
-        fedauxfdp.certainty_diagnostics(without_labels.messages, without_labels.prepared.features.distillation,
-                                        np.full((len(without_labels.messages), 10), 0.1))
+    # The spread reads the clients' score heads on the public rows alone: the same number with and without labels.
+    spread = changed[0][0].split(" (0: weighting does nothing), ")[0]
+    assert spread.startswith("Certainty diagnostics (distillation set; experimenter-side, not released): spread 0.")
+    assert changed[0][1] == spread + (" (0: weighting does nothing), true-class shares not computed: the public rows "
+                                      "have no labels (a split without y_public); the round itself distils on "
+                                      "unlabelled public data.")
+    assert "weighted true-class share" in changed[0][0]
+    unlabelled_rows = without_labels.prepared.features.distillation
+    labelled_rows = dataclasses.replace(unlabelled_rows, labels=np.zeros(len(unlabelled_rows.features), dtype=np.int64))
+    shares = np.full((len(without_labels.messages), 10), 0.1)
+    without = fedauxfdp.certainty_diagnostics(without_labels.messages, unlabelled_rows, shares)
+    assert without.weighted_true_class_share is None and without.uniform_true_class_share is None
+    assert without.spread == fedauxfdp.certainty_diagnostics(without_labels.messages, labelled_rows, shares).spread
 
 
 def test_fedauxfdp_tuning_refuses_public_rows_without_labels(splits):

@@ -416,29 +416,31 @@ class CertaintyDiagnostics:
     ensemble's weight sits on clients that hold x's class. ``uniform_true_class_share``: the same
     with every s_i ≡ 1 (FedD+P's weights). A diagnostic computed by the experimenter from the
     clients' label counts and the public labels; it is not released and not part of the protocol.
+    The spread needs no labels; on public rows without labels (a split without ``y_public``) the two
+    shares are None.
     """
 
     spread: float
-    weighted_true_class_share: float
-    uniform_true_class_share: float
+    weighted_true_class_share: float | None
+    uniform_true_class_share: float | None
 
 
 def certainty_diagnostics(messages: Sequence[ClientMessage], distillation: LabelledData,
                           class_shares: np.ndarray) -> CertaintyDiagnostics:
     """:class:`CertaintyDiagnostics` for ``messages`` (client order) whose clients hold the class
-    shares ``class_shares`` (K, C) (rows summing to 1). ValueError for a distillation set without
-    labels (a public/private split without ``y_public``): the shares are those of each point's label."""
-    if distillation.labels is None:
-        raise ValueError("distillation must be labelled: the certainty diagnostics weigh each point's true class "
-                         "(got public rows without labels, a split without y_public)")
+    shares ``class_shares`` (K, C) (rows summing to 1). On a distillation set without labels (a
+    public/private split without ``y_public``) only the spread is measured: the shares are those of each point's label."""
     class_shares = np.asarray(class_shares, dtype=np.float64)
     if class_shares.shape[0] != len(messages):
         raise ValueError(f"class_shares must have one row per message ({len(messages)}; got {class_shares.shape[0]})")
     scores = np.stack([linear_scores(m.payload["score_head"], distillation.features)[:, 0] for m in messages])
     certainties = expit(scores) + CERTAINTY_FLOOR  # (K, M)
+    spread = float(np.mean(certainties.max(axis=0) - certainties.min(axis=0)))
+    if distillation.labels is None:
+        return CertaintyDiagnostics(spread=spread, weighted_true_class_share=None, uniform_true_class_share=None)
     true_class = class_shares[:, distillation.labels]  # (K, M): p_i(y_x)
     return CertaintyDiagnostics(
-        spread=float(np.mean(certainties.max(axis=0) - certainties.min(axis=0))),
+        spread=spread,
         weighted_true_class_share=float(np.mean((certainties * true_class).sum(axis=0) / certainties.sum(axis=0))),
         uniform_true_class_share=float(np.mean(true_class.mean(axis=0))),
     )
@@ -845,18 +847,17 @@ class TrainedRound:
                                  / len(local_data[m.client]) for m in messages])
         for entry, shares in zip(per_client, class_shares):
             entry["class_shares"] = shares.tolist()
-        if sets.distillation.labels is None:
-            # The round distils on unlabelled public rows (FedAUX's auxiliary data needs no labels); only this
-            # experimenter-side diagnostic reads their labels, so it is left out and the note says so.
-            notes.append("Certainty diagnostics: not computed, the public rows have no labels (a split without "
-                         "y_public); the round itself distils on unlabelled public data.")
+        diagnostics = certainty_diagnostics(messages, sets.distillation, class_shares)
+        if diagnostics.weighted_true_class_share is None or diagnostics.uniform_true_class_share is None:
+            # The round distils on unlabelled public rows (FedAUX's auxiliary data needs no labels); the true-class
+            # shares read their labels, the spread does not.
+            shares = ("true-class shares not computed: the public rows have no labels (a split without y_public); "
+                      "the round itself distils on unlabelled public data.")
         else:
-            diagnostics = certainty_diagnostics(messages, sets.distillation, class_shares)
-            notes.append(
-                f"Certainty diagnostics (distillation set; experimenter-side, not released): spread "
-                f"{diagnostics.spread:.4f} (0: weighting does nothing), weighted true-class share "
-                f"{diagnostics.weighted_true_class_share:.4f} vs uniform {diagnostics.uniform_true_class_share:.4f}."
-            )
+            shares = (f"weighted true-class share {diagnostics.weighted_true_class_share:.4f} vs uniform "
+                      f"{diagnostics.uniform_true_class_share:.4f}.")
+        notes.append(f"Certainty diagnostics (distillation set; experimenter-side, not released): spread "
+                     f"{diagnostics.spread:.4f} (0: weighting does nothing), {shares}")
         return PipelineResult(
             pipeline="fedauxfdp",
             accuracy=linear_accuracy(server.fedauxfdp, sets.test),
