@@ -13,9 +13,9 @@ builds (:meth:`~dpmech.events.base.PrivacyEvent.dp_accounting_pld`):
 * Laplace: ``from_laplace_mechanism`` with parameter b/Δ;
 * the discrete Gaussian: ``from_discrete_gaussian_mechanism``, truncated where its pair still dominates the
   release (:mod:`dpmech.events.discrete_gaussian`);
-* a Poisson-sampled Gaussian or Laplace event (add/remove-one only):
+* a Poisson-sampled Gaussian, Laplace or discrete Gaussian event (add/remove-one only):
   dp_accounting's subsampled PLD (``sampling_prob``), which holds both
-  directions of the asymmetric pair;
+  directions of the asymmetric pair (the discrete Gaussian's, of its truncated pair);
 * an event with no privacy loss: nothing.
 
 Upper end: dp_accounting's pessimistic PLDs, constructed to upper-bound δ(ε)
@@ -106,8 +106,8 @@ def _interval(pairs: EventCounts, query: str, value: float, discretization: floa
     gaussians, builders, refused = _builders(pairs)
     if refused:
         raise ValueError(
-            f"method 'pld' cannot account {', '.join(sorted(refused))} (it takes Poisson sampling of Gaussian or "
-            "Laplace events only): use method='numeric', which accounts every event with a dominating pair"
+            f"method 'pld' cannot account {', '.join(sorted(refused))} (it takes Poisson sampling of Gaussian, "
+            "Laplace or discrete Gaussian events only): use method='numeric', which accounts every event with a dominating pair"
         )
     pessimistic = _composed_pld(gaussians, builders, True, discretization)
     if pessimistic is None:

@@ -36,7 +36,16 @@ The other accountants:
   is σ-subgaussian (Canonne, Kamath & Steinke 2020), P[X >= t] <= e^{−t²/(2σ²)}, so P[−T, Δ − T) and m/2
   are below e^{−11.6²/2} = 6.1·10⁻³⁰ and the excess below 2·10⁻²⁹. dp_accounting rounds the pair on its
   grid in the safe direction (connect-the-dots) in double precision; the accountant's margin covers that.
-  Poisson sampling of the discrete Gaussian is left to ``numeric``.
+  Poisson sampling with rate q (add/remove-one): dp_accounting's ``sampling_prob`` on the same truncated pair
+  (A, B) = (N_Z^T(0, σ²), N_Z^T(Δ, σ²)), the two mixture pairs (qA + (1 − q)B, B) for the removal and
+  (B, qA + (1 − q)B) for the addition. Since (A, B) dominates the release at every ε of both signs (above), each
+  mixture pair dominates the sampled release in its direction (Zhu, Dong & Wang 2022, Thm. 11, which asks the
+  inner pair to dominate for every α = e^ε > 0, as proven above), in every composition. The truncation's mass
+  goes where the unsampled proof puts it: A is renormalised on [−T, T], and on [−T, Δ − T), where B has none,
+  the removal's mixture carries q·A[−T, Δ − T) at loss +∞; the addition's loss is finite on the whole of A's
+  support (its mixture keeps (1 − q)B there). What they add to δ(ε) over the same mixtures of the release's
+  own pair is at most (1 + e^ε)·m, as sup_S U(S) − e^ε L(S) moves by at most TV(U, U') + e^ε·TV(L, L') and
+  each of A, B is within total variation m of its untruncated law: below (1 + e^ε)·1.3·10⁻²⁹.
 * ``exact`` takes three-point lattice steps; this loss takes unboundedly many values: refused.
 * ``prv``: prv_accountant 0.2 has no discrete Gaussian among its random variables. One written here as a
   ``PrivacyRandomVariable`` (the law of the loss above, a CDF with a jump at every integer) runs, but its
@@ -58,7 +67,7 @@ import numpy as np
 
 from .. import validation as check
 from .base import EnginePair, PldBuilder, PrivacyEvent, UnsupportedEvent, additive_noise_pld
-from .relations import check_relation
+from .relations import ADD_REMOVE_ONE, check_relation
 
 _TAIL_WIDTH = 40.0
 # dp_accounting's own truncation width for its discrete Gaussian (mass beyond ±11.6σ below 1e-30), plus Δ
@@ -152,10 +161,11 @@ class DiscreteGaussianEvent(PrivacyEvent):
         return DiscreteGaussianEvent(self.sigma_squared, group_size * self.sensitivity, self.neighbouring)
 
     def dp_accounting_pld(self, sampling_probability: float = 1.0) -> PldBuilder:
-        """dp_accounting's ``from_discrete_gaussian_mechanism`` with σ = √σ², sensitivity Δ and truncation bound
-        T = ⌈11.6σ⌉ + Δ: a pair that dominates the release (see the module docstring)."""
-        if sampling_probability != 1.0:
-            # Domination of the release is proven for the unsampled pair only; numeric samples the release's own pair.
+        """dp_accounting's ``from_discrete_gaussian_mechanism`` with σ = √σ², sensitivity Δ, truncation bound
+        T = ⌈11.6σ⌉ + Δ and ``sampling_prob`` q: a pair that dominates the release, and for q < 1 the removal and
+        addition mixtures of that pair, which dominate the Poisson-sampled release (see the module docstring)."""
+        if sampling_probability != 1.0 and self.neighbouring not in (None, ADD_REMOVE_ONE):
+            # Amplification by Poisson sampling takes Δ under add/remove-one, as numeric's sampled pair does.
             raise UnsupportedEvent(f"PoissonSampledEvent({self.describe()})")
         sigma = math.sqrt(float(self.sigma_squared))
         return additive_noise_pld("from_discrete_gaussian_mechanism", sampling_probability, sigma=sigma,

@@ -129,11 +129,6 @@ def test_accountants_without_its_mathematics_refuse_it_by_name_and_point_to_nume
     with pytest.raises(ValueError, match=r"prv' cannot account DiscreteGaussianEvent; .*prv_accountant has no discrete "
                                          r"Gaussian.*use method='numeric'"):
         ledger.epsilon(1e-5, method="prv")
-    # dp_accounting's pair dominates the unsampled release only (see the module docstring): sampling is numeric's.
-    sampled = PrivacyLedger().record(PoissonSampledEvent(DiscreteGaussianEvent(Fraction(4), 1), 0.1))
-    with pytest.raises(ValueError, match=r"pld' cannot account PoissonSampledEvent\(DiscreteGaussianEvent\) .*"
-                                         r"use method='numeric'"):
-        sampled.epsilon(1e-5, method="pld")
 
 
 def _truncated_delta(sigma_squared: Fraction, sensitivity: int, truncation: int, epsilon: float) -> arb:
