@@ -68,6 +68,12 @@ def test_result_states_that_label_dp_does_not_protect_the_images(result):
     assert "does NOT protect the synthetic images" in fedgm.__doc__
 
 
+def test_result_says_the_public_rows_are_not_used(result, split):
+    public_rows = split.negative.features.shape[0] + split.distillation.features.shape[0]
+    assert public_rows > 0
+    assert f"FedGM reads no public data: the split's {public_rows} public rows are not used." in result.notes
+
+
 def test_stage_two_prior_is_recomputed_from_stage_one_messages_alone(result, config):
     first, second = _stages(result)
     with networks.torch_threads(1):  # the pipeline's default: float sums depend on the thread count

@@ -543,6 +543,9 @@ def run_fedgm(split: FederatedSplit, config: FedGmConfig = FedGmConfig(), seed: 
         "The FedAvg baselines release non-private model updates (no guarantee).",
         "The kmeans_real, random_real and real_pooled baselines are non-private references (real images with "
         "true labels), never released.",
+        # FedGM condenses each client's own records; the public rows of a user's file would otherwise vanish unsaid.
+        f"FedGM reads no public data: the split's {split.negative.features.shape[0] + split.distillation.features.shape[0]} "
+        "public rows are not used.",
     )
     return PipelineResult(
         pipeline="fedgm",
