@@ -42,7 +42,7 @@ The other accountants:
   mixture pair dominates the sampled release in its direction (Zhu, Dong & Wang 2022, Thm. 11, which asks the
   inner pair to dominate for every α = e^ε > 0, as proven above), in every composition. The truncation's mass
   goes where the unsampled proof puts it: A is renormalised on [−T, T], and on [−T, Δ − T), where B has none,
-  the removal's mixture carries q·A[−T, Δ − T) at loss +∞; the addition's loss is finite on the whole of A's
+  the removal's mixture carries q·A[−T, Δ − T) at loss +∞; the addition's loss is finite on the whole of B's
   support (its mixture keeps (1 − q)B there). What they add to δ(ε) over the same mixtures of the release's
   own pair is at most (1 + e^ε)·m, as sup_S U(S) − e^ε L(S) moves by at most TV(U, U') + e^ε·TV(L, L') and
   each of A, B is within total variation m of its untruncated law: below (1 + e^ε)·1.3·10⁻²⁹.
