@@ -116,8 +116,8 @@ _NEWTON_BELOW = 2e-8
 _NEWTON_WIDTH = 5e-8
 
 
-def _window_average_max(r: int, v: int, q: float) -> tuple[float, float, float]:
-    """max over 1 <= i <= v of P[v − i <= Bin(r, q) <= v − 1] / i, never understated; with two slopes for Newton.
+def _window_average_max(r: int, v: int, q: float) -> tuple[float, float, float, int]:
+    """max over 1 <= i <= v of P[v − i <= Bin(r, q) <= v − 1] / i, never understated; with two slopes and the maximiser.
 
     The averaged terms t_i = pmf(v − i) first rise (up to the mode) and then fall,
     and the running average A_i of such a sequence rises while the next term
@@ -140,11 +140,12 @@ def _window_average_max(r: int, v: int, q: float) -> tuple[float, float, float]:
 
     Returns that bound, the ε-derivative of the maximising window's average (d pmf(x)/dε = pmf(x)(x − rq) for
     q = e^ε/(1 + e^ε); the window held fixed, as the envelope theorem allows where the maximiser is unique) and
-    pmf(v − 1). The last two only steer :func:`_epsilon_for_counts`'s Newton steps and carry no margin.
+    pmf(v − 1). The last two only steer :func:`_epsilon_for_counts`'s Newton steps and carry no margin. Last, the
+    maximising width i (the first, where several share the largest average), for :func:`_window_p_value_and_slope`.
     """
     complement = 1.0 - q
     if complement <= 0.0:
-        return 1.0, 0.0, 0.0  # q rounded to 1 (ε > 37): every average of probabilities is at most 1
+        return 1.0, 0.0, 0.0, 1  # q rounded to 1 (ε > 37): every average of probabilities is at most 1
     peak = min(math.floor((r + 1) * q), v - 1)  # the mode among x <= v − 1, up to one position
     spread = int(10.0 * math.sqrt(r * q * complement) + 16.0)
     num_above = v - 1 - peak
@@ -183,7 +184,7 @@ def _window_average_max(r: int, v: int, q: float) -> tuple[float, float, float]:
     # Σ_j t_j (x_j − rq) / (widest + 1) with x_j = v − 1 − j: the mean offset of the window's mass from rq.
     offsets = float(np.dot(terms[:widest + 1], np.arange(widest + 1.0))) / (widest + 1)
     slope = anchor * ((v - 1 - r * q) * largest - offsets)
-    return (anchor * (largest + underflow)) * margin + 5e-324, slope, anchor * float(terms[0])
+    return (anchor * (largest + underflow)) * margin + 5e-324, slope, anchor * float(terms[0]), widest + 1
 
 
 def _p_value(epsilon: float, delta: float, num_guesses: int, num_correct: int, num_canaries: int) -> float:
@@ -195,19 +196,42 @@ def _p_value(epsilon: float, delta: float, num_guesses: int, num_correct: int, n
     return min(1.0, float(special.bdtrc(v - 1, r, float(special.expit(epsilon)))))
 
 
-def _p_value_and_slope(epsilon: float, delta: float, r: int, v: int, m: int) -> tuple[float, float]:
-    """p(ε, δ) as :func:`_p_value` computes it (δ > 0, v >= 1) and an estimate of dp/dε, 0 where p is capped at 1.
+def _p_value_and_slope(epsilon: float, delta: float, r: int, v: int, m: int) -> tuple[float, float, int]:
+    """p(ε, δ) as :func:`_p_value` computes it (δ > 0, v >= 1), an estimate of dp/dε (0 where p is capped at 1), and
+    the width of the window whose average is the maximum (:func:`_window_average_max`).
 
     d/dε P[Bin(r, q) >= v] = q (r − v + 1) pmf(v − 1) (from dP/dq = r·pmf_{r−1}(v − 1) and dq/dε = q(1 − q)), and
     the window's slope comes from :func:`_window_average_max`. The slope only steers Newton's steps.
     """
     q = float(special.expit(epsilon))
     tail = float(special.bdtrc(v - 1, r, q))
-    window, window_slope, last_term = _window_average_max(r, v, q)
+    window, window_slope, last_term, width = _window_average_max(r, v, q)
     p = tail + window * delta * 2.0 * m
     if not p < 1.0:  # as min(1, p), a NaN included
+        return 1.0, 0.0, width
+    return p, q * (r - v + 1) * last_term + 2.0 * m * delta * window_slope, width
+
+
+def _window_p_value_and_slope(epsilon: float, delta: float, r: int, v: int, m: int, width: int) -> tuple[float, float]:
+    """p(ε, δ) with the window maximum replaced by the average over one window, and its slope (δ > 0, 1 <= width <= v).
+
+    p_w(ε) = P[X >= v] + 2mδ·P[v − w <= X <= v − 1]/w for X ~ Bin(r, q), q = e^ε/(1 + e^ε), from four binomial
+    tails in one bdtrc call (bdtrc(k) = P[X > k], so the window's mass is bdtrc(v − 1 − w) − bdtrc(v − 1) and
+    pmf(k) = bdtrc(k − 1) − bdtrc(k)); d bdtrc(k)/dε = q (r − k) pmf(k). The maximum over the windows being at
+    least any one of them, p_w <= p (up to the ~1e-13 relative rounding of the tails; the maximum's own margin only
+    widens the gap), with equality where w is the maximising width. :func:`_epsilon_for_counts` steers its Newton
+    steps with it, and uses p_w(ε) >= target to show that p(ε) reaches the target (a tightness check, never the
+    certificate of a bound, which is always p itself). 1.0 and slope 0 where p_w is not below 1 (a NaN included).
+    """
+    q = float(special.expit(epsilon))
+    end = v - 1 - width  # the window is v − w .. v − 1: its mass is P[X > v − 1 − w] − P[X > v − 1]
+    tail, above, window_tail, below = special.bdtrc((v - 1, v - 2, end, end - 1), np.int64(r), q).tolist()
+    weight = 2.0 * m * delta
+    p = tail + weight * (window_tail - tail) / width
+    if not p < 1.0:
         return 1.0, 0.0
-    return p, q * (r - v + 1) * last_term + 2.0 * m * delta * window_slope
+    top_slope = q * (r - v + 1) * (above - tail)  # d P[X > v − 1]/dε = q (r − v + 1) pmf(v − 1)
+    return p, top_slope + weight * (q * (r - end) * (below - window_tail) - top_slope) / width
 
 
 def one_run_p_value(epsilon, delta, num_guesses, num_correct, num_canaries) -> float:
@@ -326,30 +350,35 @@ def _epsilon_for_counts(significance: float, delta: float, r: int, v: int, m: in
     crossing of p(·, δ) lies below it. ``estimate``: a guess at the crossing (a proxy of :func:`_best`).
     ``rejected``: a known (ε₀, p(ε₀)) with p(ε₀) below the target, so that p(0) <= p(ε₀) need not be computed.
 
-    Newton's method on log p(ε) = log target from the estimate (else the root), with the slope of
-    :func:`_p_value_and_slope`: near the crossing the error squares at each step (e_{k+1} ≈ C e_k² with
-    C = |f''|/(2f') for f = log p − log target, f'' estimated from the slopes at the last two points), so from a
-    proxy within 1/512 of the root two or three p-values predict the crossing
-    ε* to 2·10⁻⁹·max(1, ε*). Then ε = ε* − 2·10⁻⁸·max(1, ε*) is returned if p(ε) < target (the bound is
-    certified: it is checked with p itself) and p(ε + 5·10⁻⁸·max(1, ε*)) >= target (p being nondecreasing, the
-    supremum lies below that point, so ε is at most 5·10⁻⁸·max(1, ε*) below it). The 2·10⁻⁸ keeps ε below the
-    bound the brentq search before it returned (within ~3·10⁻⁹ of the supremum). Where Newton does not predict
+    Newton's method on log p(ε) = log target from the estimate (else the root): near the crossing the error squares
+    at each step (e_{k+1} ≈ C e_k² with C = |f''|/(2f') for f = log p − log target, f'' estimated from the slopes at
+    the last two points). The first point's p comes in full (:func:`_p_value_and_slope`) with the width w whose
+    window average is the maximum; the next steps are taken on p_w (:func:`_window_p_value_and_slope`, the same
+    expression with that one window; p_w <= p, equal where w maximises), so from a proxy within 1/512 of the root
+    one full p-value and two or three of p_w predict the crossing ε* to 2·10⁻⁹·max(1, ε*). Then
+    ε = ε* − 2·10⁻⁸·max(1, ε*) is returned if p(ε) < target, computed in full (the bound is certified: it is
+    checked with p itself), w also maximises at ε (else ε* may be p_w's crossing and not p's, and Newton goes on
+    from ε with the width found there), and p_w(ε + 5·10⁻⁸·max(1, ε*)) >= target (then p >= p_w reaches the target
+    there, p being nondecreasing the supremum lies below that point, and ε is at most 5·10⁻⁸·max(1, ε*) below it;
+    p_w's tails carry ~1e-13 relative rounding, which moves that point by ~1e-14). Two full p-values where the
+    maximising width at the proxy is that at the crossing, three where it moves (brentq took 7 to 8). The 2·10⁻⁸
+    keeps ε below the bound the brentq search before it returned (within ~3·10⁻⁹ of the supremum). Where Newton does not predict
     and confirm a crossing within its steps (a slope of 0 where p is capped at 1, a crossing at 0 or beyond the
     bracket), brentq solves log p = log target in the bracket Newton's p-values left, its root less
     2·10⁻⁸·max(1, root) is taken, and that is lowered until p passes.
     """
     target = significance * (1.0 - _P_MARGIN)
     log_target = math.log(target)
-    # Newton's checks and brentq evaluate some points again: p and its slope are remembered per ε.
-    remembered: dict[float, tuple[float, float]] = {}
+    # Newton's checks and brentq evaluate some points again: p, its slope and maximising width are remembered per ε.
+    remembered: dict[float, tuple[float, float, int]] = {}
 
-    def p_and_slope(epsilon: float) -> tuple[float, float]:
+    def p_slope_width(epsilon: float) -> tuple[float, float, int]:
         if epsilon not in remembered:
             remembered[epsilon] = _p_value_and_slope(epsilon, delta, r, v, m)
         return remembered[epsilon]
 
     def p_value(epsilon: float) -> float:
-        return rejected[1] if rejected is not None and epsilon == rejected[0] else p_and_slope(epsilon)[0]
+        return rejected[1] if rejected is not None and epsilon == rejected[0] else p_slope_width(epsilon)[0]
 
     if r == 0 or v == 0:
         return 0.0
@@ -358,12 +387,21 @@ def _epsilon_for_counts(significance: float, delta: float, r: int, v: int, m: in
     low_known, high_known = rejected is not None, False  # whether p(low) < target, p(high) >= target are computed
     epsilon = estimate if low < estimate < high else high
     last_epsilon = last_log_slope = math.nan
+    # The maximising width at the last p computed in full (0 before the first): between two such points Newton
+    # steps on p_w of that width (four tails in one bdtrc call, against ~18 numpy calls for p), which is p where
+    # that width maximises.
+    width = 0
     for _ in range(_NEWTON_STEPS):
-        p, slope = p_and_slope(epsilon)
-        if p < target:
-            low, low_known = max(low, epsilon), True
+        if width:
+            p, slope = _window_p_value_and_slope(epsilon, delta, r, v, m, width)
+            if p >= target:  # p >= p_w: p reaches the target here too (p_w below it shows nothing about p)
+                high, high_known = min(high, epsilon) if high_known else epsilon, True
         else:
-            high, high_known = min(high, epsilon) if high_known else epsilon, True
+            p, slope, width = p_slope_width(epsilon)
+            if p < target:
+                low, low_known = max(low, epsilon), True
+            else:
+                high, high_known = min(high, epsilon) if high_known else epsilon, True
         if not (p > _TINY and slope > 0.0):
             break
         log_slope = slope / p
@@ -379,14 +417,26 @@ def _epsilon_for_counts(significance: float, delta: float, r: int, v: int, m: in
             bound, confirming = crossing - _NEWTON_BELOW * scale, crossing + (_NEWTON_WIDTH - _NEWTON_BELOW) * scale
             if bound < 0.0:
                 break
-            if not (bound == low and low_known or p_value(bound) < target):
-                epsilon = bound
-            elif high_known and high <= confirming or p_value(confirming) >= target:
+            if not (bound == low and low_known):
+                p_bound, _, width_at_bound = p_slope_width(bound)
+                if p_bound < target:
+                    low, low_known = max(low, bound), True
+                else:
+                    high, high_known = min(high, bound) if high_known else bound, True
+                if p_bound >= target or width_at_bound != width:
+                    # Not certified, or certified where another width maximises than the one whose crossing was
+                    # predicted (p_w below p there: the prediction may lie above p's crossing): Newton goes on from
+                    # the bound, with the width that maximises there.
+                    width, epsilon = width_at_bound, bound
+                    continue
+            # The bound is certified (p < target). p >= p_w: where p_w reaches the target, so does p, and the
+            # supremum lies below that point.
+            if high_known and high <= confirming or \
+                    _window_p_value_and_slope(confirming, delta, r, v, m, width)[0] >= target:
                 return bound
-            else:
-                low, low_known, epsilon = max(low, bound), True, confirming
+            low, low_known, epsilon = max(low, bound), True, confirming
             # A kink of p (the window's maximiser moved) spoilt the prediction: Newton goes on from the point
-            # that failed its check, whose p and slope are now known.
+            # that failed its check.
             continue
         if not (low < crossing < high if high_known else low < crossing):
             break
@@ -627,8 +677,10 @@ def epsilon_one_run(
         guesses r, correct v and canaries m.
     """
     scores = arg.audit_scores(scores)
-    alpha = arg.significance(alpha)
-    delta = arg.delta_at_least_zero(delta)
+    # A float already in range is what the checks return for it; they cost ~10 µs each (an array round trip), a
+    # tenth of the sort at 10⁴ scores per side, so they are called only for anything else.
+    alpha = alpha if type(alpha) is float and 0.0 < alpha < 1.0 else arg.significance(alpha)
+    delta = delta if type(delta) is float and 0.0 <= delta < 1.0 else arg.delta_at_least_zero(delta)
     guessing = check.choice("guessing", guessing, GUESSING)
     analysis = check.choice("analysis", analysis, ANALYSES)
     guess_rules = check.choice("guess_rules", guess_rules, GUESS_RULES)
