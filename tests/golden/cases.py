@@ -73,6 +73,14 @@ CLI = [
     Case("verify-randomized-response", ("verify", "randomized-response"), slow=True),
     Case("verify-nfdp-json", ("verify", "nfdp", "--json"), slow=True),
     Case("verify-unknown", ("verify", "no-such-check"), slow=True, stderr=True),
+    # The literature's examples: the tester's budget is seconds of CPU, so only a search that ends at its first test
+    # prints the same samples and bounds on every machine: a budget of 1 ms, which every test overruns (the first always
+    # runs; no later test starts past the budget, and no final stage), or a claim the first test rejects (the search
+    # stops there). Each example here then prints one round, n = 1000 per side, and the bound of its first pair.
+    Case("verify-examples-laplace-sum", ("verify", "--examples", "--only", "laplace sum", "--budget", "0.001",
+                                         "--seed", "1"), slow=True, masks=(SECONDS, *TABLE_PADDING)),
+    Case("verify-examples-randomized-response-json", ("verify", "--examples", "--only", "randomized response",
+                                                      "--budget", "0.001", "--json"), slow=True, masks=(SECONDS,)),
     Case("audit-gaussian-output-table", ("audit", "gaussian-output", "--epsilon", "1", "--delta", "1e-5", "--trials",
                                          "1000"), slow=True),
     Case("audit-gaussian-output-json", ("audit", "gaussian-output", "--epsilon", "1", "--delta", "1e-5", "--trials",
