@@ -10,6 +10,8 @@ the Newton steps replaced (commit fb84ba5): the Newton bound is never above it a
 """
 
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -158,6 +160,33 @@ def test_the_window_anchor_is_scipys_binomial_pmf():
     # one_run uses stats.binom._pmf (no argument checks) for speed: it must be the public pmf's doubles.
     x = np.arange(199_961, 195_000, -1)
     assert np.array_equal(stats.binom._pmf(x, 232_692, 0.844), stats.binom.pmf(x, 232_692, 0.844))
+
+
+@examples(1)
+@given(r=st.integers(1, 300_000), data=st.data(), epsilon=st.floats(0.0, 8.0),
+       delta=st.sampled_from([1e-10, 1e-8, 1e-5, 1e-3]))
+def test_one_window_p_value_is_at_most_p_and_equals_it_at_the_maximising_width(r, data, epsilon, delta):
+    # Newton's steps and the tightness check use p_w (one window's average in place of the maximum): p_w <= p for
+    # every width (else the check "p_w >= target, so p >= target" would be wrong), equal at the width that
+    # _window_average_max reports as maximising (up to its 1e-10 margin and the tails' rounding), and its slope is
+    # the central difference of p_w. v from the mean to 6 standard deviations above it, where the searches cross.
+    q = float(special.expit(epsilon))
+    mean, spread = r * q, math.sqrt(r * q * (1.0 - q))
+    v = data.draw(st.integers(max(1, min(r, math.floor(mean))), max(1, min(r, math.ceil(mean + 6.0 * spread + 1.0)))))
+    m = data.draw(st.integers(r, 2 * r + 10))
+    width = data.draw(st.integers(1, v))
+    p = one_run._p_value(epsilon, delta, r, v, m)
+    p_width, _ = one_run._window_p_value_and_slope(epsilon, delta, r, v, m, width)
+    assert p_width <= p * (1.0 + 1e-12) + 1e-300
+    full, _, maximising = one_run._p_value_and_slope(epsilon, delta, r, v, m)
+    p_maximising, slope = one_run._window_p_value_and_slope(epsilon, delta, r, v, m, maximising)
+    if full < 1.0:
+        assert full / (1.0 + 2e-10) - 1e-300 <= p_maximising <= full * (1.0 + 1e-12)
+    if 1e-3 < p_maximising < 0.5 and epsilon > 1e-3:
+        step = 1e-6 * max(1.0, epsilon)
+        below, _ = one_run._window_p_value_and_slope(epsilon - step, delta, r, v, m, maximising)
+        above, _ = one_run._window_p_value_and_slope(epsilon + step, delta, r, v, m, maximising)
+        assert slope == pytest.approx((above - below) / (2.0 * step), rel=1e-3, abs=1e-9)
 
 
 # epsilon_one_run's results before the fixed-cost work of issue 31 (commit 7271732), each drawn as
