@@ -218,8 +218,8 @@ def _window_p_value_and_slope(epsilon: float, delta: float, r: int, v: int, m: i
     p_w(ε) = P[X >= v] + 2mδ·P[v − w <= X <= v − 1]/w for X ~ Bin(r, q), q = e^ε/(1 + e^ε), from four binomial
     tails in one bdtrc call (bdtrc(k) = P[X > k], so the window's mass is bdtrc(v − 1 − w) − bdtrc(v − 1) and
     pmf(k) = bdtrc(k − 1) − bdtrc(k)); d bdtrc(k)/dε = q (r − k) pmf(k). The maximum over the windows being at
-    least any one of them, p_w <= p (up to the ~1e-13 relative rounding of the tails; the maximum's own margin only
-    widens the gap), with equality where w is the maximising width. :func:`_epsilon_for_counts` steers its Newton
+    least any one of them, p_w <= p (up to scipy's errors in the two differenced tails, a few 1e-11 each and 8e-11
+    seen in their difference at r = 3·10⁵, times 2mδ/w; the maximum's own margin only widens the gap), with equality where w is the maximising width. :func:`_epsilon_for_counts` steers its Newton
     steps with it, and uses p_w(ε) >= target to show that p(ε) reaches the target (a tightness check, never the
     certificate of a bound, which is always p itself). 1.0 and slope 0 where p_w is not below 1 (a NaN included).
     """
@@ -360,7 +360,7 @@ def _epsilon_for_counts(significance: float, delta: float, r: int, v: int, m: in
     checked with p itself), w also maximises at ε (else ε* may be p_w's crossing and not p's, and Newton goes on
     from ε with the width found there), and p_w(ε + 5·10⁻⁸·max(1, ε*)) >= target (then p >= p_w reaches the target
     there, p being nondecreasing the supremum lies below that point, and ε is at most 5·10⁻⁸·max(1, ε*) below it;
-    p_w's tails carry ~1e-13 relative rounding, which moves that point by ~1e-14). Two full p-values where the
+    scipy's errors in p_w's tails, ~1e-10 of p at most, move that point by ~1e-11). Two full p-values where the
     maximising width at the proxy is that at the crossing, three where it moves (brentq took 7 to 8). The 2·10⁻⁸
     keeps ε below the bound the brentq search before it returned (within ~3·10⁻⁹ of the supremum). Where Newton does not predict
     and confirm a crossing within its steps (a slope of 0 where p is capped at 1, a crossing at 0 or beyond the
