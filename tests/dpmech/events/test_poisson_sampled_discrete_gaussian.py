@@ -39,7 +39,7 @@ def _truncated_hockey_sticks(sigma_squared: Fraction, sensitivity: int, rate: fl
                              epsilon: float) -> tuple[arb, arb]:
     """(removal, addition) δ(ε) of the Poisson-sampled truncated pair, enumerated in arb: with A = N_Z(0, σ²)
     restricted to [−T, T] and renormalised, U = q·A(· − Δ) + (1 − q)·A against L = A, Σ_x (U(x) − e^ε L(x))₊ and
-    Σ_x (L(x) − e^ε U(x))₊ (a term whose sign arb cannot decide counted as the ball [0, term])."""
+    Σ_x (L(x) − e^ε U(x))₊."""
     variance = arb(sigma_squared.numerator) / sigma_squared.denominator
     weights = {x: (-(arb(x) ** 2) / (2 * variance)).exp() for x in range(-truncation, truncation + 1)}
     normaliser = sum(weights.values(), arb(0))
@@ -48,13 +48,18 @@ def _truncated_hockey_sticks(sigma_squared: Fraction, sensitivity: int, rate: fl
     for x in range(-truncation, truncation + sensitivity + 1):
         lower = weights.get(x, arb(0)) / normaliser
         upper = q * weights.get(x - sensitivity, arb(0)) / normaliser + (1 - q) * lower
-        for difference, direction in ((upper - scale * lower, 0), (lower - scale * upper, 1)):
-            term = difference if difference > 0 else (arb(0) if difference < 0 else arb(0).union(difference))
-            if direction == 0:
-                removal += term
-            else:
-                addition += term
+        removal += _positive_part(upper - scale * lower)
+        addition += _positive_part(lower - scale * upper)
     return removal, addition
+
+
+def _positive_part(difference: arb) -> arb:
+    """An enclosure of max(difference, 0)."""
+    if difference > 0:
+        return difference
+    if difference < 0:
+        return arb(0)
+    return arb(0).union(difference)
 
 
 def _release_delta(sigma_squared: Fraction, sensitivity: int, rate: float, epsilon: float) -> arb:
