@@ -56,6 +56,44 @@ def test_mnist1d_generated_locally_leaves_global_state_alone(no_network):
     assert not np.array_equal(make_mnist1d(num_samples=200, seed=4).features, data.features)
 
 
+@pytest.mark.parametrize("num_samples, seed", [(5000, 42), (10, 0), (2005, 1), (300, 2**32 - 1), (1000, 12345)])
+def test_mnist1d_is_the_packages_generator_bit_for_bit(num_samples, seed, no_network):
+    # The vectorised generator against the package's own loop over records, from the same seed: every value
+    # equal (the default (5000, 42) is the published dataset); 2005 is rounded down to 2000 by both.
+    import mnist1d.data
+
+    arguments = mnist1d.data.get_dataset_args()
+    arguments.num_samples, arguments.seed = num_samples, seed
+    numpy_state, python_state = np.random.get_state(), random.getstate()
+    try:
+        reference = mnist1d.data.make_dataset(arguments)
+    finally:
+        np.random.set_state(numpy_state)
+        random.setstate(python_state)
+    data = make_mnist1d(num_samples, seed)
+    assert np.array_equal(data.features, np.concatenate([reference["x"], reference["x_test"]]))
+    assert np.array_equal(data.labels, np.concatenate([reference["y"], reference["y_test"]]))
+
+
+def test_mnist1d_draws_past_too_few_words_are_the_same():
+    # Drawn from 64 words first, the stream is drawn again at twice the length until the records fit.
+    from trainers.data import _mnist1d_draws
+
+    short, estimated = _mnist1d_draws(30, 5, 48, 144, words=64), _mnist1d_draws(30, 5, 48, 144)
+    for name in ("uniforms", "shifts", "normals"):
+        assert np.array_equal(short[name], estimated[name])
+    assert np.array_equal(short["generator"].random(3), estimated["generator"].random(3))
+
+
+def test_mnist1d_refuses_a_seed_numpy_cannot_seed():
+    from trainers.data import _mnist1d_draws
+
+    with pytest.raises(ValueError, match="seed must be below 2"):
+        make_mnist1d(100, seed=2**32)
+    with pytest.raises(ValueError, match="normals_per_record must be even"):
+        _mnist1d_draws(10, 0, 48, 143)
+
+
 def _balanced_labels(per_class=300, num_classes=10):
     return np.repeat(np.arange(num_classes), per_class)
 
