@@ -389,10 +389,11 @@ def _epsilon_for_counts(significance: float, delta: float, r: int, v: int, m: in
     last_epsilon = last_log_slope = math.nan
     # The maximising width at the last p computed in full (0 before the first): between two such points Newton
     # steps on p_w of that width (four tails in one bdtrc call, against ~18 numpy calls for p), which is p where
-    # that width maximises.
-    width = 0
-    for _ in range(_NEWTON_STEPS):
-        if width:
+    # that width maximises. Where the maximiser moves with ε faster than that (wide windows, r ~ 10⁵ and more), a
+    # second bound certified under another width than predicted ends the steering: Newton goes on with p in full.
+    width, moved = 0, 0
+    for _ in range(2 * _NEWTON_STEPS):  # p_w's steps and p's together
+        if width and moved < 2:
             p, slope = _window_p_value_and_slope(epsilon, delta, r, v, m, width)
             if p >= target:  # p >= p_w: p reaches the target here too (p_w below it shows nothing about p)
                 high, high_known = min(high, epsilon) if high_known else epsilon, True
@@ -423,12 +424,14 @@ def _epsilon_for_counts(significance: float, delta: float, r: int, v: int, m: in
                     low, low_known = max(low, bound), True
                 else:
                     high, high_known = min(high, bound) if high_known else bound, True
-                if p_bound >= target or width_at_bound != width:
+                if p_bound >= target or moved < 2 and width_at_bound != width:
                     # Not certified, or certified where another width maximises than the one whose crossing was
                     # predicted (p_w below p there: the prediction may lie above p's crossing): Newton goes on from
                     # the bound, with the width that maximises there.
+                    moved += width_at_bound != width
                     width, epsilon = width_at_bound, bound
                     continue
+                width = width_at_bound  # the same where p_w steered; for the check below after steps on p
             # The bound is certified (p < target). p >= p_w: where p_w reaches the target, so does p, and the
             # supremum lies below that point.
             if high_known and high <= confirming or \
