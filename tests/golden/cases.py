@@ -23,6 +23,10 @@ def _help(command: str, slow: bool) -> Case:
     return Case(f"help-{command.replace(' ', '-')}", (*command.split(), "--help"), slow=slow)
 
 
+# A tester budget (seconds) that its first test always overruns: no later test or final stage starts, so the printed
+# samples and bounds are the first test's on any machine, whatever its speed and load.
+TINY_BUDGET = "1e-6"
+
 CLI = [
     # the default set: the scalar Gaussian commands, each as a table, as JSON and as an error exit
     Case("version", ("--version",)),
@@ -73,14 +77,14 @@ CLI = [
     Case("verify-randomized-response", ("verify", "randomized-response"), slow=True),
     Case("verify-nfdp-json", ("verify", "nfdp", "--json"), slow=True),
     Case("verify-unknown", ("verify", "no-such-check"), slow=True, stderr=True),
-    # The literature's examples: the tester's budget is seconds of CPU, so only a search that ends at its first test
-    # prints the same samples and bounds on every machine: a budget of 1 ms, which every test overruns (the first always
-    # runs; no later test starts past the budget, and no final stage), or a claim the first test rejects (the search
-    # stops there). Each example here then prints one round, n = 1000 per side, and the bound of its first pair.
-    Case("verify-examples-laplace-sum", ("verify", "--examples", "--only", "laplace sum", "--budget", "0.001",
+    # The literature's examples: the tester's budget is seconds, so only a search that ends at its first test prints
+    # the same samples and bounds on every machine: at a budget of 1 µs (TINY_BUDGET) the first test always runs, no
+    # later test starts past the budget, and no final stage does; each example prints one round, n = 1000 per side,
+    # and the bound of its first test.
+    Case("verify-examples-laplace-sum", ("verify", "--examples", "--only", "laplace sum", "--budget", TINY_BUDGET,
                                          "--seed", "1"), slow=True, masks=(SECONDS, *TABLE_PADDING)),
     Case("verify-examples-randomized-response-json", ("verify", "--examples", "--only", "randomized response",
-                                                      "--budget", "0.001", "--json"), slow=True, masks=(SECONDS,)),
+                                                      "--budget", TINY_BUDGET, "--json"), slow=True, masks=(SECONDS,)),
     Case("audit-gaussian-output-table", ("audit", "gaussian-output", "--epsilon", "1", "--delta", "1e-5", "--trials",
                                          "1000"), slow=True),
     Case("audit-gaussian-output-json", ("audit", "gaussian-output", "--epsilon", "1", "--delta", "1e-5", "--trials",
@@ -111,6 +115,9 @@ CLI = [
          slow=True),
     Case("audit-scores-missing-file", ("audit", "scores", "in.npy", "absent.npy"), slow=True, stderr=True,
          inputs=_scores),
+    # The other pipelines' audits on digits at their fewest trials: each trains its pipeline's federation at the
+    # pipeline's own configuration (the command has no option to shrink it), which is most of its cost.
+    Case("audit-fedauxfdp-digits", ("audit", "fedauxfdp", "--dataset", "digits", "--trials", "100"), slow=True),
 ]
 
 # What every benchmark prints that varies between runs of the same code: its timings and the versions it names.
@@ -160,6 +167,15 @@ BENCHMARKS = [
     _benchmark("bench-seed-fedauxfdp", "seed_fedauxfdp"),
     _benchmark("bench-seed-fedzda-small", "seed_fedzda", "--seeds", "1", "--clients", "4", "--rounds", "2",
                "--augmentation-start", "1", "--zsdg-iterations", "5", "--oracle-epochs", "1", "--oracle-samples", "4"),
+    # The tester's tables at a budget of 1 µs: every mechanism at its first test (see TINY_BUDGET)
+    _benchmark("bench-verification-literature-tiny-budget", "verification_literature", "--seeds", "1", "--budget",
+               TINY_BUDGET),
+    _benchmark("bench-heldout-mechanisms-tiny-budget", "heldout_mechanisms", "--seeds", "1", "--budget", TINY_BUDGET),
+    # the seed's protocol at its smallest: 500 MNIST-1D records generated, a CNN of one epoch on 100 public ones, two
+    # users, softmax, one PSGD epoch, one seed (the default run trains 66 DP-Helmet rounds, over 60 s of CPU)
+    _benchmark("bench-seed-dphelmet-fidelity-tiny", "seed_dphelmet", "--fidelity", "--samples", "500",
+               "--public-samples", "100", "--users", "2", "--seeds", "1", "--epochs", "1", "--cnn-epochs", "1",
+               "--models", "softmax", "--cache-dir", "cache"),
 ]
 
 CASES = [*CLI, *BENCHMARKS]

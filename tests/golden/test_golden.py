@@ -17,13 +17,10 @@ After an intended change of output, regenerate and review::
 
 Not covered, and why:
 
-* ``dpmech audit fedauxfdp|fedmd-nfdp|fedgm|fedzda`` (their help is): each trains its pipeline's federation
-  (``audit fedgm --dataset digits --trials 100`` took 57 s of CPU); their audits are the ones
-  ``benchmarks/audit_pipelines.py`` runs (fedgm and dphelmet are cases here), and ``dpmech audit dphelmet`` and
-  ``dpmech run`` (DP-Helmet on digits) are.
-* ``dpmech verify --examples`` and ``benchmarks/verification_literature.py``: the tester's budgets are seconds
-  (of CPU, capped by wall time), so how many samples a verdict rests on, and so every printed number, depends on
-  the machine's speed and load.
+* ``dpmech verify --examples``, ``benchmarks/verification_literature.py`` and ``benchmarks/heldout_mechanisms.py``
+  at their own budgets: the tester's budgets are seconds (of CPU, capped by wall time), so how many samples a
+  verdict rests on, and so every printed number, depends on the machine's speed and load. They are cases at a
+  budget of 1 µs (``cases.TINY_BUDGET``), where every search stops after its first test.
 * ``benchmarks/pld.py --only small_eps``, ``--only heavy_tails`` and ``--only comparisons``: an anchor still running
   after 120 s of wall time is stopped and printed as such (prv_accountant at eps_error 1e-4, dp_accounting's PLD
   at 1e-4, opacus's PRV calibration at ε = 8, on the loaded 2-core machine of 27 November 2026), so those rows
