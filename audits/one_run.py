@@ -44,7 +44,9 @@ root can still matter; for δ > 0 the rules are tried in the order of an estimat
 crossing (:func:`_estimate_rejects`, bisected in [0, root] only as far as that
 order needs), and Newton's method on log p(ε) = log α', started at that estimate,
 finds the crossing (:func:`_epsilon_for_counts`; the slope comes from the window
-terms p is built from). Every returned ε_lb is checked to satisfy p(ε_lb, δ) < α'(1 − 10⁻⁹),
+terms p is built from, and the steps between two full p-values are taken on p_w, the
+same expression with the one window that maximised at the last of them, four binomial
+tails in one call: :func:`_window_p_value_and_slope`). Every returned ε_lb is checked to satisfy p(ε_lb, δ) < α'(1 − 10⁻⁹),
 the 10⁻⁹ covering scipy's tail errors. This relies on p being nondecreasing in ε, which the
 first term always is (binomial stochastic order); the tests check the whole
 expression on a grid. Over a grid of guess rules, the δ = 0 bound of each rule
@@ -53,8 +55,8 @@ crossing (the estimate's window maximum is over fewer windows, so its p is at mo
 p), so rules whose bounds cannot beat the best so far are skipped, and a rule for
 which the best bound so far is not rejected is dropped after that one p-value (its
 own bound is smaller, p being nondecreasing). At δ > 0 a rule's bound is 2·10⁻⁸·max(1, ε)
-below Newton's crossing, and p is computed to reach α'(1 − 10⁻⁹) at most 5·10⁻⁸·max(1, ε)
-above it: the bound is at most that much below the supremum, and never above the bound of
+below Newton's crossing, and p_w (at most p) is computed to reach α'(1 − 10⁻⁹) at most
+5·10⁻⁸·max(1, ε) above it: the bound is at most that much below the supremum, and never above the bound of
 the brentq search it replaced (commit fb84ba5, within ~3·10⁻⁹ of the supremum); the
 tests compare the two on random audits and single rules (at most 1e-6·max(1, ε) apart,
 the new never above). The results agree with the plain search (every term through scipy's
@@ -62,15 +64,19 @@ pmf, brentq from ε = 1 by doubling) to 1e-7; at δ = 0 they are the doubles of 
 before issue 31's fixed-cost work at ten pinned seeds (``tests/audits/test_one_run_speed.py``)
 and those of commit 1d46e14 at 240 pinned cases (``tests/audits/test_one_run_pinned.py``),
 and at δ > 0 at most 1e-6·max(1, ε) below them with the same rule chosen.
-Thread CPU time against ``np.sort`` of the same pooled scores (one core, best of 80 interleaved rounds,
-this search and that of commit fb84ba5 in the same process, a shared 2-core machine at load 11 to 12): at δ = 1e-5,
-5.7× at 10⁴ scores per side (fb84ba5: 6.2×), 1.55× at 10⁵ (1.61×), 1.04× at 10⁶ (1.06×); at δ = 0 (unchanged
-code) 3.3×, 1.3× and 0.98×. The issue's target of 3× at δ = 1e-5 is not reached at 10⁴: there the ~1.4 ms
-(against a 0.25 ms sort at that load) is numpy and scipy calls of ~1.5 µs each on small arrays. Sorting both
-sides costs about one sort, the cuts most of another (three rounds of a dozen calls), the argument checks, tallies
-and δ = 0 roots ~0.1 ms; at δ > 0 the ~15 steps of the crossing estimate (one bdtrc call of five tails each) take
-~0.2 ms and the best rule's 4 p-values (Newton from the estimate, then the bound and the point above it; a bdtrc
-call and a window maximum of ~18 numpy calls each) ~0.12 ms, where brentq took 7.
+Thread CPU time against ``np.sort`` of the same pooled scores (one core, best of 300 interleaved rounds at 10⁴
+scores per side, 60 at 10⁵, 20 at 10⁶, this search and that of commit 9f1ec62 (before p_w's steps and the argument
+fast path) in the same process, a shared 2-core machine at load 13 to 14): at δ = 1e-5, 3.91× at 10⁴ scores per
+side (9f1ec62: 4.34×), 1.70× at 10⁵ (1.70×), 1.02× at 10⁶ (1.01×); at δ = 0, 2.29× (2.74×), 1.29× (1.37×) and
+0.97× (0.98×). The issue's target of 3× at δ = 1e-5 is not reached at 10⁴: there the cost is numpy and scipy calls
+of ~1.5 µs each on small arrays. Sorting both sides costs about one sort, the cuts a third to two thirds of another
+(three rounds of a dozen calls; two or four rounds cost as much or more), the tallies and δ = 0 roots 0.05 to 0.08 ms;
+at δ > 0 the ~15 steps of the crossing estimate (one bdtrc call of five tails, ~10 µs each) are the largest part,
+then the best rule's 2 or 3 full p-values (a window maximum of ~18 numpy calls, 30 to 50 µs each) and the p_w
+steps between them (~8 µs each). Not taken: the proxies by a safeguarded secant (Illinois) on the estimate's log
+(the same 15 to 19 estimates at 10⁴, the estimate being piecewise in its rounded widths), the cuts from a
+subsample and per-lane windows (slower: unsorted searchsorted into the sides), and a neighbour-by-neighbour climb
+of the maximising width (more steps where the width moves by several).
 """
 
 from __future__ import annotations
