@@ -236,3 +236,19 @@ def test_find_violation_does_not_refute_a_correct_mechanism_releasing_tuples_or_
     with cpu_seconds_budget():
         report = find_violation(_pair_or_abort, [(1, 0)], EPSILON, 0.0, rng=5, budget_seconds=1.0)
     assert not report.rejected, report
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
+    "the final stage's race pools a pair's rounds with np.concatenate (RawPool.add): a round of tuple outputs with no "
+    "None is an (n, 2) int array, one with a None an (n,) object array, and concatenating them raises ValueError (all "
+    "the input arrays must have same number of dimensions), an internal error that names no parameter; reached when "
+    "a race goes to a second round on such a mechanism (shown here on the pool directly, not end to end)"))
+def test_a_race_pool_takes_rounds_with_and_without_a_none():
+    from dpmech.verify.refits import RawPool
+
+    rng = np.random.default_rng(0)
+    plain = _draw(lambda dataset, size, rng: [(1, 0), (0, 1)], None, 2, rng, "discrete")
+    with_none = _draw(lambda dataset, size, rng: [(1, 0), None], None, 2, rng, "discrete")
+    pool = RawPool(plain, plain)
+    pool.add(with_none, with_none)
+    assert pool.size == 4
