@@ -228,7 +228,8 @@ class PublicCnnFeatureExtractor(BaseEstimator):
             if path.is_file():
                 return np.load(path)
         inputs = networks.as_inputs(features, self.input_shape_, next(self.model_.parameters()).device)
-        with torch.no_grad():
+        # inference mode also skips autograd's version counters (no_grad keeps them); the values are the same
+        with torch.inference_mode():
             embedding = networks.predict_logits(self.model_[:-1], inputs).cpu().numpy().astype(np.float64)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
