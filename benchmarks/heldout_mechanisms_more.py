@@ -220,7 +220,7 @@ def float32_laplace_exact(counts: tuple[int, int], scale: float, epsilon: float)
 
 
 def geng_truncation(epsilon: float, delta: float) -> float:
-    """A = (Δ/ε)·ln(1 + (e^ε − 1)/(2δ)) with Δ = 1: the truncated Laplace mechanism's bound (Geng, Ding, Guo & Kumar 2020, Def. 1)."""
+    """A = (Δ/ε)·ln(1 + (e^ε − 1)/(2δ)) with Δ = 1: the truncated Laplace mechanism's bound (Geng, Ding, Guo & Kumar 2020)."""
     return math.log1p(math.expm1(epsilon) / (2.0 * delta)) / epsilon
 
 

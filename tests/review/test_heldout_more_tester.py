@@ -218,7 +218,7 @@ def test_float32_laplace_count_has_outputs_on_one_count_only():
 
 # Buggy mechanism -> (CPU seconds of budget, true ε at the claim's δ; None where no finite ε). The budgets leave room
 # over the CPU the held-out runs took to their first rejection (seeds 0-2: 0.0-3.8 s, the float32 count's seed 2 10.7 s;
-# the histogram argmax 13.7-19.9 s and the SVT with c = 1's query noise 17.7-18.3 s, in their final stages).
+# the histogram argmax 13.7-19.9 s and the SVT with c = 1's query noise 17.7-19.2 s, in their final stages).
 DETECTED = {
     "report noisy max (exponential noise at scale 1/eps, index)": (5.0, 1.0),
     "exponential mechanism (margin utility, sensitivity 2 declared 1)": (5.0, margin_mechanism_pair_epsilon(
