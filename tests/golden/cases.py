@@ -117,7 +117,14 @@ CLI = [
          inputs=_scores),
     # The other pipelines' audits on digits at their fewest trials: each trains its pipeline's federation at the
     # pipeline's own configuration (the command has no option to shrink it), which is most of its cost.
+    Case("audit-fedmd-nfdp-digits-json", ("audit", "fedmd-nfdp", "--dataset", "digits", "--trials", "10", "--json"),
+         slow=True),
     Case("audit-fedauxfdp-digits", ("audit", "fedauxfdp", "--dataset", "digits", "--trials", "100"), slow=True),
+    # The main job on two other pipelines at their fewest trials, without the ε curve
+    Case("run-fedauxfdp-digits", ("run", "--pipeline", "fedauxfdp", "--dataset", "digits", "--no-accuracy-curve",
+                                  "--trials", "100", "--out", "rep"), slow=True, masks=TABLE_PADDING),
+    Case("run-fedmd-nfdp-digits-json", ("run", "--pipeline", "fedmd-nfdp", "--dataset", "digits",
+                                        "--no-accuracy-curve", "--trials", "10", "--json", "--out", "rep"), slow=True),
 ]
 
 # What every benchmark prints that varies between runs of the same code: its timings and the versions it names.
