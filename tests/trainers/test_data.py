@@ -5,6 +5,8 @@ import socket
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from rich.console import Console
 
 from trainers.data import (
@@ -71,8 +73,23 @@ def test_mnist1d_is_the_packages_generator_bit_for_bit(num_samples, seed, no_net
         np.random.set_state(numpy_state)
         random.setstate(python_state)
     data = make_mnist1d(num_samples, seed)
-    assert np.array_equal(data.features, np.concatenate([reference["x"], reference["x_test"]]))
+    # bytes, so that a zero's sign counts too
+    assert data.features.tobytes() == np.concatenate([reference["x"], reference["x_test"]]).tobytes()
     assert np.array_equal(data.labels, np.concatenate([reference["y"], reference["y_test"]]))
+
+
+@given(knots=st.integers(2, 80), length=st.integers(2, 80), seed=st.integers(0, 2**32 - 1),
+       zeros=st.booleans())
+def test_interpolation_of_rows_is_np_interp_bit_for_bit(knots, length, seed, zeros):
+    # Every row at once against np.interp row by row, on the package's grids (linspace(0, 1, ·) both); with
+    # ``zeros`` the rows end in zeros as the padded templates do.
+    from trainers.data import _interp_rows
+
+    rows = np.random.default_rng(seed).normal(size=(3, knots))
+    if zeros:
+        rows[:, knots // 2:] = 0.0
+    expected = np.stack([np.interp(np.linspace(0, 1, length), np.linspace(0, 1, knots), row) for row in rows])
+    assert _interp_rows(rows, length).tobytes() == expected.tobytes()
 
 
 def test_mnist1d_draws_past_too_few_words_are_the_same():
