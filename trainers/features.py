@@ -80,8 +80,21 @@ def public_private_split(data: LabelledData, num_public: int, rng) -> tuple:
     return public, data.subset(rest_indices), public_indices, rest_indices
 
 
+class _PairMean(nn.Module):
+    """The mean of each pair of neighbouring positions along the last axis, (a + b) / 2 (an odd last position
+    is dropped): ``nn.AvgPool1d(2)``'s values and gradients (g / 2 to each) bit for bit. torch pools a 1-d
+    signal through its 2-d kernel; with this mean the public CNN trains in about 84 % of the CPU time."""
+
+    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        pairs = inputs.shape[-1] // 2
+        return inputs[..., :2 * pairs].unflatten(-1, (pairs, 2)).mean(-1)
+
+
 def _cnn(input_shape, num_classes, width, feature_dim, generator, device) -> nn.Sequential:
     trunk = networks._conv_network(input_shape, num_classes, "batch", width)[:-1]  # without its classifier
+    # the same model with the pooling of pairs computed as a mean (no parameters, so the cached states still load)
+    trunk = [_PairMean() if isinstance(layer, nn.AvgPool1d) and layer.kernel_size == layer.stride == (2,)
+             and layer.padding == (0,) else layer for layer in trunk]
     spatial = math.prod(size // 4 for size in input_shape[1:])
     model = nn.Sequential(*trunk, nn.Linear(width * spatial, feature_dim), nn.ReLU(), nn.Linear(feature_dim, num_classes))
     return networks.initialise_parameters_(model.to(torch.float32), generator).to(device)

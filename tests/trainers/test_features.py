@@ -15,6 +15,20 @@ def signals():
     return make_mnist1d(num_samples=400, seed=7)
 
 
+@pytest.mark.parametrize("length", [40, 20, 7, 2])
+def test_pair_mean_is_avg_pool_bit_for_bit(length):
+    # values and gradients, byte for byte, on a batch of (128, 32, length) as the public CNN pools them
+    from trainers.features import _PairMean
+
+    generator = torch.Generator().manual_seed(length)
+    inputs = torch.randn(128, 32, length, generator=generator, requires_grad=True)
+    upstream = torch.randn(128, 32, length // 2, generator=generator)
+    pooled, mean = torch.nn.AvgPool1d(2)(inputs), _PairMean()(inputs)
+    assert pooled.detach().numpy().tobytes() == mean.detach().numpy().tobytes()
+    (pooled_gradient,), (mean_gradient,) = (torch.autograd.grad(out, inputs, upstream) for out in (pooled, mean))
+    assert pooled_gradient.numpy().tobytes() == mean_gradient.numpy().tobytes()
+
+
 def test_extractor_never_sees_the_rest(signals):
     first = pretrained_features(signals, 200, seed=3, **TINY)
     assert np.intersect1d(first.public_indices, first.rest_indices).size == 0
