@@ -125,6 +125,11 @@ CLI = [
                                   "--trials", "100", "--out", "rep"), slow=True, masks=TABLE_PADDING),
     Case("run-fedmd-nfdp-digits-json", ("run", "--pipeline", "fedmd-nfdp", "--dataset", "digits",
                                         "--no-accuracy-curve", "--trials", "10", "--json", "--out", "rep"), slow=True),
+    # The main job's round in Flower's simulation engine (Ray; its workers' CPU is not counted here), DP-Helmet over
+    # SecAgg+ on digits; its report's path sets the table's width
+    Case("run-dphelmet-digits-flower", ("run", "--engine", "flower", "--pipeline", "dphelmet", "--dataset", "digits",
+                                        "--no-accuracy-curve", "--trials", "100", "--out", "rep"), slow=True,
+         masks=TABLE_PADDING),
 ]
 
 # What every benchmark prints that varies between runs of the same code: its timings and the versions it names.
@@ -180,6 +185,8 @@ BENCHMARKS = [
     _benchmark("bench-heldout-mechanisms-tiny-budget", "heldout_mechanisms", "--seeds", "1", "--budget", TINY_BUDGET),
     # the seed's protocol at its smallest: 500 MNIST-1D records generated, a CNN of one epoch on 100 public ones, two
     # users, softmax, one PSGD epoch, one seed (the default run trains 66 DP-Helmet rounds, over 60 s of CPU)
+    # Fed-ZDAC against FedAvg at one seed, its quickest form (the default's nine runs took over 60 s of CPU)
+    _benchmark("bench-seed-pipelines-two-zdac-one-seed", "seed_pipelines_two", "--zdac-seeds", "1"),
     _benchmark("bench-seed-dphelmet-fidelity-tiny", "seed_dphelmet", "--fidelity", "--samples", "500",
                "--public-samples", "100", "--users", "2", "--seeds", "1", "--epochs", "1", "--cnn-epochs", "1",
                "--models", "softmax", "--cache-dir", "cache"),
