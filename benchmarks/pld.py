@@ -399,14 +399,17 @@ def section_length(repeats, quick):
                              ours.cells() + [number(target, 2), "yes" if ours.width <= target else "no"], anchors)
     # Short epochs, where ε is large (issue 29: dpmech was slower than pld-accounting there): one epoch of 1 of t = 2
     # and 20 and of k of t = (4, 2), (7, 3) (blocks of 2 and 3 steps, whose upper end was +∞), (20, 2) and (60, 3) at
-    # σ = 0.8 beside pld-accounting 2.0 (not in --quick).
-    for steps_per_epoch, selected in () if quick else ((2, 1), (4, 2), (7, 3), (20, 1), (20, 2), (60, 3)):
-        ours = Interval(measure(dpmech_epsilon(allocation_ledger(0.8, steps_per_epoch, 1, selected), 1e-5), repeats,
+    # σ = 0.8, and blocks of 2 steps at σ = 0.5 and 0.6 (upper ends of +∞ or 0.3 wide before the remove direction's
+    # P-law was summed as such), beside pld-accounting 2.0 (not in --quick).
+    short_rows = [(0.8, 2, 1), (0.8, 4, 2), (0.8, 7, 3), (0.8, 20, 1), (0.8, 20, 2), (0.8, 60, 3)]
+    short_rows += [(sigma, 2 * selected, selected) for sigma in (0.5, 0.6) for selected in (1, 2, 3)]
+    for sigma, steps_per_epoch, selected in () if quick else short_rows:
+        ours = Interval(measure(dpmech_epsilon(allocation_ledger(sigma, steps_per_epoch, 1, selected), 1e-5), repeats,
                                 DPMECH_LIMIT_S))
         target = max(1e-3, 1e-4 * ours.upper) if math.isfinite(ours.upper) else math.nan
         anchors = [("pld-accounting 2.0 (upper, lower)",
-                    measure(pld_accounting_allocation(0.8, steps_per_epoch, 1e-5, selected), 1, PLD_ACCOUNTING_LIMIT_S))]
-        rows += grouped_rows([f"1 epoch RA {selected} of t={steps_per_epoch} σ=0.8"], ours,
+                    measure(pld_accounting_allocation(sigma, steps_per_epoch, 1e-5, selected), 1, PLD_ACCOUNTING_LIMIT_S))]
+        rows += grouped_rows([f"1 epoch RA {selected} of t={steps_per_epoch} σ={sigma}"], ours,
                              ours.cells() + [number(target, 2), "yes" if ours.width <= target else "no"], anchors)
     table(["steps", *INTERVAL_HEADER, "note", "target width", "meets", "dpmech s", *ANCHOR_HEADER], rows)
     first, last = step_counts[0], step_counts[-1]

@@ -44,6 +44,13 @@ pair and a lower pair for every step it asks for (:meth:`AllocationPair.bounding
   arrays summed in blocks at their top or bottom label) and sent to +∞ (remove: large S; add: small S)
   or moved to the window's end on the larger-loss side; the losses ±log s rounded up. Remove: P-mass
   s·Q̃(tS̃ = ts) at loss log s; add: Q̃-mass at −log s.
+* Remove: the P-law is summed as such. For any non-negative array q on the lattice, (nh/t)·q^{*t}(n) =
+  ((x·q) * q^{*(t−1)})(n) (each term's factor Σ_i x_i/t shared among the t draws by symmetry), so the FFT of
+  one x·q̄ and t − 1 copies of q̄, q̄ the upper spread array, encloses s·q̄^{*t}(s) with a round-off relative to
+  the P-law. Multiplying the Q-sum's upper entries by s instead multiplied the FFT's round-off, the same on
+  every entry, by s up to T/t: at σ = 0.5, t = 2 (T/t = 3·10^6 on 10^6 labels) that put 2e-3 of spurious
+  P-mass at the largest losses, and the upper end grew from 13.1 to 13.7 as the lattice was refined (the truth
+  is 9.30).
 
 **Lower (dominated, both directions).** Map Y to J = Σ_i c_i, c_i the lattice cell of X_i, and to a
 symbol ⊥ when an X_i is above the top cell. A post-processing of the epoch's output, so its pair
@@ -54,6 +61,12 @@ is increasing in every entry), less and plus the FFT's round-off, the lower ends
 mass. The engine's :class:`~dpmech.pld.distribution.BucketedPair` takes lower P- and upper Q-masses of
 these atoms, grouped by their estimated loss (any grouping is a post-processing), dropping atoms
 outside its window and those whose lower P-mass is 0 (mapped to symbols whose terms are left out).
+Remove: Q_J has a second upper bound from the upper P_J. On J = n every X_i lies above its cell's cut
+e^{e_c} >= c_i·h·e^{−2η} (η the edges' rounding, below 1e-12), so S >= (nh/t)e^{−2η} there and
+Q_J(n) <= P_J(n)·t·e^{2η}/(nh); each entry takes the smaller bound. The Q_J sum's round-off, the same
+absolute amount on every entry, exceeds Q_J(n) itself at large n (it made the loss estimates too small there:
+at σ = 0.5, t = 2 the lower end fell from 9.19 to 8.91 as the lattice was refined, against the truth 9.30),
+while the P_J sum's round-off is relative to P.
 
 **The FFTs.** Each t-fold sum is the cyclic power of :func:`~dpmech.pld.composition.cyclic_power` on
 a power-of-two grid at least twice the lattice window, so that only labels beyond the padding alias
@@ -95,6 +108,7 @@ import numpy as np
 from scipy import special
 
 from .. import validation as check
+from . import discretization as grid
 from .composition import Cumulant, cyclic_power
 from .discretization import _cell_log_masses
 from .distribution import _TINY, UNIT_ROUNDOFF, GridMeasure
@@ -123,8 +137,12 @@ _SKETCH_NOISE = 1e-13
 _LATTICE_FACTOR = 3.0
 # Width in loss of the sketch's merged cells: e^{λw} <= e for every tilt λ <= 10^3 the engine tries.
 _SKETCH_CELL = 1e-3
+# The add sketch's nested lattices below its coarse one: each this many times finer than the one before.
+_SMALL_SUM_RATIO = 16
 # The add direction's sketch caps S at e^4: its loss −log S then starts at −4.
 _ADD_SKETCH_CAP = 4.0
+# Tilted weight of the add sketch below the loss its lattice is capped at where the engine's window would coarsen it.
+_ADD_CAP_TAIL = 1e-4
 # The smallest truncation allowance: below it the lattice would outgrow every budget.
 _SMALLEST_TAIL = 1e-30
 # Cells of the block-summed arrays the Chernoff bounds are evaluated on.
@@ -388,25 +406,27 @@ class _Allocation:
         # Truncation (remove): P(Aᶜ) <= P₁(X > T) + (t − 1)Q(X > T), a union bound.
         p_outside = min(1.0, (above[1] + (t - 1) * above[0]) * (1 + 1e-12))
 
-        # Upper: the spread law of tS̃ on the window, every entry at an upper bound.
-        y = tilted_sum(*q_law, upper=True)
-        q_below, q_above = _log_tails(*q_law, h, first - 1, last + 1)
+        # Upper: the spread law of tS̃ on the window, every entry at an upper bound; remove: its P-law s·Q̃(s), summed
+        # as such ((x·Q̃) * Q̃^{*(t−1)}, module docstring), not s times the Q-law's bounds: the FFT's round-off is the
+        # same on every entry, and s times it (s up to T/t, 3·10^6 for μ = 2, t = 2) put 2e-3 of spurious P-mass at the
+        # largest losses on 10^6 labels.
         log_values = np.log(np.maximum(values, 5e-324))
-        with np.errstate(divide="ignore"):
-            log_y = np.log(y)
         positive = labels > 0
         rounded = 4 * _U * (np.abs(log_values) + 1)  # the loss ±log s rounded up
         log_slack = 8 * _U
         if direction == 0:
-            _, p_above = _log_tails(*p_law, h, first - 1, last + 1)
+            log_y = _log(tilted_sum(*p_law, upper=True))
+            p_below, p_above = _log_tails(*p_law, h, first - 1, last + 1)
             losses = [log_values[positive] + rounded[positive]]
-            log_masses = [log_y[positive] + log_values[positive] + log_slack]
-            if first > 0:  # P-mass below the window, at most s·Q-mass there: moved up to the window's first label
+            log_masses = [log_y[positive] + log_slack]
+            if first > 0:  # P-mass below the window: moved up to the window's first label
                 losses.append(losses[0][:1] if positive[0] else np.array([-math.inf]))
-                log_masses.append(np.array([q_below + log_values[0] + log_slack]))
+                log_masses.append(np.array([p_below + log_slack]))
             losses.append(np.array([math.inf]))
             log_masses.append(np.array([math.log(p_outside + math.exp(min(p_above, 0.0)) * (1 + 1e-12))]))
         else:
+            log_y = _log(tilted_sum(*q_law, upper=True))
+            q_below, q_above = _log_tails(*q_law, h, first - 1, last + 1)
             # Q-mass above the window (large S) moved to its last label, the smallest loss −log s it has; below
             # it (small S) at +∞.
             losses = [np.where(positive, -log_values + rounded, math.inf), -log_values[-1:] + rounded[-1:],
@@ -417,11 +437,21 @@ class _Allocation:
         # Lower: the post-processing J = Σ cell indices, its two laws enclosed entrywise: the t-fold sums of the
         # cells' lower and upper masses, less and plus the FFT's round-off, the lower ends less the aliased mass. The
         # pair needs a lower bound of its first measure's law and an upper bound of its second's: remove (P_J, Q_J),
-        # add (Q_J, P_J); only those two of the four sums are computed.
+        # add (Q_J, P_J); only those sums are computed.
         q_low_law, p_low_law = _laws(p_post_low, q_post_low, t)
         q_high_law, p_high_law = _laws(p_post_high, q_post_high, t)
         first_law, second_law = (p_low_law, q_high_law) if direction == 0 else (q_low_law, p_high_law)
-        log_p, log_q = _log(tilted_sum(*first_law, upper=False)), _log(tilted_sum(*second_law, upper=True))
+        first_sum, second_sum = tilted_sum(*first_law, upper=False), tilted_sum(*second_law, upper=True)
+        if direction == 0:
+            # On J = n every X_i lies above e^{e_c} >= c_i·h·e^{−2η} (its cell's cut), so S >= (nh/t)e^{−2η} and
+            # Q_J(n) <= P_J(n)·t/(nh)·e^{2η}, P_J(n) = E_Q[S; J = n]: an upper Q_J from the upper P_J, whose FFT
+            # round-off is relative to P, where the Q_J sum's (the same on every entry) exceeded Q_J(n) itself at
+            # large n (σ = 0.5, t = 2: the lower end fell from 9.19 to 8.91 as the lattice was refined).
+            p_high = tilted_sum(*p_high_law, upper=True)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                from_p = np.where(labels > 0, p_high * t / (labels * h) * (1 + 1e-11), np.inf)
+            second_sum = np.minimum(second_sum, from_p)
+        log_p, log_q = _log(first_sum), _log(second_sum)
         return upper, _AtomPair(log_p - log_q, log_p, log_q)
 
     def _sketch_cells(self, step: float, cells: int) -> tuple[FloatArray, FloatArray]:
@@ -469,11 +499,44 @@ class _Allocation:
         keep = (masses_of_s > _SKETCH_NOISE * masses_of_s.max()) & (labels > 0)
         return labels[keep] * h / t, masses_of_s[keep]
 
+    def _small_sums(self, values: FloatArray, masses: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """The add sketch's (s, Q-mass) with small S resolved: below 10^3 of the coarse lattice's smallest s (its
+        relative resolution 1e-3 there), the law of S on nested lattices, each :data:`_SMALL_SUM_RATIO` times
+        finer than the one before, down to where the mass left below is under 1e-45. A sum of t non-negative draws
+        is at most a only if every draw is, so the law of tS on [0, a) is exactly that of the draws' laws cut at a,
+        summed without aliasing on a grid of over t times their points; each level keeps [a/ratio, a).
+
+        The coarse lattice alone put S < 2·10^-3 at 0 for t = 2, σ = 0.5 (μ = 2), where Q(S < e^-9) ≈ 10^-8 decides
+        the add direction's ε; its window then ended at the loss 6.2 and the engine sent 6e-4 of mass above it to
+        +∞. Only for t <= 128 (16 levels' cells at least 1024); a longer epoch's S concentrates at 1."""
+        t = self.steps
+        cells = (_SKETCH_POINTS - 1) // t
+        if cells < 1024 or values.size == 0:
+            return values, masses
+        top = 1e3 * float(values[0]) * t  # t·s below which the coarse lattice is cut off
+        keep = values * t >= top
+        parts_s, parts_mass = [values[keep]], [masses[keep]]
+        for _ in range(64):
+            step = top / cells
+            spread, _ = self._sketch_cells(step, cells)
+            sums = _plain_power(([spread[:cells]], [t]), _SKETCH_POINTS)[:cells]
+            labels = np.arange(cells)
+            kept = (labels >= cells // _SMALL_SUM_RATIO) & (sums > _SKETCH_NOISE * sums.max()) & (labels > 0)
+            parts_s.append(labels[kept] * step / t)
+            parts_mass.append(sums[kept])
+            if float(sums[: cells // _SMALL_SUM_RATIO].sum()) < 1e-45:
+                break
+            top /= _SMALL_SUM_RATIO
+        s = np.concatenate(parts_s)
+        order = np.argsort(s)
+        return s[order], np.concatenate(parts_mass)[order]
+
     def sketch(self, direction: int) -> CoarseLaw:
         """The coarse law of the loss in ``direction`` (0 remove, 1 add) for the engine's tilt and window. Remove:
         the spread's law on a coarse lattice up to a truncation, plus the tail beyond it as cells of one
         large X₁ (the dominant way S gets large under P). Add: the same on a lattice capped at S = e^4 (losses
-        −log S below −4 then sit at −4), fine enough to resolve small S. Never a bound."""
+        −log S below −4 then sit at −4), with small S resolved on nested finer lattices (:meth:`_small_sums`).
+        Never a bound."""
         if self._sketch is None:
             t = self.steps
             truncation = self.truncation(_SKETCH_TAIL)
@@ -488,6 +551,7 @@ class _Allocation:
                 remove[0] = np.concatenate([remove[0], np.log((edges[1:] + t - 1) / t)])
                 remove[1] = np.concatenate([remove[1], high])
             values, q_law = self._sketch_law(t * math.exp(_ADD_SKETCH_CAP), "Q")
+            values, q_law = self._small_sums(values, q_law)
             add = [-np.log(values), np.log(q_law)]
             self._sketch = [_merged(*law) for law in (remove, add)]
         return self._sketch[direction]
@@ -553,6 +617,13 @@ class AllocationPair(Pair):
         weights = np.exp(log_tilted - log_tilted.max())
         return math.exp(min(max(0.0, float((weights * middle).sum() / weights.sum())), 700.0))
 
+    def _finest(self, step: float, tail: float, scale: float) -> float:
+        """√t·Δ·``scale`` (remove: times :data:`_LATTICE_FACTOR`; add: at most :meth:`_Allocation.zero_step`)."""
+        t = self.allocation.steps
+        if self._index == 0:
+            return _LATTICE_FACTOR * math.sqrt(t) * step * scale
+        return min(math.sqrt(t) * step * scale, self.allocation.zero_step(tail))
+
     def lattice_step(self, step: float, tail: float, window: Window, scale: float = 1.0) -> float:
         """The lattice step h in X for the engine's loss step Δ: √t·Δ·``scale`` (:meth:`decided_scale`; remove: times
         :data:`_LATTICE_FACTOR`; add: at most :meth:`_Allocation.zero_step`), coarsened
@@ -563,15 +634,26 @@ class AllocationPair(Pair):
         if self._index == 0:
             width = (min(allocation.truncation(tail), t * math.exp(min(window[1], 700.0))) + t
                      + 40.0 * math.sqrt(t * allocation.variance))
-            finest = _LATTICE_FACTOR * math.sqrt(t) * step * scale
         else:
             width = t * math.exp(min(-window[0], 700.0))
-            finest = min(math.sqrt(t) * step * scale, allocation.zero_step(tail))
-        return max(finest, 2 * width / (LATTICE_POINTS - 2))
+        return max(self._finest(step, tail, scale), 2 * width / (LATTICE_POINTS - 2))
+
+    def capped_window(self, step: float, tail: float, window: Window, tilt: float, scale: float = 1.0) -> Window:
+        """Add: ``window`` with its low end raised, where the lattice up to the cap t·e^{−low} would be coarser than
+        its finest step, to the loss below which the tilted sketch leaves :data:`_ADD_CAP_TAIL` of its weight (the
+        mass moved up counted, as :func:`~dpmech.pld.discretization.window` does). Any cap bounds the add
+        direction's δ above (module docstring), so this choice only trades accuracy for time: at t = 2, σ = 0.5 the
+        cap at S = e^4 held the add lattice at h = 1e-4 on 2^21 points, 5 s of CPU per query for an add direction
+        far below the remove one. Remove: ``window`` unchanged."""
+        if self._index == 0 or self.lattice_step(step, tail, window, scale) <= self._finest(step, tail, scale):
+            return window
+        return (max(window[0], grid.window(self.sketch(), tilt, _ADD_CAP_TAIL)[0]), window[1])
 
     def bounding_pairs(self, step: float, tilt: float, tail: float, window: Window) -> tuple[Pair, Pair]:
         """(upper, lower) atom pairs of this direction for the engine's loss step, tilt, tail allowance and window."""
-        h = self.lattice_step(step, tail, window, self.decided_scale(tilt))
+        scale = self.decided_scale(tilt)
+        window = self.capped_window(step, tail, window, tilt, scale)
+        h = self.lattice_step(step, tail, window, scale)
         return self.allocation.laws(h, tail, self._index, tilt, window)
 
 
