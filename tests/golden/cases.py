@@ -120,6 +120,8 @@ CLI = [
     Case("audit-fedmd-nfdp-digits-json", ("audit", "fedmd-nfdp", "--dataset", "digits", "--trials", "10", "--json"),
          slow=True),
     Case("audit-fedauxfdp-digits", ("audit", "fedauxfdp", "--dataset", "digits", "--trials", "100"), slow=True),
+    Case("audit-fedgm-digits", ("audit", "fedgm", "--dataset", "digits", "--trials", "10"), slow=True),
+    Case("audit-fedzda-digits", ("audit", "fedzda", "--dataset", "digits", "--trials", "10"), slow=True),
     # The main job on two other pipelines at their fewest trials, without the ε curve
     Case("run-fedauxfdp-digits", ("run", "--pipeline", "fedauxfdp", "--dataset", "digits", "--no-accuracy-curve",
                                   "--trials", "100", "--out", "rep"), slow=True, masks=TABLE_PADDING),
@@ -183,10 +185,12 @@ BENCHMARKS = [
     _benchmark("bench-verification-literature-tiny-budget", "verification_literature", "--seeds", "1", "--budget",
                TINY_BUDGET),
     _benchmark("bench-heldout-mechanisms-tiny-budget", "heldout_mechanisms", "--seeds", "1", "--budget", TINY_BUDGET),
-    # the seed's protocol at its smallest: 500 MNIST-1D records generated, a CNN of one epoch on 100 public ones, two
-    # users, softmax, one PSGD epoch, one seed (the default run trains 66 DP-Helmet rounds, over 60 s of CPU)
+    _benchmark("bench-heldout-mechanisms-more-tiny-budget", "heldout_mechanisms_more", "--seeds", "1", "--budget",
+               TINY_BUDGET),
     # Fed-ZDAC against FedAvg at one seed, its quickest form (the default's nine runs took over 60 s of CPU)
     _benchmark("bench-seed-pipelines-two-zdac-one-seed", "seed_pipelines_two", "--zdac-seeds", "1"),
+    # the seed's protocol at its smallest: 500 MNIST-1D records generated, a CNN of one epoch on 100 public ones, two
+    # users, softmax, one PSGD epoch, one seed (the default run trains 66 DP-Helmet rounds, over 60 s of CPU)
     _benchmark("bench-seed-dphelmet-fidelity-tiny", "seed_dphelmet", "--fidelity", "--samples", "500",
                "--public-samples", "100", "--users", "2", "--seeds", "1", "--epochs", "1", "--cnn-epochs", "1",
                "--models", "softmax", "--cache-dir", "cache"),

@@ -8,7 +8,11 @@ averages, and the table padding those set). The default set holds the scalar Gau
 ``epsilon``, ``delta``: table, JSON, error exits), ``dpsgd epsilon``'s error exit, and the help of every command
 but the pipeline audits' (3.5 s and 4.1 s of CPU together in two measurements by ``python -m tests.golden`` on the
 shared 2-core machine of 27 November 2026); every other case is ``slow``, each at most 60 s of CPU at the options
-it runs (about 340 s together).
+it runs (about 340 s together before the cases of 28 November 2026), except three that have no smaller form:
+``audit fedgm`` and ``audit fedzda`` train their pipeline at its own configuration, which the command cannot shrink
+(74-89 s and 65-73 s of CPU on the loaded machine of 28 November 2026; ``audit fedgm`` took 57 s the day before),
+and ``seed_pipelines_two --zdac-seeds 1`` trains one Fed-ZDAC and one FedAvg federation (74-81 s). ``dpmech run
+--engine flower`` counts only the CPU of the processes it waited for (Ray's workers outlive it).
 
 After an intended change of output, regenerate and review::
 
@@ -17,22 +21,28 @@ After an intended change of output, regenerate and review::
 
 Not covered, and why:
 
-* ``dpmech verify --examples``, ``benchmarks/verification_literature.py`` and ``benchmarks/heldout_mechanisms.py``
-  at their own budgets: the tester's budgets are seconds (of CPU, capped by wall time), so how many samples a
+* ``dpmech verify --examples``, ``benchmarks/verification_literature.py``, ``benchmarks/heldout_mechanisms.py`` and
+  ``benchmarks/heldout_mechanisms_more.py`` at their own budgets: the tester's budgets are seconds (of CPU, capped by wall time), so how many samples a
   verdict rests on, and so every printed number, depends on the machine's speed and load. They are cases at a
   budget of 1 µs (``cases.TINY_BUDGET``), where every search stops after its first test.
 * ``benchmarks/pld.py --only small_eps``, ``--only heavy_tails`` and ``--only comparisons``: an anchor still running
   after 120 s of wall time is stopped and printed as such (prv_accountant at eps_error 1e-4, dp_accounting's PLD
   at 1e-4, opacus's PRV calibration at ε = 8, on the loaded 2-core machine of 27 November 2026), so those rows
-  depend on the load; heavy_tails also prints a target on seconds ("time ≤ 1 s"). The sections covered here
+  depend on the load; heavy_tails also prints a target on seconds ("time ≤ 1 s"). These sections take no size
+  option, and an anchor stopped at the limit alone costs 120 s of wall time. The sections covered here
   (``--quick``, heterogeneous, tiny_delta) had every anchor finish well within the limit.
 * ``benchmarks/flower.py`` and ``benchmarks/flower_localhost.py``: Flower's simulation engine (Ray, whose worker
   processes this test's CPU count would not see) and a deployment of separate processes on localhost, minutes of
   wall time by their docstrings (not run at smaller options here), with SecAgg+'s stages' wall times in the rows.
-* ``benchmarks/seed_dphelmet.py`` and ``benchmarks/seed_pipelines_two.py``: over 60 s of CPU at their default (and
-  smallest non-fidelity) options (stopped at 64 s and 62 s, on 27 November 2026); the pipelines they train are
-  covered through ``dpmech run``/``audit dphelmet`` and ``seed_fedgm --quick``, ``seed_fedzda`` at tiny sizes.
-  ``seed_fedzda --seeds 1`` took 97 s of CPU: it is covered at 4 clients, 2 rounds and 5 ZSDG iterations.
+  Flower's simulation engine is covered by ``dpmech run --engine flower`` (DP-Helmet over SecAgg+ on digits).
+* ``benchmarks/seed_dphelmet.py`` and ``benchmarks/seed_pipelines_two.py`` at their defaults: over 60 s of CPU
+  (stopped at 64 s and 62 s, on 27 November 2026; seed_dphelmet's grid has no smaller non-fidelity form). They are
+  covered by ``seed_dphelmet --fidelity`` at its smallest sizes and ``seed_pipelines_two --zdac-seeds 1``; the
+  default tables' other pipelines through ``dpmech run``/``audit``, ``seed_fedgm --quick`` and ``seed_fedzda`` at
+  tiny sizes. ``seed_fedzda --seeds 1`` took 97 s of CPU: it is covered at 4 clients, 2 rounds and 5 ZSDG
+  iterations.
+* ``dpmech run --pipeline fedgm|fedzda``: each trains its pipeline as its audit does (over 60 s of CPU); their
+  audits are cases, and so is ``dpmech run`` on dphelmet, fedauxfdp and fedmd-nfdp.
 * ``benchmarks/run_all.py`` prints nothing on stdout: it writes ``benchmarks/RESULTS.md`` from the other scripts at
   their full sizes. ``benchmarks/seed_headlines.py`` is a module of the seeds' numbers, not a script.
 """
