@@ -508,10 +508,12 @@ class _Allocation:
 
         The coarse lattice alone put S < 2·10^-3 at 0 for t = 2, σ = 0.5 (μ = 2), where Q(S < e^-9) ≈ 10^-8 decides
         the add direction's ε; its window then ended at the loss 6.2 and the engine sent 6e-4 of mass above it to
-        +∞. Only for t <= 128 (16 levels' cells at least 1024); a longer epoch's S concentrates at 1."""
+        +∞. Only for t <= 16 (each level's cells at least 8192): a longer epoch's S concentrates at 1, and at t = 100,
+        σ = 2 the levels moved the add tilt from 44.7 to 7.1, whose wider window coarsened the engine's pilot grid
+        (the interval [0.17317, 0.17323] became [0.17300, 0.17363], within the default width, so not refined)."""
         t = self.steps
         cells = (_SKETCH_POINTS - 1) // t
-        if cells < 1024 or values.size == 0:
+        if cells < 8192 or values.size == 0:
             return values, masses
         top = 1e3 * float(values[0]) * t  # t·s below which the coarse lattice is cut off
         keep = values * t >= top
