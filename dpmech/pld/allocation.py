@@ -85,10 +85,11 @@ loss where the engine's tilt puts the weight (the tilted sketch's mean; 1 for th
 at small S), so that the spread moves the loss by at most about Δ/2 there, like the engine's own
 rounding (the remove direction's step is :data:`_LATTICE_FACTOR` times that: about 1.5Δ); coarsened to keep the window within half of :data:`LATTICE_POINTS`. (At small t, where ε is
 large, √t·Δ resolved S far more finely than the loss needs: 3·10^5 cells for t = 20, and 10^6 for t = 2.) The truncation T leaves P(Aᶜ) at most about
-the engine's per-event allowance (:attr:`~dpmech.pld.accountant._Plan.truncation`, 1e-6 of δ over
+the engine's per-event allowance (:attr:`~dpmech.pld.accountant._Plan.truncation`, 1e-4 of δ over
 all events; at least 1e-30), or T = t·e^{high} where the engine's window ends lower (it sends the
 mass above its window to +∞ itself); the add direction's cap is t·e^{−low}, low the bottom of the
-engine's window (it moves the mass below its window up to it itself). The add direction's loss −log S
+engine's window (it moves the mass below its window up to it itself), raised where that would coarsen the
+lattice (:meth:`AllocationPair.capped_window`; any cap bounds the add direction's δ above). The add direction's loss −log S
 is +∞ where S̃ = 0, which happens only when every X̃_i is 0, so only from X_i < h: its Q-mass is at most
 Q(X < h)^t. Its lattice step is therefore also at most the h with Q(X < h)^t equal to the truncation
 allowance (:meth:`_Allocation.zero_step`; a choice of h, which no bound above depends on): at √t·Δ alone
