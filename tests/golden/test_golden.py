@@ -10,7 +10,7 @@ but the pipeline audits' (3.5 s and 4.1 s of CPU together in two measurements by
 shared 2-core machine of 27 November 2026); every other case is ``slow``, each at most 60 s of CPU at the options
 it runs (about 340 s together before the cases of 28 November 2026), except three that have no smaller form:
 ``audit fedgm`` and ``audit fedzda`` train their pipeline at its own configuration, which the command cannot shrink
-(74-89 s and 65-73 s of CPU on the loaded machine of 28 November 2026; ``audit fedgm`` took 57 s the day before),
+(74-91 s and 65-78 s of CPU on the loaded machine of 28 November 2026; ``audit fedgm`` took 57 s the day before),
 and ``seed_pipelines_two --zdac-seeds 1`` trains one Fed-ZDAC and one FedAvg federation (74-81 s). ``dpmech run
 --engine flower`` counts only the CPU of the processes it waited for (Ray's workers outlive it).
 
