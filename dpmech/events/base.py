@@ -209,10 +209,25 @@ def flattened_parts(event: PrivacyEvent) -> list[tuple[PrivacyEvent, int]]:
     return parts
 
 
-def check_inner_event(event: object) -> None:
-    """Refuse a sampled event's inner ``event`` that is not a dpmech event (ValueError naming its type)."""
+def check_inner_event(event: object, relation: str, sampling: str) -> None:
+    """Refuse a sampled event's inner ``event`` that is not a dpmech event, or that has a part stated under
+    another relation than ``relation``, the one the ``sampling``'s amplification theorem takes its inner pair under
+    (ValueError naming ``event``).
+
+    A guarantee under one relation does not give the other's at the same cost: a sum of values in [−1, 1] with
+    Laplace noise of scale 1 is 1-DP under add/remove-one and only 2-DP under replace-one, and a release of |D|
+    is 0-DP under replace-one and not DP under add/remove-one. Each part's cost is read under the sampling's
+    relation by every method (the basic one included), so an inner event is refused here, before any method.
+    """
     if not isinstance(event, PrivacyEvent):
         raise ValueError(f"event must be a dpmech event (got {type(event).__name__})")
+    for base, _ in flattened_parts(event):
+        stated = getattr(base, "neighbouring", None)
+        if stated not in (None, relation):
+            raise ValueError(f"event: its relation must be {relation}, that of {sampling} (got {base.describe()} under "
+                             f"{stated}); state the inner event's cost under {relation}"
+                             + (" (an add-remove-one cost holds under replace-one for groups of two: group_privacy(event, 2), "
+                                "stated under replace-one)" if relation == "replace-one" else ""))
 
 
 def sampled_inner_pair(inner: PrivacyEvent, relation: str) -> Optional[Pair]:

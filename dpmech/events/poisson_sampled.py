@@ -32,7 +32,7 @@ class PoissonSampledEvent(PrivacyEvent):
     neighbouring: Optional[str] = ADD_REMOVE_ONE
 
     def __post_init__(self) -> None:
-        check_inner_event(self.event)
+        check_inner_event(self.event, ADD_REMOVE_ONE, "Poisson sampling")
         object.__setattr__(
             self,
             "sampling_probability",

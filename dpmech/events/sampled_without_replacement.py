@@ -28,7 +28,7 @@ class SampledWithoutReplacementEvent(PrivacyEvent):
     neighbouring: Optional[str] = REPLACE_ONE
 
     def __post_init__(self) -> None:
-        check_inner_event(self.event)
+        check_inner_event(self.event, REPLACE_ONE, "sampling without replacement")
         object.__setattr__(self, "sample_size", check.integer_scalar("sample_size", self.sample_size, 1))
         object.__setattr__(self, "source_size", check.integer_scalar("source_size", self.source_size, 1))
         if self.sample_size > self.source_size:

@@ -240,7 +240,6 @@ def test_sampled_self_composition_of_gaussians_is_one_gaussian_on_one_sample():
     [
         PoissonSampledEvent(PoissonSampledEvent(GaussianEvent(1.0), 0.5), 0.5),
         PoissonSampledEvent(SelfComposedEvent(LaplaceEvent(1.0), 2), 0.5),
-        PoissonSampledEvent(GaussianEvent(1.0, neighbouring=REPLACE_ONE), 0.5),
     ],
 )
 def test_unsupported_sampled_events_are_refused_by_name(event):
