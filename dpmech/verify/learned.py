@@ -45,6 +45,7 @@ from .statistical import (
     Sampler,
     StatisticalTestResult,
     _canonical,
+    numeric_rows_or_nan,
     _draw,
     decide,
     quantile_levels,
@@ -144,7 +145,10 @@ class OutputFeatures:
             indices = np.fromiter((self.outcomes.get(_canonical(item), -1) for item in sample), dtype=np.int64, count=len(sample))
             one_hot: NDArray[np.float64] = (indices[:, None] == np.arange(len(self.outcomes))[None, :]).astype(float)
             return one_hot
-        raw = np.asarray(sample).reshape(len(sample), -1)
+        raw = np.asarray(sample)
+        # A batch that is not all numbers (a None among the outputs) is featurised output by output; its
+        # non-numeric outputs as NaN rows, which the non-finite columns below mark: a function of the output alone.
+        raw = numeric_rows_or_nan(raw, self.largest.size) if raw.dtype.kind not in "biuf" else raw.reshape(len(raw), -1)
         values = np.asarray(raw, dtype=float)
         rows, width = values.shape
         bits = self.float_bits and raw.dtype.kind == "f"
