@@ -405,8 +405,8 @@ def load_dataset(name: str, num_samples: int = 10_000, *, cache_dir=None) -> Lab
       of public data and that one record alone, so every row's norm is within the bound 1 the
       heads' sensitivities assume). The CNN's records are dropped, so no record the pipeline sees
       trained the feature map. ``num_samples`` does not apply. Generated data and the trained CNN
-      are cached under ``cache_dir`` (None: :func:`default_cache_dir`): about 37 s of CPU the first
-      time (24 s of it training the CNN on one torch thread, 9 s generating the records), under 1 s after.
+      are cached under ``cache_dir`` (None: :func:`default_cache_dir`): about 36 s of CPU the first
+      time (21 s of it training the CNN on one torch thread, 12 s generating the records), under 1 s after.
     """
     check.choice("dataset", name, DATASETS)
     cache_dir = check.folder_or_none("cache_dir", cache_dir)
