@@ -87,16 +87,16 @@ class _PairMean(nn.Module):
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
         pairs = inputs.shape[-1] // 2
-        return inputs[..., :2 * pairs].unflatten(-1, (pairs, 2)).mean(-1)
+        return inputs[..., :2 * pairs].reshape(*inputs.shape[:-1], pairs, 2).mean(-1)
 
 
 def _cnn(input_shape, num_classes, width, feature_dim, generator, device) -> nn.Sequential:
     trunk = networks._conv_network(input_shape, num_classes, "batch", width)[:-1]  # without its classifier
     # the same model with the pooling of pairs computed as a mean (no parameters, so the cached states still load)
-    trunk = [_PairMean() if isinstance(layer, nn.AvgPool1d) and layer.kernel_size == layer.stride == (2,)
-             and layer.padding == (0,) else layer for layer in trunk]
+    layers = [_PairMean() if isinstance(layer, nn.AvgPool1d) and layer.kernel_size == layer.stride == (2,)
+              and layer.padding == (0,) else layer for layer in trunk]
     spatial = math.prod(size // 4 for size in input_shape[1:])
-    model = nn.Sequential(*trunk, nn.Linear(width * spatial, feature_dim), nn.ReLU(), nn.Linear(feature_dim, num_classes))
+    model = nn.Sequential(*layers, nn.Linear(width * spatial, feature_dim), nn.ReLU(), nn.Linear(feature_dim, num_classes))
     return networks.initialise_parameters_(model.to(torch.float32), generator).to(device)
 
 
