@@ -144,6 +144,8 @@ _SMALL_SUM_RATIO = 16
 _ADD_SKETCH_CAP = 4.0
 # Tilted weight of the add sketch below the loss its lattice is capped at where the engine's window would coarsen it.
 _ADD_CAP_TAIL = 1e-4
+# The largest s of the remove window above which the lower pair's Q_J also takes the bound from P_J (a third FFT sum).
+_Q_FROM_P_ABOVE = 100.0
 # The smallest truncation allowance: below it the lattice would outgrow every budget.
 _SMALLEST_TAIL = 1e-30
 # Cells of the block-summed arrays the Chernoff bounds are evaluated on.
@@ -443,11 +445,12 @@ class _Allocation:
         q_high_law, p_high_law = _laws(p_post_high, q_post_high, t)
         first_law, second_law = (p_low_law, q_high_law) if direction == 0 else (q_low_law, p_high_law)
         first_sum, second_sum = tilted_sum(*first_law, upper=False), tilted_sum(*second_law, upper=True)
-        if direction == 0:
+        if direction == 0 and values[-1] > _Q_FROM_P_ABOVE:
             # On J = n every X_i lies above e^{e_c} >= c_i·h·e^{−2η} (its cell's cut), so S >= (nh/t)e^{−2η} and
             # Q_J(n) <= P_J(n)·t/(nh)·e^{2η}, P_J(n) = E_Q[S; J = n]: an upper Q_J from the upper P_J, whose FFT
             # round-off is relative to P, where the Q_J sum's (the same on every entry) exceeded Q_J(n) itself at
-            # large n (σ = 0.5, t = 2: the lower end fell from 9.19 to 8.91 as the lattice was refined).
+            # large n (σ = 0.5, t = 2: the lower end fell from 9.19 to 8.91 as the lattice was refined). Only where the
+            # window reaches large S: elsewhere the third sum only costs time (9 % of a query at t = 10^4).
             p_high = tilted_sum(*p_high_law, upper=True)
             with np.errstate(divide="ignore", invalid="ignore"):
                 from_p = np.where(labels > 0, p_high * t / (labels * h) * (1 + 1e-11), np.inf)
