@@ -23,8 +23,19 @@ class RawPool:
         return min(len(self.first), len(self.second))
 
     def add(self, first: Any, second: Any, capacity: int | None = None) -> None:
-        joined = [np.concatenate([pooled, fresh]) for pooled, fresh in ((self.first, first), (self.second, second))]
+        joined = [_joined(pooled, fresh) for pooled, fresh in ((self.first, first), (self.second, second))]
         self.first, self.second = (sample if capacity is None else sample[-capacity:] for sample in joined)
+
+
+def _joined(pooled: Any, fresh: Any) -> Any:
+    """Two samples as one: concatenated where their rows agree, else as one object array of their outputs (a round of
+    tuples is an (n, 2) int array, one with a None among them an (n,) object array)."""
+    if pooled.ndim == fresh.ndim and pooled.shape[1:] == fresh.shape[1:] and (pooled.dtype == object) == (fresh.dtype == object):
+        return np.concatenate([pooled, fresh])
+    objects = np.empty(len(pooled) + len(fresh), dtype=object)
+    for index, item in enumerate([*pooled, *fresh]):
+        objects[index] = item
+    return objects
 
 
 class CheapRefit:

@@ -176,6 +176,17 @@ def _canonical(item: object) -> Hashable:
         return tuple(_canonical(value) for value in item)
     if isinstance(item, np.generic):
         return _canonical(item.item())
+    if isinstance(item, dict):
+        # Entries in a fixed order (by the repr of their canonical keys: keys of mixed types do not compare).
+        entries = ((_canonical(key), _canonical(value)) for key, value in item.items())
+        return ("dict", tuple(sorted(entries, key=lambda entry: repr(entry[0]))))
+    if isinstance(item, (set, frozenset)):
+        return ("set", frozenset(_canonical(value) for value in item))
+    try:
+        hash(item)
+    except TypeError:
+        raise ValueError(f"sampler must return outputs that are numbers, strings, tuples, lists, arrays, dicts, sets "
+                         f"or other hashable values (got an unhashable {type(item).__name__})") from None
     return item
 
 

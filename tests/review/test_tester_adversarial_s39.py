@@ -155,10 +155,6 @@ def test_a_one_second_budget_on_a_slow_sampler_ends_within_two_seconds_of_cpu():
     assert time.process_time() - start <= 2.0
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "find_violation takes 'size outputs of any type', but outcome_codes hashes each output: a mechanism releasing "
-    "dicts ({'bit': 0}) raises TypeError: unhashable type: 'dict' instead of being tested (or a ValueError naming "
-    "the sampler)"))
 def test_outputs_of_any_type_include_dicts():
     def sampler(bit: int, size: int, rng: np.random.Generator) -> list[dict[str, int]]:
         return [{"bit": int(value)} for value in rng.random(size) < (0.6 if bit else 0.4)]
@@ -207,11 +203,6 @@ def test_find_violation_does_not_refute_a_correct_mechanism_releasing_tuples_or_
     assert not report.rejected, report
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "the final stage's race pools a pair's rounds with np.concatenate (RawPool.add): a round of tuple outputs with no "
-    "None is an (n, 2) int array, one with a None an (n,) object array, and concatenating them raises ValueError (all "
-    "the input arrays must have same number of dimensions), an internal error that names no parameter; reached when "
-    "a race goes to a second round on such a mechanism (shown here on the pool directly, not end to end)"))
 def test_a_race_pool_takes_rounds_with_and_without_a_none():
     from dpmech.verify.refits import RawPool
 

@@ -5,6 +5,7 @@ import pytest
 
 import dpmech
 from dpmech.verify import DpViolation, assert_dp_statistically, statistical_dp_test
+from dpmech.verify.statistical import outcome_codes
 
 ALPHA = 0.05
 N = 20_000  # outputs per dataset, for selection and again for the test
@@ -136,3 +137,17 @@ def test_many_distinct_outcomes_need_no_dense_matrix():
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert not result.rejected and peak < 50 * 2**20
+
+
+def test_unhashable_outputs_that_are_not_containers_are_refused_naming_the_sampler():
+    class Opaque:
+        __hash__ = None  # type: ignore[assignment]
+
+    with pytest.raises(ValueError, match="^sampler must return outputs that are .* unhashable Opaque"):
+        statistical_dp_test(lambda d, size, rng: [Opaque() for _ in range(size)], (0, 1), 1.0, 0.0, num_samples=10, rng=0)
+
+
+def test_dict_and_set_outputs_are_outcomes_by_value():
+    codes, count = outcome_codes([np.array([{"a": 1, "b": 2}, {1, 2}], dtype=object),
+                                  np.array([{"b": 2, "a": 1}, frozenset({2, 1})], dtype=object)])
+    assert count == 2 and codes[0].tolist() == codes[1].tolist()
