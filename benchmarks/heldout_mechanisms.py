@@ -190,13 +190,18 @@ def run_seed(example: Example, seed: int, budget: float) -> tuple[bool, float, f
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    return run_table(heldout_examples(), __doc__.splitlines()[0], argv)
+
+
+def run_table(table: list[Example], description: str, argv: list[str] | None = None) -> int:
+    """The command line of a held-out table: each mechanism at each seed, one line each, and the wrong verdicts."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--budget", type=float, default=20.0, help="CPU seconds per mechanism and seed (20)")
     parser.add_argument("--only", default=None, help="run the mechanisms whose name contains this")
     parser.add_argument("--jobs", type=int, default=1, help="joblib processes (1; the machine is shared)")
     args = parser.parse_args(argv)
-    examples = [example for example in heldout_examples() if not args.only or args.only in example.name]
+    examples = [example for example in table if not args.only or args.only in example.name]
     from joblib import Parallel, delayed
 
     tasks = [(example, seed) for example in examples for seed in range(args.seeds)]

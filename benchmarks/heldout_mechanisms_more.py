@@ -20,10 +20,8 @@ there yet? Timing and floating-point attacks on differential privacy systems"); 
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import math
-import os
 import sys
 from functools import partial
 
@@ -31,8 +29,7 @@ import flint
 import numpy as np
 from numpy.typing import NDArray
 
-from benchmarks.heldout_mechanisms import _exponential_mechanism, exponential_mechanism_pair_epsilon, run_seed
-from dpmech.directed_rounding import format_down
+from benchmarks.heldout_mechanisms import _exponential_mechanism, exponential_mechanism_pair_epsilon, run_table
 from dpmech.verify.examples import NOT_ANSWERED, Example, _noisy_max, _sparse_vector
 from dpmech.verify.records import RecordBox, record_neighbours
 from dpmech.verify.tester import statdp_pairs
@@ -338,26 +335,7 @@ def heldout_more_examples() -> list[Example]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--budget", type=float, default=20.0, help="CPU seconds per mechanism and seed (20)")
-    parser.add_argument("--only", default=None, help="run the mechanisms whose name contains this")
-    parser.add_argument("--jobs", type=int, default=1, help="joblib processes (1; the machine is shared)")
-    args = parser.parse_args(argv)
-    examples = [example for example in heldout_more_examples() if not args.only or args.only in example.name]
-    from joblib import Parallel, delayed
-
-    tasks = [(example, seed) for example in examples for seed in range(args.seeds)]
-    outcomes = Parallel(n_jobs=args.jobs, return_as="generator")(delayed(run_seed)(example, seed, args.budget) for example, seed in tasks)
-    wrong = 0
-    for example, seed in tasks:
-        rejected, bound, cpu, where = next(outcomes)
-        wrong += rejected == example.correct
-        print(f"{example.name} | {'correct' if example.correct else 'buggy'}: {example.truth} | claim ({example.epsilon:.4g}, {example.delta:g}) | seed {seed}: "
-              f"{'+' if rejected != example.correct else 'X'} rejected {rejected} | eps_lb {format_down(bound, 4)} | CPU {cpu:.1f} s | {where} | "
-              f"load {os.getloadavg()[0]:.1f}", flush=True)
-    print(f"wrong verdicts (false alarms + misses): {wrong} of {len(tasks)}")
-    return 0
+    return run_table(heldout_more_examples(), __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":
