@@ -118,11 +118,6 @@ def _noisy_histogram(bins: int):
 
 
 @pytest.mark.slow  # about 5 s of CPU
-@pytest.mark.xfail(strict=True, reason=(
-    "the first test of a family is never timed before it starts, and projection_dp_test's cost grows with the output's "
-    "dimension (about 186 (event, order) hypotheses per coordinate, each with two Clopper-Pearson bounds, at n = 1000: 4.0 s of CPU at 500 bins, "
-    "most of it in decide): a 1 s CPU budget on a 500-bin noisy histogram (outputs='vector') took 3.9 s of CPU and "
-    "16 s wall (cap 10 s), on 2,000 bins 19 s of CPU and 116 s wall, with no final stage"))
 def test_a_one_second_budget_on_a_wide_vector_output_ends_within_two_seconds_of_cpu():
     start = time.process_time()
     with cpu_seconds_budget():

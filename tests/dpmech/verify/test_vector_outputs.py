@@ -74,3 +74,21 @@ def test_vector_outputs_must_be_real_vectors_and_need_more_than_singletons():
         find_violation(BUGGY, PAIRS, 1.0, 0.0, rng=0, families=("cheap",), outputs="vector")
     with pytest.raises(ValueError, match="outputs"):
         find_violation(BUGGY, PAIRS, 1.0, 0.0, rng=0, outputs="vectors")
+
+
+def test_wide_outputs_get_half_lines_on_the_coordinates_that_separate_the_neighbours():
+    # 300 bins, Laplace(0.5) noise, the neighbours differ in bin 237 only: 2-DP, claimed 1-DP. Of the 300 coordinates
+    # the 64 whose selection means differ most carry half-lines (COORDINATE_LIMIT); bin 237 is among them.
+    from dpmech.verify.projections import COORDINATE_LIMIT, _separating_coordinates, projection_dp_test
+
+    def histogram(x, size, rng):
+        outputs = rng.laplace(0.0, 0.5, (size, 300))
+        outputs[:, 237] += x
+        return outputs
+
+    rng = np.random.default_rng(0)
+    chosen = _separating_coordinates(histogram(0, 2000, rng), histogram(1, 2000, rng))
+    assert chosen.size == COORDINATE_LIMIT and 237 in chosen.tolist()
+    report = projection_dp_test(histogram, (0, 1), 1.0, 0.0, num_samples=4000, rng=1, outputs="vector")
+    assert report.rejected
+    assert _separating_coordinates(np.zeros((5, 64)), np.ones((5, 64))).tolist() == list(range(64))
