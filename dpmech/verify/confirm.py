@@ -80,6 +80,11 @@ from .refits import CheapRefit, RawPool, cheap_refit
 from .statistical import Event, Sampler, _draw
 
 PILOT_SAMPLES = 20_000
+# With the rounds' time per output known, each pilot's and probe's draw takes at most this share of the stage's
+# time (a sampler of 20 µs an output drew 20,000 per side four times: 3.4 s of CPU on a 1 s budget), and the stage
+# is not run when fewer than MIN_PILOT_SAMPLES outputs per side fit that share.
+PILOT_TIME_SHARE = 0.05
+MIN_PILOT_SAMPLES = 200
 CHUNK_SAMPLES = 100_000
 # Share of the time left that the chunks are planned to fill (the rest absorbs the spread of the pilot's timing).
 TIME_FILL = 0.9
@@ -359,7 +364,8 @@ def _room(state: QuadrantTally | RawPool | None, max_samples: int) -> int:
 
 
 def _raced(
-    sampler: Sampler, entries: list[tuple[Pair, Candidate]], seconds: float, max_samples: int, nominal: int, delta: float, rng: np.random.Generator
+    sampler: Sampler, entries: list[tuple[Pair, Candidate]], seconds: float, max_samples: int, nominal: int, delta: float,
+    rng: np.random.Generator, smallest: int = RACE_MIN_SAMPLES,
 ) -> list[tuple[Pair, Candidate]]:
     """Each (pair, candidate) refitted by its :class:`.refits.CheapRefit` in racing rounds, all within about ``seconds``.
 
@@ -383,7 +389,7 @@ def _raced(
     alive = list(refits)
     states: dict[int, QuadrantTally | RawPool | None] = {index: None for index in alive}
     rounds_left = math.ceil(math.log2(max(len(alive), 1))) + 1
-    smallest = min(RACE_MIN_SAMPLES, max_samples)
+    smallest = min(smallest, max_samples)
     if alive:
         # A probe, thrown away: one refit's time per output on the smallest pool. A refit can cost several times
         # drawing (quadrants on SVT's vectors: 4×), and a first round planned on a guess would eat the whole race.
@@ -441,6 +447,7 @@ def confirm_candidates(
     rng: np.random.Generator,
     float_bits: bool = False,
     final_candidates: int = FINAL_CANDIDATES,
+    seconds_per_output: float | None = None,
 ) -> ConfirmationResult | None:
     """Choose finalists among candidate (pair, event)s on refit samples, then count them on as many fresh outputs as fit in ``seconds``.
 
@@ -466,11 +473,20 @@ def confirm_candidates(
         float_bits: the learned refit's features include float bits (numeric outputs only).
         final_candidates: >= 1, the most pairs counted (each with its best event and cheap runners-up, all
             of them sharing β evenly; ``FINAL_RESERVES`` more pairs are timed and compete for these places).
+        seconds_per_output: None, or the budget clock's seconds per output (both sides, drawn and tested) that
+            the caller measured before (the search's rounds): the pilots and the race's probe then draw at most
+            what ``PILOT_TIME_SHARE`` of ``seconds`` allows, and nothing is drawn (None is returned) when that
+            is below ``MIN_PILOT_SAMPLES``. None: ``PILOT_SAMPLES``.
     """
     final_candidates = check.integer_scalar("final_candidates", final_candidates, 1)
     start = budget_now()
     pair, candidate, _ = candidates[0]
     pilot = min(PILOT_SAMPLES, max_samples)
+    if seconds_per_output is not None:
+        affordable = PILOT_TIME_SHARE * seconds / max(seconds_per_output, 1e-12)
+        if affordable < min(MIN_PILOT_SAMPLES, pilot):
+            return None
+        pilot = int(min(pilot, affordable))
     drawing, counting = _pilot(sampler, pair, [candidate.event], pilot, rng)
     per_output = drawing + counting[0]
     left = seconds - (budget_now() - start)
@@ -480,7 +496,7 @@ def confirm_candidates(
     nominal = max(int(min(max_samples, TIME_FILL * (1.0 - refit_share) * left / max(per_output, 1e-12))), pilot)
     # First every candidate is refitted cheaply (level sets, half-lines, quadrants), so that all pairs are ranked on large samples...
     cheap = [(pair, replace(candidate, refit=cheap_refit(candidate, delta), refit_kind="level sets")) for pair, candidate, _ in candidates]
-    chosen = _raced(sampler, cheap, CHEAP_REFIT_SHARE * left, max_samples, nominal, delta, rng)
+    chosen = _raced(sampler, cheap, CHEAP_REFIT_SHARE * left, max_samples, nominal, delta, rng, smallest=min(RACE_MIN_SAMPLES, pilot))
     # ... then classifiers are trained on the pairs that rank best (seconds each).
     ranked = sorted(range(len(chosen)), key=lambda index: chosen[index][1].score, reverse=True)
     left = seconds - (budget_now() - start)

@@ -565,6 +565,9 @@ def find_violation(
                       for candidate, (_, _, first, second, few) in ranked],
             epsilon, delta, level=alpha * final_share, seconds=budget_seconds - (budget_now() - start),
             max_samples=final_samples, rng=rng, float_bits=float_bits, final_candidates=final_candidates,
+            # The rounds' cheapest family's time per output (its draws of both sides, with its test): a slow
+            # sampler's pilots are sized by it (REVIEW s39: 20 µs an output turned a 1 s budget into 3.4 s).
+            seconds_per_output=min(seconds_per_output.values()) if seconds_per_output else None,
         )
         if final is not None:
             assert final.candidate is not None and final.pair is not None  # confirm_candidates names its finalist's event and pair
