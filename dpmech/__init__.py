@@ -154,12 +154,10 @@ if not TYPE_CHECKING:
             module, attribute = _exports()[name]
             value = getattr(importlib.import_module(f".{module}", __name__), attribute)
         elif name in _MOVED:
-            from ._moved_names import warn_moved
-
             module, home = _MOVED[name]
             # Not cached in globals(), so that every module that still imports it from here is told (once per
-            # read: see dpmech._moved_names).
-            warn_moved(f"dpmech.{name} has moved to {home}: import it from there (from {home} import {name}); "
+            # read: see dpmech._moved_names). Loaded by importlib: a relative import here is read as an export.
+            importlib.import_module("._moved_names", __name__).warn_moved(f"dpmech.{name} has moved to {home}: import it from there (from {home} import {name}); "
                        f"the top-level name goes in the next release")
             return getattr(importlib.import_module(f".{module}", __name__), name)
         elif importlib.util.find_spec(f"{__name__}.{name}") is not None:
