@@ -79,6 +79,7 @@ def test_nfdp_bound_at_the_claimed_delta_does_not_exceed_the_claim(audits):
     assert 0 <= audit.measurements["canary_sampled_runs"] <= 20
 
 
+@pytest.mark.slow  # 4.5 s of CPU in CI's default run (stop 39): the README's rule moves tests of 4 s or more
 def test_nfdp_defaults_to_the_pipeline_config_and_refuses_another(digits):
     audit_function = pipeline_parts("fedmd-nfdp")[0]
     audit = audit_function(digits, seed=1, trials=10, alpha=ALPHA)

@@ -41,6 +41,7 @@ def test_bad_arguments_name_the_parameter(kwargs, name):
         run_repetitions(audit_gaussian_output, **arguments, **GAUSSIAN)
 
 
+@pytest.mark.slow  # 4.6 s of CPU in CI's default run (stop 39): the README's rule moves tests of 4 s or more
 def test_bad_audit_arguments_raise_value_error():
     with pytest.raises(ValueError, match="trials"):
         run_repetitions(audit_gaussian_output, repetitions=3, seed=0, n_jobs=2, epsilon=1.0, delta=1e-5, trials=0)

@@ -36,6 +36,7 @@ def test_cli_runs_a_registered_check():
     assert run_suite("psgd")[0].mechanism == "psgd"
 
 
+@pytest.mark.slow  # 5.6 s of CPU in CI's default run (stop 39): the README's rule moves tests of 4 s or more
 def test_psgd_check_covers_ragged_batches_and_batches_larger_than_n(rows):
     parameters = [row.parameters for row in rows if row.mechanism == "psgd"]
     # n = 21 in batches of 20 and n = 8 in batches of 3 leave ragged batches; batch 8 > n = 5.

@@ -198,6 +198,7 @@ def test_gaussian_compositions_are_never_understated(releases, log10_delta, neig
     assert exact_delta <= accountant.get_delta(1.0) <= exact_delta * (1 + 1e-6) + 1e-300
 
 
+@pytest.mark.slow  # 4.4 s of CPU in CI's default run (stop 39): the README's rule moves tests of 4 s or more
 @examples(0.05)
 @given(st.floats(0.7, 4.0), st.floats(0.001, 0.1), st.integers(1, 300), st.floats(-8.0, -3.0))
 def test_subsampled_gaussian_agrees_with_dp_accountings_pld(sigma, rate, steps, log10_delta):

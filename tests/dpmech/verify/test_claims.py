@@ -37,6 +37,7 @@ def test_gaussian_with_ninety_percent_of_sigma_refuted_as_half_zcdp():
     assert "refuted" in report.statement()
 
 
+@pytest.mark.slow  # 4.6 s of CPU in CI's default run (stop 39): the README's rule moves tests of 4 s or more
 def test_correct_gaussian_not_refuted_as_half_zcdp():
     report = find_claim_violation(_gaussian(1.0), PAIRS, ZcdpClaim(0.5), rng=1, outputs="real", budget_seconds=5.0)
     assert not report.rejected
@@ -58,6 +59,7 @@ def test_claims_reject_bad_input():
         find_claim_violation(_gaussian(1.0), PAIRS, ZcdpClaim(0.5), rng=0, deltas=[1.5])
 
 
+@pytest.mark.slow  # 5.0 s of CPU in CI's default run (stop 39): the README's rule moves tests of 4 s or more
 def test_gaussian_with_ninety_percent_of_sigma_refuted_as_one_gdp():
     # μ = Δ/σ: 1 at σ = 1, 1/0.9 at 0.9σ; the GDP profile is the Gaussian's own, so the gap is wide (δ(1) 0.167 vs 0.127).
     # The large δ's only: there the gap needs ~10⁵ outputs, so a loaded machine's 5 s still reach it.
@@ -83,6 +85,7 @@ def _binary_randomized_response(bit, size, rng):
     return np.where(keep, bit, 1 - bit)
 
 
+@pytest.mark.slow  # 5.0 s of CPU in CI's default run (stop 39): the README's rule moves tests of 4 s or more
 def test_discrete_outputs_zcdp_claim_too_small_refuted():
     # ε-DP randomized response at ε = 1 has ρ = ε²/2 = 0.5 at most and D_2 ≈ 0.43 (> 0.1·2): a 0.1-zCDP claim is false.
     report = find_claim_violation(_binary_randomized_response, [(0, 1)], ZcdpClaim(0.1), rng=6, budget_seconds=5.0)

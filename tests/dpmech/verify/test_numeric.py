@@ -17,6 +17,7 @@ def log_uniform(low, high):
     return st.floats(math.log10(low), math.log10(high)).map(lambda x: 10.0**x)
 
 
+@pytest.mark.slow  # 4.3 s of CPU in CI's default run (stop 39): the README's rule moves tests of 4 s or more
 @examples(0.3)  # two quadratures per example: ~0.1 s of CPU each
 @given(log_uniform(1e-4, 100.0), log_uniform(1e-2, 100.0), log_uniform(1e-2, 100.0))
 def test_gaussian_quadrature_matches_the_analytic_delta_to_1e_9(epsilon, sigma, sensitivity):
