@@ -103,12 +103,12 @@ class OutputFeatures:
     outcomes: dict[Hashable, int]
     # Numeric outputs: the stand-in for ±inf, and the categories and atoms of each coordinate that has them.
     largest: NDArray[np.float64]
+    bits: bool
     categories: dict[int, NDArray[np.float64]]
     atoms: dict[int, NDArray[np.float64]]
 
     def __init__(self, training_samples: Sequence[NDArray[Any]], *, float_bits: bool = False) -> None:
         self.numeric = all(isinstance(sample, np.ndarray) and sample.dtype.kind in "biuf" for sample in training_samples)
-        self.float_bits = float_bits
         if not self.numeric:
             keys = [_canonical(item) for sample in training_samples for item in sample]
             table: dict[Hashable, int] = {}
@@ -118,6 +118,9 @@ class OutputFeatures:
             self.outcomes = {key: index for index, key in enumerate(frequent_keys)}
             return
         values = np.concatenate([sample.reshape(len(sample), -1) for sample in training_samples]).astype(float)
+        # Decided by the training samples, not by each batch: a batch that holds a None is featurised as floats, and
+        # its numeric outputs must get the columns they would get in a batch of numbers.
+        self.bits = float_bits and all(sample.dtype.kind == "f" for sample in training_samples)
         finite = np.where(np.isfinite(values), values, 0.0)
         self.largest = np.max(np.abs(finite), axis=0) + 1.0
         self.categories, self.atoms = {}, {}
@@ -151,7 +154,7 @@ class OutputFeatures:
         raw = numeric_rows_or_nan(raw, self.largest.size) if raw.dtype.kind not in "biuf" else raw.reshape(len(raw), -1)
         values = np.asarray(raw, dtype=float)
         rows, width = values.shape
-        bits = self.float_bits and raw.dtype.kind == "f"
+        bits = self.bits
         total = (4 * width + sum(distinct.size for distinct in self.categories.values()) + sum(atoms.size + 1 for atoms in self.atoms.values())
                  + (width * (MANTISSA_BITS + 1) if bits else 0))
         # Filled column block by column block, in column-major order: one pass per block over contiguous memory, where

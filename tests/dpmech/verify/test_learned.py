@@ -122,3 +122,23 @@ def test_the_thresholds_of_one_score_featurise_an_output_chunk_once(monkeypatch)
     again = outputs.copy()
     assert all(np.array_equal(event_of(index)(again), mask) for index, mask in enumerate(masks))
     assert len(calls) == 4
+
+
+def test_an_output_has_the_same_features_in_a_batch_of_numbers_and_in_a_batch_holding_a_none():
+    # Membership must be a function of each output alone: one None in a chunk made it an object array, which the
+    # feature map read as floats (and, with float bits, gave other columns) or refused.
+    from dpmech.verify.learned import OutputFeatures
+
+    rng = np.random.default_rng(0)
+    for training in ([rng.integers(0, 5, (200, 3)), rng.integers(0, 5, (200, 3))],
+                     [rng.normal(size=(200, 3)), rng.normal(size=(200, 3))]):
+        for float_bits in (False, True):
+            featurise = OutputFeatures(training, float_bits=float_bits)
+            plain = training[0][:4]
+            mixed = np.empty(5, dtype=object)
+            for index, row in enumerate(plain):
+                mixed[index] = row
+            mixed[4] = None
+            with_none = featurise(mixed)
+            np.testing.assert_array_equal(with_none[:4], featurise(plain))
+            assert with_none.shape == (5, featurise(plain).shape[1])
