@@ -30,6 +30,7 @@ def _run(benchmark, cache):
     return runs, output.getvalue()
 
 
+@pytest.mark.slow  # 3.4 s of CPU in CI's default run of 06381b9 (3 s rule, stop 39)
 def test_seed_fedzda_prints_seed_rows_beside_ours_and_caches(benchmark, tmp_path):
     runs, first = _run(benchmark, tmp_path)
     # 3 methods × 1 seed, each computed once; FedAvg is Fed-ZDAC's paired baseline

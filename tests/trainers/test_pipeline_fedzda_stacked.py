@@ -44,6 +44,7 @@ def federations(draw):
     return clients, input_shape, num_classes, settings, draw(st.integers(0, 2**32 - 1))
 
 
+@pytest.mark.slow  # 3.3 s of CPU in CI's default run of 06381b9 (3 s rule, stop 39)
 @examples(0.2)
 @given(federations())
 def test_stacked_fedavg_sends_the_messages_of_one_client_at_a_time(federation):
